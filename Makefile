@@ -1,0 +1,37 @@
+# Two commands: `make run` serves the API on the embedded default; `make test` passes the suite.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed
+
+.PHONY: run test test-fast lint bench chaos clean openapi
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)   ## serve on :8000 (SQLite + StubBroker + sandboxes); prints a token and a curl line
+	$(BIN)/pms-cli serve
+
+test: $(STAMP)  ## the whole suite (PostgreSQL and RabbitMQ tests skip locally if the servers are down)
+	$(BIN)/pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check pms workers cli tests bench
+
+bench: $(STAMP) ## benchmarks against PostgreSQL with baselines measured in the same run
+	$(BIN)/python -m bench.run
+
+chaos: $(STAMP) ## fault tests at full length (60 s broker outage)
+	PMS_CHAOS_FULL=1 $(BIN)/pytest -q -m chaos
+
+openapi: $(STAMP)
+	$(BIN)/pms-cli openapi
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,86 @@
+"""`pms-cli demo seed`: a demo hotel (room types, rooms, rate plans, a guest). Idempotent."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import msgspec
+import typer
+
+from cli.output import emit
+from pms.config import Settings, load_settings
+
+app = typer.Typer(help="Demo data.", no_args_is_help=True)
+
+DEMO_ENV_ID = uuid.UUID("00000000-0000-4000-8000-00000000de00")
+DEMO_CODE = "DEMO1"
+
+
+def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
+    """Create the demo hotel in `env_id` unless it exists; return what is there."""
+    from pms.context import system_ctx
+    from pms.db.database import init_db
+    from pms.db.uow import read_scope
+    from pms.models import Property, RatePlan, Room, RoomType
+    from pms.schemas import catalog as s
+    from pms.schemas.profiles import ProfileIn
+    from pms.services import catalog, profiles
+
+    init_db(settings.database_url, pool_size=2)
+    ctx = system_ctx(env_id, sub="demo-seed")
+    with read_scope(ctx):
+        prop = Property.get_or_none(Property.code == DEMO_CODE)
+    created = prop is None
+    if created:
+        prop = catalog.create_property(ctx, msgspec.convert({
+            "propertyCode": DEMO_CODE, "name": "Demo Grand Hotel", "timezone": "Europe/Berlin",
+            "currencyCode": "EUR", "languages": ["en", "de"],
+            "displayAddress": {"line1": "Unter den Linden 1", "city": "Berlin",
+                               "postalCode": "10117", "countryCode": "DE"},
+            "contacts": {"phone": "+49 30 123456", "email": "frontdesk@demo-grand.example"},
+        }, s.PropertyIn))
+        types = {}
+        for code, name, occ, numbers in (
+            ("STD", "Standard Double", 2, [str(n) for n in range(101, 111)]),
+            ("DLX", "Deluxe King", 3, [str(n) for n in range(201, 206)]),
+            ("STE", "Junior Suite", 4, ["301", "302"]),
+        ):
+            rt = catalog.create_child(ctx, catalog.ROOM_TYPE, prop.id, msgspec.convert(
+                {"code": code, "name": name, "max_occupancy": occ}, s.RoomTypeIn))
+            types[code] = rt
+            for number in numbers:
+                catalog.create_child(ctx, catalog.ROOM, prop.id, msgspec.convert(
+                    {"room_number": number, "room_type_id": str(rt.id), "floor": number[0]},
+                    s.RoomIn))
+        for code, name, negotiated in (("BAR", "Best Available Rate", False),
+                                       ("CORP", "Corporate Negotiated", True)):
+            catalog.create_child(ctx, catalog.RATE_PLAN, prop.id, msgspec.convert(
+                {"code": code, "name": name, "negotiated": negotiated,
+                 "cancellation_policy": {"fee_type": "FIRST_NIGHT", "deadline_hours": 24},
+                 "no_show_policy": {"fee_type": "FIRST_NIGHT"}}, s.RatePlanIn))
+        profiles.ensure_profile(ctx, prop.id, msgspec.convert(
+            {"first_name": "Grace", "last_name": "Hopper", "email": "grace@example.com"},
+            ProfileIn))
+        for hook in SEED_HOOKS:
+            hook(ctx, prop)
+    with read_scope(ctx):
+        return {
+            "env_id": str(env_id), "property_id": str(prop.id), "created": created,
+            "room_types": RoomType.select().where(RoomType.property == prop.id).count(),
+            "rooms": Room.select().where(Room.property == prop.id).count(),
+            "rate_plans": RatePlan.select().where(RatePlan.property == prop.id).count(),
+        }
+
+
+# Later capabilities (rates, inventory) add their demo data here: fn(ctx, property).
+SEED_HOOKS: list[Any] = []
+
+
+@app.command()
+def seed(env: uuid.UUID = typer.Option(DEMO_ENV_ID, "--env", help="Tenant env id."),
+         json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Create the demo hotel (skipped when it exists)."""
+    summary = seed_demo(load_settings(), env)
+    emit(summary, as_json=json_out, title="Demo hotel", columns=["field", "value"],
+         rows=[[k, v] for k, v in summary.items()])

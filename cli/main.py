@@ -1,0 +1,24 @@
+"""`pms-cli`: the Typer root. Each sub-command group lives in its own module and is registered
+here; commands parse options, call pms.services, and print through cli.output."""
+
+from __future__ import annotations
+
+import typer
+
+from cli import db, demo, dev, openapi, serve
+
+app = typer.Typer(help="Hotel PMS maintenance: database, server, dev tokens, demo data, "
+                       "night audit, outbox.", no_args_is_help=True, add_completion=False)
+app.add_typer(db.app, name="db")
+app.add_typer(dev.app, name="dev")
+app.add_typer(demo.app, name="demo")
+app.command("serve")(serve.serve)
+app.command("openapi")(openapi.openapi)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

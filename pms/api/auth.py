@@ -1,0 +1,245 @@
+"""Bearer-token verification against the identity provider's key set (CONTRACT §2).
+
+`JwksCache` keeps the last good key set: an unknown `kid` triggers at most one refetch per
+cooldown, a failed refetch keeps the cached keys (an identity-provider outage must not become a
+401 outage), and fetches time out after 2 s, follow no redirects and read at most 64 KiB.
+`AuthMiddleware` runs before routing: no bearer -> 401 before anything else; bad token -> 401;
+missing or malformed tenant header -> 400; tenant mismatch -> 403.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import falcon
+import jwt
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+from pms.clock import Clock
+from pms.config import Settings, file_url_path
+from pms.context import Ctx
+from pms.errors import BadRequest, Forbidden, Unauthorized
+
+log = logging.getLogger("pms.auth")
+
+TENANT_HEADER = "X-Platform-Env-Id"
+REQUEST_ID_HEADER = "X-Platform-Request-Id"
+FORBIDDEN_HEADERS = ("jku", "x5u", "jwk", "x5c")
+REQUIRED_CLAIMS = ["exp", "iat", "iss", "aud", "sub"]
+LEEWAY_S = 30
+MAX_JWKS_BYTES = 64 * 1024
+FETCH_TIMEOUT_S = 2.0
+UNKNOWN_KID_COOLDOWN_S = 30.0
+CLIENT_KINDS = frozenset({"user", "machine", "kiosk", "guest", "anonymous"})
+
+
+class JwksUnavailable(Exception):
+    """Raised when the key set cannot be fetched or parsed."""
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # noqa: D102
+        return None
+
+
+def fetch_jwks(url: str, *, timeout: float = FETCH_TIMEOUT_S,
+               max_bytes: int = MAX_JWKS_BYTES) -> dict[str, Any]:
+    """Read a JWKS document from https?:// or file:// with the contract's bounds."""
+    if url.startswith("file://"):
+        path = Path(file_url_path(url))
+        try:
+            raw = path.read_bytes()[: max_bytes + 1]
+        except OSError as exc:
+            raise JwksUnavailable(f"cannot read {path}: {exc}") from exc
+    else:
+        opener = urllib.request.build_opener(_NoRedirect)
+        request = urllib.request.Request(url, headers={"Accept": "application/json"})
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                if response.status != 200:
+                    raise JwksUnavailable(f"JWKS answered {response.status}")
+                raw = response.read(max_bytes + 1)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise JwksUnavailable(f"JWKS fetch failed: {exc}") from exc
+    if len(raw) > max_bytes:
+        raise JwksUnavailable("JWKS document is over the size limit")
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise JwksUnavailable("JWKS document is not JSON") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
+        raise JwksUnavailable("JWKS document has no keys list")
+    return doc
+
+
+def _load_keys(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    keys: dict[str, tuple[str, Any]] = {}
+    for jwk in doc["keys"]:
+        if not isinstance(jwk, dict) or "kid" not in jwk:
+            continue
+        kty = jwk.get("kty")
+        try:
+            if kty == "RSA":
+                keys[str(jwk["kid"])] = ("RSA", RSAAlgorithm.from_jwk(jwk))
+            elif kty == "EC":
+                keys[str(jwk["kid"])] = ("EC", ECAlgorithm.from_jwk(jwk))
+        except (jwt.InvalidKeyError, ValueError, KeyError, TypeError):
+            log.warning("skipping unusable JWK kid=%s", jwk.get("kid"))
+    return keys
+
+
+class JwksCache:
+    """Thread-safe key-set cache with stale-on-error and an unknown-kid refetch cooldown."""
+
+    def __init__(self, url: str, *, fetch: Callable[[str], dict[str, Any]] = fetch_jwks,
+                 cooldown_s: float = UNKNOWN_KID_COOLDOWN_S,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.url = url
+        self._fetch = fetch
+        self._cooldown = cooldown_s
+        self._monotonic = monotonic
+        self._keys: dict[str, tuple[str, Any]] = {}
+        self._loaded = False
+        self._last_attempt: float | None = None
+        self._lock = threading.Lock()
+
+    def _refresh(self) -> None:
+        self._last_attempt = self._monotonic()
+        try:
+            keys = _load_keys(self._fetch(self.url))
+        except JwksUnavailable as exc:
+            log.warning("JWKS refresh failed, keeping %d cached keys: %s", len(self._keys), exc)
+            return
+        self._keys = keys
+        self._loaded = True
+
+    def get(self, kid: str) -> tuple[str, Any] | None:
+        key = self._keys.get(kid)
+        if key is not None:
+            return key
+        with self._lock:
+            key = self._keys.get(kid)
+            if key is not None:
+                return key
+            due = (self._last_attempt is None
+                   or self._monotonic() - self._last_attempt >= self._cooldown)
+            if due:
+                self._refresh()
+            return self._keys.get(kid)
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+
+class TokenVerifier:
+    """Verifies a compact JWS against the key set and the contract's claim rules."""
+
+    def __init__(self, settings: Settings, jwks: JwksCache, clock: Clock) -> None:
+        self.issuer = settings.jwt_issuer
+        self.audience = settings.jwt_audience
+        self.algorithms = [a for a in settings.jwt_algorithms if a in ("RS256", "ES256", "EdDSA")]
+        self.jwks = jwks
+        self.clock = clock
+
+    def verify(self, token: str) -> dict[str, Any]:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise Unauthorized("the bearer token is malformed", code="invalid_token") from exc
+        alg = header.get("alg")
+        if alg not in self.algorithms:
+            raise Unauthorized(f"token algorithm {alg!r} is not accepted", code="invalid_token")
+        if any(h in header for h in FORBIDDEN_HEADERS):
+            raise Unauthorized("token headers jku/x5u/jwk/x5c are not accepted",
+                               code="invalid_token")
+        kid = header.get("kid")
+        if not isinstance(kid, str):
+            raise Unauthorized("token has no key id", code="invalid_token")
+        entry = self.jwks.get(kid)
+        if entry is None:
+            raise Unauthorized("token key id is unknown", code="invalid_token")
+        kty, key = entry
+        if (alg.startswith("RS") and kty != "RSA") or (alg.startswith("ES") and kty != "EC"):
+            raise Unauthorized("token algorithm does not match its key", code="invalid_token")
+        try:
+            claims = jwt.decode(
+                token, key=key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
+                leeway=LEEWAY_S, options={"require": REQUIRED_CLAIMS,
+                                          "verify_iat": False},
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise Unauthorized("the token has expired", code="token_expired") from exc
+        except jwt.PyJWTError as exc:
+            raise Unauthorized(f"the token is not valid: {exc}", code="invalid_token") from exc
+        now = self.clock.now().timestamp()
+        if float(claims["exp"]) < now - LEEWAY_S:
+            raise Unauthorized("the token has expired", code="token_expired")
+        if "nbf" in claims and float(claims["nbf"]) > now + LEEWAY_S:
+            raise Unauthorized("the token is not valid yet", code="invalid_token")
+        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+            raise Unauthorized("the token has no subject", code="invalid_token")
+        return claims
+
+
+def scopes_of(claims: dict[str, Any]) -> frozenset[str]:
+    scopes: set[str] = set()
+    if isinstance(claims.get("scope"), str):
+        scopes.update(claims["scope"].split())
+    if isinstance(claims.get("scp"), list):
+        scopes.update(s for s in claims["scp"] if isinstance(s, str))
+    return frozenset(scopes)
+
+
+def _uuid_or_none(value: Any) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class AuthMiddleware:
+    """401 before anything else; tenant header bound to the token's env_id."""
+
+    def __init__(self, verifier: TokenVerifier, clock: Clock) -> None:
+        self.verifier = verifier
+        self.clock = clock
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        auth = req.get_header("Authorization") or ""
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("a bearer token is required", code="missing_token")
+        claims = self.verifier.verify(token.strip())
+        raw_env = req.get_header(TENANT_HEADER)
+        if not raw_env:
+            raise BadRequest(f"the {TENANT_HEADER} header is required", code="missing_tenant")
+        try:
+            env_id = uuid.UUID(raw_env.strip())
+        except ValueError as exc:
+            raise BadRequest(f"the {TENANT_HEADER} header is not a UUID",
+                             code="malformed_tenant") from exc
+        token_env = _uuid_or_none(claims.get("env_id"))
+        if token_env is None or token_env != env_id:
+            raise Forbidden("the token may not act in this env", code="tenant_mismatch")
+        kind = claims.get("client_kind", "user")
+        req.context.ctx = Ctx(
+            env_id=env_id,
+            sub=str(claims["sub"]),
+            client_kind=kind if kind in CLIENT_KINDS else "user",
+            holder_id=_uuid_or_none(claims.get("holder_id")),
+            scopes=scopes_of(claims),
+            request_id=req.context.request_id,
+            traceparent=req.get_header("traceparent"),
+            now=self.clock.now(),
+            idempotency_key=req.get_header("Idempotency-Key"),
+        )

@@ -1,0 +1,127 @@
+"""`GET /v1/health`: status, in-flight requests across the instance's workers, intended limits,
+version and dependency checks (CONTRACT §3). Answers 503 with the same body while draining."""
+
+from __future__ import annotations
+
+import socket
+import time
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlparse
+
+import falcon
+import msgspec
+
+from pms import __version__
+from pms.api.spec import endpoint
+from pms.db.database import db
+from pms.db.scope import unscoped
+from pms.routes import Route
+
+
+class Check(msgspec.Struct):
+    ok: bool
+    latency_ms: float | None = None
+    detail: str | None = None
+
+
+class OutboxCheck(msgspec.Struct):
+    ok: bool
+    backlog: int | None = None
+    oldest_unpublished_age_s: float | None = None
+    detail: str | None = None
+
+
+class HealthOut(msgspec.Struct):
+    status: str
+    in_flight: int
+    limits: dict[str, Any]
+    version: str
+    checks: dict[str, Any]
+
+
+def check_database() -> Check:
+    started = time.perf_counter()
+    try:
+        db.connect(reuse_if_open=True)
+        db.execute_sql("SELECT 1").fetchone()
+    except Exception as exc:  # noqa: BLE001 - a health check reports, it does not raise
+        return Check(ok=False, detail=type(exc).__name__)
+    return Check(ok=True, latency_ms=round((time.perf_counter() - started) * 1000, 2))
+
+
+def check_broker(url: str) -> Check:
+    if url.startswith("stub://"):
+        return Check(ok=True, detail="embedded StubBroker")
+    parsed = urlparse(url)
+    started = time.perf_counter()
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 5672),
+                                      timeout=0.5):
+            pass
+    except OSError as exc:
+        return Check(ok=False, detail=f"unreachable: {exc.__class__.__name__}")
+    return Check(ok=True, latency_ms=round((time.perf_counter() - started) * 1000, 2))
+
+
+def check_outbox(now: datetime) -> OutboxCheck:
+    from pms.models.platform import OutboxEvent
+
+    try:
+        with unscoped(), db.atomic():
+            row = (OutboxEvent.select(
+                        _count_all(), OutboxEvent.created_at.min().alias("oldest"))
+                   .where(OutboxEvent.published_at.is_null())
+                   .dicts().get())
+    except Exception as exc:  # noqa: BLE001
+        return OutboxCheck(ok=False, detail=type(exc).__name__)
+    oldest = row.get("oldest")
+    if isinstance(oldest, str):
+        oldest = datetime.fromisoformat(oldest)
+    age = None
+    if oldest is not None:
+        if oldest.tzinfo is None:
+            oldest = oldest.replace(tzinfo=timezone.utc)
+        age = round((now - oldest).total_seconds(), 3)
+    return OutboxCheck(ok=True, backlog=int(row.get("backlog") or 0), oldest_unpublished_age_s=age)
+
+
+def _count_all() -> Any:
+    import peewee
+
+    return peewee.fn.COUNT(peewee.SQL("*")).alias("backlog")
+
+
+class HealthResource:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("health:read", response=HealthOut, summary="Instance health and intended limits",
+              errors=(503,))
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        settings = self.deps.settings
+        limits = settings.limits
+        draining = self.deps.inflight.draining()
+        checks = {
+            "database": check_database(),
+            "broker": check_broker(settings.broker_url),
+            "outbox": check_outbox(self.deps.clock.now()),
+        }
+        resp.media = HealthOut(
+            status="draining" if draining else "ok",
+            in_flight=self.deps.inflight.total(),
+            limits={
+                "rate_limits_per_minute": dict(limits.rate_limits_per_minute),
+                "max_body_bytes": limits.max_body_bytes,
+                "max_page_size": limits.max_page_size,
+                "default_page_size": limits.default_page_size,
+                "request_timeout_s": limits.request_timeout_s,
+                "statement_timeout_ms": limits.statement_timeout_ms,
+            },
+            version=__version__,
+            checks=checks,
+        )
+        resp.status = 503 if draining else 200
+
+
+ROUTES = [Route("/v1/health", HealthResource)]

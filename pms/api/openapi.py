@@ -1,0 +1,161 @@
+"""The OpenAPI 3.1 document, generated from the route table and the same msgspec schemas that
+validate requests (never written by hand). Served at `GET /v1/openapi.json`; `pms-cli openapi`
+prints it."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import falcon
+import msgspec
+
+from pms import __version__
+from pms.api.spec import EndpointSpec, endpoint
+from pms.routes import Route, operations
+
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "required": ["type", "title", "status", "detail", "code"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string"},
+        "errors": {"type": "array", "items": {
+            "type": "object", "properties": {"field": {"type": "string"},
+                                             "message": {"type": "string"}}}},
+    },
+}
+STANDARD_ERRORS = {
+    400: "Malformed JSON or header", 401: "Missing or invalid bearer token",
+    403: "Tenant mismatch or missing scope", 404: "Not found (also another env's row)",
+    413: "Body over 1 MiB", 415: "Body is not JSON", 422: "Validation failed",
+    409: "State conflict", 503: "Busy or draining; see Retry-After",
+}
+DESCRIPTION = """Multi-tenant hotel property-management service.
+
+Every request carries `Authorization: Bearer <JWT>` and `X-Platform-Env-Id: <uuid>` equal to the
+token's `env_id` claim. Errors are `application/problem+json` with a stable `code`. Lists are
+`{"data": [...], "next_cursor": ...}` with `limit` (1..200) and `cursor`. Every POST accepts an
+`Idempotency-Key` (replayed for 72 h; 409 and 5xx answers are not stored). Money is a decimal
+string beside a currency code; stay dates are property-local `YYYY-MM-DD`.
+"""
+
+
+def _path_params(path: str) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "in": "path", "required": True,
+         "schema": {"type": "string", "format": "uuid"} if name.endswith("id") else
+         {"type": "string"}}
+        for name in re.findall(r"\{(\w+)\}", path)
+    ]
+
+
+def _query_params(schema: type, components: dict[str, Any]) -> list[dict[str, Any]]:
+    (ref,), comps = msgspec.json.schema_components([schema], ref_template="#/components/schemas/{name}")
+    name = ref["$ref"].rsplit("/", 1)[-1]
+    obj = comps.get(name, {})
+    required = set(obj.get("required", []))
+    return [
+        {"name": prop, "in": "query", "required": prop in required, "schema": sub}
+        for prop, sub in obj.get("properties", {}).items()
+    ]
+
+
+def _operation_id(method: str, path: str) -> str:
+    parts = [p for p in re.split(r"[/{}\-]+", path) if p and p != "v1"]
+    return method.lower() + "_" + "_".join(parts)
+
+
+def build_document(routes: list[Route]) -> dict[str, Any]:
+    ops = list(operations(routes))
+    types: list[Any] = []
+    for _, _, _, spec in ops:
+        for t in (spec.body, spec.response):
+            if t is not None:
+                types.append(t)
+    schemas_for, components = msgspec.json.schema_components(
+        types, ref_template="#/components/schemas/{name}")
+    schema_map = dict(zip([id(t) for t in types], schemas_for))
+    components["Problem"] = PROBLEM_SCHEMA
+    paths: dict[str, dict[str, Any]] = {}
+    for method, path, _fn, spec in ops:
+        paths.setdefault(path, {})[method.lower()] = _operation(method, path, spec, schema_map,
+                                                                components)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Hotel PMS", "version": __version__, "description": DESCRIPTION},
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "bearerFormat": "JWT"}},
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int, Any],
+               components: dict[str, Any]) -> dict[str, Any]:
+    params = _path_params(path)
+    params.append({"name": "X-Platform-Env-Id", "in": "header", "required": True,
+                   "schema": {"type": "string", "format": "uuid"}})
+    if method == "POST":
+        params.append({"name": "Idempotency-Key", "in": "header", "required": False,
+                       "schema": {"type": "string", "minLength": 1, "maxLength": 255}})
+    if spec.query is not None:
+        params.extend(_query_params(spec.query, components))
+    op: dict[str, Any] = {
+        "operationId": _operation_id(method, path),
+        "summary": spec.summary or f"{method} {path}",
+        "parameters": params,
+        "security": [{"bearer": [spec.scope, *spec.extra_scopes]}],
+        "x-scopes": [spec.scope, *spec.extra_scopes],
+        "tags": [_tag(path)],
+    }
+    if spec.description:
+        op["description"] = spec.description
+    if spec.body is not None:
+        op["requestBody"] = {"required": True, "content": {
+            "application/json": {"schema": schema_map[id(spec.body)]}}}
+    ok: dict[str, Any] = {"description": "Success"}
+    if spec.response is not None:
+        ok["content"] = {"application/json": {"schema": schema_map[id(spec.response)]}}
+    responses: dict[str, Any] = {str(spec.status): ok}
+    codes = {400, 401, 403, 404, *spec.errors}
+    if spec.body is not None:
+        codes |= {413, 415, 422}
+    for code in sorted(codes):
+        responses[str(code)] = {
+            "description": STANDARD_ERRORS.get(code, "Error"),
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+    op["responses"] = responses
+    return op
+
+
+def _tag(path: str) -> str:
+    parts = [p for p in path.split("/") if p and not p.startswith("{") and p != "v1"]
+    if parts and parts[0] == "properties" and len(parts) > 1:
+        return parts[1]
+    return parts[0] if parts else "root"
+
+
+class OpenApiResource:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @functools.cached_property
+    def document(self) -> dict[str, Any]:
+        return build_document(self.deps.routes)
+
+    @endpoint("health:read", summary="This OpenAPI 3.1 document")
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self.document
+
+
+ROUTES = [Route("/v1/openapi.json", OpenApiResource)]

@@ -1,0 +1,51 @@
+"""Guest and company profiles under a property."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from pms.api.spec import endpoint
+from pms.routes import Route
+from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, ProfileOut, profile_out
+from pms.services import profiles
+
+
+class Profiles:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("profiles:write", body=ProfileIn, response=ProfileOut, status=201,
+              summary="Create or ensure a profile",
+              description="The same email (case-insensitive) or external_ref returns the "
+                          "existing profile with 200 instead of creating another.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                body: ProfileIn) -> None:
+        row, created = profiles.ensure_profile(req.context.ctx, property_id, body)
+        resp.media = profile_out(row)
+        resp.status = 201 if created else 200
+        resp.location = f"/v1/properties/{property_id}/profiles/{row.id}"
+
+    @endpoint("profiles:read", response=ProfileOut, summary="One profile")
+    def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                    id: Any) -> None:  # noqa: A002
+        resp.media = profile_out(profiles.get_profile(req.context.ctx, property_id, id))
+
+
+class LoyaltyNumber:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("profiles:write", body=LoyaltyNumberIn, response=ProfileOut,
+              summary="Set the loyalty number")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+               body: LoyaltyNumberIn) -> None:  # noqa: A002
+        resp.media = profile_out(profiles.set_loyalty_number(req.context.ctx, property_id, id, body))
+
+
+ROUTES = [
+    Route("/v1/properties/{property_id:uuid}/profiles", Profiles),
+    Route("/v1/properties/{property_id:uuid}/profiles/{id:uuid}", Profiles, "item"),
+    Route("/v1/properties/{property_id:uuid}/profiles/{id:uuid}/loyalty-number", LoyaltyNumber),
+]

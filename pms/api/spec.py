@@ -1,0 +1,116 @@
+"""Declarations next to each responder: its scope, request schemas and documented responses.
+
+`@endpoint("reservations:write", body=CreateReservation, response=ReservationOut, status=201)`
+checks the scope (403), decodes and validates the body (422; unknown fields refused, so no body
+can carry env_id, id or status) and the query string, and records what the OpenAPI document needs.
+The route table refuses to build an app where any responder lacks a declaration.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import falcon
+import msgspec
+
+from pms.errors import BadRequest, Forbidden, UnsupportedMediaType, ValidationFailed
+
+SCOPE_PREFIX = "hotel:pms:"
+SPEC_ATTR = "__pms_endpoint__"
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    scope: str
+    body: type | None = None
+    query: type | None = None
+    response: Any = None
+    status: int = 200
+    summary: str = ""
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    errors: tuple[int, ...] = ()
+    extra_scopes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def full_scope(scope: str) -> str:
+    return scope if scope.startswith(("hotel:", "platform:")) else SCOPE_PREFIX + scope
+
+
+def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
+             response: Any = None, status: int = 200, summary: str = "", description: str = "",
+             errors: tuple[int, ...] = (), also: tuple[str, ...] = ()) -> Callable[..., Any]:
+    """Declare a responder's scope and schemas (see module docstring)."""
+    spec = EndpointSpec(scope=full_scope(scope), body=body, query=query, response=response,
+                        status=status, summary=summary, description=description, errors=errors,
+                        extra_scopes=tuple(full_scope(s) for s in also))
+    body_decoder = msgspec.json.Decoder(body) if body is not None else None
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def responder(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> Any:
+            ctx = req.context.ctx
+            for needed in (spec.scope, *spec.extra_scopes):
+                if needed not in ctx.scopes:
+                    raise Forbidden(f"this operation needs the scope {needed}",
+                                    code="missing_scope")
+            if body_decoder is not None:
+                params["body"] = decode_body(req, body_decoder)
+            if query is not None:
+                params["query"] = decode_query(req, query)
+            return fn(self, req, resp, **params)
+
+        setattr(responder, SPEC_ATTR, spec)
+        return responder
+
+    return decorate
+
+
+def spec_of(responder: Any) -> EndpointSpec | None:
+    return getattr(responder, SPEC_ATTR, None)
+
+
+def _field_errors(exc: msgspec.ValidationError) -> list[dict[str, str]]:
+    message = str(exc)
+    path = ""
+    if " - at `" in message:
+        message, _, rest = message.partition(" - at `")
+        path = rest.rstrip("`")
+        path = path.removeprefix("$.").removeprefix("$")
+    elif message.startswith("Object contains unknown field"):
+        path = message.split("`")[1] if "`" in message else ""
+    return [{"field": path or "body", "message": message}]
+
+
+def decode_body(req: falcon.Request, decoder: msgspec.json.Decoder) -> Any:
+    raw: bytes = getattr(req.context, "raw_body", b"") or b""
+    if not raw.strip():
+        raise ValidationFailed("a JSON request body is required",
+                               errors=[{"field": "body", "message": "required"}])
+    content_type = (req.content_type or "").split(";")[0].strip().lower()
+    if content_type and not (content_type == "application/json" or content_type.endswith("+json")):
+        raise UnsupportedMediaType("request bodies must be application/json")
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError as exc:
+        errors = _field_errors(exc)
+        raise ValidationFailed(f"the request body is not valid: {errors[0]['message']}",
+                               errors=errors) from exc
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"the request body is not valid JSON: {exc}", code="malformed_json") from exc
+
+
+def decode_query(req: falcon.Request, schema: type) -> Any:
+    params = {k: v for k, v in req.params.items() if not isinstance(v, list)}
+    for key, value in req.params.items():
+        if isinstance(value, list):
+            params[key] = value[-1]
+    try:
+        return msgspec.convert(params, schema, strict=False)
+    except msgspec.ValidationError as exc:
+        errors = _field_errors(exc)
+        raise ValidationFailed(f"the query string is not valid: {errors[0]['message']}",
+                               errors=errors) from exc

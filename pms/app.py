@@ -1,0 +1,91 @@
+"""The Falcon WSGI application factory. `get_app()` is gunicorn's entry point."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import falcon
+
+from pms.api import problems
+from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
+from pms.api.idempotency import IdempotencyMiddleware
+from pms.api.inflight import Inflight, LocalInflight
+from pms.api.jsonmedia import MsgspecJSONHandler, dumps
+from pms.api.middleware import (BodyMiddleware, DatabaseMiddleware, InflightMiddleware,
+                                RequestIdMiddleware)
+from pms.clock import Clock, SystemClock
+from pms.config import Settings, load_settings
+from pms.routes import Route, add_routes
+
+log = logging.getLogger("pms.app")
+
+
+@dataclass
+class Deps:
+    """What resources get injected (Falcon's create_app(deps) pattern)."""
+
+    settings: Settings
+    clock: Clock
+    platform: Any
+    inflight: Inflight
+    jwks: JwksCache
+    routes: list[Route] = field(default_factory=list)
+    broker_check: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
+               clock: Clock | None = None, inflight: Inflight | None = None,
+               jwks: JwksCache | None = None, broker_check: Any = None) -> falcon.App:
+    """Build the WSGI app. Binds the database if `db` is not given already bound."""
+    from pms.db.database import db as proxy
+    from pms.db.database import init_db
+
+    if db is not None:
+        proxy.initialize(db)
+    elif proxy.obj is None:
+        init_db(settings.database_url, pool_size=settings.db_pool_size,
+                statement_timeout_ms=settings.limits.statement_timeout_ms)
+    if platform is None:
+        from pms.platform import build_platform
+
+        platform = build_platform(settings)
+    clock = clock or SystemClock()
+    inflight = inflight or LocalInflight()
+    jwks = jwks or JwksCache(settings.jwks_url)
+    deps = Deps(settings=settings, clock=clock, platform=platform, inflight=inflight, jwks=jwks,
+                broker_check=broker_check)
+
+    json_handler = MsgspecJSONHandler()
+    app = falcon.App(
+        media_type=falcon.MEDIA_JSON,
+        middleware=[
+            RequestIdMiddleware(),
+            InflightMiddleware(inflight),
+            AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
+            BodyMiddleware(settings.limits.max_body_bytes),
+            IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps),
+            DatabaseMiddleware(),
+        ],
+    )
+    app.req_options.media_handlers = falcon.media.Handlers({falcon.MEDIA_JSON: json_handler})
+    app.resp_options.media_handlers = falcon.media.Handlers({
+        falcon.MEDIA_JSON: json_handler,
+        "application/problem+json": json_handler,
+    })
+    app.req_options.strip_url_path_trailing_slash = True
+    problems.register(app)
+    deps.routes = add_routes(app, deps)
+    return app
+
+
+def get_app() -> falcon.App:
+    """Gunicorn entry point: settings from the environment, the gauge from gunicorn_conf."""
+    from pms.api.inflight import from_environment
+    from pms.logging import configure_logging
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    return create_app(settings, inflight=from_environment())

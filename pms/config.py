@@ -1,0 +1,151 @@
+"""Configuration from environment variables (CONTRACT §1).
+
+`load_settings(environ)` is the only reader of the environment; nothing here runs at import.
+Every variable has an embedded default so that a fresh machine can serve with nothing installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlparse
+
+EMBEDDED_PLATFORM = "embedded"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Intended limits, published on /v1/health; the gateway enforces the rate limits."""
+
+    max_body_bytes: int = 1024 * 1024
+    max_page_size: int = 200
+    default_page_size: int = 50
+    request_timeout_s: float = 30.0
+    statement_timeout_ms: int = 5000
+    lock_timeout_ms: int = 2000
+    rate_limits_per_minute: Mapping[str, int] = field(
+        default_factory=lambda: {
+            "reads": 1200,
+            "writes": 300,
+            "search": 120,
+            "identification": 30,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the processes need, resolved once at start-up."""
+
+    database_url: str = "sqlite:///var/pms.db"
+    migration_database_url: str = "sqlite:///var/pms.db"
+    broker_url: str = "stub://"
+    event_exchange: str = "platform.events"
+    jwks_url: str = "file://var/dev-jwks.json"
+    jwt_issuer: str = "pms-dev"
+    jwt_audience: str = "hotel-pms"
+    jwt_algorithms: tuple[str, ...] = ("RS256", "ES256")
+    platform_url: str = EMBEDDED_PLATFORM
+    platform_token_url: str = ""
+    platform_client_id: str = ""
+    platform_client_secret: str = ""
+    port: int = 8000
+    web_concurrency: int = 2
+    db_pool_size: int = 8
+    drain_seconds: float = 5.0
+    log_level: str = "INFO"
+    idempotency_ttl_hours: int = 72
+    outbox_retention_days: int = 7
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.database_url.startswith(("postgres://", "postgresql://"))
+
+    @property
+    def embedded_platform(self) -> bool:
+        return self.platform_url == EMBEDDED_PLATFORM
+
+    @property
+    def jwks_is_local_file(self) -> bool:
+        return self.jwks_url.startswith("file://")
+
+    @property
+    def jwks_path(self) -> Path:
+        """The local key-set path of a `file://` JWKS URL (relative paths from the cwd)."""
+        return Path(file_url_path(self.jwks_url))
+
+    @property
+    def private_jwk_path(self) -> Path:
+        return self.jwks_path.with_name(self.jwks_path.stem + "-private.json")
+
+    def with_(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def file_url_path(url: str) -> str:
+    """`file://var/x` -> `var/x` (relative), `file:///abs/x` -> `/abs/x`."""
+    rest = url[len("file://"):]
+    return rest
+
+
+def sqlite_path(url: str) -> str:
+    """`sqlite:///var/pms.db` -> `var/pms.db`; `sqlite:////abs.db` -> `/abs.db`."""
+    parsed = urlparse(url)
+    path = parsed.path
+    return path[1:] if path.startswith("/") else path
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    if not path.is_file():
+        return values
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        values[key.strip()] = value.strip().strip('"').strip("'")
+    return values
+
+
+def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | None = None) -> Settings:
+    """Build Settings from the environment (and a development `.env`, which never overrides).
+
+    Args:
+        environ: the variables to read; `os.environ` when omitted.
+        dotenv: a `.env` file read first; `./.env` when omitted and `environ` is omitted.
+    """
+    env: dict[str, str] = {}
+    if environ is None:
+        env.update(_read_dotenv(dotenv or Path(".env")))
+        env.update(os.environ)
+    else:
+        env.update(environ)
+    base = Settings()
+    database_url = env.get("PMS_DATABASE_URL", base.database_url)
+    algorithms = tuple(
+        a.strip() for a in env.get("PMS_JWT_ALGORITHMS", ",".join(base.jwt_algorithms)).split(",")
+        if a.strip()
+    )
+    return Settings(
+        database_url=database_url,
+        migration_database_url=env.get("PMS_MIGRATION_DATABASE_URL", database_url),
+        broker_url=env.get("PMS_BROKER_URL", base.broker_url),
+        event_exchange=env.get("PMS_EVENT_EXCHANGE", base.event_exchange),
+        jwks_url=env.get("PMS_JWKS_URL", base.jwks_url),
+        jwt_issuer=env.get("PMS_JWT_ISSUER", base.jwt_issuer),
+        jwt_audience=env.get("PMS_JWT_AUDIENCE", base.jwt_audience),
+        jwt_algorithms=algorithms,
+        platform_url=env.get("PMS_PLATFORM_URL", base.platform_url),
+        platform_token_url=env.get("PMS_PLATFORM_TOKEN_URL", ""),
+        platform_client_id=env.get("PMS_PLATFORM_CLIENT_ID", ""),
+        platform_client_secret=env.get("PMS_PLATFORM_CLIENT_SECRET", ""),
+        port=int(env.get("PORT", base.port)),
+        web_concurrency=int(env.get("WEB_CONCURRENCY", base.web_concurrency)),
+        db_pool_size=int(env.get("PMS_DB_POOL_SIZE", base.db_pool_size)),
+        drain_seconds=float(env.get("PMS_DRAIN_SECONDS", base.drain_seconds)),
+        log_level=env.get("PMS_LOG_LEVEL", base.log_level),
+    )

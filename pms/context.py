@@ -1,0 +1,44 @@
+"""The request (or message) context: who acts, in which tenant env, with which scopes.
+
+Services take `ctx` explicitly; the ContextVar here only carries the active tenant scope for the
+tenant base model (`pms.db.scope`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Who is acting, for which env, and when."""
+
+    env_id: uuid.UUID
+    sub: str = "system"
+    client_kind: str = "machine"
+    holder_id: uuid.UUID | None = None
+    scopes: frozenset[str] = frozenset()
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    traceparent: str | None = None
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    idempotency_key: str | None = None
+
+    @property
+    def is_guest(self) -> bool:
+        return self.client_kind in ("guest", "anonymous") or (
+            self.holder_id is not None and self.client_kind == "guest"
+        )
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+    def with_(self, **changes: object) -> Ctx:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def system_ctx(env_id: uuid.UUID, *, sub: str = "system", request_id: str | None = None) -> Ctx:
+    """A context for workers and the CLI: a machine actor inside one env."""
+    return Ctx(env_id=env_id, sub=sub, client_kind="machine",
+               request_id=request_id or uuid.uuid4().hex)

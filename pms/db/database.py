@@ -1,0 +1,108 @@
+"""The database handle: a `DatabaseProxy` bound at start-up by `init_db(url)`.
+
+PostgreSQL runs pooled, with a statement timeout, and every transaction it begins carries the
+active tenant in `app.env_id` (set with `set_config(..., true)` in the same round trip as BEGIN),
+which the row-level-security policies read. SQLite runs in WAL mode with foreign keys on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlparse, unquote
+
+import peewee
+from playhouse.pool import PooledPostgresqlDatabase
+
+from pms.config import sqlite_path
+from pms.db.scope import current_env, is_unscoped
+
+db: peewee.DatabaseProxy = peewee.DatabaseProxy()
+
+SQLITE_PRAGMAS = (
+    ("journal_mode", "wal"),
+    ("foreign_keys", 1),
+    ("synchronous", "normal"),
+    ("busy_timeout", 10000),
+)
+
+
+class PmsPostgresDatabase(PooledPostgresqlDatabase):
+    """Pooled PostgreSQL whose every transaction is bound to the active tenant scope."""
+
+    field_types = {**PooledPostgresqlDatabase.field_types, "JSON": "JSONB", "TIMESTAMPTZ": "TIMESTAMPTZ"}
+
+    def begin(self, isolation_level: Any = None) -> None:  # noqa: D102
+        env = current_env()
+        cross_env = "on" if is_unscoped() else "off"
+        with peewee.__exception_wrapper__:
+            # One round trip. Both settings are transaction-local (is_local = true), so they can
+            # never leak to the next user of a pooled connection. `app.cross_env` only widens
+            # the policies of the outbox and audit tables (the relay); see pms.db.migrator.
+            self.cursor().execute(
+                "BEGIN; SELECT set_config('app.env_id', %s, true), "
+                "set_config('app.cross_env', %s, true)",
+                (str(env) if env else "", cross_env),
+            )
+
+
+class PmsSqliteDatabase(peewee.SqliteDatabase):
+    """SQLite in WAL mode; write transactions take the lock up front (BEGIN IMMEDIATE)."""
+
+    field_types = {**peewee.SqliteDatabase.field_types, "JSON": "JSON"}
+
+
+def _pg_params(url: str, *, pool_size: int, statement_timeout_ms: int) -> dict[str, Any]:
+    parsed = urlparse(url)
+    params: dict[str, Any] = {
+        "database": unquote(parsed.path.lstrip("/")),
+        "host": parsed.hostname or "127.0.0.1",
+        "port": parsed.port or 5432,
+    }
+    if parsed.username:
+        params["user"] = unquote(parsed.username)
+    if parsed.password:
+        params["password"] = unquote(parsed.password)
+    query = dict(parse_qsl(parsed.query))
+    options = query.pop("options", "")
+    options += f" -c statement_timeout={statement_timeout_ms}"
+    params["options"] = options.strip()
+    params["application_name"] = query.pop("application_name", "pms")
+    params.update(query)
+    params["max_connections"] = pool_size
+    params["stale_timeout"] = 300
+    params["timeout"] = 10
+    params["connect_timeout"] = 5
+    return params
+
+
+def make_database(url: str, *, pool_size: int = 8, statement_timeout_ms: int = 5000) -> peewee.Database:
+    """A database object for `url` (postgresql:// or sqlite:///), not yet connected."""
+    if url.startswith(("postgres://", "postgresql://")):
+        return PmsPostgresDatabase(**_pg_params(
+            url, pool_size=pool_size, statement_timeout_ms=statement_timeout_ms))
+    if url.startswith("sqlite://"):
+        path = sqlite_path(url)
+        if path not in ("", ":memory:"):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return PmsSqliteDatabase(path or ":memory:", pragmas=SQLITE_PRAGMAS, timeout=10,
+                                 check_same_thread=False)
+    raise ValueError(f"unsupported database URL scheme: {url.split(':', 1)[0]}")
+
+
+def init_db(url: str, *, pool_size: int = 8, statement_timeout_ms: int = 5000) -> peewee.Database:
+    """Bind the global proxy to a new database for `url` and return it."""
+    database = make_database(url, pool_size=pool_size, statement_timeout_ms=statement_timeout_ms)
+    db.initialize(database)
+    return database
+
+
+def is_postgres(database: peewee.Database | None = None) -> bool:
+    target = database if database is not None else db.obj
+    return isinstance(target, peewee.PostgresqlDatabase)
+
+
+def write_begin_args() -> dict[str, Any]:
+    """Arguments for `db.atomic()` of a write transaction (SQLite: BEGIN IMMEDIATE)."""
+    return {"lock_type": "IMMEDIATE"} if isinstance(db.obj, peewee.SqliteDatabase) else {}
+

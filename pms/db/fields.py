@@ -1,0 +1,76 @@
+"""Column types shared by the models and the migrations (keep them stable: migrations import
+them by name)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import peewee
+
+from pms.db.database import db
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class JsonField(peewee.Field):
+    """JSON column: JSONB on PostgreSQL, JSON text on SQLite."""
+
+    field_type = "JSON"
+
+    def db_value(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return json.dumps(value, sort_keys=True, default=_json_default)
+
+    def python_value(self, value: Any) -> Any:
+        if value is None or not isinstance(value, (str, bytes)):
+            return value
+        return json.loads(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (uuid.UUID, Decimal)):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+class UtcDateTimeField(peewee.DateTimeField):
+    """Timestamps stored as UTC; always returned timezone-aware."""
+
+    field_type = "TIMESTAMPTZ"
+
+    def db_value(self, value: Any) -> Any:
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=timezone.utc)
+            value = value.astimezone(timezone.utc)
+            if not isinstance(db.obj, peewee.PostgresqlDatabase):
+                return value.strftime("%Y-%m-%d %H:%M:%S.%f+00:00")
+        return value
+
+    def python_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value
+
+
+class MoneyField(peewee.DecimalField):
+    """Money amounts: NUMERIC(14, 4); quantized per currency by `pms.domain.money`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_digits", 14)
+        kwargs.setdefault("decimal_places", 4)
+        kwargs.setdefault("auto_round", True)
+        super().__init__(**kwargs)

@@ -1,0 +1,167 @@
+"""The unit of work: one use case, one transaction, with its outbox and audit rows.
+
+Everything written inside `unit_of_work(ctx)` (domain rows, `uow.emit()` outbox rows and
+`uow.audit()` journal rows) commits or rolls back together (SPEC rule 4). The commit rule is
+peewee's: a clean exit commits, an exception rolls back; so services validate first and raise to
+abort, with no early return inside the block. Post-commit callbacks (a relay nudge) run only after
+a successful commit and never raise into the caller. No broker call happens in here.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pms.context import Ctx
+from pms.db.base import AggregateModel, BaseModel
+from pms.db.database import db, write_begin_args
+from pms.db.fields import utcnow
+from pms.db.scope import tenant_scope
+from pms.models.platform import AuditEntry, OutboxEvent
+
+log = logging.getLogger("pms.uow")
+
+MASKED_KEY_PARTS = ("secret", "token", "password", "card", "cvc", "cvv", "pan")
+
+# Hooks run after every successful commit that emitted events (e.g. "nudge the relay").
+# Registered by the process entrypoints (create_app, workers), never at import.
+_after_emit_hooks: list[Callable[[list[OutboxEvent]], None]] = []
+
+
+def register_after_emit(hook: Callable[[list[OutboxEvent]], None]) -> None:
+    if hook not in _after_emit_hooks:
+        _after_emit_hooks.append(hook)
+
+
+def clear_after_emit_hooks() -> None:
+    _after_emit_hooks.clear()
+
+
+class UnitOfWork:
+    """What one use case writes besides its domain rows: events, audit, post-commit work."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        self.events: list[OutboxEvent] = []
+        self.audits: list[AuditEntry] = []
+        self._after_commit: list[Callable[[], None]] = []
+
+    def emit(self, type_: str, subject: AggregateModel, data: dict[str, Any], *,
+             property_id: uuid.UUID | None = None) -> OutboxEvent:
+        """Insert the CloudEvent row for a change of `subject` (its version goes up by one)."""
+        if not isinstance(data, dict):
+            raise TypeError("event data must be a dict")
+        model = type(subject)
+        model.update(version=model.version + 1).where(model.id == subject.id).execute()
+        version = model.select(model.version).where(model.id == subject.id).scalar()
+        subject.version = version
+        if property_id is None:
+            property_id = getattr(subject, "property_id", None)
+        event = OutboxEvent.create(
+            type=type_,
+            subject=str(subject.id),
+            aggregate_type=type_.split(":")[2] if type_.count(":") >= 3 else model.__name__,
+            aggregate_version=version,
+            property_id=property_id,
+            idempotency_key=self._idempotency_key(type_, subject, version),
+            data=data,
+            traceparent=self.ctx.traceparent,
+            request_id=self.ctx.request_id,
+            time=self.ctx.now,
+        )
+        self.events.append(event)
+        return event
+
+    def _idempotency_key(self, type_: str, subject: BaseModel, version: int) -> str:
+        # Stable per aggregate change: replays of the same row keep it, and a retried request
+        # (Idempotency-Key replay) never writes a second row in the first place.
+        return f"{type_}:{subject.id}:{version}"
+
+    def audit(self, action: str, target: BaseModel, *, before: dict[str, Any] | None = None,
+              after: dict[str, Any] | None = None, reason: str | None = None) -> AuditEntry:
+        """Append the journal row: who (from ctx), what, before/after, request id."""
+        for value in (before, after):
+            if value is not None and not isinstance(value, dict):
+                raise TypeError("audit before/after must be dicts")
+        entry = AuditEntry.create(
+            action=action,
+            target_type=type(target).__name__,
+            target_id=str(target.id),
+            property_id=getattr(target, "property_id", None),
+            actor_sub=self.ctx.sub,
+            actor_kind=self.ctx.client_kind,
+            request_id=self.ctx.request_id,
+            before=mask(before),
+            after=mask(after),
+            reason=reason,
+            created_at=self.ctx.now,
+        )
+        self.audits.append(entry)
+        return entry
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        self._after_commit.append(fn)
+
+    def run_after_commit(self) -> None:
+        callbacks = list(self._after_commit)
+        if self.events:
+            events = list(self.events)
+            callbacks.extend(lambda hook=hook: hook(events) for hook in _after_emit_hooks)
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - post-commit work must never fail the request
+                log.warning("post-commit callback failed", exc_info=True)
+
+
+def mask(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A copy of `data` with secret-looking keys masked (never the caller's dict)."""
+    if data is None:
+        return None
+    return _mask(copy.deepcopy(data))
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            lowered = str(key).lower()
+            if any(part in lowered for part in MASKED_KEY_PARTS):
+                out[key] = "***"
+            else:
+                out[key] = _mask(item)
+        return out
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+@contextmanager
+def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
+    """Open one write transaction for one use case, in the tenant scope of `ctx`."""
+    if db.in_transaction():
+        raise RuntimeError("unit_of_work() must not be nested")
+    uow = UnitOfWork(ctx)
+    with tenant_scope(ctx.env_id):
+        db.connect(reuse_if_open=True)
+        with db.atomic(**write_begin_args()):
+            yield uow
+    uow.run_after_commit()
+
+
+@contextmanager
+def read_scope(ctx: Ctx) -> Iterator[None]:
+    """A read transaction in the tenant scope of `ctx` (so RLS sees the env)."""
+    with tenant_scope(ctx.env_id):
+        if db.in_transaction():
+            yield
+            return
+        db.connect(reuse_if_open=True)
+        with db.atomic():
+            yield
+
+

@@ -1,0 +1,72 @@
+"""Development key set and tokens (`pms-cli dev keys|token`, tests).
+
+Only ever used with a local `file://` JWKS: production keys live with the identity provider.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+
+from pms.config import Settings
+
+ALL_RESOURCES = (
+    "properties", "rates", "inventory", "reservations", "frontdesk", "folios", "profiles",
+    "companies", "company_users", "negotiated_rates", "company_payment_methods", "rate_links",
+    "housekeeping", "blocks", "events", "feedback", "kiosk", "reports", "settings", "lov",
+    "jobs", "eod", "health", "policy",
+)
+
+
+def all_scopes() -> list[str]:
+    scopes = [f"hotel:pms:{r}:{a}" for r in ALL_RESOURCES for a in ("read", "write")]
+    return scopes + ["hotel:pms:admin"]
+
+
+def generate_keys(settings: Settings, *, kid: str | None = None, force: bool = False) -> str:
+    """Write the JWKS (public) and the private JWK next to it; return the key id."""
+    if not settings.jwks_is_local_file:
+        raise RuntimeError("dev keys need a local file:// PMS_JWKS_URL")
+    public_path, private_path = settings.jwks_path, settings.private_jwk_path
+    if private_path.exists() and public_path.exists() and not force:
+        return json.loads(private_path.read_text())["kid"]
+    kid = kid or uuid.uuid4().hex[:16]
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private_jwk = json.loads(RSAAlgorithm.to_jwk(key))
+    public_jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
+    for jwk in (private_jwk, public_jwk):
+        jwk.update({"kid": kid, "alg": "RS256", "use": "sig"})
+    public_path.parent.mkdir(parents=True, exist_ok=True)
+    private_path.write_text(json.dumps(private_jwk))
+    private_path.chmod(0o600)
+    public_path.write_text(json.dumps({"keys": [public_jwk]}))
+    return kid
+
+
+def load_private_key(settings: Settings) -> tuple[str, Any]:
+    jwk = json.loads(Path(settings.private_jwk_path).read_text())
+    return jwk["kid"], RSAAlgorithm.from_jwk(jwk)
+
+
+def mint_token(settings: Settings, *, env_id: uuid.UUID | str, scopes: list[str] | None = None,
+               sub: str = "dev-user", client_kind: str = "user", holder_id: str | None = None,
+               ttl_s: int = 3600, extra: dict[str, Any] | None = None) -> str:
+    """A signed RS256 token for the development key set."""
+    kid, key = load_private_key(settings)
+    now = int(time.time())
+    claims: dict[str, Any] = {
+        "iss": settings.jwt_issuer, "aud": settings.jwt_audience, "sub": sub,
+        "iat": now, "exp": now + ttl_s, "env_id": str(env_id), "client_kind": client_kind,
+        "scope": " ".join(scopes if scopes is not None else all_scopes()),
+    }
+    if holder_id:
+        claims["holder_id"] = str(holder_id)
+    claims.update(extra or {})
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})

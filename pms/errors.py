@@ -1,0 +1,170 @@
+"""Every error the API may show, with its HTTP status and stable snake_case code.
+
+Services raise these; `pms.api.problems` renders them as problem+json in one place. Services never
+raise falcon errors and never build response bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PmsError(Exception):
+    """Base for every error the API may show. Subclasses set status, code and title."""
+
+    status: int = 500
+    code: str = "internal_error"
+    title: str = "Internal error"
+
+    def __init__(self, detail: str, *, code: str | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if code:
+            self.code = code
+        self.extra = extra
+
+
+class BadRequest(PmsError):
+    """Raised when a request is malformed (bad JSON, bad header)."""
+
+    status, code, title = 400, "bad_request", "Bad request"
+
+
+class Unauthorized(PmsError):
+    """Raised when the bearer token is missing or invalid."""
+
+    status, code, title = 401, "unauthorized", "Unauthorized"
+
+
+class Forbidden(PmsError):
+    """Raised when the caller lacks the scope or acts outside its tenant."""
+
+    status, code, title = 403, "forbidden", "Forbidden"
+
+
+class NotFound(PmsError):
+    """Raised when a row does not exist, or belongs to another env or holder."""
+
+    status, code, title = 404, "not_found", "Not found"
+
+
+class Conflict(PmsError):
+    """Raised when the current state forbids the change."""
+
+    status, code, title = 409, "conflict", "Conflict"
+
+
+class PayloadTooLarge(PmsError):
+    """Raised when the request body is over the limit."""
+
+    status, code, title = 413, "payload_too_large", "Payload too large"
+
+
+class UnsupportedMediaType(PmsError):
+    """Raised when a body is not JSON."""
+
+    status, code, title = 415, "unsupported_media_type", "Unsupported media type"
+
+
+class ValidationFailed(PmsError):
+    """Raised when a request is well-formed but its values are not acceptable."""
+
+    status, code, title = 422, "validation_failed", "Invalid request"
+
+
+class Busy(PmsError):
+    """Raised when a lock could not be had in time; sent with Retry-After."""
+
+    status, code, title = 503, "busy", "Try again"
+
+
+class Draining(PmsError):
+    """Raised for new requests while the instance shuts down."""
+
+    status, code, title = 503, "draining", "Shutting down"
+
+
+class DependencyUnavailable(PmsError):
+    """Raised when a platform service (payments, ledger, email) cannot be reached."""
+
+    status, code, title = 503, "dependency_unavailable", "Dependency unavailable"
+
+
+# -- conflicts with a promised code -------------------------------------------------------------
+
+class ReservationNotEditable(Conflict):
+    """Raised when editing a CANCELLED, CHECKED_OUT or NO_SHOW reservation."""
+
+    code = "reservation_not_editable"
+
+
+class KeyRequiresCheckedIn(Conflict):
+    """Raised when issuing a key for a reservation that is not CHECKED_IN."""
+
+    code = "key_requires_checked_in"
+
+
+class FolioNotClosable(Conflict):
+    """Raised when a folio with an open balance would be closed (check-out): go to the desk."""
+
+    code = "folio_not_closable"
+
+
+class FolioClosed(Conflict):
+    """Raised when posting to a CLOSED folio."""
+
+    code = "folio_closed"
+
+
+class RoomTypeUnavailable(Conflict):
+    """Raised when the room type has no sellable room for a night of the stay."""
+
+    code = "room_type_unavailable"
+
+
+class RoomUnavailable(Conflict):
+    """Raised when a room cannot be given (occupied, out of order, wrong type)."""
+
+    code = "room_unavailable"
+
+
+class InvalidTransition(Conflict):
+    """Raised when a state change is not in the transition table."""
+
+    code = "invalid_transition"
+
+
+class StillReferenced(Conflict):
+    """Raised when deleting a row other rows still point to."""
+
+    code = "still_referenced"
+
+
+class AlreadyExists(Conflict):
+    """Raised when a unique business identity (property code, room number) is taken."""
+
+    code = "already_exists"
+
+
+class IdempotencyKeyInUse(Conflict):
+    """Raised when the same Idempotency-Key is still being processed."""
+
+    code = "idempotency_key_in_use"
+
+
+class IdempotencyKeyMismatch(ValidationFailed):
+    """Raised when an Idempotency-Key is reused for a different request."""
+
+    code = "idempotency_key_mismatch"
+
+
+class CardDataRefused(ValidationFailed):
+    """Raised when a body carries something that looks like a card number."""
+
+    code = "card_data_refused"
+
+
+class PaymentDeclined(PmsError):
+    """Raised when the payments service declines."""
+
+    status, code, title = 402, "payment_declined", "Payment declined"

@@ -1,0 +1,40 @@
+"""Event types and the CloudEvents 1.0 envelope (CONTRACT §4)."""
+
+from __future__ import annotations
+
+from datetime import timezone
+from typing import Any
+
+SOURCE = "hotel-pms"
+SPECVERSION = "1.0"
+
+
+def event_type(aggregate: str, action: str) -> str:
+    return f"hotel:pms:{aggregate}:{action}"
+
+
+def routing_key(type_: str) -> str:
+    return type_.replace(":", ".")
+
+
+def envelope(row: Any) -> dict[str, Any]:
+    """The structured-mode CloudEvent of an outbox row."""
+    time = row.time.astimezone(timezone.utc)
+    event: dict[str, Any] = {
+        "specversion": SPECVERSION,
+        "id": str(row.id),
+        "source": row.source or SOURCE,
+        "type": row.type,
+        "subject": row.subject,
+        "time": time.isoformat().replace("+00:00", "Z"),
+        "datacontenttype": "application/json",
+        "envid": str(row.env_id),
+        "idempotencykey": row.idempotency_key,
+        "aggregateversion": row.aggregate_version,
+        "data": row.data,
+    }
+    if row.property_id:
+        event["propertyid"] = str(row.property_id)
+    if row.traceparent:
+        event["traceparent"] = row.traceparent
+    return event

@@ -1,0 +1,13 @@
+"""Every model module, imported so migrations and create_tables see them."""
+
+from pms.models.catalog import Item, Package, RatePlan
+from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
+from pms.models.profiles import Profile
+from pms.models.property import Property, Room, RoomType
+
+ALL_MODELS = [
+    Property, RoomType, Room, RatePlan, Item, Package, Profile,
+    OutboxEvent, AuditEntry, IdempotencyRecord, Job,
+]
+
+__all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

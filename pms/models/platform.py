@@ -1,0 +1,88 @@
+"""Cross-cutting tables: outbox, audit journal, idempotency records, async jobs."""
+
+from __future__ import annotations
+
+import peewee
+
+from pms.db.base import JsonField, TenantModel, UtcDateTimeField, utcnow
+
+
+class OutboxEvent(TenantModel):
+    """One CloudEvent waiting for (or done with) the relay. `id` is the event id."""
+
+    type = peewee.CharField(max_length=120)
+    source = peewee.CharField(max_length=60, default="hotel-pms")
+    subject = peewee.CharField(max_length=64)
+    aggregate_type = peewee.CharField(max_length=60)
+    aggregate_version = peewee.IntegerField()
+    property_id = peewee.UUIDField(null=True)
+    idempotency_key = peewee.CharField(max_length=255)
+    time = UtcDateTimeField(default=utcnow)
+    data = JsonField()
+    traceparent = peewee.CharField(max_length=64, null=True)
+    request_id = peewee.CharField(max_length=128, null=True)
+    published_at = UtcDateTimeField(null=True)
+    attempts = peewee.IntegerField(default=0)
+    next_attempt_at = UtcDateTimeField(default=utcnow)
+    last_error = peewee.TextField(null=True)
+
+    class Meta:
+        table_name = "outbox_event"
+        indexes = (
+            (("env_id", "created_at"), False),
+            (("env_id", "subject", "aggregate_version"), False),
+        )
+
+
+class AuditEntry(TenantModel):
+    """Append-only journal: who did what to which row, before and after, in which request."""
+
+    action = peewee.CharField(max_length=120)
+    target_type = peewee.CharField(max_length=60)
+    target_id = peewee.CharField(max_length=64)
+    property_id = peewee.UUIDField(null=True)
+    actor_sub = peewee.CharField(max_length=255)
+    actor_kind = peewee.CharField(max_length=32)
+    request_id = peewee.CharField(max_length=128, null=True)
+    before = JsonField(null=True)
+    after = JsonField(null=True)
+    reason = peewee.TextField(null=True)
+    pushed_at = UtcDateTimeField(null=True)
+
+    class Meta:
+        table_name = "audit_entry"
+        indexes = ((("env_id", "target_id", "created_at"), False),
+                   (("env_id", "created_at"), False))
+
+
+class IdempotencyRecord(TenantModel):
+    """A POST's Idempotency-Key: its request fingerprint and, once done, its response."""
+
+    key = peewee.CharField(max_length=255)
+    fingerprint = peewee.CharField(max_length=128)
+    state = peewee.CharField(max_length=16, default="running")
+    response_status = peewee.IntegerField(null=True)
+    response_body = peewee.TextField(null=True)
+    response_headers = JsonField(null=True)
+    expires_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "idempotency_record"
+        indexes = ((("env_id", "key"), True), (("env_id", "expires_at"), False))
+
+
+class Job(TenantModel):
+    """An asynchronous job (night audit, reports): input, status and result."""
+
+    kind = peewee.CharField(max_length=60)
+    status = peewee.CharField(max_length=16, default="QUEUED")
+    property_id = peewee.UUIDField(null=True)
+    input = JsonField(null=True)
+    result = JsonField(null=True)
+    error = peewee.TextField(null=True)
+    started_at = UtcDateTimeField(null=True)
+    finished_at = UtcDateTimeField(null=True)
+
+    class Meta:
+        table_name = "job"
+        indexes = ((("env_id", "created_at"), False),)

@@ -1,0 +1,49 @@
+"""Properties and their physical rooms."""
+
+from __future__ import annotations
+
+import peewee
+
+from pms.db.base import AggregateModel, JsonField
+
+
+class Property(AggregateModel):
+    code = peewee.CharField(max_length=32)
+    name = peewee.CharField(max_length=200)
+    timezone = peewee.CharField(max_length=64)
+    currency_code = peewee.CharField(max_length=3)
+    languages = JsonField(default=list)
+    display_address = JsonField(null=True)
+    contacts = JsonField(null=True)
+    business_date = peewee.DateField(null=True)
+
+    class Meta:
+        table_name = "property"
+        indexes = ((("env_id", "code"), True),)
+
+
+class RoomType(AggregateModel):
+    property = peewee.ForeignKeyField(Property, backref="room_types", on_delete="RESTRICT")
+    code = peewee.CharField(max_length=32)
+    name = peewee.CharField(max_length=200)
+    description = peewee.TextField(null=True)
+    max_occupancy = peewee.IntegerField(default=2)
+    sort_order = peewee.IntegerField(default=0)
+
+    class Meta:
+        table_name = "room_type"
+        indexes = ((("env_id", "property", "code"), True),)
+
+
+class Room(AggregateModel):
+    property = peewee.ForeignKeyField(Property, backref="rooms", on_delete="RESTRICT")
+    room_type = peewee.ForeignKeyField(RoomType, backref="rooms", on_delete="RESTRICT")
+    room_number = peewee.CharField(max_length=16)
+    floor = peewee.CharField(max_length=16, null=True)
+    status = peewee.CharField(max_length=16, default="VACANT")
+    hk_status = peewee.CharField(max_length=16, default="CLEAN")
+
+    class Meta:
+        table_name = "room"
+        indexes = ((("env_id", "property", "room_number"), True),
+                   (("env_id", "room_type"), False))

@@ -1,0 +1,39 @@
+"""Clients of the platform services (payments, ledger, email, storage), built from settings.
+
+`PMS_PLATFORM_URL=embedded` gives in-process sandboxes with the same contracts; otherwise HTTP
+clients call the gateway under `/proxy/{service}/v1/...`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pms.config import Settings
+
+
+@dataclass
+class Platform:
+    """The bundle of platform clients injected into resources, services and actors."""
+
+    settings: Settings
+    clients: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        clients = self.__dict__.get("clients", {})
+        if name in clients:
+            return clients[name]
+        raise AttributeError(name)
+
+
+def build_platform(settings: Settings) -> Platform:
+    """Build every platform client for `settings` (embedded sandboxes or gateway clients)."""
+    platform = Platform(settings=settings)
+    for name, factory in _factories().items():
+        platform.clients[name] = factory(settings)
+    return platform
+
+
+def _factories() -> dict[str, Any]:
+    # Each platform module registers `build(settings)`; imported lazily (no import side effects).
+    return {}

@@ -1,0 +1,117 @@
+"""Guest and company profiles: create-or-ensure, loyalty number."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+import peewee
+
+from pms.context import Ctx
+from pms.db.locking import for_update
+from pms.db.uow import read_scope, unit_of_work
+from pms.errors import NotFound, ValidationFailed
+from pms.events import event_type
+from pms.models import Profile, RatePlan
+from pms.schemas.common import to_data
+from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, profile_out
+from pms.services.catalog import load_property
+
+
+def _find_existing(body: ProfileIn) -> Profile | None:
+    if body.email:
+        row = Profile.get_or_none(Profile.email_normalized == body.email.strip().lower())
+        if row is not None:
+            return row
+    if body.external_ref:
+        return Profile.get_or_none(Profile.external_ref == body.external_ref)
+    return None
+
+
+def _check(body: ProfileIn) -> None:
+    if body.kind == "GUEST" and not (body.last_name or body.first_name):
+        raise ValidationFailed("a guest profile needs a name",
+                               errors=[{"field": "last_name", "message": "required for GUEST"}])
+    if body.kind == "COMPANY" and not body.company_name:
+        raise ValidationFailed("a company profile needs company_name",
+                               errors=[{"field": "company_name", "message": "required for COMPANY"}])
+
+
+def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[Profile, bool]:
+    """Create a profile, or return the one with the same email or external reference.
+
+    Returns:
+        (profile, created): created is False when an existing profile was returned.
+    Raises:
+        NotFound: no such property. ValidationFailed: missing name, unknown rate plan ids.
+    """
+    _check(body)
+    with read_scope(ctx):
+        load_property(property_id)
+        existing = _find_existing(body)
+    if existing is not None:
+        return existing, False
+    try:
+        with unit_of_work(ctx) as uow:
+            ids = body.preferences.negotiated_rate_plan_ids
+            if ids:
+                known = {r.id for r in RatePlan.select(RatePlan.id).where(RatePlan.id.in_(ids))}
+                missing = [str(i) for i in ids if i not in known]
+                if missing:
+                    raise ValidationFailed(
+                        "negotiated_rate_plan_ids names unknown rate plans",
+                        errors=[{"field": "preferences.negotiated_rate_plan_ids",
+                                 "message": f"unknown: {', '.join(missing)}"}])
+            row = Profile.create(
+                kind=body.kind, first_name=body.first_name, last_name=body.last_name,
+                company_name=body.company_name, email=body.email,
+                email_normalized=body.email.strip().lower() if body.email else None,
+                phone=body.phone, external_ref=body.external_ref, language=body.language,
+                address=msgspec.to_builtins(body.address) if body.address else None,
+                preferences=msgspec.to_builtins(body.preferences),
+                origin_property_id=property_id,
+            )
+            data = to_data(profile_out(row))
+            uow.audit("profile.created", row, after=data)
+            uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
+        return row, True
+    except peewee.IntegrityError:
+        # A concurrent request created it first (unique email / external ref): ensure = return it.
+        with read_scope(ctx):
+            existing = _find_existing(body)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def load_profile(profile_id: uuid.UUID, *, lock: bool = False) -> Profile:
+    query = Profile.select().where(Profile.id == profile_id)
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise NotFound("no such profile")
+    return row
+
+
+def get_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> Profile:
+    with read_scope(ctx):
+        load_property(property_id)
+        if ctx.holder_id is not None and ctx.holder_id != profile_id:
+            raise NotFound("no such profile")
+        return load_profile(profile_id)
+
+
+def set_loyalty_number(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
+                       body: LoyaltyNumberIn) -> Profile:
+    """Set (or replace) the loyalty number. Raises NotFound."""
+    with unit_of_work(ctx) as uow:
+        load_property(property_id)
+        if ctx.holder_id is not None and ctx.holder_id != profile_id:
+            raise NotFound("no such profile")
+        row = load_profile(profile_id, lock=True)
+        before = to_data(profile_out(row))
+        row.loyalty_number = body.loyalty_number
+        row.save()
+        data = to_data(profile_out(row))
+        uow.audit("profile.loyalty_number_set", row, before=before, after=data)
+        uow.emit(event_type("profile", "loyalty_number_set"), row, data, property_id=property_id)
+    return row

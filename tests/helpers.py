@@ -1,0 +1,53 @@
+"""Assertions that encode the contract, and unique references."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pms.context import Ctx
+from pms.db.scope import tenant_scope
+from pms.db.uow import read_scope
+from pms.models import AuditEntry, OutboxEvent
+
+
+def random_ref(prefix: str = "ref") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def assert_problem(resp: Any, status: int, code: str | None = None) -> dict[str, Any]:
+    assert resp.status_code == status, (resp.status_code, resp.text)
+    assert resp.headers.get("content-type", "").startswith("application/problem+json"), resp.headers
+    body = resp.json
+    for key in ("type", "title", "status", "detail", "code"):
+        assert key in body, (key, body)
+    assert body["status"] == status
+    assert body["detail"]
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+def outbox_types(ctx: Ctx) -> list[str]:
+    with read_scope(ctx):
+        return [e.type for e in OutboxEvent.select().order_by(OutboxEvent.created_at)]
+
+
+def outbox_rows(ctx: Ctx) -> list[OutboxEvent]:
+    with read_scope(ctx):
+        return list(OutboxEvent.select().order_by(OutboxEvent.created_at))
+
+
+def audit_actions(ctx: Ctx) -> list[str]:
+    with read_scope(ctx):
+        return [a.action for a in AuditEntry.select().order_by(AuditEntry.created_at)]
+
+
+def counts(ctx: Ctx) -> tuple[int, int]:
+    """(outbox rows, audit rows) of the env."""
+    with read_scope(ctx):
+        return OutboxEvent.select().count(), AuditEntry.select().count()
+
+
+__all__ = ["assert_problem", "audit_actions", "counts", "outbox_rows", "outbox_types",
+           "random_ref", "tenant_scope"]
