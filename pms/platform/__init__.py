@@ -34,6 +34,11 @@ def build_platform(settings: Settings) -> Platform:
     return platform
 
 
+# name -> module exposing `build(settings)`; one line per platform service client.
+CLIENT_MODULES: dict[str, str] = {}
+
+
 def _factories() -> dict[str, Any]:
-    # Each platform module registers `build(settings)`; imported lazily (no import side effects).
-    return {}
+    import importlib
+
+    return {name: importlib.import_module(module).build for name, module in CLIENT_MODULES.items()}
