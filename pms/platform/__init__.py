@@ -35,7 +35,10 @@ def build_platform(settings: Settings) -> Platform:
 
 
 # name -> module exposing `build(settings)`; one line per platform service client.
-CLIENT_MODULES: dict[str, str] = {}
+CLIENT_MODULES: dict[str, str] = {
+    "payments": "pms.platform.payments",
+    "ledger": "pms.platform.ledger",
+}
 
 
 def _factories() -> dict[str, Any]:

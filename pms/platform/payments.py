@@ -1,0 +1,270 @@
+"""Client of the payments service: pre-authorizations (payment intents with manual confirmation),
+their confirmation, and charges (capture or folio payment), idempotent by Idempotency-Key.
+
+Three parts with one contract (SPEC rules 3 and 8): the `PaymentsClient` protocol, the embedded
+in-process sandbox (`PMS_PLATFORM_URL=embedded`, declines on well-known test payment_method_ids)
+and the HTTP client for the gateway (`/proxy/payments/v1/...`, machine token by client
+credentials). Only payment_method_id references cross this boundary, never card data. Transient
+failures (timeout, outage, 5xx) raise `PaymentsUnavailable`; a decline is a result, not an error.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+from pms.config import Settings
+from pms.errors import DependencyUnavailable
+
+PAYMENT_SCOPES = ("platform:payments:intents:write", "platform:payments:charges:write")
+
+# Sandbox test payment methods that decline, with their decline code (everything else succeeds).
+DECLINING_METHODS = {
+    "pm_card_declined": "card_declined",
+    "pm_card_insufficient_funds": "insufficient_funds",
+    "pm_card_expired": "expired_card",
+}
+
+SUCCEEDED, DECLINED = "succeeded", "declined"
+REQUIRES_CONFIRMATION, REQUIRES_CAPTURE = "requires_confirmation", "requires_capture"
+
+
+class PaymentsUnavailable(DependencyUnavailable):
+    """Raised when the payments service cannot be reached or fails (the outcome is unknown)."""
+
+    code = "payments_unavailable"
+
+
+@dataclass(frozen=True)
+class PaymentResult:
+    """What the payments service answered for an intent, a confirmation or a charge."""
+
+    id: str
+    status: str
+    amount: Decimal
+    currency: str
+    decline_code: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status != DECLINED
+
+
+class PaymentsClient(Protocol):
+    def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
+                      idempotency_key: str, metadata: dict[str, str] | None = None
+                      ) -> PaymentResult: ...
+
+    def confirm_intent(self, intent_id: str, *, idempotency_key: str) -> PaymentResult: ...
+
+    def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
+               payment_method_id: str | None = None, intent_id: str | None = None,
+               metadata: dict[str, str] | None = None) -> PaymentResult: ...
+
+
+def _result(body: dict[str, Any]) -> PaymentResult:
+    return PaymentResult(id=str(body["id"]), status=str(body["status"]),
+                         amount=Decimal(str(body["amount"])), currency=str(body["currency"]),
+                         decline_code=body.get("decline_code"))
+
+
+# -- embedded sandbox ---------------------------------------------------------------------------
+
+@dataclass
+class EmbeddedPayments:
+    """In-process sandbox: same contract as the service, replays by idempotency key."""
+
+    intents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    charges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _by_key: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _once(self, key: str, make: Any) -> PaymentResult:
+        with self._lock:
+            if key not in self._by_key:
+                self._by_key[key] = make()
+            return _result(self._by_key[key])
+
+    def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
+                      idempotency_key: str, metadata: dict[str, str] | None = None
+                      ) -> PaymentResult:
+        def make() -> dict[str, Any]:
+            declined = DECLINING_METHODS.get(payment_method_id)
+            body = {"id": f"pi_{uuid.uuid4().hex[:24]}", "amount": str(amount),
+                    "currency": currency, "payment_method_id": payment_method_id,
+                    "status": DECLINED if declined else REQUIRES_CONFIRMATION,
+                    "decline_code": declined, "capture_method": "manual"}
+            self.intents[body["id"]] = body
+            return body
+        return self._once(f"intent:{idempotency_key}", make)
+
+    def confirm_intent(self, intent_id: str, *, idempotency_key: str) -> PaymentResult:
+        def make() -> dict[str, Any]:
+            intent = self.intents.get(intent_id)
+            if intent is None:
+                raise PaymentsUnavailable(f"unknown payment intent {intent_id}")
+            if intent["status"] == REQUIRES_CONFIRMATION:
+                intent["status"] = REQUIRES_CAPTURE
+            return dict(intent)
+        return self._once(f"confirm:{idempotency_key}", make)
+
+    def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
+               payment_method_id: str | None = None, intent_id: str | None = None,
+               metadata: dict[str, str] | None = None) -> PaymentResult:
+        def make() -> dict[str, Any]:
+            method = payment_method_id
+            if intent_id is not None:
+                intent = self.intents.get(intent_id)
+                if intent is None or intent["status"] != REQUIRES_CAPTURE:
+                    return {"id": f"ch_{uuid.uuid4().hex[:24]}", "amount": str(amount),
+                            "currency": currency, "status": DECLINED,
+                            "decline_code": "intent_not_capturable"}
+                method = intent["payment_method_id"]
+                intent["status"] = SUCCEEDED
+            declined = DECLINING_METHODS.get(method or "")
+            body = {"id": f"ch_{uuid.uuid4().hex[:24]}", "amount": str(amount),
+                    "currency": currency, "status": DECLINED if declined else SUCCEEDED,
+                    "decline_code": declined, "payment_intent": intent_id}
+            self.charges[body["id"]] = body
+            return body
+        return self._once(f"charge:{idempotency_key}", make)
+
+
+# -- HTTP client through the gateway ------------------------------------------------------------
+
+class MachineToken:
+    """A client-credentials access token, fetched on demand and cached until shortly before exp."""
+
+    def __init__(self, token_url: str, client_id: str, client_secret: str,
+                 scopes: tuple[str, ...], timeout_s: float = 5.0) -> None:
+        self.token_url, self.client_id, self.client_secret = token_url, client_id, client_secret
+        self.scopes = scopes
+        self.timeout_s = timeout_s
+        self._token: str | None = None
+        self._expires = 0.0
+        self._lock = threading.Lock()
+
+    def get(self) -> str:
+        with self._lock:
+            if self._token and time.monotonic() < self._expires:
+                return self._token
+            if not self.token_url:
+                raise DependencyUnavailable("PMS_PLATFORM_TOKEN_URL is not configured")
+            form = urllib.parse.urlencode({
+                "grant_type": "client_credentials", "client_id": self.client_id,
+                "client_secret": self.client_secret, "scope": " ".join(self.scopes)}).encode()
+            request = urllib.request.Request(self.token_url, data=form, method="POST", headers={
+                "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
+                    body = json.loads(resp.read(65536))
+            except (OSError, ValueError) as exc:
+                raise DependencyUnavailable("the platform token endpoint failed") from exc
+            self._token = str(body["access_token"])
+            self._expires = time.monotonic() + max(int(body.get("expires_in", 300)) - 30, 5)
+            return self._token
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._token = None
+
+
+class GatewayHttp:
+    """JSON calls to `{base}/proxy/{service}/v1/...` with the machine token and a timeout."""
+
+    def __init__(self, base_url: str, service: str, token: MachineToken,
+                 timeout_s: float = 5.0, unavailable: type[DependencyUnavailable] = DependencyUnavailable
+                 ) -> None:
+        self.base = f"{base_url.rstrip('/')}/proxy/{service}/v1"
+        self.token = token
+        self.timeout_s = timeout_s
+        self.unavailable = unavailable
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None, *,
+             idempotency_key: str | None = None, retry_auth: bool = True) -> dict[str, Any]:
+        try:
+            bearer = self.token.get()
+        except DependencyUnavailable as exc:
+            raise self.unavailable(f"no machine token for {path}: {exc.detail}") from exc
+        headers = {"Authorization": f"Bearer {bearer}", "Accept": "application/json",
+                   "Content-Type": "application/json"}
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        data = json.dumps(body, default=str).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
+                return dict(json.loads(resp.read(1024 * 1024) or b"{}"))
+        except urllib.error.HTTPError as exc:
+            if exc.code == 401 and retry_auth:
+                self.token.invalidate()
+                return self.call(method, path, body, idempotency_key=idempotency_key,
+                                 retry_auth=False)
+            payload = _json_or_empty(exc)
+            if exc.code == 402 or payload.get("status") == DECLINED:
+                return payload  # a decline answer carries the result body
+            raise self.unavailable(f"{method} {path} answered {exc.code}",
+                                   status_code=exc.code) from exc
+        except (OSError, ValueError) as exc:  # URLError, timeouts, refused, bad JSON
+            raise self.unavailable(f"{method} {path} failed: {type(exc).__name__}") from exc
+
+
+def _json_or_empty(exc: urllib.error.HTTPError) -> dict[str, Any]:
+    try:
+        return dict(json.loads(exc.read(65536) or b"{}"))
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+class HttpPayments:
+    """The payments service through the gateway (`/proxy/payments/v1/...`)."""
+
+    def __init__(self, http: GatewayHttp) -> None:
+        self.http = http
+
+    def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
+                      idempotency_key: str, metadata: dict[str, str] | None = None
+                      ) -> PaymentResult:
+        return _result(self.http.call("POST", "/payment-intents", {
+            "amount": str(amount), "currency": currency, "payment_method_id": payment_method_id,
+            "capture_method": "manual", "confirmation_method": "manual",
+            "metadata": metadata or {}}, idempotency_key=idempotency_key))
+
+    def confirm_intent(self, intent_id: str, *, idempotency_key: str) -> PaymentResult:
+        quoted = urllib.parse.quote(intent_id, safe="")
+        return _result(self.http.call("POST", f"/payment-intents/{quoted}/confirm", {},
+                                      idempotency_key=idempotency_key))
+
+    def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
+               payment_method_id: str | None = None, intent_id: str | None = None,
+               metadata: dict[str, str] | None = None) -> PaymentResult:
+        body: dict[str, Any] = {"amount": str(amount), "currency": currency,
+                                "metadata": metadata or {}}
+        if intent_id:
+            body["payment_intent"] = intent_id
+        if payment_method_id:
+            body["payment_method_id"] = payment_method_id
+        return _result(self.http.call("POST", "/charges", body, idempotency_key=idempotency_key))
+
+
+def machine_token(settings: Settings, scopes: tuple[str, ...]) -> MachineToken:
+    return MachineToken(settings.platform_token_url, settings.platform_client_id,
+                        settings.platform_client_secret, scopes)
+
+
+def build(settings: Settings) -> PaymentsClient:
+    """The embedded sandbox, or the gateway client for a real `PMS_PLATFORM_URL`."""
+    if settings.embedded_platform:
+        return EmbeddedPayments()
+    return HttpPayments(GatewayHttp(settings.platform_url, "payments",
+                                    machine_token(settings, PAYMENT_SCOPES),
+                                    unavailable=PaymentsUnavailable))
