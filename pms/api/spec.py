@@ -34,6 +34,7 @@ class EndpointSpec:
     tags: tuple[str, ...] = ()
     errors: tuple[int, ...] = ()
     extra_scopes: tuple[str, ...] = field(default_factory=tuple)
+    mutates: bool = True
 
 
 def full_scope(scope: str) -> str:
@@ -42,11 +43,17 @@ def full_scope(scope: str) -> str:
 
 def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
              response: Any = None, status: int = 200, summary: str = "", description: str = "",
-             errors: tuple[int, ...] = (), also: tuple[str, ...] = ()) -> Callable[..., Any]:
-    """Declare a responder's scope and schemas (see module docstring)."""
+             errors: tuple[int, ...] = (), also: tuple[str, ...] = (),
+             mutates: bool | None = None) -> Callable[..., Any]:
+    """Declare a responder's scope and schemas (see module docstring).
+
+    `mutates=False` marks a POST that changes nothing (a search, a price check): it writes no
+    outbox or audit row. Other POST/PUT/PATCH/DELETE responders write exactly one of each.
+    """
     spec = EndpointSpec(scope=full_scope(scope), body=body, query=query, response=response,
                         status=status, summary=summary, description=description, errors=errors,
-                        extra_scopes=tuple(full_scope(s) for s in also))
+                        extra_scopes=tuple(full_scope(s) for s in also),
+                        mutates=mutates if mutates is not None else not scope.endswith(":read"))
     body_decoder = msgspec.json.Decoder(body) if body is not None else None
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,128 @@
+"""One transaction per change (SPEC rule 4): every mutating route leaves exactly one outbox row
+and one audit row, and a failure forced after the outbox write leaves no domain, outbox or audit
+row behind. Parametrized over the router itself."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import peewee
+import pytest
+
+from pms.context import Ctx
+from pms.db.database import db, is_postgres
+from pms.db.uow import read_scope
+from pms.models import ALL_MODELS, AuditEntry, IdempotencyRecord, OutboxEvent
+from pms.routes import all_routes, operations
+from tests.api.recipes import RECIPES, World
+
+MUTATING = sorted(
+    (method, path) for method, path, _fn, spec in operations(all_routes())
+    if method != "GET" and spec.mutates
+)
+
+
+def test_every_mutating_route_has_a_recipe():
+    missing = [f"{m} {p}" for m, p in MUTATING if (m, p) not in RECIPES]
+    assert not missing, "add recipes in tests/api/recipes.py for: " + ", ".join(missing)
+
+
+def _ctx(api: Any) -> Ctx:
+    return Ctx(env_id=api.env_id)
+
+
+def _counts(ctx: Ctx) -> dict[str, int]:
+    with read_scope(ctx):
+        return {m.__name__: m.select().count() for m in ALL_MODELS if m is not IdempotencyRecord}
+
+
+@pytest.mark.parametrize("method,path", MUTATING, ids=[f"{m} {p}" for m, p in MUTATING])
+def test_mutating_route_writes_one_outbox_and_one_audit_row(api, method, path):
+    recipe = RECIPES.get((method, path))
+    if recipe is None:
+        pytest.fail(f"no recipe for {method} {path}")
+    world = World(api)
+    url, body = recipe(world)
+    ctx = _ctx(api)
+    before = _counts(ctx)
+    resp = api.request(method, url, json=body, headers={"X-Platform-Request-Id": "req-" + uuid.uuid4().hex[:8]})
+    assert 200 <= resp.status_code < 300, resp.text
+    after = _counts(ctx)
+    assert after["OutboxEvent"] - before["OutboxEvent"] == 1
+    assert after["AuditEntry"] - before["AuditEntry"] == 1
+    with read_scope(ctx):
+        event = OutboxEvent.select().order_by(OutboxEvent.created_at.desc()).first()
+        audit = AuditEntry.select().order_by(AuditEntry.created_at.desc()).first()
+    assert event.type.startswith("hotel:pms:")
+    assert event.aggregate_version >= 1
+    assert event.published_at is None
+    assert audit.request_id == event.request_id
+    assert audit.actor_sub == "dev-user"
+
+
+# -- forced failure after the outbox write ---------------------------------------------------
+
+@pytest.fixture
+def fail_after_outbox(backend, request, api):
+    """A database trigger that aborts any transaction of this test's env once it has written its
+    outbox row (fires at commit on PostgreSQL, at the insert on SQLite): no production hook."""
+    env = str(api.env_id)
+    if backend == "postgres":
+        import psycopg2
+
+        owner = request.getfixturevalue("pg_database").owner_url
+        name = "fail_" + env.replace("-", "")[:16]
+        conn = psycopg2.connect(owner)
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute(f"""
+                CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  IF NEW.env_id = '{env}'::uuid THEN RAISE EXCEPTION 'forced failure'; END IF;
+                  RETURN NEW;
+                END $$""")
+            cur.execute(f"""CREATE CONSTRAINT TRIGGER {name} AFTER INSERT ON outbox_event
+                            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {name}()""")
+        yield
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TRIGGER {name} ON outbox_event")
+            cur.execute(f"DROP FUNCTION {name}()")
+        conn.close()
+    else:
+        name = "fail_" + env.replace("-", "")[:16]
+        hexenv = uuid.UUID(env).hex
+        db.execute_sql(f"""CREATE TRIGGER {name} AFTER INSERT ON outbox_event
+                           WHEN NEW.env_id = '{hexenv}'
+                           BEGIN SELECT RAISE(ABORT, 'forced failure'); END""")
+        yield
+        db.execute_sql(f"DROP TRIGGER {name}")
+
+
+@pytest.mark.parametrize("method,path", MUTATING, ids=[f"{m} {p}" for m, p in MUTATING])
+def test_forced_failure_after_the_outbox_write_leaves_nothing(api, method, path, request):
+    recipe = RECIPES.get((method, path))
+    if recipe is None:
+        pytest.fail(f"no recipe for {method} {path}")
+    world = World(api)
+    url, body = recipe(world)
+    ctx = _ctx(api)
+    before_rows = _snapshot(ctx)
+    request.getfixturevalue("fail_after_outbox")
+    resp = api.request(method, url, json=body)
+    assert resp.status_code == 500, resp.text
+    assert resp.json["code"] == "internal_error"
+    assert _snapshot(ctx) == before_rows
+
+
+def _snapshot(ctx: Ctx) -> dict[str, Any]:
+    """Every row of the env, by table (ids and versions), to prove nothing changed."""
+    with read_scope(ctx):
+        out = {}
+        for model in ALL_MODELS:
+            if model is IdempotencyRecord:
+                continue
+            fields = [model.id] + ([model.version] if "version" in model._meta.fields else [])
+            out[model.__name__] = sorted(tuple(str(v) for v in row) for row in
+                                         model.select(*fields).tuples())
+        return out
