@@ -10,6 +10,7 @@ import falcon
 
 from pms.api import problems
 from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
+from pms.api.carddata import CardDataMiddleware
 from pms.api.idempotency import IdempotencyMiddleware
 from pms.api.inflight import Inflight, LocalInflight
 from pms.api.jsonmedia import MsgspecJSONHandler, dumps
@@ -66,6 +67,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             InflightMiddleware(inflight),
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
             BodyMiddleware(settings.limits.max_body_bytes),
+            CardDataMiddleware(),
             IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps),
             DatabaseMiddleware(),
         ],
