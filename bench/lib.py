@@ -1,0 +1,366 @@
+"""The benchmark toolkit every scenario gets: a `Bench` with a throwaway PostgreSQL database, the
+service under gunicorn (started once, lazily), tokens, a seeding context, wrk and pgbench runners
+that report medians of several short runs, and the shared baselines (bare Falcon under the same
+gunicorn settings, pgbench select-only and tpcb-like), each measured once per run on demand.
+
+A scenario module in bench/scenarios/ defines `run(bench: Bench) -> list[Result]` (see
+bench/scenarios/__init__.py). Nothing here runs at import.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import pgdb
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_DIR = ROOT / "bench" / "out"
+WRK_DRIVER = ROOT / "bench" / "wrk" / "driver.lua"
+APP_TARGET = "pms.app:get_app()"
+BARE_TARGET = "bench.bare_app:app"
+
+
+@dataclass
+class Measurement:
+    """One figure: a rate (median over runs) with latency percentiles when they exist."""
+
+    rate: float
+    unit: str = "req/s"
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    errors: int = 0
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    """A line of the report. `baseline` names another result or a shared baseline
+    (`bare_falcon`, `pgbench_select_only`, `pgbench_tpcb_like`); `goal` is the minimum ratio
+    rate / baseline rate. `goal_text`/`passed` serve goals that are not ratios (e.g. "< 10 s")."""
+
+    name: str
+    measurement: Measurement
+    baseline: str | None = None
+    goal: float | None = None
+    goal_text: str | None = None
+    passed: bool | None = None
+    note: str = ""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def median_measurement(runs: list[Measurement]) -> Measurement:
+    """The median rate and latencies of several runs (each run kept in `runs`)."""
+    def med(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return round(statistics.median(present), 3) if present else None
+
+    return Measurement(
+        rate=round(statistics.median(r.rate for r in runs), 1),
+        unit=runs[0].unit,
+        p50_ms=med([r.p50_ms for r in runs]),
+        p99_ms=med([r.p99_ms for r in runs]),
+        errors=sum(r.errors for r in runs),
+        runs=[{"rate": r.rate, "p50_ms": r.p50_ms, "p99_ms": r.p99_ms, "errors": r.errors,
+               **r.extra} for r in runs],
+    )
+
+
+class Server:
+    """A gunicorn master started as a subprocess with `pms.gunicorn_conf`."""
+
+    def __init__(self, target: str, env: dict[str, str], log_path: Path) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        full_env = dict(os.environ, **env, PORT=str(self.port))
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "python:pms.gunicorn_conf", target],
+            cwd=ROOT, env=full_env, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, path: str, headers: dict[str, str], timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited ({self.proc.returncode}); see {self.log_path}")
+            try:
+                req = urllib.request.Request(self.base_url + path, headers=headers)
+                with urllib.request.urlopen(req, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except Exception as exc:  # noqa: BLE001 - not up yet
+                last = exc
+            time.sleep(0.2)
+        raise RuntimeError(f"gunicorn did not become ready: {last}; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+class Bench:
+    """What a scenario works with. See the module docstring."""
+
+    def __init__(self, *, duration: float = 5.0, runs: int = 3, connections: int = 32,
+                 wrk_threads: int = 2, warmup: float = 1.0, server_env: dict[str, str] | None = None,
+                 log: Callable[[str], None] = print) -> None:
+        self.duration = duration
+        self.runs = runs
+        self.connections = connections
+        self.wrk_threads = wrk_threads
+        self.warmup = warmup
+        self.server_env = dict(server_env or {})
+        self.log = log
+        self.results: dict[str, Result] = {}
+        self._baselines: dict[str, Result] = {}
+        self._tmp = Path(tempfile.mkdtemp(prefix="pms-bench-"))
+        self.db: pgdb.BenchDatabase | None = None
+        self._app: Server | None = None
+        self._seed_bound = False
+        self._pgbench_ready = False
+        from pms.config import Settings
+
+        self.settings = Settings(jwks_url=f"file://{self._tmp}/jwks.json")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create and migrate the throwaway database and the dev keys."""
+        from pms.db.migrator import migrate
+        from pms.devkeys import generate_keys
+
+        OUT_DIR.mkdir(parents=True, exist_ok=True)
+        generate_keys(self.settings)
+        self.db = pgdb.create()
+        self.log(f"database {self.db.name} (service role {self.db.app_role})")
+        migrate(self.db.owner_url, service_url=self.db.app_url)
+        self.settings = self.settings.with_(database_url=self.db.app_url,
+                                            migration_database_url=self.db.owner_url)
+
+    def close(self, *, keep_db: bool = False) -> None:
+        if self._app is not None:
+            self._app.stop()
+            self._app = None
+        if self._seed_bound:
+            from pms.db.database import db
+
+            if db.obj is not None:
+                db.obj.close_all()
+        if self.db is not None and not keep_db:
+            self.db.drop()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    # -- the service ---------------------------------------------------------------------------
+
+    def gunicorn_env(self) -> dict[str, str]:
+        assert self.db is not None, "call start() first"
+        return {"PMS_DATABASE_URL": self.db.app_url, "PMS_MIGRATION_DATABASE_URL": self.db.owner_url,
+                "PMS_JWKS_URL": self.settings.jwks_url, "PMS_BROKER_URL": "stub://",
+                **self.server_env}
+
+    def app(self) -> Server:
+        """The service under gunicorn on the bench database (started on first use)."""
+        if self._app is None:
+            env_id = uuid.uuid4()
+            self._app = Server(APP_TARGET, self.gunicorn_env(), OUT_DIR / "gunicorn-app.log")
+            self._app.wait_ready("/v1/health", self.headers(env_id))
+            self.log(f"service up at {self._app.base_url}")
+        return self._app
+
+    @contextmanager
+    def server(self, target: str, env: dict[str, str] | None = None,
+               ready_path: str = "/", ready_headers: dict[str, str] | None = None
+               ) -> Iterator[Server]:
+        """Another WSGI target under the same gunicorn settings, for the time of a block."""
+        name = target.split(":")[0].replace(".", "-")
+        srv = Server(target, {**self.gunicorn_env(), **(env or {})}, OUT_DIR / f"gunicorn-{name}.log")
+        try:
+            srv.wait_ready(ready_path, ready_headers or {})
+            yield srv
+        finally:
+            srv.stop()
+
+    def token(self, env_id: uuid.UUID, scopes: list[str] | None = None) -> str:
+        from pms.devkeys import mint_token
+
+        return mint_token(self.settings, env_id=env_id, scopes=scopes, sub="bench",
+                          ttl_s=6 * 3600)
+
+    def headers(self, env_id: uuid.UUID, scopes: list[str] | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(env_id, scopes)}",
+                "X-Platform-Env-Id": str(env_id)}
+
+    def seed_ctx(self, env_id: uuid.UUID | None = None) -> Any:
+        """A machine ctx for seeding through the services (binds this process's database to the
+        service role on first use). Returns pms.context.Ctx."""
+        from pms.context import system_ctx
+        from pms.db.database import init_db
+
+        if not self._seed_bound:
+            init_db(self.settings.database_url, pool_size=8)
+            self._seed_bound = True
+        return system_ctx(env_id or uuid.uuid4(), sub="bench-seed")
+
+    # -- load generators -------------------------------------------------------------------------
+
+    def wrk_once(self, url: str, *, method: str = "GET", path: str = "/",
+                 headers: dict[str, str] | None = None, body_template: str = "",
+                 unique: bool = False, duration: float | None = None,
+                 connections: int | None = None) -> Measurement:
+        """One wrk run; `{{n}}` in `body_template` becomes a unique token per request."""
+        conns = connections or self.connections
+        argv = ["wrk", "-t", str(min(self.wrk_threads, conns)), "-c", str(conns),
+                "-d", f"{max(1, round(duration or self.duration))}s", "--timeout", "10s", "-s", str(WRK_DRIVER)]
+        for key, value in (headers or {}).items():
+            argv += ["-H", f"{key}: {value}"]
+        if body_template:
+            argv += ["-H", "Content-Type: application/json"]
+        argv += [url, "--", method, path, body_template, "1" if unique else "0",
+                 uuid.uuid4().hex[:8]]
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"wrk failed ({proc.returncode}): {proc.stderr or proc.stdout}")
+        out = proc.stdout
+        line = next((ln for ln in out.splitlines() if ln.startswith("BENCHJSON ")), None)
+        if line is None:
+            raise RuntimeError(f"wrk printed no summary:\n{out}")
+        data = json.loads(line[len("BENCHJSON "):])
+        seconds = data["duration_us"] / 1e6
+        errors = sum(data[k] for k in ("connect_errors", "read_errors", "write_errors",
+                                       "status_errors", "timeouts"))
+        return Measurement(rate=round(data["requests"] / seconds, 1), p50_ms=data["p50_us"] / 1000,
+                           p99_ms=data["p99_us"] / 1000, errors=errors,
+                           extra={"requests": data["requests"], "status_errors": data["status_errors"]})
+
+    def wrk(self, url: str, **kwargs: Any) -> Measurement:
+        """A short warm-up, then the median of `runs` wrk runs."""
+        if self.warmup > 0:
+            self.wrk_once(url, **{**kwargs, "duration": self.warmup})
+        return median_measurement([self.wrk_once(url, **kwargs) for _ in range(self.runs)])
+
+    def repeat(self, fn: Callable[[], Measurement], runs: int | None = None) -> Measurement:
+        """The median of `runs` calls of a custom measuring function."""
+        return median_measurement([fn() for _ in range(runs or self.runs)])
+
+    # -- baselines -------------------------------------------------------------------------------
+
+    def baseline(self, name: str) -> Result:
+        """A shared baseline, measured once per run on first use."""
+        if name not in self._baselines:
+            makers = {"bare_falcon": self._bare_falcon,
+                      "pgbench_select_only": lambda: self._pgbench("select-only"),
+                      "pgbench_tpcb_like": lambda: self._pgbench("tpcb-like")}
+            if name not in makers:
+                raise KeyError(f"unknown baseline {name!r}; known: {sorted(makers)}")
+            self.log(f"baseline {name} ...")
+            self._baselines[name] = Result(name=name, measurement=makers[name](),
+                                           note="baseline")
+        return self._baselines[name]
+
+    @property
+    def baselines(self) -> dict[str, Result]:
+        return dict(self._baselines)
+
+    def _bare_falcon(self) -> Measurement:
+        with self.server(BARE_TARGET) as srv:
+            return self.wrk(srv.base_url, path="/")
+
+    def _pgbench_init(self) -> None:
+        assert self.db is not None
+        if not self._pgbench_ready:
+            scale = str(max(10, self.connections // 2))
+            subprocess.run(["pgbench", "-i", "-q", "-s", scale, self.db.pgbench_url],
+                           check=True, capture_output=True, text=True)
+            self._pgbench_ready = True
+
+    def _pgbench(self, mode: str) -> Measurement:
+        self._pgbench_init()
+        return median_measurement([self._pgbench_once(mode) for _ in range(self.runs)])
+
+    def _pgbench_once(self, mode: str) -> Measurement:
+        assert self.db is not None
+        logdir = Path(tempfile.mkdtemp(dir=self._tmp))
+        argv = ["pgbench", "-b", mode, "-c", str(self.connections), "-j", str(self.wrk_threads),
+                "-T", str(max(1, int(self.duration))), "-l", "--log-prefix", str(logdir / "pgb"),
+                "-n", self.db.pgbench_url]
+        out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+        tps = next(float(ln.split("=")[1].split()[0]) for ln in out.splitlines()
+                   if ln.startswith("tps ="))
+        latencies: list[int] = []
+        for path in glob.glob(str(logdir / "pgb*")):
+            with open(path) as handle:
+                latencies.extend(int(line.split()[2]) for line in handle if line.strip())
+        shutil.rmtree(logdir, ignore_errors=True)
+        latencies.sort()
+
+        def pct(p: float) -> float | None:
+            return latencies[min(len(latencies) - 1, int(p * len(latencies)))] / 1000 \
+                if latencies else None
+
+        return Measurement(rate=round(tps, 1), unit="tps", p50_ms=pct(0.50), p99_ms=pct(0.99),
+                           extra={"transactions": len(latencies)})
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def add(self, result: Result) -> None:
+        self.results[result.name] = result
+
+    def ratio(self, result: Result) -> float | None:
+        if not result.baseline:
+            return None
+        base = self.results.get(result.baseline) or self._baselines.get(result.baseline)
+        if base is None or not base.measurement.rate:
+            return None
+        return round(result.measurement.rate / base.measurement.rate, 3)
+
+    def report(self) -> dict[str, Any]:
+        lines = []
+        for result in [*self._baselines.values(), *self.results.values()]:
+            ratio = self.ratio(result)
+            passed = result.passed
+            if passed is None and result.goal is not None and ratio is not None:
+                passed = ratio >= result.goal
+            lines.append({**asdict(result), "ratio": ratio, "passed": passed})
+        return {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "settings": {"duration_s": self.duration, "runs": self.runs,
+                             "connections": self.connections, "wrk_threads": self.wrk_threads,
+                             "cpus": os.cpu_count(), "server_env": self.server_env,
+                             "gunicorn": _gunicorn_settings(self.server_env)},
+                "results": lines}
+
+
+def _gunicorn_settings(overrides: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ, **overrides)
+    return {"workers": env.get("WEB_CONCURRENCY", "default"),
+            "threads": env.get("PMS_THREADS", "default"),
+            "worker_class": env.get("PMS_WORKER_CLASS", "default")}

@@ -1,0 +1,136 @@
+"""`python -m bench.run [scenario ...]`: run all default scenarios (or the named ones), print a
+table with the medians and the ratios to the baselines, and write bench/out/bench-<time>.json
+(and bench/out/latest.json). Options: --duration, --runs, --connections, --threads, --workers,
+--gunicorn-threads, --worker-class, --list, --keep-db."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from types import ModuleType
+from typing import Any
+
+from bench import lib, scenarios
+
+
+def discover() -> dict[str, ModuleType]:
+    """Every importable module in bench/scenarios with a `run` function, in ORDER."""
+    found: dict[str, ModuleType] = {}
+    for info in pkgutil.iter_modules(scenarios.__path__):
+        try:
+            module = importlib.import_module(f"bench.scenarios.{info.name}")
+        except Exception as exc:  # noqa: BLE001 - one broken scenario must not stop the others
+            print(f"! scenario {info.name} does not import: {exc}", file=sys.stderr)
+            continue
+        if callable(getattr(module, "run", None)):
+            found[info.name] = module
+    return dict(sorted(found.items(), key=lambda kv: (getattr(kv[1], "ORDER", 50), kv[0])))
+
+
+def ensure_tools() -> None:
+    """wrk comes from Debian's package; install it when it is missing and we may."""
+    if shutil.which("wrk"):
+        return
+    print("wrk is missing; installing the Debian package ...", file=sys.stderr)
+    try:
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True)
+    except (OSError, subprocess.CalledProcessError):
+        subprocess.run(["apt-get", "update", "-qq"], check=False)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=False)
+    if not shutil.which("wrk"):
+        sys.exit("wrk is required: apt-get install -y wrk")
+    if not shutil.which("pgbench"):
+        sys.exit("pgbench is required (postgresql-client)")
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def print_table(report: dict[str, Any]) -> None:
+    header = f"{'benchmark':52} {'rate':>12} {'unit':>9} {'p50 ms':>8} {'p99 ms':>8} " \
+             f"{'errors':>6}  {'vs baseline':30} {'ratio':>6} {'goal':>6}"
+    print("\n" + header)
+    print("-" * len(header))
+    for line in report["results"]:
+        m = line["measurement"]
+        goal = line["goal_text"] or (f">={line['goal']:.2f}" if line["goal"] is not None else "")
+        verdict = {True: " ok", False: " MISSED", None: ""}[line["passed"]]
+        print(f"{line['name'][:52]:52} {_fmt(m['rate']):>12} {m['unit']:>9} "
+              f"{_fmt(m['p50_ms'], 2):>8} {_fmt(m['p99_ms'], 2):>8} {m['errors']:>6}  "
+              f"{(line['baseline'] or '')[:30]:30} {_fmt(line['ratio'], 2):>6} {goal:>6}{verdict}")
+    s = report["settings"]
+    print(f"\nmedians of {s['runs']} runs x {s['duration_s']} s, {s['connections']} connections, "
+          f"{s['cpus']} CPUs, gunicorn {s['gunicorn']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("scenario", nargs="*", help="scenario names (default: every DEFAULT one)")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per run")
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2, help="wrk/pgbench threads")
+    parser.add_argument("--workers", help="gunicorn workers (WEB_CONCURRENCY)")
+    parser.add_argument("--gunicorn-threads", help="gunicorn threads per worker (PMS_THREADS)")
+    parser.add_argument("--worker-class", help="gunicorn worker class (PMS_WORKER_CLASS)")
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument("--keep-db", action="store_true", help="keep the throwaway database")
+    args = parser.parse_args(argv)
+
+    available = discover()
+    if args.list:
+        for name, module in available.items():
+            flag = "" if getattr(module, "DEFAULT", True) else " (not in the default run)"
+            print(f"{name:16} {getattr(module, 'DESCRIPTION', '')}{flag}")
+        return 0
+    unknown = [n for n in args.scenario if n not in available]
+    if unknown:
+        parser.error(f"unknown scenario(s) {unknown}; known: {sorted(available)}")
+    chosen = args.scenario or [n for n, m in available.items() if getattr(m, "DEFAULT", True)]
+
+    ensure_tools()
+    server_env = {k: v for k, v in (("WEB_CONCURRENCY", args.workers),
+                                    ("PMS_THREADS", args.gunicorn_threads),
+                                    ("PMS_WORKER_CLASS", args.worker_class)) if v}
+    bench = lib.Bench(duration=args.duration, runs=args.runs, connections=args.connections,
+                      wrk_threads=args.threads, server_env=server_env,
+                      log=lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True))
+    failed: list[str] = []
+    started = time.monotonic()
+    try:
+        bench.start()
+        for name in chosen:
+            bench.log(f"scenario {name}")
+            try:
+                for result in available[name].run(bench):
+                    bench.add(result)
+            except Exception:  # noqa: BLE001 - report it, run the others
+                traceback.print_exc()
+                failed.append(name)
+    finally:
+        bench.close(keep_db=args.keep_db)
+    report = bench.report()
+    report["scenarios"] = chosen
+    report["failed"] = failed
+    report["elapsed_s"] = round(time.monotonic() - started, 1)
+    print_table(report)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for path in (lib.OUT_DIR / f"bench-{stamp}.json", lib.OUT_DIR / "latest.json"):
+        path.write_text(json.dumps(report, indent=2, default=str))
+    print(f"written to {lib.OUT_DIR}/bench-{stamp}.json in {report['elapsed_s']} s")
+    if failed:
+        print(f"failed scenarios: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

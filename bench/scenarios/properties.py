@@ -1,0 +1,55 @@
+"""The spine's two paths: `GET /v1/properties/{id}` (token verified, tenant checked, one indexed
+read) against the bare Falcon baseline (goal: at least 30% of its req/s), and
+`POST /v1/properties/{id}/profiles` (a write with its outbox and audit rows, a fresh
+Idempotency-Key and email per request) against pgbench tpcb-like."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import msgspec
+
+from bench.lib import Bench, Result
+
+DESCRIPTION = "GET property vs bare Falcon; POST profile vs pgbench (select-only, tpcb-like)"
+ORDER = 10
+
+
+def seed_property(bench: Bench, env_id: uuid.UUID) -> str:
+    """One property in `env_id`, created through the catalog service; returns its id."""
+    from pms.schemas.catalog import PropertyIn
+    from pms.services import catalog
+
+    ctx = bench.seed_ctx(env_id)
+    prop = catalog.create_property(ctx, msgspec.convert({
+        "propertyCode": "BENCH1", "name": "Benchmark Hotel", "timezone": "Europe/Berlin",
+        "currencyCode": "EUR", "languages": ["en"],
+        "displayAddress": {"line1": "Bench Street 1", "city": "Berlin", "postalCode": "10117",
+                           "countryCode": "DE"},
+    }, PropertyIn))
+    return str(prop.id)
+
+
+def run(bench: Bench) -> list[Result]:
+    bench.baseline("bare_falcon")
+    bench.baseline("pgbench_select_only")
+    bench.baseline("pgbench_tpcb_like")
+    env_id = uuid.uuid4()
+    property_id = seed_property(bench, env_id)
+    app = bench.app()
+    headers = bench.headers(env_id)
+
+    bench.log("GET /v1/properties/{id} ...")
+    get = bench.wrk(app.base_url, path=f"/v1/properties/{property_id}", headers=headers)
+    bench.log("POST /v1/properties/{id}/profiles ...")
+    body = json.dumps({"first_name": "Ada", "last_name": "Bench{{n}}",
+                       "email": "guest-{{n}}@bench.example"})
+    post = bench.wrk(app.base_url, method="POST", path=f"/v1/properties/{property_id}/profiles",
+                     headers=headers, body_template=body, unique=True)
+    return [
+        Result("GET /v1/properties/{id}", get, baseline="bare_falcon", goal=0.30),
+        Result("GET /v1/properties/{id} vs pgbench select-only", get,
+               baseline="pgbench_select_only"),
+        Result("POST /v1/properties/{id}/profiles", post, baseline="pgbench_tpcb_like"),
+    ]
