@@ -125,6 +125,9 @@ def make_migration(name: str, models: list[type[peewee.Model]], url: str) -> str
     if created:
         path = MIGRATIONS_DIR / f"{created}.py"
         text = path.read_text()
+        # Convention: no single-column FK indexes; composite indexes lead with env_id.
+        text = text.replace("pw.ForeignKeyField(column_name=",
+                            "pw.ForeignKeyField(index=False, column_name=")
         text = text.replace(
             "from peewee_migrate import Migrator\n",
             "from peewee_migrate import Migrator\n\nfrom pms.db import fields as pmsf\n", 1)

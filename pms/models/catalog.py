@@ -9,7 +9,7 @@ from pms.models.property import Property
 
 
 class RatePlan(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="rate_plans", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="rate_plans", on_delete="RESTRICT", index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)
     description = peewee.TextField(null=True)
@@ -26,7 +26,7 @@ class RatePlan(AggregateModel):
 
 
 class Item(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="items", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="items", on_delete="RESTRICT", index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)
     category = peewee.CharField(max_length=16)
@@ -39,7 +39,7 @@ class Item(AggregateModel):
 
 
 class Package(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="packages", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="packages", on_delete="RESTRICT", index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)
     description = peewee.TextField(null=True)

@@ -23,7 +23,7 @@ class Property(AggregateModel):
 
 
 class RoomType(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="room_types", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="room_types", on_delete="RESTRICT", index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)
     description = peewee.TextField(null=True)
@@ -36,8 +36,8 @@ class RoomType(AggregateModel):
 
 
 class Room(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="rooms", on_delete="RESTRICT")
-    room_type = peewee.ForeignKeyField(RoomType, backref="rooms", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="rooms", on_delete="RESTRICT", index=False)
+    room_type = peewee.ForeignKeyField(RoomType, backref="rooms", on_delete="RESTRICT", index=False)
     room_number = peewee.CharField(max_length=16)
     floor = peewee.CharField(max_length=16, null=True)
     status = peewee.CharField(max_length=16, default="VACANT")
