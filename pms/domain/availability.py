@@ -1,0 +1,51 @@
+"""Inventory arithmetic (SPEC rule 6). Pure; no I/O.
+
+Sellable = min(physical - OOO - OOS, sell limit) - sold, never below zero and never above
+physical - OOO - OOS, whatever the sell limit says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def usable(physical: int, ooo: int, oos: int) -> int:
+    """Rooms that physically exist and are in service on a night (never negative)."""
+    return max(physical - ooo - oos, 0)
+
+
+def capacity(physical: int, ooo: int, oos: int, sell_limit: int | None) -> int:
+    """The most that may be sold on a night: the sell limit can lower it, never raise it."""
+    cap = usable(physical, ooo, oos)
+    if sell_limit is not None:
+        cap = min(cap, max(sell_limit, 0))
+    return cap
+
+
+def sellable(physical: int, ooo: int, oos: int, sell_limit: int | None, sold: int) -> int:
+    """Rooms still for sale on a night: capacity minus sold, clamped to [0, usable]."""
+    return max(capacity(physical, ooo, oos, sell_limit) - max(sold, 0), 0)
+
+
+@dataclass(frozen=True)
+class NightCount:
+    """One night of one room type, as stored or recounted."""
+
+    physical: int
+    ooo: int
+    oos: int
+    sell_limit: int | None
+    sold: int
+
+    @property
+    def sellable(self) -> int:
+        return sellable(self.physical, self.ooo, self.oos, self.sell_limit, self.sold)
+
+    @property
+    def capacity(self) -> int:
+        return capacity(self.physical, self.ooo, self.oos, self.sell_limit)
+
+
+def stay_sellable(nights: list[NightCount]) -> int:
+    """Rooms sellable for every night of a stay (the minimum over its nights; 0 if none)."""
+    return min((n.sellable for n in nights), default=0)

@@ -1,0 +1,202 @@
+"""Pricing a stay: nightly rates, restrictions, packages, promo codes, occupancy, sold-out nights.
+
+Pure; no I/O. The availability search and `quote_stay` both call `price_stay` with data the
+services batch-load, so a quote and a search offer can never disagree.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+import msgspec
+
+from pms.domain.money import quantize, zero
+
+
+class NightPrice(msgspec.Struct, frozen=True):
+    date: date
+    amount: Decimal
+
+
+class Reason(msgspec.Struct, frozen=True):
+    """Why a plan does not apply (or why a promo code does not): a stable code and a message."""
+
+    code: str
+    message: str
+    date: date | None = None
+
+
+class Quote(msgspec.Struct, kw_only=True):
+    nights: list[NightPrice]
+    room_total: Decimal
+    packages_total: Decimal
+    discount_total: Decimal
+    total: Decimal
+    currency: str
+    bookable: bool
+    reasons: list[Reason]
+    available: int | None = None
+    promo_code: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The restrictions in force for one (rate plan, room type, date), merged."""
+
+    closed: bool = False
+    closed_to_arrival: bool = False
+    closed_to_departure: bool = False
+    min_los: int | None = None
+    max_los: int | None = None
+
+
+OPEN = Rule()
+
+
+def merge_rules(rules: Iterable[Rule]) -> Rule:
+    """The strictest combination: any flag set wins, the largest minimum, the smallest maximum."""
+    merged = OPEN
+    for r in rules:
+        mins = [v for v in (merged.min_los, r.min_los) if v is not None]
+        maxs = [v for v in (merged.max_los, r.max_los) if v is not None]
+        merged = Rule(
+            closed=merged.closed or r.closed,
+            closed_to_arrival=merged.closed_to_arrival or r.closed_to_arrival,
+            closed_to_departure=merged.closed_to_departure or r.closed_to_departure,
+            min_los=max(mins) if mins else None,
+            max_los=min(maxs) if maxs else None,
+        )
+    return merged
+
+
+@dataclass(frozen=True)
+class PackageLine:
+    code: str
+    calculation: str  # PER_STAY, PER_NIGHT, PER_PERSON, PER_PERSON_PER_NIGHT
+    price: Decimal
+    currency: str
+
+
+def package_amount(pkg: PackageLine, *, nights: int, persons: int) -> Decimal:
+    """A package's price for a stay, by its calculation."""
+    factor = {"PER_STAY": 1, "PER_NIGHT": nights, "PER_PERSON": persons,
+              "PER_PERSON_PER_NIGHT": persons * nights}.get(pkg.calculation)
+    if factor is None:
+        raise ValueError(f"unknown package calculation {pkg.calculation!r}")
+    return pkg.price * factor
+
+
+@dataclass(frozen=True)
+class Promo:
+    code: str
+    discount_type: str  # PERCENT or FIXED
+    value: Decimal
+    currency: str | None
+    valid_from: date | None
+    valid_to: date | None
+    min_nights: int | None
+    rate_plan_ids: frozenset[uuid.UUID]
+    active: bool
+
+
+def promo_problem(promo: Promo | None, code: str, *, arrival: date, nights: int,
+                  rate_plan_id: uuid.UUID, currency: str) -> Reason | None:
+    """Why `promo` cannot be used for this stay, or None when it can."""
+    if promo is None or not promo.active:
+        return Reason("promo_invalid", f"promo code {code} is not valid at this property")
+    if promo.valid_from is not None and arrival < promo.valid_from:
+        return Reason("promo_not_yet_valid", f"promo code {code} is valid from {promo.valid_from}")
+    if promo.valid_to is not None and arrival > promo.valid_to:
+        return Reason("promo_expired", f"promo code {code} was valid until {promo.valid_to}")
+    if promo.min_nights is not None and nights < promo.min_nights:
+        return Reason("promo_min_nights",
+                      f"promo code {code} needs a stay of at least {promo.min_nights} nights")
+    if promo.rate_plan_ids and rate_plan_id not in promo.rate_plan_ids:
+        return Reason("promo_not_applicable", f"promo code {code} does not apply to this rate plan")
+    if promo.discount_type == "FIXED" and promo.currency and promo.currency != currency:
+        return Reason("promo_not_applicable",
+                      f"promo code {code} is in {promo.currency}, the rate is in {currency}")
+    return None
+
+
+def promo_discount(promo: Promo, room_total: Decimal, currency: str) -> Decimal:
+    """The discount on the room total (never more than the room total)."""
+    if promo.discount_type == "PERCENT":
+        amount = room_total * promo.value / Decimal(100)
+    else:
+        amount = promo.value
+    return quantize(min(max(amount, Decimal(0)), room_total), currency)
+
+
+def price_stay(*, nights: list[date], departure: date, currency: str,
+               rates: Mapping[date, Decimal], rules: Mapping[date, Rule],
+               adults: int, children: int, max_occupancy: int,
+               packages: Iterable[PackageLine] = (),
+               sellable: Mapping[date, int] | None = None,
+               promo: Promo | None = None, promo_code: str | None = None,
+               rate_plan_id: uuid.UUID | None = None, active: bool = True) -> Quote:
+    """Price one room of one type under one rate plan for a stay, with every reason it fails.
+
+    `rates` maps a night to its amount (a missing night has no rate); `rules` maps a date (the
+    nights and the departure date) to its merged restrictions; `sellable` maps a night to the
+    rooms still for sale. The quote is bookable only when no reason was found.
+    """
+    reasons: list[Reason] = []
+    count = len(nights)
+    persons = adults + children
+    if not active:
+        reasons.append(Reason("rate_plan_inactive", "the rate plan is not active"))
+    if persons > max_occupancy:
+        reasons.append(Reason("over_occupancy",
+                              f"{persons} guests exceed the room type's maximum of {max_occupancy}"))
+    arrival_rule = rules.get(nights[0], OPEN) if nights else OPEN
+    if arrival_rule.closed_to_arrival:
+        reasons.append(Reason("closed_to_arrival", "closed to arrival on this date", nights[0]))
+    if rules.get(departure, OPEN).closed_to_departure:
+        reasons.append(Reason("closed_to_departure", "closed to departure on this date", departure))
+    if arrival_rule.min_los is not None and count < arrival_rule.min_los:
+        reasons.append(Reason("min_los", f"a stay arriving on {nights[0]} needs at least "
+                                         f"{arrival_rule.min_los} nights", nights[0]))
+    if arrival_rule.max_los is not None and count > arrival_rule.max_los:
+        reasons.append(Reason("max_los", f"a stay arriving on {nights[0]} may have at most "
+                                         f"{arrival_rule.max_los} nights", nights[0]))
+    priced: list[NightPrice] = []
+    for night in nights:
+        if rules.get(night, OPEN).closed:
+            reasons.append(Reason("closed", "the rate is closed on this night", night))
+        amount = rates.get(night)
+        if amount is None:
+            reasons.append(Reason("no_rate", "no rate is loaded for this night", night))
+        else:
+            priced.append(NightPrice(night, quantize(amount, currency)))
+        if sellable is not None and sellable.get(night, 0) <= 0:
+            reasons.append(Reason("sold_out", "no room of this type is left on this night", night))
+    room_total = sum((p.amount for p in priced), zero(currency))
+    packages_total = zero(currency)
+    for pkg in packages:
+        if pkg.currency != currency:
+            reasons.append(Reason("package_currency_mismatch",
+                                  f"package {pkg.code} is priced in {pkg.currency}, not {currency}"))
+            continue
+        packages_total += quantize(package_amount(pkg, nights=count, persons=persons), currency)
+    discount = zero(currency)
+    if promo_code is not None:
+        problem = promo_problem(promo, promo_code, arrival=nights[0], nights=count,
+                                rate_plan_id=rate_plan_id or uuid.UUID(int=0), currency=currency)
+        if problem is not None:
+            reasons.append(problem)
+        elif promo is not None:
+            discount = promo_discount(promo, room_total, currency)
+    available = None
+    if sellable is not None:
+        available = min((max(sellable.get(n, 0), 0) for n in nights), default=0)
+    return Quote(
+        nights=priced, room_total=room_total, packages_total=packages_total,
+        discount_total=discount, total=room_total + packages_total - discount,
+        currency=currency, bookable=not reasons, reasons=reasons, available=available,
+        promo_code=promo_code,
+    )

@@ -1,0 +1,67 @@
+"""Prices and selling rules per rate plan: nightly rate schedules, restrictions, promo codes."""
+
+from __future__ import annotations
+
+import peewee
+
+from pms.db.base import AggregateModel, JsonField, MoneyField, TenantModel
+from pms.models.catalog import RatePlan
+from pms.models.property import Property, RoomType
+
+
+class RateSchedule(TenantModel):
+    """The price of one room of a type for one night under one rate plan."""
+
+    property = peewee.ForeignKeyField(Property, backref="rate_schedules", on_delete="CASCADE")
+    rate_plan = peewee.ForeignKeyField(RatePlan, backref="rate_schedules", on_delete="CASCADE")
+    room_type = peewee.ForeignKeyField(RoomType, backref="rate_schedules", on_delete="CASCADE")
+    date = peewee.DateField()
+    amount = MoneyField()
+    currency = peewee.CharField(max_length=3)
+
+    class Meta:
+        table_name = "rate_schedule"
+        indexes = (
+            (("env_id", "rate_plan", "room_type", "date"), True),
+            (("env_id", "property", "date"), False),
+        )
+
+
+class Restriction(TenantModel):
+    """Selling rules for one date; a null rate plan or room type means "all of them"."""
+
+    property = peewee.ForeignKeyField(Property, backref="restrictions", on_delete="CASCADE")
+    rate_plan = peewee.ForeignKeyField(RatePlan, null=True, backref="restrictions",
+                                       on_delete="CASCADE")
+    room_type = peewee.ForeignKeyField(RoomType, null=True, backref="restrictions",
+                                       on_delete="CASCADE")
+    date = peewee.DateField()
+    min_los = peewee.IntegerField(null=True)
+    max_los = peewee.IntegerField(null=True)
+    closed = peewee.BooleanField(default=False)
+    closed_to_arrival = peewee.BooleanField(default=False)
+    closed_to_departure = peewee.BooleanField(default=False)
+
+    class Meta:
+        table_name = "restriction"
+        indexes = ((("env_id", "property", "date"), False),)
+
+
+class PromoCode(AggregateModel):
+    """A discount code of a property: PERCENT of the room total or a FIXED amount per stay."""
+
+    property = peewee.ForeignKeyField(Property, backref="promo_codes", on_delete="CASCADE")
+    code = peewee.CharField(max_length=32)
+    description = peewee.TextField(null=True)
+    discount_type = peewee.CharField(max_length=8)
+    discount_value = MoneyField()
+    currency = peewee.CharField(max_length=3, null=True)
+    valid_from = peewee.DateField(null=True)
+    valid_to = peewee.DateField(null=True)
+    min_nights = peewee.IntegerField(null=True)
+    rate_plan_ids = JsonField(default=list)
+    active = peewee.BooleanField(default=True)
+
+    class Meta:
+        table_name = "promo_code"
+        indexes = ((("env_id", "property", "code"), True),)

@@ -1,0 +1,274 @@
+"""Selling and releasing rooms of a type for some nights, under row locks (SPEC rule 6).
+
+`take_rooms` and `release_rooms` run INSIDE the caller's open unit of work and write no outbox
+or audit rows: the caller's event (a reservation created, edited, cancelled) covers them. The
+booking path (STYLE §G): ensure the InventoryDay rows exist, lock them in (room_type_id, date)
+order under `SET LOCAL lock_timeout`, recount physical/OOO/OOS under the lock, then a guarded
+`UPDATE ... SET sold = sold + n WHERE sold + n <= capacity` whose row count is checked.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, timedelta
+
+import peewee
+
+from pms.db import locking
+from pms.db.database import db
+from pms.domain.availability import NightCount
+from pms.errors import RoomTypeUnavailable, ValidationFailed
+from pms.models.inventory import InventoryDay, Maintenance
+from pms.models.property import Room
+
+log = logging.getLogger("pms.inventory")
+
+# Lock wait on the nights of a room type before answering 503 Busy. Below the 5 s statement
+# timeout, long enough for a queue of short booking transactions to drain.
+LOCK_TIMEOUT_MS = 4000
+
+# Test-only: called after the availability check and before the write, to widen the race
+# window in the concurrency tests (pretix's sleep-after-quota-check). Never set in production.
+_pause_after_check: Callable[[], None] | None = None
+
+
+def set_pause_after_check(fn: Callable[[], None] | None) -> None:
+    """Test-only hook; see `_pause_after_check`."""
+    global _pause_after_check
+    _pause_after_check = fn
+
+
+# -- recounting (no locks; call inside a scope) ------------------------------------------------
+
+def physical_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """Rooms per room type of the property (one GROUP BY)."""
+    ids = list(room_type_ids)
+    if not ids:
+        return {}
+    rows = (Room.select(Room.room_type, peewee.fn.COUNT(Room.id).alias("n"))
+            .where((Room.property == property_id) & (Room.room_type.in_(ids)))
+            .group_by(Room.room_type).tuples())
+    counts = {rt: 0 for rt in ids}
+    for rt, n in rows:
+        counts[rt] = n
+    return counts
+
+
+def maintenance_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
+                       end: date, *, exclude: uuid.UUID | None = None
+                       ) -> dict[tuple[uuid.UUID, date], tuple[int, int]]:
+    """(OOO, OOS) rooms per (room type, night) in [start, end), from active maintenance rows.
+
+    A room counts once per night even when two periods overlap (OUT_OF_ORDER wins).
+    """
+    ids = list(room_type_ids)
+    if not ids or end <= start:
+        return {}
+    query = (Maintenance.select(Maintenance.room, Room.room_type, Maintenance.kind,
+                                Maintenance.from_date, Maintenance.to_date)
+             .join(Room, on=(Maintenance.room == Room.id))
+             .where((Maintenance.property == property_id) & Maintenance.active
+                    & Room.room_type.in_(ids)
+                    & (Maintenance.from_date < end) & (Maintenance.to_date > start)))
+    if exclude is not None:
+        query = query.where(Maintenance.id != exclude)
+    per_room: dict[tuple[uuid.UUID, uuid.UUID, date], str] = {}
+    for room_id, rt, kind, from_date, to_date in query.tuples():
+        night = max(from_date, start)
+        last = min(to_date, end)
+        while night < last:
+            key = (rt, room_id, night)
+            if per_room.get(key) != "OUT_OF_ORDER":
+                per_room[key] = kind
+            night += timedelta(days=1)
+    out: dict[tuple[uuid.UUID, date], list[int]] = defaultdict(lambda: [0, 0])
+    for (rt, _room, night), kind in per_room.items():
+        out[(rt, night)][0 if kind == "OUT_OF_ORDER" else 1] += 1
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def stored_days(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
+                end: date) -> dict[tuple[uuid.UUID, date], InventoryDay]:
+    """The InventoryDay rows that exist in [start, end) (one query)."""
+    ids = list(room_type_ids)
+    if not ids:
+        return {}
+    rows = InventoryDay.select().where(
+        (InventoryDay.property == property_id) & InventoryDay.room_type.in_(ids)
+        & (InventoryDay.date >= start) & (InventoryDay.date < end))
+    return {(r.room_type_id, r.date): r for r in rows}
+
+
+def night_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
+                 end: date) -> dict[tuple[uuid.UUID, date], NightCount]:
+    """Exact counts per (room type, night): stored sold and sell limit, recounted rooms and
+    maintenance. Three queries whatever the range."""
+    ids = list(room_type_ids)
+    physical = physical_counts(property_id, ids)
+    maint = maintenance_counts(property_id, ids, start, end)
+    stored = stored_days(property_id, ids, start, end)
+    out: dict[tuple[uuid.UUID, date], NightCount] = {}
+    for rt in ids:
+        night = start
+        while night < end:
+            row = stored.get((rt, night))
+            ooo, oos = maint.get((rt, night), (0, 0))
+            out[(rt, night)] = NightCount(
+                physical=physical.get(rt, 0), ooo=ooo, oos=oos,
+                sell_limit=row.sell_limit if row else None, sold=row.sold if row else 0)
+            night += timedelta(days=1)
+    return out
+
+
+# -- locking -----------------------------------------------------------------------------------
+
+def _check_args(nights: Sequence[date], count: int) -> list[date]:
+    if count < 1:
+        raise ValidationFailed("the room count must be at least 1",
+                               errors=[{"field": "count", "message": "must be >= 1"}])
+    ordered = sorted(set(nights))
+    if not ordered:
+        raise ValidationFailed("a stay has at least one night",
+                               errors=[{"field": "nights", "message": "empty"}])
+    return ordered
+
+
+def ensure_days(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date]) -> None:
+    """Insert the missing InventoryDay rows (concurrent inserts of the same row are ignored)."""
+    have = {d for (d,) in InventoryDay.select(InventoryDay.date).where(
+        (InventoryDay.room_type == room_type_id) & InventoryDay.date.in_(list(nights))).tuples()}
+    missing = [n for n in nights if n not in have]
+    if missing:
+        InventoryDay.insert_many([
+            {"id": uuid.uuid4(), "property": property_id, "room_type": room_type_id, "date": n}
+            for n in missing
+        ]).on_conflict_ignore().execute()
+
+
+def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
+              nights: Sequence[date]) -> list[InventoryDay]:
+    """Ensure and lock the rows of `nights` in date order (PostgreSQL FOR UPDATE; SQLite's
+    write transaction already holds the database lock). Call inside a write transaction."""
+    if not db.in_transaction():
+        raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
+    if locking.LOCKING_ENABLED:
+        locking.set_lock_timeout(LOCK_TIMEOUT_MS)
+    ensure_days(property_id, room_type_id, nights)
+    query = (InventoryDay.select()
+             .where((InventoryDay.room_type == room_type_id)
+                    & InventoryDay.date.in_(list(nights)))
+             .order_by(InventoryDay.date))
+    return list(locking.for_update(query))
+
+
+def lock_inventory(property_id: uuid.UUID,
+                   keys: Iterable[tuple[uuid.UUID, Sequence[date]]]) -> None:
+    """Lock the nights of several room types at once, in (room_type_id, date) order.
+
+    Use before a release-then-take that spans two room types (a reservation edit) so two such
+    edits can never deadlock; the later take/release re-lock rows this transaction already holds.
+    """
+    merged: dict[uuid.UUID, set[date]] = defaultdict(set)
+    for room_type_id, nights in keys:
+        merged[room_type_id].update(nights)
+    with locking.lock_errors():
+        for room_type_id in sorted(merged, key=str):
+            lock_days(property_id, room_type_id, sorted(merged[room_type_id]))
+
+
+def recount_locked(property_id: uuid.UUID, rows: list[InventoryDay], start: date, end: date
+                   ) -> dict[tuple[uuid.UUID, date], NightCount]:
+    """Counts for locked rows: their stored sold/sell limit, recounted rooms and maintenance."""
+    types = {r.room_type_id for r in rows}
+    physical = physical_counts(property_id, types)
+    maint = maintenance_counts(property_id, types, start, end)
+    out = {}
+    for r in rows:
+        ooo, oos = maint.get((r.room_type_id, r.date), (0, 0))
+        out[(r.room_type_id, r.date)] = NightCount(
+            physical=physical.get(r.room_type_id, 0), ooo=ooo, oos=oos,
+            sell_limit=r.sell_limit, sold=r.sold)
+    return out
+
+
+def _refresh(rows: list[InventoryDay], counts: dict[tuple[uuid.UUID, date], NightCount]) -> None:
+    """Write recounted physical/OOO/OOS back where the snapshot is stale."""
+    for row in rows:
+        fresh = counts[(row.room_type_id, row.date)]
+        if (row.physical, row.ooo, row.oos) != (fresh.physical, fresh.ooo, fresh.oos):
+            InventoryDay.update(physical=fresh.physical, ooo=fresh.ooo, oos=fresh.oos).where(
+                InventoryDay.id == row.id).execute()
+            row.physical, row.ooo, row.oos = fresh.physical, fresh.ooo, fresh.oos
+
+
+# -- the booking path --------------------------------------------------------------------------
+
+def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date],
+               count: int = 1) -> None:
+    """Sell `count` rooms of a type for every night in `nights`, or nothing at all.
+
+    Call inside the caller's open unit of work; no outbox or audit rows are written here.
+
+    Raises:
+        ValidationFailed: count < 1 or no nights.
+        RoomTypeUnavailable: some night has fewer than `count` sellable rooms (409
+            room_type_unavailable; `nights` in the problem body lists them).
+        LockTimeout: the nights are locked by others for longer than LOCK_TIMEOUT_MS (503).
+    """
+    ordered = _check_args(nights, count)
+    end = ordered[-1] + timedelta(days=1)
+    with locking.lock_errors():
+        rows = lock_days(property_id, room_type_id, ordered)
+        counts = recount_locked(property_id, rows, ordered[0], end)
+        short = [r.date for r in rows if counts[(room_type_id, r.date)].sellable < count]
+        if _pause_after_check is not None:
+            _pause_after_check()
+        if short:
+            raise RoomTypeUnavailable(
+                f"no room of this type is available on {', '.join(d.isoformat() for d in short)}",
+                nights=[d.isoformat() for d in short])
+        _refresh(rows, counts)
+        if locking.LOCKING_ENABLED:
+            _guarded_increment(rows, count)
+        else:
+            # Control path for the concurrency tests: read-check-then-write, no guard.
+            for row in rows:
+                InventoryDay.update(sold=row.sold + count).where(InventoryDay.id == row.id).execute()
+
+
+def _guarded_increment(rows: list[InventoryDay], count: int) -> None:
+    day = InventoryDay
+    updated = (day.update(sold=day.sold + count)
+               .where(day.id.in_([r.id for r in rows])
+                      & (day.sold + count <= day.physical - day.ooo - day.oos)
+                      & (day.sell_limit.is_null() | (day.sold + count <= day.sell_limit)))
+               .execute())
+    if updated != len(rows):
+        # Only reachable if the lock did not hold (a bug): refuse rather than oversell. The
+        # exception aborts the caller's transaction, so the partial update is rolled back.
+        log.error("guarded inventory update touched %s of %s nights", updated, len(rows))
+        raise RoomTypeUnavailable("no room of this type is available for every night",
+                                  nights=[r.date.isoformat() for r in rows])
+
+
+def release_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date],
+                  count: int = 1) -> None:
+    """Give back `count` rooms of a type for `nights` (a cancel, or the old nights of an edit).
+
+    Call inside the caller's open unit of work. `sold` never goes below zero.
+
+    Raises:
+        ValidationFailed: count < 1 or no nights. LockTimeout: busy (503).
+    """
+    ordered = _check_args(nights, count)
+    with locking.lock_errors():
+        rows = lock_days(property_id, room_type_id, ordered)
+        short = [r.date.isoformat() for r in rows if r.sold < count]
+        if short:
+            log.warning("releasing more rooms than sold on %s (room type %s)", short, room_type_id)
+        day = InventoryDay
+        (day.update(sold=peewee.Case(None, [(day.sold >= count, day.sold - count)], 0))
+         .where(day.id.in_([r.id for r in rows])).execute())
