@@ -4,10 +4,13 @@ from pms.models.catalog import Item, Package, RatePlan
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
+from pms.models.inventory import InventoryDay, Maintenance
+from pms.models.rates import PromoCode, RateSchedule, Restriction
 
 ALL_MODELS = [
     Property, RoomType, Room, RatePlan, Item, Package, Profile,
     OutboxEvent, AuditEntry, IdempotencyRecord, Job,
+    InventoryDay, Maintenance, RateSchedule, Restriction, PromoCode,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]
