@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pms.domain.money import quantize
 from pms.schemas.common import Amount, Code, Currency, Email, Name, Out, Phone, RoomNumber, Strict, Text
 
 Language = Annotated[str, msgspec.Meta(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length=35)]
@@ -257,10 +258,11 @@ def rate_plan_out(rp: object) -> RatePlanOut:
 
 def item_out(i: object) -> ItemOut:
     return ItemOut(id=i.id, property_id=i.property_id, code=i.code, name=i.name,
-                   category=i.category, price=i.price, currency=i.currency)
+                   category=i.category, price=quantize(i.price, i.currency), currency=i.currency)
 
 
 def package_out(p: object) -> PackageOut:
     return PackageOut(id=p.id, property_id=p.property_id, code=p.code, name=p.name,
-                      description=p.description, price=p.price, currency=p.currency,
+                      description=p.description, price=quantize(p.price, p.currency),
+                      currency=p.currency,
                       calculation=p.calculation, category=p.category)

@@ -1,0 +1,124 @@
+"""`Idempotency-Key` on POST (CONTRACT §3)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from pms.db.database import db
+from pms.db.scope import tenant_scope
+from pms.models import IdempotencyRecord, Property
+from tests.helpers import assert_problem, counts, random_ref
+
+
+def _prop() -> dict:
+    return {"propertyCode": random_ref("I").upper(), "timezone": "UTC", "currencyCode": "EUR"}
+
+
+def test_same_key_same_request_replays_status_and_body(api, ctx):
+    body = _prop()
+    first = api.post("/v1/properties", body, headers={"Idempotency-Key": "k-1"})
+    assert first.status_code == 201
+    before = counts(ctx)
+    again = api.post("/v1/properties", body, headers={"Idempotency-Key": "k-1"})
+    assert again.status_code == 201
+    assert again.json == first.json
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.headers.get("location") == first.headers.get("location")
+    assert counts(ctx) == before
+    assert "idempotent-replayed" not in first.headers
+
+
+def test_same_key_different_body_is_422(api):
+    api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-2"})
+    assert_problem(api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-2"}),
+                   422, "idempotency_key_mismatch")
+
+
+def test_same_key_different_path_is_422(api):
+    prop = api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-3"}).json
+    resp = api.post(f"/v1/properties/{prop['id']}/room-types", {"code": "A", "name": "A"},
+                    headers={"Idempotency-Key": "k-3"})
+    assert_problem(resp, 422, "idempotency_key_mismatch")
+
+
+def test_key_still_running_is_409(api, ctx):
+    from pms.api.idempotency import fingerprint  # noqa: F401 - the record below mimics a claim
+
+    with tenant_scope(ctx.env_id), db.atomic():
+        IdempotencyRecord.create(key="k-busy", fingerprint="x" * 64, state="running",
+                                 expires_at=ctx.now + timedelta(hours=1))
+    resp = api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-busy"})
+    # a different fingerprint takes precedence over "running": mismatch is the caller's bug
+    assert_problem(resp, 422, "idempotency_key_mismatch")
+
+
+def test_key_still_running_with_same_request_is_409(api, ctx):
+    import hashlib
+    import json
+
+    body = _prop()
+    raw = json.dumps(body).encode()
+    digest = hashlib.sha256(raw).hexdigest()
+    fp = hashlib.sha256(f"POST /v1/properties {digest}".encode()).hexdigest()
+    with tenant_scope(ctx.env_id), db.atomic():
+        IdempotencyRecord.create(key="k-run", fingerprint=fp, state="running",
+                                 expires_at=ctx.now + timedelta(hours=1))
+    resp = api.request("POST", "/v1/properties", body=raw, headers={
+        "Idempotency-Key": "k-run", "Content-Type": "application/json"})
+    assert_problem(resp, 409, "idempotency_key_in_use")
+
+
+def test_empty_or_overlong_key_is_400(api):
+    assert_problem(api.post("/v1/properties", _prop(), headers={"Idempotency-Key": " "}), 400,
+                   "invalid_idempotency_key")
+    assert_problem(api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "x" * 256}),
+                   400, "invalid_idempotency_key")
+    assert api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "x" * 255}).status_code == 201
+
+
+def test_keys_are_per_env(api):
+    body = _prop()
+    a = api.post("/v1/properties", body, headers={"Idempotency-Key": "shared"})
+    b = api.for_env(uuid.uuid4()).post("/v1/properties", body, headers={"Idempotency-Key": "shared"})
+    assert a.status_code == b.status_code == 201
+    assert a.json["id"] != b.json["id"]
+    assert "idempotent-replayed" not in b.headers
+
+
+def test_conflicts_are_not_stored_so_a_retry_runs_again(api, ctx):
+    body = _prop()
+    api.post("/v1/properties", body)
+    first = api.post("/v1/properties", body, headers={"Idempotency-Key": "k-409"})
+    assert_problem(first, 409, "already_exists")
+    # the conflicting property goes away; the same key now succeeds
+    with tenant_scope(ctx.env_id), db.atomic():
+        Property.delete().where(Property.code == body["propertyCode"]).execute()
+    retry = api.post("/v1/properties", body, headers={"Idempotency-Key": "k-409"})
+    assert retry.status_code == 201
+    assert "idempotent-replayed" not in retry.headers
+
+
+def test_validation_errors_are_replayed(api):
+    bad = {"propertyCode": "X"}
+    first = api.post("/v1/properties", bad, headers={"Idempotency-Key": "k-422"})
+    again = api.post("/v1/properties", bad, headers={"Idempotency-Key": "k-422"})
+    assert first.status_code == again.status_code == 422
+    assert again.headers["idempotent-replayed"] == "true"
+
+
+def test_expired_records_do_not_replay(api, ctx):
+    body = _prop()
+    api.post("/v1/properties", body, headers={"Idempotency-Key": "k-old"})
+    with tenant_scope(ctx.env_id), db.atomic():
+        IdempotencyRecord.update(expires_at=ctx.now - timedelta(seconds=1)).where(
+            IdempotencyRecord.key == "k-old").execute()
+    resp = api.post("/v1/properties", body, headers={"Idempotency-Key": "k-old"})
+    assert_problem(resp, 409, "already_exists")  # ran again instead of replaying the 201
+
+
+def test_records_are_kept_72_hours(api, ctx):
+    api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-ttl"})
+    with tenant_scope(ctx.env_id), db.atomic():
+        record = IdempotencyRecord.get(IdempotencyRecord.key == "k-ttl")
+    assert record.expires_at - record.created_at >= timedelta(hours=72) - timedelta(seconds=5)
