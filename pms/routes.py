@@ -33,6 +33,7 @@ class UngatedRoute(RuntimeError):
 def all_routes() -> list[Route]:
     from pms.api import health, openapi
     from pms.api.resources import catalog, profiles, properties
+    from pms.api.resources import cashiering
 
     return [
         *health.ROUTES,
@@ -40,6 +41,7 @@ def all_routes() -> list[Route]:
         *properties.ROUTES,
         *catalog.ROUTES,
         *profiles.ROUTES,
+        *cashiering.ROUTES,
     ]
 
 

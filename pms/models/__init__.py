@@ -6,11 +6,16 @@ from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.rates import PromoCode, RateSchedule, Restriction
+from pms.models.cashiering import (GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
+                                    TransactionCode)
+from pms.models.end_of_day import NightAuditRun, NightAuditStep
 
 ALL_MODELS = [
     Property, RoomType, Room, RatePlan, Item, Package, Profile,
     OutboxEvent, AuditEntry, IdempotencyRecord, Job,
     InventoryDay, Maintenance, RateSchedule, Restriction, PromoCode,
+    TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
+    NightAuditRun, NightAuditStep,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

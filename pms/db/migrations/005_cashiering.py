@@ -1,0 +1,173 @@
+"""Peewee migrations -- 005_cashiering.py (issue 5: cashiering and night audit).
+
+Some examples (model - class or model name)::
+
+    > Model = migrator.orm['table_name']            # Return model in current state by name
+    > Model = migrator.ModelClass                   # Return model in current state by name
+
+    > migrator.sql(sql)                             # Run custom SQL
+    > migrator.run(func, *args, **kwargs)           # Run python function with the given args
+    > migrator.create_model(Model)                  # Create a model (could be used as decorator)
+    > migrator.remove_model(model, cascade=True)    # Remove a model
+    > migrator.add_fields(model, **fields)          # Add fields (allow_not_null=True skips default)
+    > migrator.change_fields(model, **fields)       # Change fields
+    > migrator.remove_fields(model, *field_names, cascade=True)
+    > migrator.rename_field(model, old_field_name, new_field_name)
+    > migrator.rename_table(model, new_table_name)
+    > migrator.add_index(model, *col_names, unique=False)
+    > migrator.add_not_null(model, *field_names)
+    > migrator.add_default(model, field_name, default)
+    > migrator.add_constraint(model, name, sql)
+    > migrator.drop_index(model, *col_names)
+    > migrator.drop_not_null(model, *field_names)
+    > migrator.drop_constraints(model, *constraints)
+
+"""
+
+from contextlib import suppress
+
+import peewee as pw
+from peewee_migrate import Migrator
+
+from pms.db import fields as pmsf
+
+
+with suppress(ImportError):
+    import playhouse.postgres_ext as pw_pext
+
+
+def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
+    """Write your migrations here."""
+    
+    @migrator.create_model
+    class GiftVoucher(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        code = pw.CharField(max_length=32)
+        currency = pw.CharField(max_length=3)
+        initial_amount = pmsf.MoneyField()
+        balance = pmsf.MoneyField()
+        status = pw.CharField(max_length=16)
+        expires_on = pw.DateField(null=True)
+        recipient_name = pw.CharField(max_length=200, null=True)
+
+        class Meta:
+            table_name = "gift_voucher"
+            indexes = [(('env_id', 'property', 'code'), True)]
+
+    @migrator.create_model
+    class Invoice(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        folio_id = pw.UUIDField()
+        number = pw.CharField(max_length=32)
+        issued_at = pmsf.UtcDateTimeField()
+        document = pmsf.JsonField()
+
+        class Meta:
+            table_name = "invoice"
+            indexes = [(('env_id', 'folio_id'), True), (('env_id', 'property', 'number'), True)]
+
+    @migrator.create_model
+    class InvoiceSequence(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        last_number = pw.IntegerField(default=0)
+
+        class Meta:
+            table_name = "invoice_sequence"
+            indexes = [(('env_id', 'property'), True)]
+
+    @migrator.create_model
+    class LedgerPosting(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        idempotency_key = pw.CharField(max_length=200)
+        currency = pw.CharField(max_length=3)
+        lines = pmsf.JsonField()
+        memo = pw.CharField(default='', max_length=200)
+        status = pw.CharField(default='PENDING', max_length=16)
+        external_id = pw.CharField(max_length=64, null=True)
+        attempts = pw.IntegerField(default=0)
+        posted_at = pmsf.UtcDateTimeField(null=True)
+
+        class Meta:
+            table_name = "ledger_posting"
+            indexes = [(('env_id', 'idempotency_key'), True), (('env_id', 'status'), False)]
+
+    @migrator.create_model
+    class NightAuditRun(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        business_date = pw.DateField()
+        status = pw.CharField(max_length=16)
+        started_at = pmsf.UtcDateTimeField()
+        finished_at = pmsf.UtcDateTimeField(null=True)
+        attempts = pw.IntegerField(default=1)
+        figures = pmsf.JsonField(null=True)
+        error = pw.TextField(null=True)
+
+        class Meta:
+            table_name = "night_audit_run"
+            indexes = [(('env_id', 'property', 'business_date'), True)]
+
+    @migrator.create_model
+    class NightAuditStep(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        run = pw.ForeignKeyField(index=False, column_name='run_id', field='id', model=migrator.orm['night_audit_run'], on_delete='CASCADE')
+        name = pw.CharField(max_length=40)
+        position = pw.IntegerField()
+        count = pw.IntegerField(default=0)
+        duration_ms = pw.FloatField(default=0.0)
+        detail = pmsf.JsonField(null=True)
+
+        class Meta:
+            table_name = "night_audit_step"
+            indexes = [(('env_id', 'run', 'name'), True)]
+
+    @migrator.create_model
+    class TransactionCode(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        code = pw.CharField(max_length=32)
+        name = pw.CharField(max_length=200)
+        category = pw.CharField(max_length=16)
+        tax_rules = pmsf.JsonField()
+        ledger_account = pw.CharField(default='other_revenue', max_length=64)
+        active = pw.BooleanField(default=True)
+
+        class Meta:
+            table_name = "transaction_code"
+            indexes = [(('env_id', 'property', 'code'), True)]
+
+
+
+def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
+    """Write your rollback migrations here."""
+    for table in ("night_audit_step", "night_audit_run", "transaction_code", "ledger_posting",
+                  "invoice_sequence", "invoice", "gift_voucher"):
+        migrator.remove_model(table)
