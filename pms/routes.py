@@ -33,6 +33,7 @@ class UngatedRoute(RuntimeError):
 def all_routes() -> list[Route]:
     from pms.api import health, openapi
     from pms.api.resources import catalog, profiles, properties
+    from pms.api.resources import housekeeping
     from pms.api.resources import cashiering
 
     return [
@@ -42,6 +43,7 @@ def all_routes() -> list[Route]:
         *catalog.ROUTES,
         *profiles.ROUTES,
         *cashiering.ROUTES,
+        *housekeeping.ROUTES,
     ]
 
 

@@ -4,6 +4,8 @@ from pms.models.catalog import Item, Package, RatePlan
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
+from pms.models.housekeeping import HousekeepingTask
+from pms.models.environment import EnvironmentSetup, SandboxEmail
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.rates import PromoCode, RateSchedule, Restriction
 from pms.models.cashiering import (GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
@@ -16,6 +18,7 @@ ALL_MODELS = [
     InventoryDay, Maintenance, RateSchedule, Restriction, PromoCode,
     TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
     NightAuditRun, NightAuditStep,
+    HousekeepingTask, EnvironmentSetup, SandboxEmail,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

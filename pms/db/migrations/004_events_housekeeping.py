@@ -1,0 +1,107 @@
+"""Peewee migrations -- 004_events_housekeeping.py: housekeeping tasks, per-env set-up, email sandbox.
+
+Some examples (model - class or model name)::
+
+    > Model = migrator.orm['table_name']            # Return model in current state by name
+    > Model = migrator.ModelClass                   # Return model in current state by name
+
+    > migrator.sql(sql)                             # Run custom SQL
+    > migrator.run(func, *args, **kwargs)           # Run python function with the given args
+    > migrator.create_model(Model)                  # Create a model (could be used as decorator)
+    > migrator.remove_model(model, cascade=True)    # Remove a model
+    > migrator.add_fields(model, **fields)          # Add fields (allow_not_null=True skips default)
+    > migrator.change_fields(model, **fields)       # Change fields
+    > migrator.remove_fields(model, *field_names, cascade=True)
+    > migrator.rename_field(model, old_field_name, new_field_name)
+    > migrator.rename_table(model, new_table_name)
+    > migrator.add_index(model, *col_names, unique=False)
+    > migrator.add_not_null(model, *field_names)
+    > migrator.add_default(model, field_name, default)
+    > migrator.add_constraint(model, name, sql)
+    > migrator.drop_index(model, *col_names)
+    > migrator.drop_not_null(model, *field_names)
+    > migrator.drop_constraints(model, *constraints)
+
+"""
+
+from contextlib import suppress
+
+import peewee as pw
+from peewee_migrate import Migrator
+
+from pms.db import fields as pmsf
+
+
+with suppress(ImportError):
+    import playhouse.postgres_ext as pw_pext
+
+
+def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
+    """Write your migrations here."""
+    
+    @migrator.create_model
+    class EnvironmentSetup(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        initialized_at = pmsf.UtcDateTimeField()
+        source_event_id = pw.CharField(max_length=128, null=True)
+        lists_of_values = pmsf.JsonField()
+        module_settings = pmsf.JsonField()
+        ledger_accounts_ready = pw.BooleanField(default=False)
+        ledger_accounts = pmsf.JsonField(null=True)
+        last_error = pw.TextField(null=True)
+        events_seen = pw.IntegerField(default=1)
+
+        class Meta:
+            table_name = "environment_setup"
+            indexes = [(('env_id',), True)]
+
+    @migrator.create_model
+    class HousekeepingTask(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
+        property = pw.ForeignKeyField(index=False, column_name='property_id', field='id', model=migrator.orm['property'], on_delete='RESTRICT')
+        room = pw.ForeignKeyField(index=False, column_name='room_id', field='id', model=migrator.orm['room'], on_delete='CASCADE')
+        kind = pw.CharField(max_length=24)
+        status = pw.CharField(max_length=16)
+        assignee = pw.CharField(max_length=120, null=True)
+        notes = pw.TextField(null=True)
+        business_date = pw.DateField(null=True)
+        reservation_id = pw.UUIDField(null=True)
+        dedupe_key = pw.CharField(max_length=160)
+        source_event_id = pw.CharField(max_length=64, null=True)
+        completed_at = pmsf.UtcDateTimeField(null=True)
+
+        class Meta:
+            table_name = "housekeeping_task"
+            indexes = [(('env_id', 'dedupe_key'), True), (('env_id', 'property', 'status', 'business_date'), False), (('env_id', 'room', 'created_at'), False)]
+
+    @migrator.create_model
+    class SandboxEmail(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        message_id = pw.CharField(max_length=64)
+        idempotency_key = pw.CharField(max_length=200)
+        to = pw.CharField(max_length=254)
+        subject = pw.CharField(max_length=300)
+        body = pw.TextField()
+        template = pw.CharField(max_length=60, null=True)
+        meta = pmsf.JsonField(null=True)
+
+        class Meta:
+            table_name = "sandbox_email"
+            indexes = [(('env_id', 'idempotency_key'), True), (('env_id', 'created_at'), False)]
+
+
+def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
+    """Drop the tables of issue 4."""
+    migrator.remove_model('sandbox_email')
+    migrator.remove_model('housekeeping_task')
+    migrator.remove_model('environment_setup')

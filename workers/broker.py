@@ -1,0 +1,52 @@
+"""`build_broker(settings)`: the Dramatiq broker for `PMS_BROKER_URL`, with our middleware.
+
+`stub://` (the embedded default) gives a StubBroker whose messages are run by worker threads
+inside the web or CLI process (see workers.runtime); anything else is RabbitMQ with publisher
+confirms and bounded connection waits. Nothing here runs at import.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
+
+import dramatiq
+from dramatiq.brokers.rabbitmq import RabbitmqBroker
+from dramatiq.brokers.stub import StubBroker
+
+from pms.config import Settings
+from workers.middleware import DbConnectionMiddleware, TenantContextMiddleware
+
+# Bounded waits for the broker connection (pika URL query parameters), unless the URL sets them.
+AMQP_DEFAULTS = {
+    "heartbeat": "10",
+    "blocked_connection_timeout": "10",
+    "socket_timeout": "3",
+    "stack_timeout": "5",
+    "connection_attempts": "2",
+    "retry_delay": "1",
+}
+
+
+def bounded_amqp_url(url: str) -> str:
+    """`url` with the bounded-wait defaults added (explicit query values win)."""
+    parsed = urlparse(url)
+    query = dict(AMQP_DEFAULTS)
+    query.update(dict(parse_qsl(parsed.query)))
+    return urlunparse(parsed._replace(query=urlencode(query)))
+
+
+def is_stub(settings: Settings) -> bool:
+    return settings.broker_url.startswith("stub://")
+
+
+def build_broker(settings: Settings) -> dramatiq.Broker:
+    """The broker for `settings`, with the tenant and database middleware installed."""
+    broker: dramatiq.Broker
+    if is_stub(settings):
+        broker = StubBroker()
+        broker.emit_after("process_boot")
+    else:
+        broker = RabbitmqBroker(url=bounded_amqp_url(settings.broker_url), confirm_delivery=True)
+    broker.add_middleware(DbConnectionMiddleware(settings))
+    broker.add_middleware(TenantContextMiddleware())
+    return broker
