@@ -1,0 +1,122 @@
+"""Guest and company profiles: create-or-ensure, read, loyalty number, holder scoping."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from pms.devkeys import mint_token
+from tests.helpers import assert_problem, counts
+
+
+@pytest.fixture
+def prop(api):
+    return api.post("/v1/properties", {"propertyCode": "PRO1", "timezone": "UTC",
+                                       "currencyCode": "EUR"}).json["id"]
+
+
+def test_create_then_ensure_by_email_returns_the_existing_profile_with_200(api, prop, ctx):
+    body = {"first_name": "Ada", "last_name": "Lovelace", "email": "Ada@Example.com"}
+    first = api.post(f"/v1/properties/{prop}/profiles", body)
+    assert first.status_code == 201
+    assert first.json["profile_id"] == first.json["id"]
+    before = counts(ctx)
+    again = api.post(f"/v1/properties/{prop}/profiles", {**body, "email": "ada@example.COM"})
+    assert again.status_code == 200
+    assert again.json["id"] == first.json["id"]
+    assert counts(ctx) == before  # ensure writes nothing
+
+
+def test_ensure_by_external_reference(api, prop):
+    body = {"last_name": "Hopper", "external_ref": "CRM-42"}
+    first = api.post(f"/v1/properties/{prop}/profiles", body)
+    again = api.post(f"/v1/properties/{prop}/profiles", {"last_name": "Other", "external_ref": "CRM-42"})
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json["id"] == first.json["id"]
+
+
+def test_profiles_are_per_env(api, prop):
+    body = {"last_name": "Lamarr", "email": "hedy@example.com"}
+    api.post(f"/v1/properties/{prop}/profiles", body)
+    other = api.for_env(uuid.uuid4())
+    other_prop = other.post("/v1/properties", {"propertyCode": "PRO1", "timezone": "UTC",
+                                               "currencyCode": "EUR"}).json["id"]
+    assert other.post(f"/v1/properties/{other_prop}/profiles", body).status_code == 201
+
+
+def test_company_profile_with_negotiated_plans(api, prop):
+    plan = api.post(f"/v1/properties/{prop}/rate-plans", {"code": "NEG", "name": "Corp",
+                                                          "negotiated": True}).json
+    company = api.post(f"/v1/properties/{prop}/profiles", {
+        "kind": "COMPANY", "company_name": "ACME", "email": "travel@acme.example",
+        "preferences": {"sso_provider": None, "negotiated_rate_plan_ids": [plan["id"]]}})
+    assert company.status_code == 201, company.text
+    prefs = company.json["preferences"]
+    assert prefs["negotiated_rate_plan_ids"] == [plan["id"]]
+    assert prefs["provisioned_admin_at"] is None
+    assert_problem(api.post(f"/v1/properties/{prop}/profiles", {
+        "kind": "COMPANY", "company_name": "X",
+        "preferences": {"negotiated_rate_plan_ids": [str(uuid.uuid4())]}}), 422)
+
+
+def test_profile_needs_a_name(api, prop):
+    assert_problem(api.post(f"/v1/properties/{prop}/profiles", {"email": "x@example.com"}), 422)
+    assert_problem(api.post(f"/v1/properties/{prop}/profiles", {"kind": "COMPANY"}), 422)
+
+
+def test_provisioned_admin_at_is_server_owned(api, prop):
+    assert_problem(api.post(f"/v1/properties/{prop}/profiles", {
+        "last_name": "X", "preferences": {"provisioned_admin_at": "2026-01-01T00:00:00Z"}}), 422)
+
+
+def test_loyalty_number_is_set_by_put(api, prop, ctx):
+    pid = api.post(f"/v1/properties/{prop}/profiles", {"last_name": "Curie"}).json["id"]
+    resp = api.put(f"/v1/properties/{prop}/profiles/{pid}/loyalty-number", {"loyalty_number": "GOLD-1"})
+    assert resp.status_code == 200 and resp.json["loyalty_number"] == "GOLD-1"
+    assert api.get(f"/v1/properties/{prop}/profiles/{pid}").json["loyalty_number"] == "GOLD-1"
+    assert_problem(api.put(f"/v1/properties/{prop}/profiles/{uuid.uuid4()}/loyalty-number",
+                           {"loyalty_number": "X"}), 404)
+    assert_problem(api.put(f"/v1/properties/{prop}/profiles/{pid}/loyalty-number",
+                           {"loyalty_number": ""}), 422)
+
+
+def test_guest_sessions_see_only_their_own_profile(api, prop, settings):
+    mine = api.post(f"/v1/properties/{prop}/profiles", {"last_name": "Me"}).json["id"]
+    theirs = api.post(f"/v1/properties/{prop}/profiles", {"last_name": "Them"}).json["id"]
+    guest = mint_token(settings, env_id=api.env_id, client_kind="guest", holder_id=mine,
+                       scopes=["hotel:pms:profiles:read", "hotel:pms:profiles:write"])
+    assert api.get(f"/v1/properties/{prop}/profiles/{mine}", token=guest).status_code == 200
+    assert_problem(api.get(f"/v1/properties/{prop}/profiles/{theirs}", token=guest), 404)
+    assert_problem(api.put(f"/v1/properties/{prop}/profiles/{theirs}/loyalty-number",
+                           {"loyalty_number": "X1"}, token=guest), 404)
+
+
+@pytest.mark.postgres
+def test_concurrent_ensures_make_one_profile(pg_db, ctx):
+    import threading
+
+    import msgspec
+
+    from pms.schemas.profiles import ProfileIn
+    from pms.services import profiles
+    from tests.factories import make_property
+
+    prop = make_property(ctx)
+    body = msgspec.convert({"last_name": "Race", "email": "race@example.com"}, ProfileIn)
+    results, barrier = [], threading.Barrier(8)
+
+    def ensure() -> None:
+        barrier.wait()
+        results.append(profiles.ensure_profile(ctx, prop.id, body))
+        from pms.db.database import db
+
+        db.close()
+
+    threads = [threading.Thread(target=ensure) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({row.id for row, _ in results}) == 1
+    assert sum(created for _, created in results) == 1
