@@ -36,6 +36,8 @@ def all_routes() -> list[Route]:
     from pms.api.resources import housekeeping
     from pms.api.resources import cashiering
 
+    from pms.api.resources import folios as folio_reads
+
     return [
         *health.ROUTES,
         *openapi.ROUTES,
@@ -44,6 +46,7 @@ def all_routes() -> list[Route]:
         *profiles.ROUTES,
         *cashiering.ROUTES,
         *housekeeping.ROUTES,
+        *folio_reads.ROUTES,
     ]
 
 

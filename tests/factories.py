@@ -59,3 +59,86 @@ def make_profile(ctx: Ctx, property_id: uuid.UUID, **over: Any) -> Any:
     body.update(over)
     row, _ = profiles.ensure_profile(ctx, property_id, msgspec.convert(body, ProfileIn))
     return row
+
+
+# -- reservations and front desk (issue 3) -------------------------------------------------------
+
+class Hotel:
+    """A property with one room type, its rooms and a rate plan with rates loaded."""
+
+    def __init__(self, prop: Any, room_type: Any, rooms: list[Any], rate_plan: Any,
+                 today: Any) -> None:
+        self.prop, self.room_type, self.rooms, self.rate_plan = prop, room_type, rooms, rate_plan
+        self.today = today
+
+    @property
+    def id(self) -> uuid.UUID:
+        return self.prop.id
+
+
+def load_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,
+               *, amount: str = "100.00", days: int = 60, start: Any = None) -> None:
+    from datetime import timedelta
+
+    from pms.schemas.rates import RatesIn
+    from pms.services import rates
+
+    start = start or ctx.now.date() - timedelta(days=2)
+    body = {"rates": [{"room_type_id": str(room_type_id), "from_date": start.isoformat(),
+                       "to_date": (start + timedelta(days=days)).isoformat(), "amount": amount}]}
+    rates.set_rates(ctx, property_id, rate_plan_id, msgspec.convert(body, RatesIn))
+
+
+def make_booking_hotel(ctx: Ctx, *, rooms: int = 3, amount: str = "100.00", max_occupancy: int = 2,
+               rate_plan: dict[str, Any] | None = None, **prop_over: Any) -> Hotel:
+    from pms.services.reservations import business_date
+
+    prop = make_property(ctx, **prop_over)
+    room_type = make_room_type(ctx, prop.id, max_occupancy=max_occupancy)
+    made = [make_room(ctx, prop.id, room_type.id, room_number=f"{100 + i}") for i in range(rooms)]
+    plan = make_rate_plan(ctx, prop.id, **(rate_plan or {}))
+    load_rates(ctx, prop.id, plan.id, room_type.id, amount=amount)
+    return Hotel(prop, room_type, made, plan, business_date(prop, ctx.now))
+
+
+def reservation_body(hotel: Hotel, **over: Any) -> dict[str, Any]:
+    from datetime import timedelta
+
+    body: dict[str, Any] = {
+        "room_type_id": str(hotel.room_type.id), "rate_plan_id": str(hotel.rate_plan.id),
+        "arrival_date": hotel.today.isoformat(),
+        "departure_date": (hotel.today + timedelta(days=2)).isoformat(),
+        "adults": 2, "guest": {"first_name": "Ada", "last_name": "Lovelace"},
+    }
+    body.update(over)
+    return body
+
+
+def make_reservation(ctx: Ctx, hotel: Hotel, **over: Any) -> Any:
+    from pms.schemas.reservations import ReservationIn
+    from pms.services import reservations
+
+    row, _ = reservations.create_reservation(
+        ctx, hotel.id, msgspec.convert(reservation_body(hotel, **over), ReservationIn))
+    return row
+
+
+def make_checked_in(ctx: Ctx, hotel: Hotel, *, room_number: str | None = None, **over: Any) -> Any:
+    from pms.schemas.reservations import CheckInIn
+    from pms.services import checkin
+
+    row = make_reservation(ctx, hotel, **over)
+    return checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=room_number))
+
+
+def pay_folio(ctx: Ctx, reservation: Any, amount: Any) -> Any:
+    """Record a captured payment directly (cashiering routes are issue 5's)."""
+    from pms.db.uow import unit_of_work
+    from pms.models import FolioPayment
+    from pms.services.folios import guest_folio
+
+    with unit_of_work(ctx):
+        folio = guest_folio(reservation)
+        return FolioPayment.create(folio=folio.id, amount=Decimal(str(amount)),
+                                   currency=folio.currency, method="CARD",
+                                   payment_method_id="pm_test", status="CAPTURED")

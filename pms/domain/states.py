@@ -152,3 +152,79 @@ HK_TASK_TRIGGER = {HkTaskStatus.IN_PROGRESS: "start", HkTaskStatus.OPEN: "releas
                    HkTaskStatus.DONE: "complete", HkTaskStatus.CANCELLED: "cancel"}
 HK_TASK_INITIAL = HkTaskStatus.OPEN
 
+
+# -- reservations (issue 3) ---------------------------------------------------------------------
+
+class ReservationStatus(StrEnum):
+    CONFIRMED = "CONFIRMED"
+    CHECKED_IN = "CHECKED_IN"
+    CHECKED_OUT = "CHECKED_OUT"
+    CANCELLED = "CANCELLED"
+    NO_SHOW = "NO_SHOW"
+
+
+RESERVATION_MACHINE = Machine(ReservationStatus, {
+    (ReservationStatus.CONFIRMED, "edit"): ReservationStatus.CONFIRMED,
+    (ReservationStatus.CHECKED_IN, "edit"): ReservationStatus.CHECKED_IN,
+    (ReservationStatus.CONFIRMED, "check_in"): ReservationStatus.CHECKED_IN,
+    (ReservationStatus.CHECKED_IN, "check_out"): ReservationStatus.CHECKED_OUT,
+    (ReservationStatus.CONFIRMED, "cancel"): ReservationStatus.CANCELLED,
+    (ReservationStatus.CONFIRMED, "no_show"): ReservationStatus.NO_SHOW,
+    (ReservationStatus.CHECKED_IN, "revert_check_in"): ReservationStatus.CONFIRMED,
+    (ReservationStatus.CHECKED_OUT, "revert_check_out"): ReservationStatus.CHECKED_IN,
+    (ReservationStatus.CONFIRMED, "split"): ReservationStatus.CONFIRMED,
+    (ReservationStatus.CHECKED_IN, "split"): ReservationStatus.CHECKED_IN,
+    (ReservationStatus.CONFIRMED, "assign_room"): ReservationStatus.CONFIRMED,
+    (ReservationStatus.CHECKED_IN, "move_room"): ReservationStatus.CHECKED_IN,
+    (ReservationStatus.CONFIRMED, "pre_check_in"): ReservationStatus.CONFIRMED,
+})
+
+RESERVATION_TERMINAL = frozenset({ReservationStatus.CANCELLED, ReservationStatus.CHECKED_OUT,
+                                  ReservationStatus.NO_SHOW})
+# A new reservation is born CONFIRMED (create and walk-in: SPEC "(none) -> CONFIRMED").
+RESERVATION_INITIAL = ReservationStatus.CONFIRMED
+
+
+class FolioStatus(StrEnum):
+    OPEN = "OPEN"
+    CLOSED = "CLOSED"
+
+
+FOLIO_MACHINE = Machine(FolioStatus, {
+    (FolioStatus.OPEN, "close"): FolioStatus.CLOSED,
+    (FolioStatus.CLOSED, "reopen"): FolioStatus.OPEN,  # revert check-out only
+})
+FOLIO_INITIAL = FolioStatus.OPEN
+
+
+class MessageStatus(StrEnum):
+    RECEIVED = "RECEIVED"   # incoming
+    QUEUED = "QUEUED"       # outgoing, waiting for the notifications actor
+    SENT = "SENT"
+    FAILED = "FAILED"
+
+
+MESSAGE_MACHINE = Machine(MessageStatus, {
+    (MessageStatus.QUEUED, "send"): MessageStatus.SENT,
+    (MessageStatus.QUEUED, "fail"): MessageStatus.FAILED,
+    (MessageStatus.FAILED, "retry"): MessageStatus.QUEUED,
+    (MessageStatus.FAILED, "send"): MessageStatus.SENT,
+})
+MESSAGE_INITIAL = {"incoming": MessageStatus.RECEIVED, "outgoing": MessageStatus.QUEUED}
+
+
+class ServiceRequestStatus(StrEnum):
+    OPEN = "OPEN"
+    IN_PROGRESS = "IN_PROGRESS"
+    DONE = "DONE"
+    CANCELLED = "CANCELLED"
+
+
+SERVICE_REQUEST_MACHINE = Machine(ServiceRequestStatus, {
+    (ServiceRequestStatus.OPEN, "start"): ServiceRequestStatus.IN_PROGRESS,
+    (ServiceRequestStatus.OPEN, "complete"): ServiceRequestStatus.DONE,
+    (ServiceRequestStatus.IN_PROGRESS, "complete"): ServiceRequestStatus.DONE,
+    (ServiceRequestStatus.OPEN, "cancel"): ServiceRequestStatus.CANCELLED,
+    (ServiceRequestStatus.IN_PROGRESS, "cancel"): ServiceRequestStatus.CANCELLED,
+})
+SERVICE_REQUEST_INITIAL = ServiceRequestStatus.OPEN

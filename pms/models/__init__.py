@@ -4,6 +4,9 @@ from pms.models.catalog import Item, Package, RatePlan
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
+from pms.models.reservations import (Reservation, ReservationComment, ReservationMessage,
+                                     RoomStay, ServiceRequest)
+from pms.models.folios import Folio, FolioCharge, FolioPayment
 from pms.models.housekeeping import HousekeepingTask
 from pms.models.environment import EnvironmentSetup, SandboxEmail
 from pms.models.inventory import InventoryDay, Maintenance
@@ -15,6 +18,8 @@ from pms.models.end_of_day import NightAuditRun, NightAuditStep
 ALL_MODELS = [
     Property, RoomType, Room, RatePlan, Item, Package, Profile,
     OutboxEvent, AuditEntry, IdempotencyRecord, Job,
+    Reservation, RoomStay, ReservationComment, ReservationMessage, ServiceRequest,
+    Folio, FolioCharge, FolioPayment,
     InventoryDay, Maintenance, RateSchedule, Restriction, PromoCode,
     TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
     NightAuditRun, NightAuditStep,

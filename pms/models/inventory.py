@@ -33,7 +33,7 @@ class InventoryDay(TenantModel):
 
 
 class Maintenance(AggregateModel):
-    """A room out of order or out of service for the nights [from_date, to_date)."""
+    """A room out of order or out of service for the nights from_date..to_date (inclusive)."""
 
     property = peewee.ForeignKeyField(Property, backref="maintenance", on_delete="CASCADE")
     room = peewee.ForeignKeyField(Room, backref="maintenance", on_delete="CASCADE")

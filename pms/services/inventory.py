@@ -72,13 +72,13 @@ def maintenance_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID
              .join(Room, on=(Maintenance.room == Room.id))
              .where((Maintenance.property == property_id) & Maintenance.active
                     & Room.room_type.in_(ids)
-                    & (Maintenance.from_date < end) & (Maintenance.to_date > start)))
+                    & (Maintenance.from_date < end) & (Maintenance.to_date >= start)))
     if exclude is not None:
         query = query.where(Maintenance.id != exclude)
     per_room: dict[tuple[uuid.UUID, uuid.UUID, date], str] = {}
     for room_id, rt, kind, from_date, to_date in query.tuples():
         night = max(from_date, start)
-        last = min(to_date, end)
+        last = min(to_date + timedelta(days=1), end)  # to_date is the last night
         while night < last:
             key = (rt, room_id, night)
             if per_room.get(key) != "OUT_OF_ORDER":
