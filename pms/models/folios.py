@@ -1,0 +1,59 @@
+"""Folios: the bill of a stay. Charges and payments are separate records (SPEC).
+
+Only fields and indexes live here. A room charge is posted once per stay and night: a partial
+unique index (env_id, reservation, night) WHERE kind = 'room' (migration 003) guards it.
+"""
+
+from __future__ import annotations
+
+import peewee
+
+from pms.db.base import AggregateModel, MoneyField, TenantModel, UtcDateTimeField
+from pms.models.property import Property
+from pms.models.reservations import Reservation
+
+
+class Folio(AggregateModel):
+    reservation = peewee.ForeignKeyField(Reservation, backref="folios", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    room_number = peewee.CharField(max_length=16, null=True)
+    status = peewee.CharField(max_length=16)
+    folio_type = peewee.CharField(max_length=16, default="GUEST")
+    currency = peewee.CharField(max_length=3)
+    closed_at = UtcDateTimeField(null=True)
+
+    class Meta:
+        table_name = "folio"
+        indexes = ((("env_id", "reservation"), False),
+                   (("env_id", "property", "room_number", "status"), False))
+
+
+class FolioCharge(TenantModel):
+    folio = peewee.ForeignKeyField(Folio, backref="charges", on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, on_delete="RESTRICT")
+    category = peewee.CharField(max_length=16)  # room, tax, F&B, mini bar, other
+    description = peewee.CharField(max_length=200)
+    amount = MoneyField()
+    currency = peewee.CharField(max_length=3)
+    quantity = peewee.IntegerField(default=1)
+    business_date = peewee.DateField()
+    night = peewee.DateField(null=True)
+    kind = peewee.CharField(max_length=16, default="charge")  # room, charge, ...
+
+    class Meta:
+        table_name = "folio_charge"
+        indexes = ((("env_id", "folio", "created_at"), False),
+                   (("env_id", "reservation", "kind", "night"), False))
+
+
+class FolioPayment(TenantModel):
+    folio = peewee.ForeignKeyField(Folio, backref="payments", on_delete="RESTRICT")
+    amount = MoneyField()
+    currency = peewee.CharField(max_length=3)
+    method = peewee.CharField(max_length=32)
+    payment_method_id = peewee.CharField(max_length=128, null=True)  # payments-service reference
+    status = peewee.CharField(max_length=16, default="PENDING")
+
+    class Meta:
+        table_name = "folio_payment"
+        indexes = ((("env_id", "folio", "created_at"), False),)

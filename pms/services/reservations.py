@@ -1,0 +1,393 @@
+"""Reservation use cases: create (folded by confirmation number), edit, cancel, pre-check-in and
+walk-in. Each is one unit of work writing the reservation, the inventory change, one outbox row
+and one audit row. Front-desk moves live in `checkin`, `checkout` and `stays`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import msgspec
+import peewee
+
+from pms.clock import local_today
+from pms.context import Ctx
+from pms.db.database import db
+from pms.db.locking import for_update, lock_errors
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.domain.money import quantize, zero
+from pms.domain.pricing import Quote
+from pms.domain.states import (RESERVATION_INITIAL, RESERVATION_MACHINE, ReservationStatus)
+from pms.domain.stay import stay_nights
+from pms.errors import (AlreadyExists, NotFound, ReservationNotEditable, RoomTypeUnavailable,
+                        ValidationFailed, Conflict)
+from pms.events import event_type
+from pms.models import Profile, Property, RatePlan, Reservation, RoomStay, RoomType
+from pms.schemas import reservations as s
+from pms.schemas.common import to_data
+from pms.services.catalog import load_property
+from pms.services.inventory import lock_inventory, release_rooms, take_rooms
+from pms.services.pricing import quote_stay
+
+CONFIRMATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+class _Duplicate(Exception):
+    """Internal: the confirmation number exists; abort the UoW and return the existing row."""
+
+
+def _field_error(field: str, message: str, *, code: str = "validation_failed") -> ValidationFailed:
+    return ValidationFailed(message, code=code, errors=[{"field": field, "message": message}])
+
+
+def business_date(prop: Property, now: datetime) -> date:
+    """The property's business date (set by the night audit), else its local calendar date."""
+    return prop.business_date or local_today(now, prop.timezone)
+
+
+def new_confirmation_number() -> str:
+    return "".join(secrets.choice(CONFIRMATION_ALPHABET) for _ in range(10))
+
+
+def load_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
+                     lock: bool = False) -> Reservation:
+    """The env's reservation of that property (a guest session sees only its own), else NotFound."""
+    query = Reservation.select().where((Reservation.id == reservation_id)
+                                       & (Reservation.property == property_id))
+    if ctx.holder_id is not None:
+        query = query.where(Reservation.guest_profile == ctx.holder_id)
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise NotFound("no such reservation")
+    return row
+
+
+def get_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
+    with read_scope(ctx):
+        return load_reservation(ctx, property_id, reservation_id)
+
+
+def record(uow: UnitOfWork, row: Reservation, action: str, *, before: dict[str, Any] | None = None,
+           reason: str | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The one audit row and the one outbox row of a reservation change."""
+    data = data if data is not None else to_data(s.reservation_out(row))
+    uow.audit(f"reservation.{action}", row, before=before, after=data, reason=reason)
+    uow.emit(event_type("reservation", action), row, data, property_id=row.property_id)
+    return data
+
+
+# -- references and pricing --------------------------------------------------------------------
+
+@dataclass
+class Refs:
+    prop: Property
+    room_type: RoomType
+    rate_plan: RatePlan
+
+
+def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID) -> Refs:
+    prop = load_property(property_id)
+    room_type = RoomType.select().where((RoomType.id == room_type_id)
+                                        & (RoomType.property == property_id)).first()
+    if room_type is None:
+        raise _field_error("room_type_id", "room_type_id is not a room type of this property")
+    rate_plan = RatePlan.select().where((RatePlan.id == rate_plan_id)
+                                        & (RatePlan.property == property_id)).first()
+    if rate_plan is None:
+        raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
+    return Refs(prop, room_type, rate_plan)
+
+
+def _check_stay(refs: Refs, arrival: date, departure: date, adults: int, children: int,
+                today: date, *, check_arrival: bool = True) -> list[date]:
+    nights = stay_nights(arrival, departure)
+    if check_arrival and arrival < today:
+        raise _field_error("arrival_date", f"arrival_date {arrival} is before the property's "
+                           f"current date {today}", code="arrival_in_past")
+    if adults + children > refs.room_type.max_occupancy:
+        raise _field_error("adults", f"{adults + children} guests exceed the room type's "
+                           f"maximum occupancy of {refs.room_type.max_occupancy}",
+                           code="occupancy_exceeded")
+    return nights
+
+
+def _quote(ctx: Ctx, refs: Refs, arrival: date, departure: date, adults: int, children: int,
+           promo_code: str | None) -> Quote:
+    quote = quote_stay(ctx, property=refs.prop, room_type=refs.room_type,
+                       rate_plan=refs.rate_plan, arrival=arrival, departure=departure,
+                       adults=adults, children=children, promo_code=promo_code)
+    if quote.bookable:
+        return quote
+    codes = {r.code for r in quote.reasons}
+    if codes == {"sold_out"}:
+        raise RoomTypeUnavailable("no room of this type is available for every night",
+                                  nights=[str(r.date) for r in quote.reasons if r.date])
+    reasons = [r for r in quote.reasons if r.code != "sold_out"]
+    raise ValidationFailed(
+        "the stay cannot be booked under this rate plan: "
+        + "; ".join(f"{r.message}" + (f" ({r.date})" if r.date else "") for r in reasons),
+        code="stay_not_bookable",
+        errors=[{"field": "promo_code" if r.code.startswith("promo") else "rate_plan_id",
+                 "message": f"{r.code}: {r.message}"} for r in reasons],
+        reasons=[{"code": r.code, "message": r.message,
+                  "date": r.date.isoformat() if r.date else None} for r in reasons])
+
+
+def _apply_quote(row: Reservation, quote: Quote) -> None:
+    row.currency = quote.currency
+    row.room_total = quote.room_total
+    row.packages_total = quote.packages_total
+    row.discount_total = quote.discount_total
+    row.total_amount = quote.total
+    row.nightly_prices = [{"date": n.date.isoformat(), "amount": str(n.amount)}
+                          for n in quote.nights]
+
+
+def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None
+           ) -> tuple[uuid.UUID | None, str | None, str | None]:
+    if ctx.holder_id is not None:
+        if profile_id is not None and profile_id != ctx.holder_id:
+            raise NotFound("no such profile")
+        profile_id = ctx.holder_id
+    first = guest.first_name if guest else None
+    last = guest.last_name if guest else None
+    if profile_id is not None:
+        profile = Profile.select().where(Profile.id == profile_id).first()
+        if profile is None:
+            raise _field_error("guest_profile_id", "guest_profile_id is not a known profile")
+        first = first or profile.first_name
+        last = last or profile.last_name or profile.company_name
+    if not last:
+        raise _field_error("guest", "a guest name (guest.last_name) or a guest_profile_id "
+                           "with a name is required")
+    return profile_id, first, last
+
+
+# -- create ------------------------------------------------------------------------------------
+
+def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, *,
+                       source: str | None = None, channel: str | None = None
+                       ) -> tuple[Reservation, bool]:
+    """Book a stay: price it, sell the nights, write the reservation (CONFIRMED).
+
+    A submission whose confirmation_number already exists returns that reservation instead
+    (created = False; inventory is taken once).
+
+    Raises:
+        NotFound: no such property. ValidationFailed (422): bad dates, past arrival, occupancy,
+            room type / rate plan not of this property, stay not bookable under the plan.
+        RoomTypeUnavailable (409): a night is sold out. LockTimeout (503): busy.
+    """
+    if body.confirmation_number:
+        existing = _by_confirmation(ctx, property_id, body.confirmation_number)
+        if existing is not None:
+            return existing, False
+    try:
+        with lock_errors(), unit_of_work(ctx) as uow:
+            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id)
+            today = business_date(refs.prop, ctx.now)
+            nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
+                                 body.children, today)
+            profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest)
+            quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
+                           body.children, body.promo_code)
+            row = Reservation(
+                env_id=ctx.env_id, property=refs.prop.id, room_type=refs.room_type.id,
+                rate_plan=refs.rate_plan.id, guest_profile=profile_id,
+                confirmation_number=body.confirmation_number or new_confirmation_number(),
+                status=RESERVATION_INITIAL.value, arrival_date=body.arrival_date,
+                departure_date=body.departure_date, adults=body.adults, children=body.children,
+                source=source or body.source, channel=channel or body.channel,
+                guest_first_name=first, guest_last_name=last,
+                guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
+                notes=body.notes)
+            _apply_quote(row, quote)
+            _insert(row)
+            take_rooms(refs.prop.id, refs.room_type.id, nights)
+            record(uow, row, "created")
+        return row, True
+    except _Duplicate:
+        existing = _by_confirmation(ctx, property_id, body.confirmation_number or "")
+        if existing is None:  # pragma: no cover - the winner rolled back in between
+            raise Conflict("a concurrent submission with this confirmation number failed; retry",
+                           code="confirmation_number_conflict") from None
+        return existing, False
+
+
+def _insert(row: Reservation) -> None:
+    """Insert in a savepoint; the (env, confirmation_number) unique index folds duplicates."""
+    try:
+        with db.atomic():
+            row.save(force_insert=True)
+    except peewee.IntegrityError as exc:
+        raise _Duplicate() from exc
+
+
+def _by_confirmation(ctx: Ctx, property_id: uuid.UUID, number: str) -> Reservation | None:
+    with read_scope(ctx):
+        row = Reservation.select().where(Reservation.confirmation_number == number).first()
+    if row is not None and row.property_id != property_id:
+        raise AlreadyExists("this confirmation number belongs to a reservation of another "
+                            "property", code="confirmation_number_taken")
+    if row is not None and ctx.holder_id is not None and row.guest_profile_id != ctx.holder_id:
+        raise AlreadyExists("this confirmation number is taken", code="confirmation_number_taken")
+    return row
+
+
+# -- edit --------------------------------------------------------------------------------------
+
+def _set(body: msgspec.Struct, name: str, current: Any) -> Any:
+    value = getattr(body, name)
+    return current if value is msgspec.UNSET else value
+
+
+def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                     body: s.ReservationPatch) -> Reservation:
+    """Change dates, occupancy, room type or rate plan: re-checked and re-priced atomically
+    (the old nights are released and the new ones taken in the same transaction).
+
+    Raises:
+        NotFound. ReservationNotEditable (409): CANCELLED, CHECKED_OUT or NO_SHOW.
+        Conflict (409 reservation_in_house): arrival or room type of a checked-in stay.
+        ValidationFailed (422), RoomTypeUnavailable (409), LockTimeout (503).
+    """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        RESERVATION_MACHINE.transition(row.status, "edit", error=ReservationNotEditable)
+        before = to_data(s.reservation_out(row))
+        arrival = _set(body, "arrival_date", row.arrival_date)
+        departure = _set(body, "departure_date", row.departure_date)
+        room_type_id = _set(body, "room_type_id", row.room_type_id)
+        rate_plan_id = _set(body, "rate_plan_id", row.rate_plan_id)
+        adults, children = _set(body, "adults", row.adults), _set(body, "children", row.children)
+        promo = _set(body, "promo_code", row.promo_code)
+        in_house = row.status == ReservationStatus.CHECKED_IN
+        if in_house and (arrival != row.arrival_date or room_type_id != row.room_type_id):
+            raise Conflict("the guest is in house: arrival and room type cannot change "
+                           "(use a room move)", code="reservation_in_house")
+        refs = _load_refs(property_id, room_type_id, rate_plan_id)
+        today = business_date(refs.prop, ctx.now)
+        new_nights = _check_stay(refs, arrival, departure, adults, children, today,
+                                 check_arrival=arrival != row.arrival_date)
+        if in_house and departure <= today:
+            raise _field_error("departure_date", "an in-house stay cannot depart before the "
+                               f"current business date {today}")
+        old_nights = stay_nights(row.arrival_date, row.departure_date)
+        quote = _quote(ctx, refs, arrival, departure, adults, children, promo)
+        if (room_type_id, new_nights) != (row.room_type_id, old_nights):
+            lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
+                                          (room_type_id, new_nights)])
+            release_rooms(refs.prop.id, row.room_type_id, old_nights)
+            take_rooms(refs.prop.id, room_type_id, new_nights)
+        if row.room_id is not None and (arrival, departure, room_type_id) != (
+                row.arrival_date, row.departure_date, row.room_type_id):
+            _rehome_room(row, arrival, departure, room_type_id, in_house)
+        row.arrival_date, row.departure_date = arrival, departure
+        row.room_type, row.rate_plan = room_type_id, rate_plan_id
+        row.adults, row.children, row.promo_code = adults, children, promo
+        if body.guest is not msgspec.UNSET:
+            row.guest_first_name, row.guest_last_name = body.guest.first_name, body.guest.last_name
+            row.guest_last_name_normalized = body.guest.last_name.strip().lower()
+        row.notes = _set(body, "notes", row.notes)
+        _apply_quote(row, quote)
+        row.status = RESERVATION_MACHINE.transition(row.status, "edit").value
+        row.save()
+        record(uow, row, "updated", before=before)
+    return row
+
+
+def _rehome_room(row: Reservation, arrival: date, departure: date, room_type_id: uuid.UUID,
+                 in_house: bool) -> None:
+    """Keep the room-stay row in step with new dates; drop a pre-assigned room on type change."""
+    from pms.services.stays import hold_room, release_room_holds
+
+    room_id = row.room_id
+    release_room_holds(row)
+    if room_type_id != row.room_type_id and not in_house:
+        row.room = None
+        return
+    hold_room(row, room_id, arrival, departure)
+
+
+# -- cancel ------------------------------------------------------------------------------------
+
+def fee_for(policy: dict[str, Any] | None, row: Reservation) -> Decimal:
+    """The fee of a cancellation / no-show policy (NONE, FIRST_NIGHT, PERCENT, FIXED)."""
+    policy = policy or {}
+    kind = policy.get("fee_type", "NONE")
+    value = Decimal(str(policy.get("fee_value") or 0))
+    total = Decimal(str(row.total_amount))
+    if kind == "FIRST_NIGHT":
+        prices = row.nightly_prices or []
+        fee = Decimal(str(prices[0]["amount"])) if prices else Decimal(0)
+    elif kind == "PERCENT":
+        fee = total * value / Decimal(100)
+    elif kind == "FIXED":
+        fee = value
+    else:
+        fee = Decimal(0)
+    return quantize(min(max(fee, Decimal(0)), total), row.currency)
+
+
+def cancellation_fee(prop: Property, rate_plan: RatePlan, row: Reservation, now: datetime) -> Decimal:
+    """The fee if `now` is past the deadline: `deadline_hours` before arrival day (00:00 local)."""
+    policy = rate_plan.cancellation_policy or {}
+    hours = int(policy.get("deadline_hours") or 0)
+    arrival_start = datetime.combine(row.arrival_date, time(0), ZoneInfo(prop.timezone))
+    if now < arrival_start - timedelta(hours=hours):
+        return zero(row.currency)
+    return fee_for(policy, row)
+
+
+def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
+    """Cancel a CONFIRMED reservation: release its nights and room, record the fee.
+
+    Raises:
+        NotFound. InvalidTransition (409): not CONFIRMED. LockTimeout (503).
+    """
+    from pms.services.stays import release_room_holds
+
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        status = RESERVATION_MACHINE.transition(row.status, "cancel")
+        before = to_data(s.reservation_out(row))
+        prop = load_property(property_id)
+        rate_plan = RatePlan.get_by_id(row.rate_plan_id)
+        release_rooms(property_id, row.room_type_id,
+                      stay_nights(row.arrival_date, row.departure_date))
+        release_room_holds(row)
+        row.cancellation_fee = cancellation_fee(prop, rate_plan, row, ctx.now)
+        row.cancelled_at = ctx.now
+        row.status = status.value
+        row.save()
+        record(uow, row, "cancelled", before=before)
+    return row
+
+
+# -- pre-check-in ------------------------------------------------------------------------------
+
+def pre_check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                 body: s.RegistrationIn) -> Reservation:
+    """Store the pre-arrival registration card of a CONFIRMED reservation.
+
+    Raises:
+        NotFound. InvalidTransition (409): not CONFIRMED. ValidationFailed: terms not accepted.
+    """
+    if not body.terms_accepted:
+        raise _field_error("terms_accepted", "the guest must accept the terms to register")
+    with unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        status = RESERVATION_MACHINE.transition(row.status, "pre_check_in")
+        before = to_data(s.reservation_out(row))
+        row.registration = msgspec.to_builtins(body)
+        row.pre_checked_in_at = ctx.now
+        row.status = status.value
+        row.save()
+        record(uow, row, "registration_stored", before=before)
+    return row

@@ -1,0 +1,346 @@
+"""Stay moves at the front desk: room holds, room assignment and moves, revert, no-show and
+split. One unit of work per use case, one outbox row and one audit row each.
+
+Room holds (`RoomStay`) keep one physical room from serving two stays on overlapping nights: the
+services check first (a clear 409 on both backends) and PostgreSQL's exclusion constraint backs
+the check up under concurrency.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from typing import Any
+
+import peewee
+
+from pms.context import Ctx
+from pms.db.database import db
+from pms.db.locking import for_update, lock_errors
+from pms.db.uow import unit_of_work
+from pms.domain import states
+from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE, ReservationStatus
+from pms.domain.stay import stay_nights
+from pms.errors import Conflict, NotFound, RoomUnavailable, ValidationFailed
+from pms.models import Reservation, Room, RoomStay
+from pms.schemas import reservations as s
+from pms.schemas.common import to_data
+from pms.services.catalog import load_property
+from pms.services.folios import guest_folio, open_folio, reopen_folio
+from pms.services.inventory import release_rooms
+from pms.services.reservations import (business_date, fee_for, load_reservation,
+                                       new_confirmation_number, record)
+
+
+# -- rooms and holds (inside a unit of work) ----------------------------------------------------
+
+def find_room(property_id: uuid.UUID, *, room_number: str | None = None,
+              room_id: uuid.UUID | None = None, lock: bool = False) -> Room:
+    """A room of the property by number or id. Raises ValidationFailed when unknown."""
+    if room_number is None and room_id is None:
+        raise ValidationFailed("room_number or room_id is required",
+                               errors=[{"field": "room_number", "message": "required"}])
+    query = Room.select().where(Room.property == property_id)
+    query = query.where(Room.id == room_id) if room_id else query.where(
+        Room.room_number == room_number)
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise ValidationFailed(f"no room {room_number or room_id} in this property",
+                               code="unknown_room",
+                               errors=[{"field": "room_number", "message": "unknown room"}])
+    return row
+
+
+def out_of_order(room_id: uuid.UUID, start: date, end: date) -> bool:
+    """Whether an active OOO/OOS maintenance period of the room touches [start, end)."""
+    try:
+        from pms.models.inventory import Maintenance
+    except ImportError:  # pragma: no cover - inventory ships with issue 3
+        return False
+    return Maintenance.select().where(
+        (Maintenance.room == room_id) & (Maintenance.active == True)  # noqa: E712
+        & (Maintenance.from_date < end) & (Maintenance.to_date > start)).exists()
+
+
+def overlapping_holds(room_id: uuid.UUID, start: date, end: date,
+                      exclude: uuid.UUID | None = None) -> peewee.ModelSelect:
+    query = RoomStay.select().where((RoomStay.room == room_id) & (RoomStay.start_date < end)
+                                    & (RoomStay.end_date > start))
+    if exclude is not None:
+        query = query.where(RoomStay.reservation != exclude)
+    return query
+
+
+def check_room(row: Reservation, room: Room, start: date, end: date) -> None:
+    """Refuse a room of another type, out of order, or held by another stay (409)."""
+    if room.room_type_id != row.room_type_id:
+        raise RoomUnavailable(f"room {room.room_number} is not of the booked room type",
+                              code="room_type_mismatch", room_number=room.room_number)
+    if out_of_order(room.id, start, end):
+        raise RoomUnavailable(f"room {room.room_number} is out of order or out of service",
+                              room_number=room.room_number)
+    if overlapping_holds(room.id, start, end, exclude=row.id).exists():
+        raise RoomUnavailable(f"room {room.room_number} is held by another stay on these nights",
+                              room_number=room.room_number)
+
+
+def hold_room(row: Reservation, room_id: uuid.UUID, start: date, end: date) -> None:
+    """Insert the room hold [start, end) for the stay and point the reservation at the room."""
+    if end > start:
+        try:
+            with db.atomic():
+                RoomStay.create(reservation=row.id, property=row.property_id, room=room_id,
+                                start_date=start, end_date=end)
+        except peewee.IntegrityError as exc:  # the exclusion constraint (PostgreSQL)
+            raise RoomUnavailable("the room is held by another stay on these nights") from exc
+    row.room = room_id
+
+
+def release_room_holds(row: Reservation) -> None:
+    RoomStay.delete().where(RoomStay.reservation == row.id).execute()
+
+
+def mark_dirty(room: Room) -> None:
+    room.hk_status = states.HK_MACHINE.transition(room.hk_status, "dirty").value
+
+
+def auto_assign(row: Reservation, start: date) -> Room:
+    """The first free room of the booked type: vacant, in order, clean ones first."""
+    busy = RoomStay.select(RoomStay.room).where(
+        (RoomStay.start_date < row.departure_date) & (RoomStay.end_date > start)
+        & (RoomStay.reservation != row.id))
+    candidates = (Room.select().where(
+        (Room.property == row.property_id) & (Room.room_type == row.room_type_id)
+        & (Room.status == states.RoomStatus.VACANT.value) & Room.id.not_in(busy))
+        .order_by((Room.hk_status == "DIRTY").asc(), Room.room_number))
+    for room in candidates:
+        if not out_of_order(room.id, start, row.departure_date):
+            return room
+    raise RoomUnavailable("no vacant room of the booked type is free for this stay")
+
+
+# -- room assignment and move -------------------------------------------------------------------
+
+def assign_room(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                body: s.RoomAssignIn) -> Reservation:
+    """Assign a room to a CONFIRMED stay, or move an in-house guest to another room.
+
+    Raises:
+        NotFound. ValidationFailed: unknown room. InvalidTransition (409): terminal stay.
+        RoomUnavailable (409): wrong type, out of order, occupied or held on these nights.
+    """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        in_house = row.status == ReservationStatus.CHECKED_IN
+        status = RESERVATION_MACHINE.transition(row.status, "move_room" if in_house
+                                                else "assign_room")
+        before = to_data(s.reservation_out(row))
+        room = find_room(property_id, room_number=body.room_number, room_id=body.room_id,
+                         lock=True)
+        if room.id == row.room_id:
+            raise Conflict(f"the stay already has room {room.room_number}", code="no_change")
+        today = business_date(load_property(property_id), ctx.now)
+        start = max(today, row.arrival_date) if in_house else row.arrival_date
+        check_room(row, room, start, row.departure_date)
+        if in_house:
+            _move(row, room, start)
+        else:
+            release_room_holds(row)
+            hold_room(row, room.id, row.arrival_date, row.departure_date)
+        row.status = status.value
+        row.save()
+        record(uow, row, "room_moved" if in_house else "room_assigned", before=before)
+    return row
+
+
+def _move(row: Reservation, room: Room, start: date) -> None:
+    old = Room.select().where(Room.id == row.room_id).first()
+    new_status = ROOM_MACHINE.transition(room.status, "occupy", error=RoomUnavailable)
+    RoomStay.delete().where((RoomStay.reservation == row.id)
+                            & (RoomStay.start_date >= start)).execute()
+    RoomStay.update(end_date=start).where((RoomStay.reservation == row.id)
+                                          & (RoomStay.end_date > start)).execute()
+    hold_room(row, room.id, start, row.departure_date)
+    room.status = new_status.value
+    room.save()
+    if old is not None:
+        old.status = ROOM_MACHINE.transition(old.status, "vacate").value
+        mark_dirty(old)
+        old.save()
+    open_folio(row, room_number=room.room_number)
+
+
+# -- revert -------------------------------------------------------------------------------------
+
+def revert(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+           body: s.RevertIn) -> Reservation:
+    """Undo a check-in (back to CONFIRMED) or a check-out (back to CHECKED_IN) made on the
+    current business date. The reason is stored on the audit row.
+
+    Raises:
+        NotFound. InvalidTransition (409): nothing to revert.
+        Conflict (409 revert_window_closed): the move was on an earlier business date.
+        RoomUnavailable (409): revert check-out when the room is taken again.
+    """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        trigger = ("revert_check_out" if row.status == ReservationStatus.CHECKED_OUT
+                   else "revert_check_in")
+        status = RESERVATION_MACHINE.transition(row.status, trigger)
+        before = to_data(s.reservation_out(row))
+        today = business_date(load_property(property_id), ctx.now)
+        moved_on = (row.checked_out_business_date if trigger == "revert_check_out"
+                    else row.checked_in_business_date)
+        if moved_on != today:
+            raise Conflict(f"only a move of the current business date {today} can be reverted",
+                           code="revert_window_closed")
+        room = Room.select().where(Room.id == row.room_id).first()
+        if trigger == "revert_check_in":
+            _undo_check_in(row, room)
+        else:
+            _undo_check_out(row, room, today)
+        row.status = status.value
+        row.save()
+        record(uow, row, trigger.replace("revert_", "reverted_"), before=before,
+               reason=body.reason)
+    return row
+
+
+def _undo_check_in(row: Reservation, room: Room | None) -> None:
+    if room is not None:
+        room = for_update(Room.select().where(Room.id == room.id)).first()
+        room.status = ROOM_MACHINE.transition(room.status, "vacate").value
+        room.save()
+    row.checked_in_at = None
+    row.checked_in_business_date = None
+
+
+def _undo_check_out(row: Reservation, room: Room | None, today: date) -> None:
+    if room is None:
+        raise RoomUnavailable("the stay has no room to return to")
+    room = for_update(Room.select().where(Room.id == room.id)).first()
+    room.status = ROOM_MACHINE.transition(room.status, "occupy", error=RoomUnavailable).value
+    room.save()
+    start = max(today, row.arrival_date)
+    check_room(row, room, start, row.departure_date)
+    hold_room(row, room.id, start, row.departure_date)
+    folio = guest_folio(row, lock=True)
+    if folio is not None and folio.status == states.FolioStatus.CLOSED:
+        reopen_folio(folio)
+    else:
+        open_folio(row, room_number=room.room_number)
+    row.checked_out_at = None
+    row.checked_out_business_date = None
+
+
+# -- no-show ------------------------------------------------------------------------------------
+
+def apply_no_show(row: Reservation, today: date) -> None:
+    """Mark a locked CONFIRMED reservation NO_SHOW inside the caller's unit of work: release its
+    nights and room hold, record the no-show fee. For the night audit and the route alike."""
+    from pms.models import RatePlan
+
+    status = RESERVATION_MACHINE.transition(row.status, "no_show")
+    if row.arrival_date > today:
+        raise Conflict(f"the guest is not due before {row.arrival_date}", code="not_yet_arrival")
+    release_rooms(row.property_id, row.room_type_id,
+                  stay_nights(row.arrival_date, row.departure_date))
+    release_room_holds(row)
+    plan = RatePlan.get_by_id(row.rate_plan_id)
+    row.no_show_fee = fee_for(plan.no_show_policy, row)
+    row.status = status.value
+    row.save()
+
+
+def no_show(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
+    """Mark a CONFIRMED reservation due today or earlier NO_SHOW.
+
+    Raises:
+        NotFound. InvalidTransition (409): not CONFIRMED. Conflict (409 not_yet_arrival).
+    """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        before = to_data(s.reservation_out(row))
+        apply_no_show(row, business_date(load_property(property_id), ctx.now))
+        record(uow, row, "no_show", before=before)
+    return row
+
+
+# -- split --------------------------------------------------------------------------------------
+
+def split(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+          body: s.SplitIn) -> tuple[Reservation, Reservation]:
+    """Split one stay into two consecutive reservations at `split_date`, each with its own
+    confirmation number; the nights sold stay the same (no inventory change).
+
+    Raises:
+        NotFound. InvalidTransition (409): terminal stay.
+        ValidationFailed: split_date not strictly inside the stay.
+    """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        status = RESERVATION_MACHINE.transition(row.status, "split")
+        at = body.split_date
+        if not (row.arrival_date < at < row.departure_date):
+            raise ValidationFailed("split_date must be after arrival_date and before "
+                                   "departure_date", errors=[{"field": "split_date",
+                                                              "message": "not inside the stay"}])
+        before = to_data(s.reservation_out(row))
+        first, second = _split_prices(row, at)
+        new = Reservation(**_copy_fields(row))
+        new.id = uuid.uuid4()
+        new.confirmation_number = new_confirmation_number()
+        new.status = states.RESERVATION_INITIAL.value
+        new.arrival_date, new.departure_date, new.split_from = at, row.departure_date, row.id
+        new.checked_in_at = new.checked_in_business_date = None
+        new.version = 0
+        _set_prices(new, second)
+        new.save(force_insert=True)
+        holds = list(RoomStay.select().where(RoomStay.reservation == row.id))
+        for hold in holds:
+            if hold.end_date > at:
+                start = max(hold.start_date, at)
+                RoomStay.update(end_date=at).where(RoomStay.id == hold.id).execute()
+                if hold.start_date >= at:
+                    RoomStay.delete().where(RoomStay.id == hold.id).execute()
+                RoomStay.create(reservation=new.id, property=row.property_id,
+                                room=hold.room_id, start_date=start, end_date=hold.end_date)
+        row.departure_date = at
+        _set_prices(row, first)
+        row.status = status.value
+        row.save()
+        data = to_data(s.SplitOut(reservation=s.reservation_out(row),
+                                  new_reservation=s.reservation_out(new)))
+        uow.audit("reservation.split", row, before=before, after=data)
+        uow.emit("hotel:pms:reservation:split", new, data, property_id=row.property_id)
+    return row, new
+
+
+_NOT_COPIED = {"id", "version", "created_at", "updated_at"}
+
+
+def _copy_fields(row: Reservation) -> dict[str, Any]:
+    return {name: getattr(row, field.name if not isinstance(field, peewee.ForeignKeyField)
+                          else field.name + "_id")
+            for name, field in Reservation._meta.fields.items() if name not in _NOT_COPIED}
+
+
+def _split_prices(row: Reservation, at: date) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    prices = row.nightly_prices or []
+    return ([p for p in prices if date.fromisoformat(str(p["date"])) < at],
+            [p for p in prices if date.fromisoformat(str(p["date"])) >= at])
+
+
+def _set_prices(row: Reservation, prices: list[dict[str, Any]]) -> None:
+    from decimal import Decimal
+
+    from pms.domain.money import quantize
+
+    room_total = sum((Decimal(str(p["amount"])) for p in prices), Decimal(0))
+    old_room_total = Decimal(str(row.room_total)) or Decimal(1)
+    share = room_total / old_room_total if row.room_total else Decimal(0)
+    row.nightly_prices = prices
+    row.packages_total = quantize(Decimal(str(row.packages_total)) * share, row.currency)
+    row.discount_total = quantize(Decimal(str(row.discount_total)) * share, row.currency)
+    row.room_total = quantize(room_total, row.currency)
+    row.total_amount = row.room_total + row.packages_total - row.discount_total
