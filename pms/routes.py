@@ -38,6 +38,10 @@ def all_routes() -> list[Route]:
 
     from pms.api.resources import folios as folio_reads
 
+    from pms.api.resources import reservations as reservation_routes
+
+    from pms.api.resources import frontdesk as frontdesk_routes
+
     return [
         *health.ROUTES,
         *openapi.ROUTES,
@@ -47,6 +51,8 @@ def all_routes() -> list[Route]:
         *cashiering.ROUTES,
         *housekeeping.ROUTES,
         *folio_reads.ROUTES,
+        *reservation_routes.ROUTES,
+        *frontdesk_routes.ROUTES,
     ]
 
 

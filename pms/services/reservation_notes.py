@@ -1,0 +1,63 @@
+"""What is attached to a reservation: comments, guest messages and service requests. Each create
+is one unit of work with its own outbox and audit row. Outgoing messages start QUEUED; the
+notifications actor delivers them later (it moves them through MESSAGE_MACHINE).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from pms.context import Ctx
+from pms.db.uow import unit_of_work
+from pms.domain.states import MESSAGE_INITIAL, SERVICE_REQUEST_INITIAL
+from pms.events import event_type
+from pms.models import ReservationComment, ReservationMessage, ServiceRequest
+from pms.schemas import reservations as s
+from pms.schemas.common import to_data
+from pms.services.reservations import load_reservation
+
+
+def add_comment(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                body: s.CommentIn) -> ReservationComment:
+    """Add a staff comment to a reservation. Raises NotFound."""
+    with unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id)
+        comment = ReservationComment.create(reservation=row.id, property=row.property_id,
+                                            text=body.text, internal=body.internal,
+                                            author_sub=ctx.sub)
+        data = to_data(s.comment_out(comment))
+        uow.audit("reservation_comment.created", comment, after=data)
+        uow.emit(event_type("reservation_comment", "created"), comment, data,
+                 property_id=row.property_id)
+    return comment
+
+
+def add_message(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                body: s.MessageIn) -> ReservationMessage:
+    """Record an incoming guest message, or queue an outgoing one for delivery. Raises NotFound."""
+    with unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id)
+        message = ReservationMessage.create(
+            reservation=row.id, property=row.property_id, direction=body.direction,
+            status=MESSAGE_INITIAL[body.direction].value, channel=body.channel,
+            subject=body.subject, body=body.body)
+        data = to_data(s.message_out(message))
+        uow.audit("reservation_message.created", message, after=data)
+        uow.emit(event_type("reservation_message", "created"), message, data,
+                 property_id=row.property_id)
+    return message
+
+
+def add_service_request(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                        body: s.ServiceRequestIn) -> ServiceRequest:
+    """Open a service request (towels, late check-out...) on a reservation. Raises NotFound."""
+    with unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id)
+        request = ServiceRequest.create(reservation=row.id, property=row.property_id,
+                                        kind=body.kind, description=body.description,
+                                        status=SERVICE_REQUEST_INITIAL.value, due_at=body.due_at)
+        data = to_data(s.service_request_out(request))
+        uow.audit("service_request.created", request, after=data)
+        uow.emit(event_type("service_request", "created"), request, data,
+                 property_id=row.property_id)
+    return request
