@@ -33,6 +33,8 @@ class UngatedRoute(RuntimeError):
 def all_routes() -> list[Route]:
     from pms.api import health, openapi
     from pms.api.resources import catalog, profiles, properties
+    from pms.api.resources import rates as rate_routes
+    from pms.api.resources import availability as availability_routes
     from pms.api.resources import housekeeping
     from pms.api.resources import cashiering
 
@@ -48,6 +50,8 @@ def all_routes() -> list[Route]:
         *properties.ROUTES,
         *catalog.ROUTES,
         *profiles.ROUTES,
+        *rate_routes.ROUTES,
+        *availability_routes.ROUTES,
         *cashiering.ROUTES,
         *housekeeping.ROUTES,
         *folio_reads.ROUTES,

@@ -1,0 +1,209 @@
+"""Availability searches: property, env-wide and corporate, all through one calculation.
+
+`search_property` batch-loads a property's room types, rate plans, inventory counts, rates,
+restrictions and packages with a fixed handful of queries (`pms.queries.availability`) and prices
+every (room type, rate plan) with `pms.services.pricing.quote_for`, the same function behind
+`quote_stay`. Reads only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from pms.clock import local_today
+from pms.context import Ctx
+from pms.db.uow import read_scope
+from pms.domain.stay import stay_nights
+from pms.errors import ValidationFailed
+from pms.models.catalog import RatePlan
+from pms.models.profiles import Profile
+from pms.models.property import Property, RoomType
+from pms.queries.availability import load_search_data
+from pms.schemas import availability as s
+from pms.schemas.rates import NightPriceOut, ReasonOut
+from pms.services.catalog import load_property
+from pms.services.pricing import check_occupancy, quote_for
+
+MAX_SEARCH_NIGHTS = 90
+MAX_ENV_PROPERTIES = 200
+
+
+@dataclass(frozen=True)
+class Search:
+    arrival: date
+    departure: date
+    adults: int
+    children: int
+    room_type_id: uuid.UUID | None = None
+    rate_plan_ids: frozenset[uuid.UUID] | None = None
+    promo_code: str | None = None
+    include_unavailable: bool = True
+
+
+def _nights(search: Search) -> list[date]:
+    nights = stay_nights(search.arrival, search.departure)
+    if len(nights) > MAX_SEARCH_NIGHTS:
+        raise ValidationFailed(f"a search covers at most {MAX_SEARCH_NIGHTS} nights",
+                               errors=[{"field": "departure_date",
+                                        "message": f"at most {MAX_SEARCH_NIGHTS} nights"}])
+    check_occupancy(search.adults, search.children)
+    return nights
+
+
+def _check_not_past(prop: Property, search: Search, ctx: Ctx) -> None:
+    today = prop.business_date or local_today(ctx.now, prop.timezone)
+    if search.arrival < today:
+        raise ValidationFailed(f"arrival_date is before the property's date ({today})",
+                               code="arrival_in_past",
+                               errors=[{"field": "arrival_date", "message": "in the past"}])
+
+
+def _plans(prop: Property, search: Search, negotiated_ids: Sequence[uuid.UUID] | None) -> list[RatePlan]:
+    """Plans on offer: public ones, or (corporate) only the company's negotiated ones."""
+    query = RatePlan.select().where((RatePlan.property == prop.id) & RatePlan.active)
+    if negotiated_ids is None:
+        query = query.where(RatePlan.negotiated == False)  # noqa: E712 - SQL comparison
+    else:
+        if not negotiated_ids:
+            return []
+        query = query.where(RatePlan.negotiated & RatePlan.id.in_(list(negotiated_ids)))
+    if search.rate_plan_ids is not None:
+        query = query.where(RatePlan.id.in_(list(search.rate_plan_ids)))
+    return list(query.order_by(RatePlan.code))
+
+
+def _room_types(prop: Property, search: Search) -> list[RoomType]:
+    query = RoomType.select().where(RoomType.property == prop.id)
+    if search.room_type_id is not None:
+        query = query.where(RoomType.id == search.room_type_id)
+    rows = list(query.order_by(RoomType.sort_order, RoomType.code))
+    if search.room_type_id is not None and not rows:
+        raise ValidationFailed("room_type_id is not a room type of this property",
+                               errors=[{"field": "room_type_id", "message": "unknown room type"}])
+    return rows
+
+
+def _search_loaded(prop: Property, search: Search, nights: list[date],
+                   negotiated_ids: Sequence[uuid.UUID] | None,
+                   company_id: uuid.UUID | None = None) -> s.AvailabilityOut:
+    """The calculation itself; call inside a read scope."""
+    room_types = _room_types(prop, search)
+    plans = _plans(prop, search, negotiated_ids)
+    data = load_search_data(prop.id, room_types, plans, search.arrival, search.departure, nights,
+                            promo_code=search.promo_code)
+    out_types = []
+    for rt in room_types:
+        sellable = data.sellable_for(rt.id)
+        available = min((sellable.get(n, 0) for n in nights), default=0)
+        offers = []
+        for plan in plans:
+            quote = quote_for(data, rt, plan, adults=search.adults, children=search.children,
+                              promo_code=search.promo_code)
+            if not quote.bookable and not search.include_unavailable:
+                continue
+            offers.append(s.OfferOut(
+                rate_plan_id=plan.id, rate_plan_code=plan.code, rate_plan_name=plan.name,
+                negotiated=plan.negotiated, bookable=quote.bookable,
+                available=quote.available or 0, currency=quote.currency,
+                nights=[NightPriceOut(date=n.date, amount=n.amount) for n in quote.nights],
+                room_total=quote.room_total, packages_total=quote.packages_total,
+                discount_total=quote.discount_total, total=quote.total,
+                reasons=[ReasonOut(code=r.code, message=r.message, date=r.date)
+                         for r in quote.reasons]))
+        offers.sort(key=lambda o: (not o.bookable, o.total, o.rate_plan_code))
+        if offers or search.include_unavailable:
+            out_types.append(s.RoomTypeAvailabilityOut(
+                room_type_id=rt.id, code=rt.code, name=rt.name, max_occupancy=rt.max_occupancy,
+                available=max(available, 0), offers=offers))
+    return s.AvailabilityOut(
+        property_id=prop.id, property_code=prop.code, arrival_date=search.arrival,
+        departure_date=search.departure, nights=len(nights), adults=search.adults,
+        children=search.children, company_profile_id=company_id, room_types=out_types)
+
+
+def _search_of(body: s.AvailabilityIn) -> Search:
+    return Search(arrival=body.arrival_date, departure=body.departure_date, adults=body.adults,
+                  children=body.children, room_type_id=body.room_type_id,
+                  rate_plan_ids=frozenset(body.rate_plan_ids) if body.rate_plan_ids else None,
+                  promo_code=body.promo_code, include_unavailable=body.include_unavailable)
+
+
+def search_property(ctx: Ctx, property_id: uuid.UUID, body: s.AvailabilityIn) -> s.AvailabilityOut:
+    """Public availability of one property: every active, non-negotiated rate plan.
+
+    Raises:
+        NotFound: no such property.
+        ValidationFailed: bad dates (departure not after arrival, over 90 nights, arrival before
+            the property's date: arrival_in_past), bad occupancy, unknown room type.
+    """
+    search = _search_of(body)
+    nights = _nights(search)
+    with read_scope(ctx):
+        prop = load_property(property_id)
+        _check_not_past(prop, search, ctx)
+        return _search_loaded(prop, search, nights, None)
+
+
+def search_corporate(ctx: Ctx, property_id: uuid.UUID,
+                     body: s.CorporateAvailabilityIn) -> s.AvailabilityOut:
+    """Availability for a company: only the negotiated plans listed in its profile's
+    preferences.negotiated_rate_plan_ids; public plans are withheld, with no fallback. Without
+    company_profile_id it is the public search.
+
+    Raises:
+        NotFound: no such property.
+        ValidationFailed: as `search_property`, and a company_profile_id that is not a company
+            profile of this env.
+    """
+    search = _search_of(body)
+    nights = _nights(search)
+    with read_scope(ctx):
+        prop = load_property(property_id)
+        _check_not_past(prop, search, ctx)
+        if body.company_profile_id is None:
+            return _search_loaded(prop, search, nights, None)
+        company = Profile.get_or_none((Profile.id == body.company_profile_id)
+                                      & (Profile.kind == "COMPANY"))
+        if company is None:
+            raise ValidationFailed("company_profile_id is not a company profile",
+                                   errors=[{"field": "company_profile_id",
+                                            "message": "unknown company profile"}])
+        ids = []
+        for raw in (company.preferences or {}).get("negotiated_rate_plan_ids") or []:
+            try:
+                ids.append(uuid.UUID(str(raw)))
+            except ValueError:
+                continue
+        return _search_loaded(prop, search, nights, ids, company.id)
+
+
+def search_env(ctx: Ctx, query: s.AvailabilityQuery) -> s.EnvAvailabilityOut:
+    """Public availability of every property of the env (or one, with property_id).
+
+    A property where the arrival date has already passed (its local date) is left out; an
+    arrival before the earliest date on Earth (UTC-12) is refused.
+
+    Raises:
+        ValidationFailed: bad dates or occupancy (as `search_property`).
+    """
+    search = Search(arrival=query.arrival_date, departure=query.departure_date,
+                    adults=query.adults, children=query.children, promo_code=query.promo_code,
+                    include_unavailable=query.include_unavailable)
+    nights = _nights(search)
+    if search.arrival < (ctx.now - timedelta(hours=12)).date():
+        raise ValidationFailed("arrival_date is in the past", code="arrival_in_past",
+                               errors=[{"field": "arrival_date", "message": "in the past"}])
+    with read_scope(ctx):
+        props = Property.select().order_by(Property.code).limit(MAX_ENV_PROPERTIES)
+        if query.property_id is not None:
+            props = props.where(Property.id == query.property_id)
+        results = []
+        for prop in props:
+            today = prop.business_date or local_today(ctx.now, prop.timezone)
+            if search.arrival < today:
+                continue
+            results.append(_search_loaded(prop, search, nights, None))
+    return s.EnvAvailabilityOut(data=results)
