@@ -142,3 +142,35 @@ def pay_folio(ctx: Ctx, reservation: Any, amount: Any) -> Any:
         return FolioPayment.create(folio=folio.id, amount=Decimal(str(amount)),
                                    currency=folio.currency, method="CARD",
                                    payment_method_id="pm_test", status="CAPTURED")
+
+
+# -- rates and inventory (engineer A) -------------------------------------------------------------
+
+def make_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,
+               from_date: Any, to_date: Any, amount: str = "100.00") -> Any:
+    """Load one nightly amount for from_date..to_date (inclusive) through the rates service."""
+    from pms.schemas.rates import RatesIn
+    from pms.services import rates
+
+    body = msgspec.convert({"rates": [{"room_type_id": str(room_type_id), "from_date": str(from_date),
+                                       "to_date": str(to_date), "amount": amount}]}, RatesIn)
+    return rates.set_rates(ctx, property_id, rate_plan_id, body)
+
+
+def make_hotel(ctx: Ctx, *, rooms: int = 2, amount: str = "100.00", from_date: Any = None,
+               days: int = 30, max_occupancy: int = 2, **plan: Any) -> Any:
+    """A property with one room type of `rooms` rooms and one rate plan priced for `days` nights
+    from `from_date` (default: 2030-01-01). Returns a namespace (property, room_type, rate_plan,
+    rooms)."""
+    from datetime import date, timedelta
+    from types import SimpleNamespace
+
+    start = from_date or date(2030, 1, 1)
+    prop = make_property(ctx)
+    room_type = make_room_type(ctx, prop.id, max_occupancy=max_occupancy)
+    room_rows = [make_room(ctx, prop.id, room_type.id) for _ in range(rooms)]
+    rate_plan = make_rate_plan(ctx, prop.id, **plan)
+    make_rates(ctx, prop.id, rate_plan.id, room_type.id, start, start + timedelta(days=days - 1),
+               amount)
+    return SimpleNamespace(property=prop, room_type=room_type, rate_plan=rate_plan,
+                           rooms=room_rows, start=start)
