@@ -168,3 +168,9 @@ class PaymentDeclined(PmsError):
     """Raised when the payments service declines."""
 
     status, code, title = 402, "payment_declined", "Payment declined"
+
+
+class MaintenanceConflict(Conflict):
+    """Raised when taking a room out of order/service would take away a sold or held room-night."""
+
+    code = "maintenance_conflict"
