@@ -39,11 +39,18 @@ class FolioCharge(TenantModel):
     business_date = peewee.DateField()
     night = peewee.DateField(null=True)
     kind = peewee.CharField(max_length=16, default="charge")  # room, charge, ...
+    # Cashiering (issue 5, migration 005): what the line is and where it came from.
+    transaction_code = peewee.CharField(max_length=32, null=True)
+    parent_id = peewee.UUIDField(null=True)  # a tax line's charge line
+    reversal_of = peewee.UUIDField(null=True)  # a correction line's reversed line
+    moved_from_folio = peewee.UUIDField(null=True)
+    reason = peewee.CharField(max_length=500, null=True)
 
     class Meta:
         table_name = "folio_charge"
         indexes = ((("env_id", "folio", "created_at"), False),
-                   (("env_id", "reservation", "kind", "night"), False))
+                   (("env_id", "reservation", "kind", "night"), False),
+                   (("env_id", "business_date"), False))
 
 
 class FolioPayment(TenantModel):
@@ -53,7 +60,18 @@ class FolioPayment(TenantModel):
     method = peewee.CharField(max_length=32)
     payment_method_id = peewee.CharField(max_length=128, null=True)  # payments-service reference
     status = peewee.CharField(max_length=16, default="PENDING")
+    # Cashiering (issue 5, migration 005): two-phase payments through the payments service.
+    kind = peewee.CharField(max_length=16, default="PAYMENT")  # PAYMENT | PRE_AUTH
+    idempotency_key = peewee.CharField(max_length=255, null=True)
+    external_id = peewee.CharField(max_length=64, null=True)
+    decline_code = peewee.CharField(max_length=64, null=True)
+    pre_authorization_id = peewee.UUIDField(null=True)
+    voucher_code = peewee.CharField(max_length=32, null=True)
+    business_date = peewee.DateField(null=True)
+    attempts = peewee.IntegerField(default=0)
 
     class Meta:
         table_name = "folio_payment"
-        indexes = ((("env_id", "folio", "created_at"), False),)
+        indexes = ((("env_id", "folio", "created_at"), False),
+                   (("env_id", "idempotency_key"), True),
+                   (("env_id", "status", "created_at"), False))

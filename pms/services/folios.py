@@ -9,8 +9,10 @@ Full cashiering (postings, payments, invoices) extends this module later.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 import peewee
 
@@ -170,3 +172,143 @@ def folio_for_room(ctx: Ctx, property_id: uuid.UUID, room_number: str) -> FolioO
         if folio is None:
             raise NotFound(f"no in-house stay has an open folio in room {room_number}")
         return render(folio)
+
+
+# -- the night's room, tax and package charges (night audit, issue 5) -----------------------------
+
+@dataclass
+class NightPosting:
+    stays: int = 0
+    lines: int = 0
+    skipped: int = 0
+    total: Decimal = Decimal("0")
+    posting_id: uuid.UUID | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+PACKAGE_ON_ARRIVAL = {"PER_STAY": False, "PER_PERSON": True}  # -> times persons
+PACKAGE_NIGHTLY = {"PER_NIGHT": False, "PER_PERSON_PER_NIGHT": True}
+
+
+def _room_code(property_id: uuid.UUID) -> Any:
+    """The property's room transaction code (code ROOM, else the first active 'room' code)."""
+    from pms.models.cashiering import TransactionCode
+
+    codes = list(TransactionCode.select().where(
+        (TransactionCode.property == property_id) & (TransactionCode.category == "room")
+        & (TransactionCode.active == True)).order_by(TransactionCode.code))  # noqa: E712
+    return next((c for c in codes if c.code == "ROOM"), codes[0] if codes else None)
+
+
+def _packages_by_plan(property_id: uuid.UUID) -> dict[uuid.UUID, list[Any]]:
+    from pms.models import Package, RatePlan
+
+    packages = {p.code: p for p in Package.select().where(Package.property == property_id)}
+    return {plan.id: [packages[c] for c in (plan.package_codes or []) if c in packages]
+            for plan in RatePlan.select(RatePlan.id, RatePlan.package_codes)
+            .where(RatePlan.property == property_id)}
+
+
+def _charge_row(folio_id: Any, res_id: Any, *, category: str, description: str, amount: Decimal,
+                currency: str, day: date, kind: str, code: str | None = None,
+                parent: uuid.UUID | None = None, night: date | None = None,
+                quantity: int = 1) -> dict[str, Any]:
+    from pms.db.fields import utcnow
+
+    now = utcnow()
+    return {"id": uuid.uuid4(), "created_at": now, "updated_at": now, "folio": folio_id,
+            "reservation": res_id, "category": category, "description": description[:200],
+            "amount": amount, "currency": currency, "quantity": quantity, "business_date": day,
+            "night": night, "kind": kind, "transaction_code": code, "parent_id": parent,
+            "reversal_of": None, "moved_from_folio": None, "reason": None}
+
+
+def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPosting:
+    """Build (not insert) the night's lines for every in-house stay not yet charged (set-based:
+    a fixed number of queries whatever the number of stays or the history)."""
+    from pms.domain.tax import split_taxes
+    from pms.services.transaction_codes import rules_of
+
+    stays = list(Reservation.select(
+        Reservation.id, Reservation.rate_plan, Reservation.arrival_date, Reservation.adults,
+        Reservation.children, Reservation.nightly_prices, Reservation.currency,
+        Reservation.confirmation_number).where(
+        (Reservation.property == prop.id)
+        & (Reservation.status == ReservationStatus.CHECKED_IN.value)
+        & (Reservation.arrival_date <= day) & (Reservation.departure_date > day)))
+    done = {r.reservation_id for r in FolioCharge.select(FolioCharge.reservation).join(
+        Reservation, on=(FolioCharge.reservation == Reservation.id)).where(
+        (Reservation.property == prop.id) & (FolioCharge.kind == ROOM_KIND)
+        & (FolioCharge.night == day))}
+    folios = {f.reservation_id: f.id for f in Folio.select(Folio.id, Folio.reservation).where(
+        (Folio.property == prop.id) & (Folio.status == FolioStatus.OPEN.value)
+        & (Folio.folio_type == GUEST))}
+    code = _room_code(prop.id)
+    rules = rules_of(code) if code is not None else []
+    packages = _packages_by_plan(prop.id)
+    out = NightPosting(skipped=len(done))
+    for stay in stays:
+        if stay.id in done:
+            continue
+        folio_id = folios.get(stay.id) or (None if preview else open_folio(stay).id)
+        cur = stay.currency
+        price = _night_amounts(stay).get(day, Decimal(0))
+        split = split_taxes(price, rules, cur)
+        room = _charge_row(folio_id, stay.id, category="room", amount=split.net, currency=cur,
+                           description=f"Room {stay.confirmation_number} night {day}", day=day,
+                           kind=ROOM_KIND, code=code.code if code else None, night=day)
+        rows = [room] + [_charge_row(folio_id, stay.id, category="tax", amount=t.amount,
+                                     currency=cur, description=t.name or t.code, day=day,
+                                     kind="tax", code=t.code, parent=room["id"])
+                         for t in split.taxes]
+        persons = stay.adults + stay.children
+        for pkg in packages.get(stay.rate_plan_id, []):
+            if pkg.calculation in PACKAGE_NIGHTLY:
+                times = persons if PACKAGE_NIGHTLY[pkg.calculation] else 1
+            elif day == stay.arrival_date:
+                times = persons if PACKAGE_ON_ARRIVAL.get(pkg.calculation) else 1
+            else:
+                continue
+            rows.append(_charge_row(folio_id, stay.id, category=pkg.category, currency=cur,
+                                    amount=quantize(Decimal(str(pkg.price)) * times, cur),
+                                    description=pkg.name, day=day, kind="package",
+                                    code=pkg.code, quantity=times, night=day))
+        out.stays += 1
+        out.rows.extend(rows)
+    out.lines = len(out.rows)
+    out.total = sum((r["amount"] for r in out.rows), Decimal("0"))
+    return out
+
+
+def post_night(prop: Property, day: date, *, run_id: uuid.UUID) -> NightPosting:
+    """Post the night's room, tax and package lines of every in-house stay exactly once, and
+    record the ledger settlement (inside the caller's unit of work)."""
+    from pms.services.ledger_postings import by_account, record_posting, revenue_lines
+
+    posting = _night_rows(prop, day)
+    for start in range(0, len(posting.rows), 500):
+        FolioCharge.insert_many(posting.rows[start:start + 500]).execute()
+    if posting.rows:
+        accounts = by_account([(r["category"], None, r["amount"]) for r in posting.rows])
+        row = record_posting(prop.id, f"night-audit:{run_id}:room_charges", prop.currency_code,
+                             revenue_lines(accounts), memo=f"Room charges {day}")
+        posting.posting_id = row.id if row is not None else None
+    posting.rows = []
+    return posting
+
+
+def preview_night(prop: Property, day: date) -> NightPosting:
+    """What `post_night` would post, line for line (dry run: read scope, nothing written)."""
+    return _night_rows(prop, day, preview=True)
+
+
+def post_no_show_fee(reservation: Reservation, day: date) -> FolioCharge | None:
+    """Post the reservation's no-show fee (if any) to its guest folio (inside a unit of work)."""
+    fee = Decimal(str(reservation.no_show_fee or 0))
+    if fee <= 0:
+        return None
+    folio = open_folio(reservation)
+    return FolioCharge.create(folio=folio.id, reservation=reservation.id, category="other",
+                              description=f"No-show fee {reservation.confirmation_number}",
+                              amount=quantize(fee, folio.currency), currency=folio.currency,
+                              quantity=1, business_date=day, kind="no_show")

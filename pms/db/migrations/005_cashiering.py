@@ -39,6 +39,37 @@ with suppress(ImportError):
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
     
+    migrator.add_fields(
+        'folio_charge',
+
+        transaction_code=pw.CharField(max_length=32, null=True),
+        parent_id=pw.UUIDField(null=True),
+        reversal_of=pw.UUIDField(null=True),
+        moved_from_folio=pw.UUIDField(null=True),
+        reason=pw.CharField(max_length=500, null=True))
+
+
+    migrator.add_fields(
+        'folio_payment',
+
+        kind=pw.CharField(default='PAYMENT', max_length=16),
+        idempotency_key=pw.CharField(max_length=255, null=True),
+        external_id=pw.CharField(max_length=64, null=True),
+        decline_code=pw.CharField(max_length=64, null=True),
+        pre_authorization_id=pw.UUIDField(null=True),
+        voucher_code=pw.CharField(max_length=32, null=True),
+        business_date=pw.DateField(null=True),
+        attempts=pw.IntegerField(default=0))
+
+
+    # Indexes that keep the night audit and the payment reconciler independent of history:
+    # the day's charges by business date, payments by idempotency key and by status.
+    migrator.add_index('folio_charge', 'env_id', 'business_date', unique=False)
+    migrator.add_index('folio_payment', 'env_id', 'idempotency_key', unique=True)
+    migrator.add_index('folio_payment', 'env_id', 'status', 'created_at', unique=False)
+    migrator.sql("CREATE INDEX reservation_departures ON reservation "
+                 "(env_id, property_id, departure_date)")
+
     @migrator.create_model
     class GiftVoucher(pw.Model):
         id = pw.UUIDField(primary_key=True)
@@ -165,9 +196,17 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             indexes = [(('env_id', 'property', 'code'), True)]
 
 
-
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
     for table in ("night_audit_step", "night_audit_run", "transaction_code", "ledger_posting",
                   "invoice_sequence", "invoice", "gift_voucher"):
         migrator.remove_model(table)
+    migrator.sql("DROP INDEX IF EXISTS reservation_departures")
+    migrator.drop_index('folio_payment', 'env_id', 'status', 'created_at')
+    migrator.drop_index('folio_payment', 'env_id', 'idempotency_key')
+    migrator.drop_index('folio_charge', 'env_id', 'business_date')
+    migrator.remove_fields('folio_payment', 'kind', 'idempotency_key', 'external_id',
+                           'decline_code', 'pre_authorization_id', 'voucher_code',
+                           'business_date', 'attempts')
+    migrator.remove_fields('folio_charge', 'transaction_code', 'parent_id', 'reversal_of',
+                           'moved_from_folio', 'reason')

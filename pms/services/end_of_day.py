@@ -1,0 +1,298 @@
+"""The night audit of one property for one business date: observable, resumable, idempotent.
+
+One `NightAuditRun` row per (env, property, business date) (unique): a second run answers with the
+first's result. Steps run in order, each in its own unit of work that also writes its
+`NightAuditStep` row, one outbox event and one audit row, so a crash rolls back only the step in
+progress and a re-run resumes after the last finished step. Room charges are set-based (a few
+queries plus batched inserts for all in-house stays), so the cost grows with in-house stays, not
+with the history; a partial unique index keeps one room charge per stay and night regardless.
+Platform calls (ledger, housekeeping fan-out) happen after commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+import peewee
+
+from pms.context import Ctx
+from pms.db.locking import for_update, lock_errors
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.domain.states import (AUDIT_RUN_INITIAL, AUDIT_RUN_MACHINE, HK_MACHINE,
+                               AuditRunStatus, HkStatus, ReservationStatus)
+from pms.errors import NotFound, PmsError
+from pms.events import event_type
+from pms.models import Property, Reservation, Room
+from pms.models.end_of_day import NightAuditRun, NightAuditStep
+from pms.schemas.common import to_data
+from pms.schemas.end_of_day import NightAuditRunOut, NightAuditStepOut, run_out
+from pms.services import folios as night_charges
+from pms.services import reports
+from pms.services.ledger_postings import send_postings
+from pms.services.reservations import business_date as current_business_date
+
+log = logging.getLogger("pms.night_audit")
+
+STEPS = ("no_shows", "room_charges", "housekeeping", "figures", "roll_date")
+Progress = Callable[[str, str, int], None]  # (step, "start" | "done" | "skip", count)
+
+
+class SimulatedCrash(BaseException):
+    """Test-only: the process 'dies' inside a step (BaseException, so nothing marks it FAILED)."""
+
+
+@dataclass
+class Hooks:
+    """Injected collaborators and test hooks (no monkeypatching)."""
+
+    ledger: Any = None
+    fan_out: Callable[[uuid.UUID, uuid.UUID, date], int] | None = None
+    crash_in: str | None = None  # raise SimulatedCrash inside this step, before it commits
+    progress: Progress | None = None
+
+
+def default_fan_out() -> Callable[[uuid.UUID, uuid.UUID, date], int] | None:
+    try:
+        from pms.services.housekeeping import fan_out_stayovers
+    except ImportError:  # housekeeping not installed: rooms are still set dirty here
+        return None
+    return fan_out_stayovers
+
+
+def _steps_of(run: NightAuditRun) -> list[NightAuditStep]:
+    return list(NightAuditStep.select().where(NightAuditStep.run == run.id))
+
+
+def _out(run: NightAuditRun) -> NightAuditRunOut:
+    return run_out(run, _steps_of(run))
+
+
+def in_house(property_id: uuid.UUID, night: date) -> peewee.ModelSelect:
+    """Stays occupying `night` (CHECKED_IN, arrival <= night < departure)."""
+    return Reservation.select().where(
+        (Reservation.property == property_id)
+        & (Reservation.status == ReservationStatus.CHECKED_IN.value)
+        & (Reservation.arrival_date <= night) & (Reservation.departure_date > night))
+
+
+def due_no_shows(property_id: uuid.UUID, night: date) -> peewee.ModelSelect:
+    return Reservation.select().where(
+        (Reservation.property == property_id)
+        & (Reservation.status == ReservationStatus.CONFIRMED.value)
+        & (Reservation.arrival_date <= night))
+
+
+# -- steps: each runs inside its unit of work and returns (count, detail) ----------------------
+
+def _step_no_shows(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
+                   ) -> tuple[int, dict[str, Any]]:
+    from pms.schemas import reservations as rs
+    from pms.services.reservations import record
+    from pms.services.stays import apply_no_show
+
+    rows = list(for_update(due_no_shows(prop.id, day).order_by(Reservation.id)))
+    fees = []
+    for row in rows:
+        before = to_data(rs.reservation_out(row))
+        apply_no_show(row, day)
+        fee_line = night_charges.post_no_show_fee(row, day)
+        if fee_line is not None:
+            fees.append(str(fee_line.amount))
+        record(uow, row, "no_show", before=before)
+    return len(rows), {"fees": fees}
+
+
+def _step_room_charges(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
+                       run: NightAuditRun) -> tuple[int, dict[str, Any]]:
+    posted = night_charges.post_night(prop, day, run_id=run.id)
+    if posted.posting_id is not None:
+        ledger, ctx = hooks.ledger, uow.ctx
+        uow.after_commit(lambda: send_postings(ctx, ledger, [posted.posting_id]))
+    return posted.stays, {"lines": posted.lines, "total": str(posted.total),
+                          "already_posted": posted.skipped}
+
+
+def _step_housekeeping(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
+                       ) -> tuple[int, dict[str, Any]]:
+    dirty_from = [s.value for s in HkStatus if HK_MACHINE.can(s, "dirty")
+                  and HK_MACHINE.transition(s, "dirty") == HkStatus.DIRTY and s != HkStatus.DIRTY]
+    rooms = in_house(prop.id, day).select(Reservation.room).where(Reservation.room.is_null(False))
+    changed = (Room.update(hk_status=HkStatus.DIRTY.value)
+               .where(Room.id.in_(rooms) & Room.hk_status.in_(dirty_from)).execute())
+    occupied = in_house(prop.id, day).where(Reservation.room.is_null(False)).count()
+    if hooks.fan_out is not None:
+        fan_out, env_id = hooks.fan_out, uow.ctx.env_id
+        uow.after_commit(lambda: fan_out(env_id, prop.id, day))
+    return occupied, {"set_dirty": changed}
+
+
+def _step_figures(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
+                  run: NightAuditRun) -> tuple[int, dict[str, Any]]:
+    no_show_step = NightAuditStep.get_or_none((NightAuditStep.run == run.id)
+                                              & (NightAuditStep.name == "no_shows"))
+    figures = reports.day_figures(prop, day, no_shows=no_show_step.count if no_show_step else None)
+    figures["next_business_date"] = (day + timedelta(days=1)).isoformat()
+    run.figures = figures
+    run.save()
+    return figures["rooms_sold"], {}
+
+
+def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
+                    ) -> tuple[int, dict[str, Any]]:
+    target = day + timedelta(days=1)
+    rolled = (Property.update(business_date=target)
+              .where((Property.id == prop.id)
+                     & (Property.business_date.is_null() | (Property.business_date < target)))
+              .execute())
+    return rolled, {"business_date": target.isoformat()}
+
+
+STEP_FUNCS: dict[str, Callable[..., tuple[int, dict[str, Any]]]] = {
+    "no_shows": _step_no_shows, "room_charges": _step_room_charges,
+    "housekeeping": _step_housekeeping, "figures": _step_figures, "roll_date": _step_roll_date,
+}
+NEEDS_RUN = {"room_charges", "figures"}
+
+
+def _record(uow: UnitOfWork, run: NightAuditRun, action: str) -> None:
+    data = to_data(_out(run))
+    uow.audit(f"night_audit.{action}", run, after=data)
+    uow.emit(event_type("night_audit", action), run, data, property_id=run.property_id)
+
+
+def _claim(ctx: Ctx, prop_id: uuid.UUID, day: date) -> tuple[NightAuditRun, bool]:
+    """The run row of (property, day): created RUNNING, resumed, or (True) already DONE."""
+    try:
+        with lock_errors(), unit_of_work(ctx) as uow:
+            run = for_update(NightAuditRun.select().where(
+                (NightAuditRun.property == prop_id) & (NightAuditRun.business_date == day))).first()
+            done = run is not None and run.status == AuditRunStatus.DONE
+            if run is None:
+                run = NightAuditRun(env_id=ctx.env_id, property=prop_id, business_date=day,
+                                    status=AUDIT_RUN_INITIAL.value, started_at=ctx.now)
+                run.save(force_insert=True)
+                _record(uow, run, "started")
+            elif not done:
+                run.status = AUDIT_RUN_MACHINE.transition(run.status, "resume").value
+                run.attempts += 1
+                run.error = None
+                run.save()
+                _record(uow, run, "resumed")
+        return run, done
+    except peewee.IntegrityError:  # a concurrent first run inserted the row: resume it
+        return _claim(ctx, prop_id, day)
+
+
+def _run_step(ctx: Ctx, run_id: uuid.UUID, name: str, position: int, hooks: Hooks) -> bool:
+    """Run one step unless it is done already (then write nothing). Returns whether it ran."""
+    started = time.perf_counter()
+    with lock_errors(), unit_of_work(ctx) as uow:
+        run = for_update(NightAuditRun.select().where(NightAuditRun.id == run_id)).get()
+        todo = not NightAuditStep.select().where((NightAuditStep.run == run.id)
+                                                 & (NightAuditStep.name == name)).exists()
+        if todo:
+            prop = Property.get_by_id(run.property_id)
+            args = (uow, prop, run.business_date, hooks) + ((run,) if name in NEEDS_RUN else ())
+            count, detail = STEP_FUNCS[name](*args)
+            if hooks.crash_in == name:
+                raise SimulatedCrash(f"simulated crash inside step {name}")
+            NightAuditStep.create(run=run.id, name=name, position=position, count=count,
+                                  duration_ms=(time.perf_counter() - started) * 1000,
+                                  detail=detail)
+            _record(uow, run, f"{name}_done")
+    return todo
+
+
+def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | None = None,
+                    dry_run: bool = False, hooks: Hooks | None = None) -> NightAuditRunOut:
+    """Run (or resume, or answer the finished) night audit of a property.
+
+    Args:
+        business_date: the day to close; the property's current business date by default.
+        dry_run: report what would be done and write nothing.
+        hooks: ledger client, housekeeping fan-out, progress callback, test crash hook.
+
+    Raises:
+        NotFound: no such property. Busy (503): another runner holds the run row too long.
+    """
+    hooks = hooks or Hooks(fan_out=default_fan_out())
+    with read_scope(ctx):
+        prop = Property.get_or_none(Property.id == property_id)
+        if prop is None:
+            raise NotFound("no such property")
+        day = business_date or current_business_date(prop, ctx.now)
+        if dry_run:
+            return preview(prop, day)
+    run, done = _claim(ctx, property_id, day)
+    if not done:
+        try:
+            for position, name in enumerate(STEPS):
+                if hooks.progress:
+                    hooks.progress(name, "start", 0)
+                ran = _run_step(ctx, run.id, name, position, hooks)
+                if hooks.progress:
+                    hooks.progress(name, "done" if ran else "skip", 0)
+            with unit_of_work(ctx) as uow:
+                run = for_update(NightAuditRun.select().where(NightAuditRun.id == run.id)).get()
+                if run.status != AuditRunStatus.DONE:
+                    run.status = AUDIT_RUN_MACHINE.transition(run.status, "finish").value
+                    run.finished_at = ctx.now
+                    run.save()
+                    _record(uow, run, "completed")
+        except (PmsError, peewee.PeeweeException, ValueError) as exc:
+            log.exception("night audit failed", extra={"property_id": str(property_id)})
+            _mark_failed(ctx, run.id, f"{type(exc).__name__}: {exc}")
+    with read_scope(ctx):
+        return _out(NightAuditRun.get_by_id(run.id))
+
+
+def _mark_failed(ctx: Ctx, run_id: uuid.UUID, error: str) -> None:
+    with unit_of_work(ctx) as uow:
+        run = for_update(NightAuditRun.select().where(NightAuditRun.id == run_id)).get()
+        run.status = AUDIT_RUN_MACHINE.transition(run.status, "fail").value
+        run.error = error[:2000]
+        run.save()
+        _record(uow, run, "failed")
+
+
+def preview(prop: Property, day: date) -> NightAuditRunOut:
+    """The dry run: what each step would do (call inside a read scope). Writes nothing."""
+    existing = NightAuditRun.get_or_none((NightAuditRun.property == prop.id)
+                                         & (NightAuditRun.business_date == day))
+    if existing is not None and existing.status == AuditRunStatus.DONE:
+        out = _out(existing)
+        out.dry_run = True
+        return out
+    pending = night_charges.preview_night(prop, day)
+    occupied = in_house(prop.id, day).where(Reservation.room.is_null(False)).count()
+    steps = [
+        NightAuditStepOut(name="no_shows", count=due_no_shows(prop.id, day).count(), duration_ms=0),
+        NightAuditStepOut(name="room_charges", count=pending.stays, duration_ms=0,
+                          detail={"lines": pending.lines, "total": str(pending.total),
+                                  "already_posted": pending.skipped}),
+        NightAuditStepOut(name="housekeeping", count=occupied, duration_ms=0),
+        NightAuditStepOut(name="figures", count=0, duration_ms=0),
+        NightAuditStepOut(name="roll_date", count=1, duration_ms=0,
+                          detail={"business_date": (day + timedelta(days=1)).isoformat()}),
+    ]
+    return NightAuditRunOut(id=None, property_id=prop.id, business_date=day, status="PREVIEW",
+                            dry_run=True, steps=steps, next_business_date=day + timedelta(days=1))
+
+
+def list_runs(ctx: Ctx, property_id: uuid.UUID, *, limit: int, cursor: str | None
+              ) -> tuple[list[NightAuditRunOut], str | None]:
+    """The end-of-day log of a property, oldest first (cursor pages)."""
+    from pms.db.pagination import paginate
+    from pms.services.catalog import load_property
+
+    with read_scope(ctx):
+        load_property(property_id)
+        page = paginate(NightAuditRun.select().where(NightAuditRun.property == property_id),
+                        NightAuditRun, limit=limit, cursor=cursor)
+        return [_out(r) for r in page.items], page.next_cursor

@@ -1,0 +1,107 @@
+"""Ledger postings: double-entry movements recorded with the change they settle, sent after commit.
+
+`record_posting` runs INSIDE the caller's unit of work (a PENDING row, idempotency key included);
+`send_postings` runs after commit and marks each row POSTED in its own short transaction;
+`reconcile_postings` re-sends PENDING rows left by a crash or an outage (idempotent by key, so the
+ledger never books one twice). The ledger service is never called inside a transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from pms.context import Ctx
+from pms.db.database import db
+from pms.db.scope import tenant_scope
+from pms.db.uow import read_scope
+from pms.errors import DependencyUnavailable
+from pms.models.cashiering import LedgerPosting
+from pms.platform.ledger import LedgerLine, check_balanced
+
+log = logging.getLogger("pms.ledger")
+
+PENDING, POSTED = "PENDING", "POSTED"
+CATEGORY_ACCOUNTS = {"room": "room_revenue", "tax": "tax_payable", "F&B": "fnb_revenue",
+                     "mini bar": "fnb_revenue", "other": "other_revenue"}
+
+
+def revenue_lines(amounts: dict[str, Decimal], *, receivable: str = "guest_ledger"
+                  ) -> list[LedgerLine]:
+    """Debit the receivable, credit each revenue account (negative totals swap sides)."""
+    lines: list[LedgerLine] = []
+    total = Decimal("0")
+    for account, amount in sorted(amounts.items()):
+        if amount > 0:
+            lines.append(LedgerLine(account, credit=amount))
+        elif amount < 0:
+            lines.append(LedgerLine(account, debit=-amount))
+        total += amount
+    if total > 0:
+        lines.append(LedgerLine(receivable, debit=total))
+    elif total < 0:
+        lines.append(LedgerLine(receivable, credit=-total))
+    return lines
+
+
+def by_account(charges: list[tuple[str, str | None, Decimal]]) -> dict[str, Decimal]:
+    """(category, ledger account or None, amount) -> amount per ledger account."""
+    out: dict[str, Decimal] = defaultdict(Decimal)
+    for category, account, amount in charges:
+        out[account or CATEGORY_ACCOUNTS.get(category, "other_revenue")] += amount
+    return dict(out)
+
+
+def record_posting(property_id: uuid.UUID, key: str, currency: str, lines: list[LedgerLine],
+                   memo: str = "") -> LedgerPosting | None:
+    """Insert a PENDING posting inside the caller's unit of work (None when there is nothing)."""
+    lines = [ln for ln in lines if ln.debit or ln.credit]
+    if not lines:
+        return None
+    check_balanced(lines)
+    return LedgerPosting.create(
+        property=property_id, idempotency_key=key, currency=currency, memo=memo[:200],
+        status=PENDING, lines=[{"account": ln.account, "debit": str(ln.debit),
+                                "credit": str(ln.credit)} for ln in lines])
+
+
+def _send(ctx: Ctx, ledger: Any, row: LedgerPosting) -> bool:
+    lines = [LedgerLine(ln["account"], Decimal(ln["debit"]), Decimal(ln["credit"]))
+             for ln in row.lines]
+    try:
+        posting = ledger.post_entry(ctx.env_id, idempotency_key=row.idempotency_key,
+                                    currency=row.currency, lines=lines, memo=row.memo)
+    except DependencyUnavailable:
+        log.warning("ledger unavailable; posting left PENDING", extra={"posting": str(row.id)})
+        with tenant_scope(ctx.env_id), db.atomic():
+            LedgerPosting.update(attempts=LedgerPosting.attempts + 1).where(
+                LedgerPosting.id == row.id).execute()
+        return False
+    with tenant_scope(ctx.env_id):
+        db.connect(reuse_if_open=True)
+        with db.atomic():
+            LedgerPosting.update(status=POSTED, external_id=posting.id, posted_at=ctx.now,
+                                 attempts=LedgerPosting.attempts + 1).where(
+                (LedgerPosting.id == row.id) & (LedgerPosting.status == PENDING)).execute()
+    return True
+
+
+def send_postings(ctx: Ctx, ledger: Any, ids: list[uuid.UUID]) -> int:
+    """Send the given PENDING postings (after commit). Returns how many were posted."""
+    if ledger is None or not ids:
+        return 0
+    with read_scope(ctx):
+        rows = list(LedgerPosting.select().where(LedgerPosting.id.in_(ids)
+                                                 & (LedgerPosting.status == PENDING)))
+    return sum(_send(ctx, ledger, row) for row in rows)
+
+
+def reconcile_postings(ctx: Ctx, ledger: Any, *, limit: int = 500) -> int:
+    """Re-send every PENDING posting of the env (worker / CLI). Returns how many were posted."""
+    with read_scope(ctx):
+        rows = list(LedgerPosting.select().where(LedgerPosting.status == PENDING)
+                    .order_by(LedgerPosting.created_at).limit(limit))
+    return sum(_send(ctx, ledger, row) for row in rows)
