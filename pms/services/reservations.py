@@ -212,6 +212,13 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             take_rooms(refs.prop.id, refs.room_type.id, nights)
             record(uow, row, "created")
         return row, True
+    except RoomTypeUnavailable:
+        # A concurrent twin may have sold the last room under this confirmation number.
+        existing = (_by_confirmation(ctx, property_id, body.confirmation_number)
+                    if body.confirmation_number else None)
+        if existing is None:
+            raise
+        return existing, False
     except _Duplicate:
         existing = _by_confirmation(ctx, property_id, body.confirmation_number or "")
         if existing is None:  # pragma: no cover - the winner rolled back in between
