@@ -91,13 +91,7 @@ def get_app() -> falcon.App:
     settings = load_settings()
     configure_logging(settings.log_level)
     _test_only_switches()
-    app = create_app(settings, inflight=from_environment())
-    # Background machinery of this worker process (relay nudge; embedded worker threads and
-    # relay when PMS_BROKER_URL=stub://). Started here, after fork, never at import.
-    from workers.runtime import start_for_web
-
-    start_for_web(settings)
-    return app
+    return create_app(settings, inflight=from_environment())
 
 
 def _test_only_switches() -> None:
