@@ -35,6 +35,7 @@ def all_routes() -> list[Route]:
     from pms.api.resources import catalog, profiles, properties
     from pms.api.resources import rates as rate_routes
     from pms.api.resources import availability as availability_routes
+    from pms.api.resources import inventory as inventory_routes
     from pms.api.resources import housekeeping
     from pms.api.resources import cashiering
 
@@ -52,6 +53,7 @@ def all_routes() -> list[Route]:
         *profiles.ROUTES,
         *rate_routes.ROUTES,
         *availability_routes.ROUTES,
+        *inventory_routes.ROUTES,
         *cashiering.ROUTES,
         *housekeeping.ROUTES,
         *folio_reads.ROUTES,

@@ -17,12 +17,18 @@ from datetime import date, timedelta
 
 import peewee
 
+from pms.context import Ctx
 from pms.db import locking
 from pms.db.database import db
+from pms.db.uow import unit_of_work
 from pms.domain.availability import NightCount
+from pms.domain.stay import date_span
 from pms.errors import RoomTypeUnavailable, ValidationFailed
+from pms.events import event_type
 from pms.models.inventory import InventoryDay, Maintenance
-from pms.models.property import Room
+from pms.models.property import Room, RoomType
+from pms.schemas.common import to_data
+from pms.schemas.inventory import InventoryOut, SellLimitIn
 
 log = logging.getLogger("pms.inventory")
 
@@ -272,3 +278,44 @@ def release_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Seque
         day = InventoryDay
         (day.update(sold=peewee.Case(None, [(day.sold >= count, day.sold - count)], 0))
          .where(day.id.in_([r.id for r in rows])).execute())
+
+
+# -- sell limits (a use case of its own: one unit of work, one event) ---------------------------
+
+def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> InventoryOut:
+    """Set (or clear, with None) a room type's sell limit for from_date..to_date.
+
+    The limit may be set below what is already sold (existing reservations stay; nothing more
+    is sold); it never raises availability above physical - OOO - OOS.
+
+    Raises:
+        NotFound: no such property.
+        ValidationFailed: bad range (over 366 days), a room type of another property.
+        LockTimeout: the nights are busy (503).
+    """
+    from pms.queries.inventory import inventory_out
+    from pms.services.catalog import load_property
+
+    days = date_span(body.from_date, body.to_date, weekdays=body.weekdays, max_days=366)
+    with unit_of_work(ctx) as uow:
+        load_property(property_id)
+        room_type = RoomType.get_or_none((RoomType.id == body.room_type_id)
+                                         & (RoomType.property == property_id))
+        if room_type is None:
+            raise ValidationFailed("room_type_id is not a room type of this property",
+                                   errors=[{"field": "room_type_id", "message": "unknown room type"}])
+        end = body.to_date + timedelta(days=1)
+        with locking.lock_errors():
+            rows = lock_days(property_id, room_type.id, days)
+            InventoryDay.update(sell_limit=body.sell_limit).where(
+                InventoryDay.id.in_([r.id for r in rows])).execute()
+            _refresh(rows, recount_locked(property_id, rows, body.from_date, end))
+        out = inventory_out(property_id, [room_type.id], body.from_date, end)
+        if body.weekdays:
+            out.data = [d for d in out.data if d.date in set(days)]
+        data = {"room_type_id": str(room_type.id), "from_date": body.from_date.isoformat(),
+                "to_date": body.to_date.isoformat(), "sell_limit": body.sell_limit,
+                "days": to_data(out.data)}
+        uow.audit("inventory.updated", room_type, after=data)
+        uow.emit(event_type("inventory", "updated"), room_type, data, property_id=property_id)
+    return out

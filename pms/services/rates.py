@@ -20,7 +20,7 @@ from pms.db.base import AggregateModel
 from pms.db.locking import for_update
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.money import quantize
-from pms.domain.stay import stay_nights
+from pms.domain.stay import date_span, stay_nights
 from pms.errors import AlreadyExists, NotFound, ValidationFailed
 from pms.events import event_type
 from pms.models.catalog import RatePlan
@@ -39,23 +39,6 @@ MAX_READ_DAYS = 366
 def _field_error(field: str, message: str, detail: str | None = None) -> ValidationFailed:
     return ValidationFailed(detail or f"{field}: {message}",
                             errors=[{"field": field, "message": message}])
-
-
-def date_span(from_date: date, to_date: date, *, weekdays: list[int] | None = None,
-              max_days: int, prefix: str = "") -> list[date]:
-    """Dates from_date..to_date inclusive (optionally only some ISO weekdays).
-
-    Raises:
-        ValidationFailed: to_date before from_date, or a span over max_days.
-    """
-    if to_date < from_date:
-        raise _field_error(f"{prefix}to_date", "must not be before from_date")
-    days = (to_date - from_date).days + 1
-    if days > max_days:
-        raise _field_error(f"{prefix}to_date", f"a range covers at most {max_days} days")
-    wanted = set(weekdays) if weekdays else None
-    out = [from_date + timedelta(days=i) for i in range(days)]
-    return [d for d in out if wanted is None or d.isoweekday() in wanted]
 
 
 def load_rate_plan(property_id: uuid.UUID, rate_plan_id: uuid.UUID, *,

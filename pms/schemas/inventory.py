@@ -1,0 +1,93 @@
+"""Inventory per room type and night, sell limits, and maintenance (out of order / service).
+
+Ranges are `from_date`..`to_date`, both inclusive.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+from pms.schemas.common import Limit, Out, RoomNumber, Strict, Text
+from pms.schemas.rates import Weekday
+
+MaintenanceKind = Literal["OUT_OF_ORDER", "OUT_OF_SERVICE"]
+
+
+class InventoryQuery(msgspec.Struct, kw_only=True):
+    from_date: date
+    to_date: date
+    room_type_id: uuid.UUID | None = None
+
+
+class InventoryDayOut(Out):
+    room_type_id: uuid.UUID
+    date: date
+    physical: int
+    out_of_order: int
+    out_of_service: int
+    sell_limit: int | None
+    sold: int
+    sellable: int
+
+
+class InventoryOut(Out):
+    property_id: uuid.UUID
+    data: list[InventoryDayOut]
+    next_cursor: str | None = None
+
+
+class SellLimitIn(Strict):
+    """Set (or, with null, remove) the sell limit of a room type for a range of nights.
+
+    The limit can lower what may be sold, even below what is already sold (existing
+    reservations stay); it never raises availability above physical - OOO - OOS.
+    """
+
+    room_type_id: uuid.UUID
+    from_date: date
+    to_date: date
+    sell_limit: Annotated[int, msgspec.Meta(ge=0, le=100000)] | None
+    weekdays: list[Weekday] | None = None
+
+
+class MaintenanceIn(Strict):
+    """Take one room out of order or out of service for the nights from_date..to_date."""
+
+    kind: MaintenanceKind
+    from_date: date
+    to_date: date
+    room_id: uuid.UUID | None = None
+    room_number: RoomNumber | None = None
+    reason: Text | None = None
+
+
+class MaintenanceQuery(msgspec.Struct, kw_only=True):
+    limit: Limit = 50
+    cursor: str | None = None
+    room_id: uuid.UUID | None = None
+    active: bool | None = None
+
+
+class MaintenanceOut(Out):
+    id: uuid.UUID
+    property_id: uuid.UUID
+    room_id: uuid.UUID
+    room_number: str
+    room_type_id: uuid.UUID
+    kind: str
+    from_date: date
+    to_date: date
+    reason: str | None
+    active: bool
+    created_at: datetime
+
+
+def maintenance_out(row: object, room: object) -> MaintenanceOut:
+    return MaintenanceOut(id=row.id, property_id=row.property_id, room_id=row.room_id,
+                          room_number=room.room_number, room_type_id=room.room_type_id,
+                          kind=row.kind, from_date=row.from_date, to_date=row.to_date,
+                          reason=row.reason, active=row.active, created_at=row.created_at)
