@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 import urllib.error
+from collections import OrderedDict
 import urllib.request
 import uuid
 from collections.abc import Callable
@@ -40,6 +41,7 @@ MAX_JWKS_BYTES = 64 * 1024
 FETCH_TIMEOUT_S = 2.0
 UNKNOWN_KID_COOLDOWN_S = 30.0
 CLIENT_KINDS = frozenset({"user", "machine", "kiosk", "guest", "anonymous"})
+VERIFIED_CACHE_SIZE = 4096
 
 
 class JwksUnavailable(Exception):
@@ -141,17 +143,68 @@ class JwksCache:
         return self._loaded
 
 
+class VerifiedTokens:
+    """A bounded LRU of tokens that passed verification, keyed by their exact string.
+
+    PERF: verifying an RS256 token (base64 segments, JSON, the signature) was the largest share
+    of a cheap GET; clients reuse one token for many requests. Only fully verified tokens are
+    kept, and a hit is re-checked against the clock (`exp` and `nbf`, with the same leeway), so
+    a cached token never outlives its expiry.
+    """
+
+    def __init__(self, size: int = VERIFIED_CACHE_SIZE) -> None:
+        self.size = size
+        self._items: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, token: str, now: float) -> dict[str, Any] | None:
+        with self._lock:
+            claims = self._items.get(token)
+            if claims is None:
+                return None
+            if float(claims["exp"]) < now - LEEWAY_S:
+                del self._items[token]
+                return None
+            self._items.move_to_end(token)
+        if "nbf" in claims and float(claims["nbf"]) > now + LEEWAY_S:
+            return None
+        return claims
+
+    def put(self, token: str, claims: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[token] = claims
+            self._items.move_to_end(token)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class TokenVerifier:
     """Verifies a compact JWS against the key set and the contract's claim rules."""
 
-    def __init__(self, settings: Settings, jwks: JwksCache, clock: Clock) -> None:
+    def __init__(self, settings: Settings, jwks: JwksCache, clock: Clock,
+                 cache_size: int = VERIFIED_CACHE_SIZE) -> None:
         self.issuer = settings.jwt_issuer
         self.audience = settings.jwt_audience
         self.algorithms = [a for a in settings.jwt_algorithms if a in ("RS256", "ES256", "EdDSA")]
         self.jwks = jwks
         self.clock = clock
+        self.verified = VerifiedTokens(cache_size) if cache_size > 0 else None
 
     def verify(self, token: str) -> dict[str, Any]:
+        """The token's claims, from the verified-token cache or by full verification."""
+        if self.verified is not None:
+            cached = self.verified.get(token, self.clock.now().timestamp())
+            if cached is not None:
+                return cached
+        claims = self._verify(token)
+        if self.verified is not None:
+            self.verified.put(token, claims)
+        return claims
+
+    def _verify(self, token: str) -> dict[str, Any]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
