@@ -319,3 +319,23 @@ def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> Inve
         uow.audit("inventory.updated", room_type, after=data)
         uow.emit(event_type("inventory", "updated"), room_type, data, property_id=property_id)
     return out
+
+
+def ensure_inventory(ctx: Ctx, property_id: uuid.UUID, room_type_id: uuid.UUID, start: date,
+                     end: date) -> None:
+    """Materialize the InventoryDay rows of [start, end) in a short transaction of their own.
+
+    Not a domain change (zero rows sold, nothing an API reader can tell apart), so no event and
+    no audit row. Used to pre-create a calendar (demo seed, benchmarks, the concurrency control
+    tests: with rows that do not exist yet, PostgreSQL's INSERT ... ON CONFLICT makes concurrent
+    first bookings wait on each other, which would hide the race the control must show).
+    """
+    from pms.db.database import write_begin_args
+    from pms.db.scope import tenant_scope
+
+    nights = [start + timedelta(days=i) for i in range(max((end - start).days, 0))]
+    with tenant_scope(ctx.env_id):
+        db.connect(reuse_if_open=True)
+        with db.atomic(**write_begin_args()):
+            for i in range(0, len(nights), 500):
+                ensure_days(property_id, room_type_id, nights[i:i + 500])

@@ -1,0 +1,151 @@
+"""take_rooms under real concurrency on PostgreSQL: the last room is sold exactly once.
+
+Threads (each with its own pooled connection) race for the last room of a type; a test-only hook
+pauses every taker after its availability check to widen the race window. The control run turns
+locking off (pms.db.locking.LOCKING_ENABLED = False: no row lock, no guarded update) and must
+oversell, which shows the real test is able to fail.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date, timedelta
+
+import pytest
+
+from pms.db import locking
+from pms.db.database import db
+from pms.db.uow import read_scope, unit_of_work
+from pms.domain.stay import stay_nights
+from pms.errors import RoomTypeUnavailable
+from pms.models.inventory import InventoryDay
+from pms.services import inventory
+from tests.factories import make_property, make_room, make_room_type
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+THREADS = 12
+NIGHTS = stay_nights(date(2031, 5, 1), date(2031, 5, 4))
+
+
+@pytest.fixture
+def racing(pg_db) -> Iterator[None]:
+    """Pause each taker after its check (widen the window), restore everything afterwards."""
+    inventory.set_pause_after_check(lambda: time.sleep(0.15))
+    try:
+        yield
+    finally:
+        inventory.set_pause_after_check(None)
+        locking.LOCKING_ENABLED = True
+
+
+def _one_room_hotel(ctx, rooms: int = 1, *, calendar: bool = True):
+    prop = make_property(ctx)
+    room_type = make_room_type(ctx, prop.id)
+    for _ in range(rooms):
+        make_room(ctx, prop.id, room_type.id)
+    if not calendar:
+        return prop, room_type
+    # Existing calendar rows, as in production: a brand-new row would make concurrent first
+    # bookings queue on PostgreSQL's speculative insert and hide the race from the control.
+    inventory.ensure_inventory(ctx, prop.id, room_type.id, NIGHTS[0], NIGHTS[-1] + timedelta(days=1))
+    return prop, room_type
+
+
+def _race(ctx, prop, room_type, threads: int = THREADS) -> tuple[int, int, list[BaseException]]:
+    barrier = threading.Barrier(threads)
+
+    def take() -> str:
+        barrier.wait()
+        try:
+            with unit_of_work(ctx):
+                inventory.take_rooms(prop.id, room_type.id, NIGHTS)
+            return "sold"
+        except RoomTypeUnavailable:
+            return "unavailable"
+        finally:
+            db.close()
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [pool.submit(take) for _ in range(threads)]
+    results, errors = [], []
+    for f in futures:
+        try:
+            results.append(f.result())
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+    return results.count("sold"), results.count("unavailable"), errors
+
+
+def _sold(ctx, room_type) -> list[int]:
+    with read_scope(ctx):
+        return [d.sold for d in InventoryDay.select().where(InventoryDay.room_type == room_type.id)
+                .order_by(InventoryDay.date)]
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_last_room_is_sold_exactly_once(ctx, racing, round_):
+    prop, room_type = _one_room_hotel(ctx)
+    sold, unavailable, errors = _race(ctx, prop, room_type)
+    assert errors == []
+    assert (sold, unavailable) == (1, THREADS - 1)
+    assert _sold(ctx, room_type) == [1, 1, 1]
+
+
+def test_last_room_on_a_fresh_calendar_is_sold_exactly_once(ctx, racing):
+    prop, room_type = _one_room_hotel(ctx, calendar=False)
+    sold, unavailable, errors = _race(ctx, prop, room_type)
+    assert errors == [] and (sold, unavailable) == (1, THREADS - 1)
+    assert _sold(ctx, room_type) == [1, 1, 1]
+
+
+def test_two_rooms_are_sold_exactly_twice(ctx, racing):
+    prop, room_type = _one_room_hotel(ctx, rooms=2)
+    sold, unavailable, errors = _race(ctx, prop, room_type)
+    assert errors == [] and (sold, unavailable) == (2, THREADS - 2)
+    assert _sold(ctx, room_type) == [2, 2, 2]
+
+
+def test_control_without_locking_oversells(ctx, racing):
+    locking.LOCKING_ENABLED = False
+    prop, room_type = _one_room_hotel(ctx)
+    sold, _, errors = _race(ctx, prop, room_type)
+    assert errors == []
+    assert sold > 1, "with locking off the race must oversell, or this test cannot fail"
+
+
+def test_busy_nights_answer_lock_timeout(ctx, pg_db):
+    """A taker that cannot get the row lock in time gets LockTimeout (503), not a hang."""
+    prop, room_type = _one_room_hotel(ctx, rooms=3)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with unit_of_work(ctx):
+                inventory.take_rooms(prop.id, room_type.id, NIGHTS)
+                holding.set()
+                release.wait(10)
+        finally:
+            db.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        old = inventory.LOCK_TIMEOUT_MS
+        inventory.LOCK_TIMEOUT_MS = 200
+        try:
+            with pytest.raises(locking.LockTimeout) as exc:
+                with unit_of_work(ctx):
+                    inventory.take_rooms(prop.id, room_type.id, NIGHTS)
+        finally:
+            inventory.LOCK_TIMEOUT_MS = old
+        assert exc.value.status == 503
+    finally:
+        release.set()
+        holder.join(10)
+    assert _sold(ctx, room_type) == [1, 1, 1]
