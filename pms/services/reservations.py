@@ -68,9 +68,16 @@ def load_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
     return row
 
 
+def with_room(row: Reservation | None) -> Reservation | None:
+    """Load the room while the scope is open, so serializing later needs no query."""
+    if row is not None and row.room_id is not None:
+        row.room  # noqa: B018 - peewee caches the related row on first access
+    return row
+
+
 def get_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
     with read_scope(ctx):
-        return load_reservation(ctx, property_id, reservation_id)
+        return with_room(load_reservation(ctx, property_id, reservation_id))
 
 
 def record(uow: UnitOfWork, row: Reservation, action: str, *, before: dict[str, Any] | None = None,
@@ -238,7 +245,8 @@ def _insert(row: Reservation) -> None:
 
 def _by_confirmation(ctx: Ctx, property_id: uuid.UUID, number: str) -> Reservation | None:
     with read_scope(ctx):
-        row = Reservation.select().where(Reservation.confirmation_number == number).first()
+        row = with_room(Reservation.select().where(
+            Reservation.confirmation_number == number).first())
     if row is not None and row.property_id != property_id:
         raise AlreadyExists("this confirmation number belongs to a reservation of another "
                             "property", code="confirmation_number_taken")

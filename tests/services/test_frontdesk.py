@@ -111,3 +111,193 @@ def test_room_charges_are_posted_once_per_night(ctx, hotel):
         assert folios.post_room_charges(row, last, business_date=hotel.today) == []
     with read_scope(ctx):
         assert folios.folio_balance(folios.guest_folio(row)) == Decimal("200.00")
+
+
+# -- revert -------------------------------------------------------------------------------------
+
+def test_revert_check_in_returns_to_confirmed_with_reason_on_audit(ctx, hotel):
+    from pms.models import AuditEntry
+
+    row = make_checked_in(ctx, hotel, room_number="101")
+    row = stays.revert(ctx, hotel.id, row.id, RevertIn(reason="wrong guest"))
+    assert row.status == "CONFIRMED"
+    assert _room(ctx, row.room_id).status == "VACANT"
+    with read_scope(ctx):
+        entry = AuditEntry.select().order_by(AuditEntry.created_at.desc()).first()
+    assert (entry.action, entry.reason) == ("reservation.reverted_check_in", "wrong guest")
+    assert outbox_types(ctx)[-1] == "hotel:pms:reservation:reverted_check_in"
+    again = checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number="101"))
+    assert len(_open_folios(ctx, again.id)) == 1
+
+
+def test_revert_check_out_reopens_folio_and_room(ctx, hotel):
+    row = make_checked_in(ctx, hotel, room_number="102")
+    pay_folio(ctx, row, "100.00")
+    checkout.check_out(ctx, hotel.id, row.id)
+    row = stays.revert(ctx, hotel.id, row.id, RevertIn(reason="guest came back"))
+    assert row.status == "CHECKED_IN"
+    assert _room(ctx, row.room_id).status == "OCCUPIED"
+    assert len(_open_folios(ctx, row.id)) == 1
+
+
+def test_revert_outside_the_business_date_is_refused(ctx, hotel):
+    from pms.db.uow import unit_of_work
+    from pms.models import Property
+
+    row = make_checked_in(ctx, hotel)
+    with unit_of_work(ctx):
+        Property.update(business_date=hotel.today + timedelta(days=1)).where(
+            Property.id == hotel.id).execute()
+    with pytest.raises(Conflict) as err:
+        stays.revert(ctx, hotel.id, row.id, RevertIn(reason="too late"))
+    assert err.value.code == "revert_window_closed"
+
+
+def test_revert_of_a_confirmed_reservation_is_invalid(ctx, hotel):
+    row = make_reservation(ctx, hotel)
+    with pytest.raises(InvalidTransition):
+        stays.revert(ctx, hotel.id, row.id, RevertIn(reason="nothing to undo"))
+
+
+# -- no-show ------------------------------------------------------------------------------------
+
+def test_no_show_releases_nights_and_charges_the_no_show_fee(ctx, database):
+    from pms.models.inventory import InventoryDay
+
+    hotel = make_booking_hotel(ctx, rooms=1, amount="90.00", rate_plan={
+        "no_show_policy": {"fee_type": "PERCENT", "fee_value": "50"}})
+    row = make_reservation(ctx, hotel)
+    row = stays.no_show(ctx, hotel.id, row.id)
+    assert row.status == "NO_SHOW" and row.no_show_fee == Decimal("90.00")
+    with read_scope(ctx):
+        assert {d.sold for d in InventoryDay.select().where(
+            InventoryDay.room_type == hotel.room_type.id)} == {0}
+
+
+def test_no_show_before_arrival_is_refused(ctx, hotel):
+    row = make_reservation(ctx, hotel, arrival_date=(hotel.today + timedelta(days=2)).isoformat(),
+                           departure_date=(hotel.today + timedelta(days=3)).isoformat())
+    with pytest.raises(Conflict) as err:
+        stays.no_show(ctx, hotel.id, row.id)
+    assert err.value.code == "not_yet_arrival"
+
+
+# -- split --------------------------------------------------------------------------------------
+
+def test_split_makes_two_consecutive_reservations_inventory_unchanged(ctx, hotel):
+    from pms.models.inventory import InventoryDay
+
+    row = make_reservation(ctx, hotel, departure_date=(hotel.today + timedelta(days=3)).isoformat())
+
+    def sold():
+        with read_scope(ctx):
+            return {d.date: d.sold for d in InventoryDay.select().where(
+                InventoryDay.room_type == hotel.room_type.id)}
+
+    before, events = sold(), len(outbox_types(ctx))
+    first, second = stays.split(ctx, hotel.id, row.id, SplitIn(split_date=hotel.today + timedelta(days=1)))
+    assert (first.arrival_date, first.departure_date) == (hotel.today, hotel.today + timedelta(days=1))
+    assert (second.arrival_date, second.departure_date) == (hotel.today + timedelta(days=1),
+                                                            hotel.today + timedelta(days=3))
+    assert first.confirmation_number != second.confirmation_number
+    assert second.split_from == first.id
+    assert (first.total_amount, second.total_amount) == (Decimal("100.00"), Decimal("200.00"))
+    assert sold() == before
+    assert len(outbox_types(ctx)) == events + 1
+
+
+def test_split_date_outside_the_stay_is_refused(ctx, hotel):
+    from pms.errors import ValidationFailed
+
+    row = make_reservation(ctx, hotel)
+    with pytest.raises(ValidationFailed):
+        stays.split(ctx, hotel.id, row.id, SplitIn(split_date=hotel.today))
+
+
+# -- room assignment and move -------------------------------------------------------------------
+
+def test_two_stays_cannot_hold_one_room_on_overlapping_nights(ctx, hotel):
+    a = make_reservation(ctx, hotel)
+    b = make_reservation(ctx, hotel, arrival_date=(hotel.today + timedelta(days=1)).isoformat(),
+                         departure_date=(hotel.today + timedelta(days=3)).isoformat())
+    stays.assign_room(ctx, hotel.id, a.id, RoomAssignIn(room_number="100"))
+    with pytest.raises(RoomUnavailable):
+        stays.assign_room(ctx, hotel.id, b.id, RoomAssignIn(room_number="100"))
+    # Consecutive stays may share the room.
+    c = make_reservation(ctx, hotel, arrival_date=(hotel.today + timedelta(days=2)).isoformat(),
+                         departure_date=(hotel.today + timedelta(days=3)).isoformat())
+    assert stays.assign_room(ctx, hotel.id, c.id, RoomAssignIn(room_number="100")).room_id
+
+
+@pytest.mark.postgres
+def test_exclusion_constraint_refuses_overlapping_room_stays(ctx, pg_db):
+    import peewee
+
+    from pms.db.uow import unit_of_work
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    a = make_reservation(ctx, hotel)
+    with pytest.raises(peewee.IntegrityError), unit_of_work(ctx):
+        for _ in range(2):
+            RoomStay.create(reservation=a.id, property=hotel.id, room=hotel.rooms[0].id,
+                            start_date=hotel.today, end_date=hotel.today + timedelta(days=2))
+
+
+def test_check_in_uses_the_assigned_room(ctx, hotel):
+    row = make_reservation(ctx, hotel)
+    stays.assign_room(ctx, hotel.id, row.id, RoomAssignIn(room_number="102"))
+    row = checkin.check_in(ctx, hotel.id, row.id, CheckInIn())
+    assert _room(ctx, row.room_id).room_number == "102"
+
+
+def test_room_of_another_type_is_refused(ctx, hotel):
+    from tests.factories import make_room, make_room_type
+
+    other_type = make_room_type(ctx, hotel.id)
+    make_room(ctx, hotel.id, other_type.id, room_number="900")
+    row = make_reservation(ctx, hotel)
+    with pytest.raises(RoomUnavailable) as err:
+        checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number="900"))
+    assert err.value.code == "room_type_mismatch"
+
+
+def test_out_of_order_room_is_refused_at_check_in(ctx, hotel):
+    from pms.db.uow import unit_of_work
+    from pms.models.inventory import Maintenance
+
+    with unit_of_work(ctx):
+        Maintenance.create(property=hotel.id, room=hotel.rooms[0].id, kind="OUT_OF_ORDER",
+                           from_date=hotel.today, to_date=hotel.today + timedelta(days=5))
+    row = make_reservation(ctx, hotel)
+    with pytest.raises(RoomUnavailable):
+        checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=hotel.rooms[0].room_number))
+
+
+def test_room_move_in_house_moves_folio_and_occupancy(ctx, hotel):
+    row = make_checked_in(ctx, hotel, room_number="100")
+    row = stays.assign_room(ctx, hotel.id, row.id, RoomAssignIn(room_number="101"))
+    assert _room(ctx, row.room_id).room_number == "101"
+    with read_scope(ctx):
+        old = Room.get((Room.property == hotel.id) & (Room.room_number == "100"))
+        assert (old.status, old.hk_status) == ("VACANT", "DIRTY")
+        assert Room.get_by_id(row.room_id).status == "OCCUPIED"
+    assert _open_folios(ctx, row.id)[0].room_number == "101"
+    assert outbox_types(ctx)[-1] == "hotel:pms:reservation:room_moved"
+
+
+# -- edit of an in-house stay --------------------------------------------------------------------
+
+def test_extending_an_in_house_stay_keeps_the_room(ctx, hotel):
+    from pms.schemas.reservations import ReservationPatch
+    from pms.services import reservations
+
+    row = make_checked_in(ctx, hotel, room_number="100")
+    new_departure = hotel.today + timedelta(days=4)
+    row = reservations.edit_reservation(ctx, hotel.id, row.id,
+                                        ReservationPatch(departure_date=new_departure))
+    with read_scope(ctx):
+        hold = RoomStay.get(RoomStay.reservation == row.id)
+    assert hold.end_date == new_departure and row.total_amount == Decimal("400.00")
+    with pytest.raises(Conflict):
+        reservations.edit_reservation(ctx, hotel.id, row.id, ReservationPatch(
+            arrival_date=hotel.today + timedelta(days=1)))
