@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import msgspec
 
+from pms.domain.money import quantize
 from pms.schemas.common import Out, RoomNumber
 
 
@@ -22,6 +23,11 @@ class FolioChargeOut(Out):
     night: date | None
     kind: str
     created_at: datetime
+    transaction_code: str | None = None
+    parent_id: uuid.UUID | None = None
+    reversal_of: uuid.UUID | None = None
+    moved_from_folio: uuid.UUID | None = None
+    reason: str | None = None
 
 
 class FolioPaymentOut(Out):
@@ -32,6 +38,10 @@ class FolioPaymentOut(Out):
     payment_method_id: str | None
     status: str
     created_at: datetime
+    kind: str = "PAYMENT"
+    decline_code: str | None = None
+    pre_authorization_id: uuid.UUID | None = None
+    voucher_code: str | None = None
 
 
 class FolioOut(Out):
@@ -57,15 +67,20 @@ class FolioByRoomQuery(msgspec.Struct, kw_only=True):
 
 def charge_out(c: object) -> FolioChargeOut:
     return FolioChargeOut(id=c.id, category=c.category, description=c.description,
-                          amount=c.amount, currency=c.currency, quantity=c.quantity,
+                          amount=quantize(c.amount, c.currency), currency=c.currency, quantity=c.quantity,
                           business_date=c.business_date, night=c.night, kind=c.kind,
-                          created_at=c.created_at)
+                          created_at=c.created_at, transaction_code=c.transaction_code,
+                          parent_id=c.parent_id, reversal_of=c.reversal_of,
+                          moved_from_folio=c.moved_from_folio, reason=c.reason)
 
 
 def payment_out(p: object) -> FolioPaymentOut:
-    return FolioPaymentOut(id=p.id, amount=p.amount, currency=p.currency, method=p.method,
+    return FolioPaymentOut(id=p.id, amount=quantize(p.amount, p.currency), currency=p.currency,
+                           method=p.method,
                            payment_method_id=p.payment_method_id, status=p.status,
-                           created_at=p.created_at)
+                           created_at=p.created_at, kind=p.kind, decline_code=p.decline_code,
+                           pre_authorization_id=p.pre_authorization_id,
+                           voucher_code=p.voucher_code)
 
 
 def folio_out(f: object, charges: list, payments: list, *, charges_total: Decimal,
@@ -78,3 +93,15 @@ def folio_out(f: object, charges: list, payments: list, *, charges_total: Decima
         charges=[charge_out(c) for c in charges], payments=[payment_out(p) for p in payments],
         closed_at=f.closed_at, created_at=f.created_at,
     )
+
+
+class PaymentResultOut(Out):
+    """A payment or pre-authorization and the folio after it (status PENDING: the payments
+    service did not answer yet; the reconciler finishes it)."""
+
+    payment: FolioPaymentOut
+    folio: FolioOut
+
+
+class InvoiceQuery(msgspec.Struct, kw_only=True):
+    format: str = "json"

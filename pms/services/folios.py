@@ -108,20 +108,29 @@ def post_room_charges(reservation: Reservation, until_night: date, *,
 
 
 def close_folio(folio: Folio, *, now: datetime) -> Folio:
-    """Close a folio whose balance is zero.
+    """Close a folio whose balance is zero; closing the guest folio (check-out) also closes the
+    stay's extra folios (split billing), which must be settled too. Runs inside the caller's
+    unit of work with the folio row locked (`open_folio` locks it).
 
     Raises:
-        FolioNotClosable: the balance is not zero (409 folio_not_closable, with `balance` and
-            `currency` in the problem body).
+        FolioNotClosable: a balance is not zero (409 folio_not_closable, with `balance`,
+            `currency` and `folio_id` in the problem body).
     """
-    balance = folio_balance(folio)
-    if balance != 0:
-        raise FolioNotClosable(
-            f"the folio has an open balance of {balance} {folio.currency}; settle it at the desk",
-            balance=str(balance), currency=folio.currency, folio_id=str(folio.id))
-    folio.status = FOLIO_MACHINE.transition(folio.status, "close").value
-    folio.closed_at = now
-    folio.save()
+    others: list[Folio] = []
+    if folio.folio_type == GUEST:
+        others = list(for_update(Folio.select().where(
+            (Folio.reservation == folio.reservation_id) & (Folio.id != folio.id)
+            & (Folio.status == FolioStatus.OPEN.value)).order_by(Folio.id)))
+    for row in [folio, *others]:
+        balance = folio_balance(row)
+        if balance != 0:
+            raise FolioNotClosable(
+                f"the folio has an open balance of {balance} {row.currency}; settle it at the desk",
+                balance=str(balance), currency=row.currency, folio_id=str(row.id))
+    for row in [folio, *others]:
+        row.status = FOLIO_MACHINE.transition(row.status, "close").value
+        row.closed_at = now
+        row.save()
     return folio
 
 

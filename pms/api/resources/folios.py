@@ -1,4 +1,6 @@
-"""Folio reads: the folio of a reservation, and the folio of the in-house stay in a room."""
+"""Folios and cashiering: the folio of a reservation or of the in-house stay in a room, one folio,
+charges (post, correct, move), allowances, payments, pre-authorizations, the invoice (JSON or
+PDF) and the folios of a stay (split billing). Responders call one service each."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import falcon
 
 from pms.api.spec import endpoint
 from pms.routes import Route
-from pms.schemas.folios import FolioByRoomQuery, FolioOut
-from pms.services import folios
+from pms.schemas import cashiering as cs
+from pms.schemas.folios import (FolioByRoomQuery, FolioOut, InvoiceQuery, PaymentResultOut,
+                                payment_out)
+from pms.services import cashiering, folios, invoices, payments
 
 
 class ReservationFolio:
@@ -39,4 +43,172 @@ class FoliosByRoom:
 ROUTES = [
     Route("/v1/properties/{property_id:uuid}/reservations/{id:uuid}/folio", ReservationFolio),
     Route("/v1/properties/{property_id:uuid}/folios", FoliosByRoom),
+]
+
+
+# -- cashiering (issue 5) -------------------------------------------------------------------------
+
+
+def _client(deps: Any, name: str) -> Any:
+    return getattr(deps.platform, name, None)
+
+
+class FolioItem:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:read", response=FolioOut, summary="One folio with its lines and balance")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any) -> None:  # noqa: A002
+        resp.media = cashiering.get_folio(req.context.ctx, property_id, id)
+
+
+class FolioCharges:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", body=cs.ChargeIn, response=FolioOut, status=201, errors=(409,),
+              summary="Post a charge by transaction code",
+              description="Taxes of the code become their own lines. 409 folio_closed on a "
+                          "closed folio.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                body: cs.ChargeIn) -> None:  # noqa: A002
+        resp.media = cashiering.post_charge(req.context.ctx, property_id, id, body,
+                                            ledger=_client(self.deps, "ledger"))
+        resp.status = 201
+
+
+class ChargeCorrection:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", body=cs.CorrectionIn, response=FolioOut, status=201, errors=(409,),
+              summary="Correct a charge with reversal lines (never an edit or a delete)")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                charge_id: Any, body: cs.CorrectionIn) -> None:  # noqa: A002
+        resp.media = cashiering.correct_charge(req.context.ctx, property_id, id, charge_id, body,
+                                               ledger=_client(self.deps, "ledger"))
+        resp.status = 201
+
+
+class ChargeMove:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", body=cs.MoveChargeIn, response=FolioOut, status=201, errors=(409,),
+              summary="Move a charge to another open folio of the stay (split billing)")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                charge_id: Any, body: cs.MoveChargeIn) -> None:  # noqa: A002
+        resp.media = cashiering.move_charge(req.context.ctx, property_id, id, charge_id, body)
+        resp.status = 201
+
+
+class FolioAllowances:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", body=cs.AllowanceIn, response=FolioOut, status=201, errors=(409,),
+              summary="Grant an allowance (a credit line with its taxes reversed)")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                body: cs.AllowanceIn) -> None:  # noqa: A002
+        resp.media = cashiering.post_allowance(req.context.ctx, property_id, id, body,
+                                               ledger=_client(self.deps, "ledger"))
+        resp.status = 201
+
+
+def _payment_response(resp: falcon.Response, result: Any) -> None:
+    folio, payment = result
+    resp.media = PaymentResultOut(payment=payment_out(payment), folio=folio)
+    resp.status = 202 if payment.status == "PENDING" else 201
+
+
+class FolioPayments:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", body=cs.PaymentIn, response=PaymentResultOut, status=201,
+              errors=(402, 409), summary="Take a payment (card via the payments service, cash, "
+                                         "bank transfer, gift voucher)",
+              description="Card payments are charges on the payments service, called after the "
+                          "PENDING payment is committed. 201 CAPTURED; 202 PENDING when the "
+                          "payments service did not answer (reconciled later); 402 "
+                          "payment_declined. Only payment_method_id references are accepted.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                body: cs.PaymentIn) -> None:  # noqa: A002
+        _payment_response(resp, payments.post_payment(
+            req.context.ctx, property_id, id, body, payments=_client(self.deps, "payments"),
+            ledger=_client(self.deps, "ledger")))
+
+
+class FolioPreAuthorizations:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", body=cs.PreAuthorizationIn, response=PaymentResultOut, status=201,
+              errors=(402, 409), summary="Pre-authorize an amount (payment intent with manual "
+                                         "confirmation)")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                body: cs.PreAuthorizationIn) -> None:  # noqa: A002
+        _payment_response(resp, payments.pre_authorize(
+            req.context.ctx, property_id, id, body, payments=_client(self.deps, "payments")))
+
+
+class FolioInvoice:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:write", response=dict, status=201, errors=(409,),
+              summary="Issue the numbered invoice of a closed folio",
+              description="201 on first issue, 200 with the same invoice afterwards; 409 "
+                          "folio_not_closed for an open folio.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any) -> None:  # noqa: A002
+        document, created = invoices.issue_invoice(req.context.ctx, property_id, id)
+        resp.media = document
+        resp.status = 201 if created else 200
+
+    @endpoint("folios:read", query=InvoiceQuery, response=dict,
+              summary="The issued invoice as JSON, or as PDF with format=pdf")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+               query: InvoiceQuery) -> None:  # noqa: A002
+        document = invoices.get_invoice(req.context.ctx, property_id, id)
+        if query.format == "pdf":
+            resp.content_type = "application/pdf"
+            resp.data = invoices.invoice_pdf(document)
+            resp.downloadable_as = f"invoice-{document['number']}.pdf"
+        else:
+            resp.media = document
+
+
+class StayFolios:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:read", response=list[FolioOut], summary="Every folio of a stay")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any) -> None:  # noqa: A002
+        resp.media = {"data": cashiering.list_stay_folios(req.context.ctx, property_id, id),
+                      "next_cursor": None}
+
+    @endpoint("folios:write", body=cs.ExtraFolioIn, response=FolioOut, status=201, errors=(409,),
+              summary="Open an extra folio of the stay (split billing)")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+                body: cs.ExtraFolioIn) -> None:  # noqa: A002
+        out = cashiering.open_extra_folio(req.context.ctx, property_id, id, body)
+        resp.media = out
+        resp.status = 201
+        resp.location = f"/v1/properties/{property_id}/folios/{out.id}"
+
+
+_f = "/v1/properties/{property_id:uuid}/folios/{id:uuid}"
+ROUTES += [
+    Route(_f, FolioItem),
+    Route(_f + "/charges", FolioCharges),
+    Route(_f + "/charges/{charge_id:uuid}/correction", ChargeCorrection),
+    Route(_f + "/charges/{charge_id:uuid}/move", ChargeMove),
+    Route(_f + "/allowances", FolioAllowances),
+    Route(_f + "/payments", FolioPayments),
+    Route(_f + "/pre-authorizations", FolioPreAuthorizations),
+    Route(_f + "/invoice", FolioInvoice),
+    Route("/v1/properties/{property_id:uuid}/reservations/{id:uuid}/folios", StayFolios),
 ]

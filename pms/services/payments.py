@@ -1,0 +1,238 @@
+"""Folio payments and pre-authorizations through the payments service, in three steps
+(STYLE K, pretix's flow): (1) one unit of work records the payment PENDING with its idempotency
+key; (2) after commit the payments service is called with that key; (3) a second short unit of
+work records the outcome (CAPTURED / AUTHORIZED / FAILED). A crash or an outage between the steps
+leaves a PENDING row that `reconcile_payments` finishes by repeating the call with the same key,
+so the guest is never charged twice and no captured money goes unrecorded.
+
+Cash, bank transfers and gift vouchers need no external call: one unit of work. Only
+payment_method_id references are stored, never card data.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from pms.context import Ctx
+from pms.db.locking import for_update, lock_errors
+from pms.db.uow import read_scope, unit_of_work
+from pms.domain.money import quantize
+from pms.domain.states import PAYMENT_INITIAL, PAYMENT_MACHINE, PaymentStatus
+from pms.errors import DependencyUnavailable, PaymentDeclined, ValidationFailed
+from pms.models import FolioPayment, Property
+from pms.platform.ledger import LedgerLine
+from pms.schemas import cashiering as cs
+from pms.schemas.folios import FolioOut
+from pms.services.cashiering import check_amount, load_folio, record_change, require_open
+from pms.services.ledger_postings import record_posting, send_postings
+from pms.services.reservations import business_date
+
+log = logging.getLogger("pms.payments")
+
+PAYMENT, PRE_AUTH = "PAYMENT", "PRE_AUTH"
+OFFLINE_ACCOUNTS = {"CASH": "payments_clearing", "BANK_TRANSFER": "payments_clearing",
+                    "VOUCHER": "voucher_liability"}
+
+
+def _field(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed(message, errors=[{"field": field, "message": message}])
+
+
+def _validate(body: cs.PaymentIn) -> None:
+    check_amount(body.amount)
+    if body.method == "CARD" and not (body.payment_method_id or body.pre_authorization_id):
+        raise _field("payment_method_id", "a card payment needs payment_method_id or "
+                                          "pre_authorization_id")
+    if body.method == "VOUCHER" and not body.voucher_code:
+        raise _field("voucher_code", "a voucher payment needs voucher_code")
+    if body.method != "CARD" and (body.payment_method_id or body.pre_authorization_id):
+        raise _field("method", "payment_method_id and pre_authorization_id are for CARD payments")
+
+
+def _settle(payment: FolioPayment, account: str) -> uuid.UUID | None:
+    """The ledger movement of captured money: debit the clearing account, credit the guest."""
+    amount = Decimal(str(payment.amount))
+    row = record_posting(Property.get_by_id(payment.folio.property_id).id,
+                         f"payment:{payment.id}", payment.currency,
+                         [LedgerLine(account, debit=amount),
+                          LedgerLine("guest_ledger", credit=amount)], f"payment {payment.id}")
+    return row.id if row is not None else None
+
+
+def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.PaymentIn, *,
+                 payments: Any, ledger: Any = None) -> tuple[FolioOut, FolioPayment]:
+    """Take a payment against a folio.
+
+    Returns the folio and the payment (CAPTURED, or PENDING when the payments service could not
+    answer: the reconciler finishes it).
+
+    Raises:
+        NotFound. FolioClosed (409). ValidationFailed: amount, method fields, pre-authorization.
+        PaymentDeclined (402 payment_declined, with payment_id and decline_code).
+        VoucherNotRedeemable (409).
+    """
+    _validate(body)
+    with lock_errors(), unit_of_work(ctx) as uow:
+        folio = load_folio(ctx, property_id, folio_id, lock=True)
+        require_open(folio)
+        amount = quantize(body.amount, folio.currency)
+        preauth = None
+        if body.pre_authorization_id is not None:
+            preauth = for_update(FolioPayment.select().where(
+                (FolioPayment.id == body.pre_authorization_id)
+                & (FolioPayment.folio == folio.id) & (FolioPayment.kind == PRE_AUTH))).first()
+            if preauth is None or preauth.status != PaymentStatus.AUTHORIZED:
+                raise _field("pre_authorization_id", "no authorized pre-authorization on this folio")
+            if amount > preauth.amount:
+                raise _field("amount", f"more than the pre-authorized {preauth.amount}")
+        payment = FolioPayment(
+            env_id=ctx.env_id, folio=folio.id, amount=amount, currency=folio.currency,
+            method=body.method, kind=PAYMENT, status=PAYMENT_INITIAL.value,
+            payment_method_id=preauth.payment_method_id if preauth else body.payment_method_id,
+            pre_authorization_id=preauth.id if preauth else None, voucher_code=body.voucher_code,
+            business_date=business_date(Property.get_by_id(property_id), ctx.now))
+        payment.id = uuid.uuid4()
+        payment.idempotency_key = f"payment:{payment.id}"
+        posting = None
+        if body.method != "CARD":
+            if body.method == "VOUCHER":
+                from pms.services.vouchers import redeem
+
+                redeem(property_id, body.voucher_code or "", amount, folio.currency,
+                       today=payment.business_date)
+            payment.status = PAYMENT_MACHINE.transition(payment.status, "capture").value
+        payment.save(force_insert=True)
+        if body.method != "CARD":
+            posting = _settle(payment, OFFLINE_ACCOUNTS[body.method])
+        out = record_change(uow, folio, "payment_captured" if posting else "payment_initiated")
+        if posting is not None and ledger is not None:
+            uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
+    if body.method != "CARD":
+        return out, payment
+    return _complete_card(ctx, property_id, payment.id, payments, ledger)
+
+
+def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None) -> Any:
+    if payment.kind == PRE_AUTH:
+        intent = payments.create_intent(amount=Decimal(str(payment.amount)),
+                                        currency=payment.currency,
+                                        payment_method_id=payment.payment_method_id,
+                                        idempotency_key=payment.idempotency_key,
+                                        metadata={"folio_id": str(payment.folio_id)})
+        if not intent.ok:
+            return intent
+        return payments.confirm_intent(intent.id,
+                                       idempotency_key=f"{payment.idempotency_key}:confirm")
+    return payments.charge(amount=Decimal(str(payment.amount)), currency=payment.currency,
+                           idempotency_key=payment.idempotency_key,
+                           payment_method_id=None if preauth_intent else payment.payment_method_id,
+                           intent_id=preauth_intent, metadata={"folio_id": str(payment.folio_id)})
+
+
+def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, payments: Any,
+                   ledger: Any) -> tuple[FolioOut, FolioPayment]:
+    """Steps 2 and 3: call the payments service (no transaction open), record the outcome."""
+    with read_scope(ctx):
+        payment = FolioPayment.get_by_id(payment_id)
+        preauth = (FolioPayment.get_by_id(payment.pre_authorization_id)
+                   if payment.pre_authorization_id else None)
+    try:
+        result = _call(payments, payment, preauth.external_id if preauth else None)
+    except DependencyUnavailable:
+        log.warning("payments service unavailable; payment left PENDING",
+                    extra={"payment_id": str(payment_id)})
+        with read_scope(ctx):
+            return load_folio_out(ctx, property_id, payment.folio_id), payment
+    posting = None
+    with lock_errors(), unit_of_work(ctx) as uow:
+        payment = for_update(FolioPayment.select().where(FolioPayment.id == payment_id)).get()
+        folio = load_folio(ctx, property_id, payment.folio_id, lock=True)
+        changed = payment.status == PaymentStatus.PENDING
+        if changed:
+            payment.external_id = result.id
+            payment.attempts += 1
+            if not result.ok:
+                payment.decline_code = result.decline_code or "declined"
+                trigger = "fail"
+            else:
+                trigger = "authorize" if payment.kind == PRE_AUTH else "capture"
+            payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
+            payment.save()
+            if trigger == "capture":
+                posting = _settle(payment, "payments_clearing")
+                if payment.pre_authorization_id:
+                    pre = for_update(FolioPayment.select().where(
+                        FolioPayment.id == payment.pre_authorization_id)).get()
+                    pre.status = PAYMENT_MACHINE.transition(pre.status, "consume").value
+                    pre.save()
+            action = {"fail": "payment_failed", "authorize": "pre_authorized",
+                      "capture": "payment_captured"}[trigger]
+            out = record_change(uow, folio, action)
+        else:
+            from pms.services.folios import render
+
+            out = render(folio)
+        if posting is not None and ledger is not None:
+            uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
+    if payment.status == PaymentStatus.FAILED:
+        raise PaymentDeclined("the payments service declined the payment",
+                              payment_id=str(payment.id), decline_code=payment.decline_code)
+    return out, payment
+
+
+def load_folio_out(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> FolioOut:
+    from pms.services.folios import render
+
+    return render(load_folio(ctx, property_id, folio_id))
+
+
+def pre_authorize(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
+                  body: cs.PreAuthorizationIn, *, payments: Any) -> tuple[FolioOut, FolioPayment]:
+    """Pre-authorize an amount on the guest's card: a payment intent with manual confirmation
+    (SPEC rule 8). It does not count against the balance until captured by a payment.
+
+    Raises:
+        NotFound. FolioClosed. ValidationFailed. PaymentDeclined (402).
+    """
+    check_amount(body.amount)
+    with lock_errors(), unit_of_work(ctx) as uow:
+        folio = load_folio(ctx, property_id, folio_id, lock=True)
+        require_open(folio)
+        payment = FolioPayment(
+            env_id=ctx.env_id, folio=folio.id, amount=quantize(body.amount, folio.currency),
+            currency=folio.currency, method="CARD", kind=PRE_AUTH,
+            status=PAYMENT_INITIAL.value, payment_method_id=body.payment_method_id,
+            business_date=business_date(Property.get_by_id(property_id), ctx.now))
+        payment.id = uuid.uuid4()
+        payment.idempotency_key = f"preauth:{payment.id}"
+        payment.save(force_insert=True)
+        record_change(uow, folio, "pre_authorization_initiated")
+    return _complete_card(ctx, property_id, payment.id, payments, None)
+
+
+def reconcile_payments(ctx: Ctx, *, payments: Any, ledger: Any = None,
+                       older_than: timedelta = timedelta(seconds=30), limit: int = 200
+                       ) -> dict[str, int]:
+    """Finish PENDING card payments and pre-authorizations left by a crash or an outage by
+    repeating the call with the same idempotency key. Returns counts per outcome."""
+    with read_scope(ctx):
+        rows = list(FolioPayment.select(FolioPayment.id, FolioPayment.folio)
+                    .where((FolioPayment.status == PaymentStatus.PENDING.value)
+                           & (FolioPayment.method == "CARD")
+                           & (FolioPayment.created_at <= ctx.now - older_than))
+                    .order_by(FolioPayment.created_at).limit(limit))
+        props = {r.id: r.folio.property_id for r in rows}
+    outcome = {"captured": 0, "authorized": 0, "failed": 0, "pending": 0}
+    for row in rows:
+        try:
+            _, payment = _complete_card(ctx, props[row.id], row.id, payments, ledger)
+        except PaymentDeclined:
+            outcome["failed"] += 1
+            continue
+        key = {"CAPTURED": "captured", "AUTHORIZED": "authorized"}.get(payment.status, "pending")
+        outcome[key] += 1
+    return outcome
