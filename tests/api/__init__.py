@@ -1,0 +1,1 @@
+"""Test package: unique module names across test folders (tests/api/test_x vs tests/services/test_x)."""
