@@ -7,6 +7,11 @@
   performs gunicorn's normal graceful stop.
 - `header_map = "drop"` (gunicorn's default, kept explicit): headers with underscores such as
   `X-Platform_Env-Id` are dropped, so they can never pose as the tenant header.
+- The control socket (gunicorn >= 25.1, for `gunicornc`) defaults to ONE path per user
+  (`$XDG_RUNTIME_DIR/gunicorn.ctl` or `~/.gunicorn/gunicorn.ctl`): a second instance on the host
+  would unlink and take over the first one's socket, and remove it when it stops. Each instance
+  gets its own path instead, named after the master's pid; `PMS_GUNICORN_CONTROL_SOCKET` sets a
+  path, or `off` disables the socket.
 """
 
 from __future__ import annotations
@@ -29,6 +34,21 @@ keepalive = 5
 header_map = "drop"
 accesslog = None
 limit_request_line = 8190
+
+
+def _control_socket() -> tuple[str, bool]:
+    """(path, disabled) for this instance's control socket; evaluated in the master."""
+    given = os.environ.get("PMS_GUNICORN_CONTROL_SOCKET", "").strip()
+    if given.lower() in ("off", "none", "0", "false"):
+        return "", True
+    if given:
+        return given, False
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    directory = runtime if runtime and os.path.isdir(runtime) else tempfile.gettempdir()
+    return os.path.join(directory, f"pms-gunicorn-{os.getpid()}.ctl"), False
+
+
+control_socket, control_socket_disable = _control_socket()
 
 _state: dict[str, object] = {}
 

@@ -1,0 +1,136 @@
+"""Real gunicorn instances for the operations tests: `gunicorn` starts one with the project's
+settings (`pms.gunicorn_conf`) on the per-run PostgreSQL database; `row_lock` holds a property's
+row lock from a superuser connection so that writes to it stay in flight until released."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse, urlunparse
+
+import psycopg2
+import pytest
+import requests
+
+from pms.config import Settings
+from pms.devkeys import mint_token
+from tests import pg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Gunicorn:
+    """One gunicorn master (and its workers) in a subprocess."""
+
+    def __init__(self, settings: Settings, database: Any, log_dir: Path,
+                 env: dict[str, str] | None = None) -> None:
+        self.settings = settings
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_dir / f"gunicorn-{self.port}.log"
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("PMS_")}
+        full_env = {**inherited, "PMS_DATABASE_URL": database.app_url,
+                    "PMS_MIGRATION_DATABASE_URL": database.owner_url,
+                    "PMS_JWKS_URL": settings.jwks_url, "PMS_LOG_LEVEL": "WARNING",
+                    "PORT": str(self.port), **(env or {})}
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "python:pms.gunicorn_conf",
+             "pms.app:get_app()"], cwd=ROOT, env=full_env, stdout=self._log,
+            stderr=subprocess.STDOUT)
+
+    def headers(self, env_id: uuid.UUID, **extra: str) -> dict[str, str]:
+        token = mint_token(self.settings, env_id=env_id)
+        return {"Authorization": f"Bearer {token}", "X-Platform-Env-Id": str(env_id), **extra}
+
+    def wait_ready(self, env_id: uuid.UUID, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"gunicorn exited early:\n{self.log_tail()}")
+            try:
+                if requests.get(self.base_url + "/v1/health", headers=self.headers(env_id),
+                                timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        pytest.fail(f"gunicorn did not become ready:\n{self.log_tail()}")
+
+    def health(self, env_id: uuid.UUID) -> requests.Response:
+        return requests.get(self.base_url + "/v1/health", headers=self.headers(env_id), timeout=5)
+
+    def terminate(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self._log.close()
+
+    def log_tail(self, lines: int = 40) -> str:
+        self._log.flush()
+        text = self.log_path.read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@pytest.fixture
+def gunicorn(pg_database: pg.PgDatabase, base_settings: Settings,
+             tmp_path: Path) -> Iterator[Callable[..., Gunicorn]]:
+    """A factory: `gunicorn(env={...})` starts an instance, stopped at teardown."""
+    started: list[Gunicorn] = []
+
+    def start(env: dict[str, str] | None = None, *, ready_env: uuid.UUID | None = None
+              ) -> Gunicorn:
+        server = Gunicorn(base_settings, pg_database, tmp_path, env)
+        started.append(server)
+        server.wait_ready(ready_env or uuid.uuid4())
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _superuser_url(database: pg.PgDatabase) -> str:
+    parts = urlparse(pg.admin_url())
+    return urlunparse(parts._replace(path="/" + database.name))
+
+
+@pytest.fixture
+def row_lock(pg_database: pg.PgDatabase) -> Callable[[str, uuid.UUID], Any]:
+    """`with row_lock("property", id):` holds FOR UPDATE on that row (RLS bypassed)."""
+
+    @contextmanager
+    def hold(table: str, row_id: uuid.UUID) -> Iterator[None]:
+        conn = psycopg2.connect(_superuser_url(pg_database))
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f'SELECT 1 FROM "{table}" WHERE id = %s FOR UPDATE', (str(row_id),))
+                assert cur.fetchone() is not None, "nothing to lock"
+            yield
+        finally:
+            conn.rollback()
+            conn.close()
+
+    return hold
