@@ -13,8 +13,7 @@ from pms.context import Ctx
 from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope
 from pms.domain.states import RESERVATION_TERMINAL, ReservationStatus
-from pms.models import (Reservation, ReservationComment, ReservationMessage, Room,
-                        ServiceRequest)
+from pms.models import Reservation, ReservationComment, ReservationMessage, Room, ServiceRequest
 from pms.schemas import reservations as s
 from pms.services.catalog import load_property
 from pms.services.reservations import load_reservation

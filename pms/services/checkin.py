@@ -8,21 +8,18 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-import msgspec
-
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
-from pms.errors import Conflict, NotFound, RoomTypeUnavailable, ValidationFailed
+from pms.errors import Conflict, RoomTypeUnavailable, ValidationFailed
 from pms.models import RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.folios import open_folio
 from pms.services.reservations import business_date, create_reservation, load_reservation, record
-from pms.services.stays import (auto_assign, check_room, find_room, hold_room,
-                                release_room_holds)
+from pms.services.stays import auto_assign, check_room, find_room, hold_room, release_room_holds
 
 
 def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,

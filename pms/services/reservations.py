@@ -8,10 +8,8 @@ from __future__ import annotations
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
-from decimal import Decimal
+from datetime import date, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import msgspec
 import peewee
@@ -21,14 +19,20 @@ from pms.context import Ctx
 from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.domain.money import quantize, zero
+from pms.domain.fees import cancellation_fee
 from pms.domain.pricing import Quote
-from pms.domain.states import (RESERVATION_INITIAL, RESERVATION_MACHINE, ReservationStatus)
+from pms.domain.states import RESERVATION_INITIAL, RESERVATION_MACHINE, ReservationStatus
 from pms.domain.stay import stay_nights
-from pms.errors import (AlreadyExists, NotFound, ReservationNotEditable, RoomTypeUnavailable,
-                        ValidationFailed, Conflict)
+from pms.errors import (
+    AlreadyExists,
+    Conflict,
+    NotFound,
+    ReservationNotEditable,
+    RoomTypeUnavailable,
+    ValidationFailed,
+)
 from pms.events import event_type
-from pms.models import Profile, Property, RatePlan, Reservation, RoomStay, RoomType
+from pms.models import Profile, Property, RatePlan, Reservation, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
@@ -215,7 +219,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
                 notes=body.notes)
             _apply_quote(row, quote)
-            _insert(row)
+            _insert(row, folding=body.confirmation_number is not None)
             take_rooms(refs.prop.id, refs.room_type.id, nights)
             record(uow, row, "created")
         return row, True
@@ -234,8 +238,19 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
         return existing, False
 
 
-def _insert(row: Reservation) -> None:
-    """Insert in a savepoint; the (env, confirmation_number) unique index folds duplicates."""
+def _insert(row: Reservation, *, folding: bool) -> None:
+    """Insert the reservation; the (env, confirmation_number) unique index folds duplicates.
+
+    PERF: a generated number (10 of 32 symbols) does not collide in practice, so only a given
+    number pays for the savepoint; a collision of a generated one still aborts cleanly (409).
+    """
+    if not folding:
+        try:
+            row.save(force_insert=True)
+        except peewee.IntegrityError as exc:
+            raise Conflict("a generated confirmation number collided; retry",
+                           code="confirmation_number_conflict") from exc
+        return
     try:
         with db.atomic():
             row.save(force_insert=True)
@@ -332,34 +347,6 @@ def _rehome_room(row: Reservation, arrival: date, departure: date, room_type_id:
 
 # -- cancel ------------------------------------------------------------------------------------
 
-def fee_for(policy: dict[str, Any] | None, row: Reservation) -> Decimal:
-    """The fee of a cancellation / no-show policy (NONE, FIRST_NIGHT, PERCENT, FIXED)."""
-    policy = policy or {}
-    kind = policy.get("fee_type", "NONE")
-    value = Decimal(str(policy.get("fee_value") or 0))
-    total = Decimal(str(row.total_amount))
-    if kind == "FIRST_NIGHT":
-        prices = row.nightly_prices or []
-        fee = Decimal(str(prices[0]["amount"])) if prices else Decimal(0)
-    elif kind == "PERCENT":
-        fee = total * value / Decimal(100)
-    elif kind == "FIXED":
-        fee = value
-    else:
-        fee = Decimal(0)
-    return quantize(min(max(fee, Decimal(0)), total), row.currency)
-
-
-def cancellation_fee(prop: Property, rate_plan: RatePlan, row: Reservation, now: datetime) -> Decimal:
-    """The fee if `now` is past the deadline: `deadline_hours` before arrival day (00:00 local)."""
-    policy = rate_plan.cancellation_policy or {}
-    hours = int(policy.get("deadline_hours") or 0)
-    arrival_start = datetime.combine(row.arrival_date, time(0), ZoneInfo(prop.timezone))
-    if now < arrival_start - timedelta(hours=hours):
-        return zero(row.currency)
-    return fee_for(policy, row)
-
-
 def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
     """Cancel a CONFIRMED reservation: release its nights and room, record the fee.
 
@@ -377,7 +364,10 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         release_rooms(property_id, row.room_type_id,
                       stay_nights(row.arrival_date, row.departure_date))
         release_room_holds(row)
-        row.cancellation_fee = cancellation_fee(prop, rate_plan, row, ctx.now)
+        row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,
+                                                row.total_amount, row.currency,
+                                                arrival=row.arrival_date,
+                                                timezone=prop.timezone, now=ctx.now)
         row.cancelled_at = ctx.now
         row.status = status.value
         row.save()

@@ -19,18 +19,22 @@ from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import unit_of_work
 from pms.domain import states
+from pms.domain.fees import policy_fee
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE, ReservationStatus
 from pms.domain.stay import stay_nights
-from pms.errors import Conflict, NotFound, RoomUnavailable, ValidationFailed
+from pms.errors import Conflict, RoomUnavailable, ValidationFailed
 from pms.models import Reservation, Room, RoomStay
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.folios import guest_folio, open_folio, reopen_folio
 from pms.services.inventory import release_rooms
-from pms.services.reservations import (business_date, fee_for, load_reservation,
-                                       new_confirmation_number, record)
-
+from pms.services.reservations import (
+    business_date,
+    load_reservation,
+    new_confirmation_number,
+    record,
+)
 
 # -- rooms and holds (inside a unit of work) ----------------------------------------------------
 
@@ -247,7 +251,8 @@ def apply_no_show(row: Reservation, today: date) -> None:
                   stay_nights(row.arrival_date, row.departure_date))
     release_room_holds(row)
     plan = RatePlan.get_by_id(row.rate_plan_id)
-    row.no_show_fee = fee_for(plan.no_show_policy, row)
+    row.no_show_fee = policy_fee(plan.no_show_policy, row.nightly_prices, row.total_amount,
+                                 row.currency)
     row.status = status.value
     row.save()
 

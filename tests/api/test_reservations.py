@@ -9,8 +9,13 @@ import pytest
 from pms.db.uow import read_scope
 from pms.models import Reservation
 from pms.models.inventory import InventoryDay
-from tests.factories import (make_booking_hotel, make_profile, make_property, make_room_type,
-                             reservation_body)
+from tests.factories import (
+    make_booking_hotel,
+    make_profile,
+    make_property,
+    make_room_type,
+    reservation_body,
+)
 from tests.helpers import assert_problem, counts, outbox_types
 
 

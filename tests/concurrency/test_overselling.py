@@ -18,7 +18,13 @@ from pms.models import Reservation
 from pms.models.inventory import InventoryDay
 from pms.services import inventory
 from tests.concurrency.conftest import fire, start_server
-from tests.factories import load_rates, make_booking_hotel, make_room, make_room_type, reservation_body
+from tests.factories import (
+    load_rates,
+    make_booking_hotel,
+    make_room,
+    make_room_type,
+    reservation_body,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

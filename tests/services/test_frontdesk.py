@@ -13,7 +13,7 @@ from pms.models import Folio, FolioCharge, Reservation, Room, RoomStay
 from pms.schemas.reservations import CheckInIn, RevertIn, RoomAssignIn, SplitIn
 from pms.services import checkin, checkout, folios, stays
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, pay_folio
-from tests.helpers import audit_actions, counts, outbox_types
+from tests.helpers import counts, outbox_types
 
 
 @pytest.fixture

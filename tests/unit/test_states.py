@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pms.domain.states import (FOLIO_MACHINE, MESSAGE_MACHINE, RESERVATION_MACHINE,
-                               RESERVATION_TERMINAL, FolioStatus, MessageStatus,
-                               ReservationStatus)
+from pms.domain.states import (
+    FOLIO_MACHINE,
+    MESSAGE_MACHINE,
+    RESERVATION_MACHINE,
+    RESERVATION_TERMINAL,
+    FolioStatus,
+    MessageStatus,
+    ReservationStatus,
+)
 from pms.errors import InvalidTransition, ReservationNotEditable
 
 # -- reservation (issue 3) ------------------------------------------------------------------------

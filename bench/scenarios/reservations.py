@@ -1,0 +1,104 @@
+"""Reservation create: `POST /v1/properties/{id}/reservations` for 2 nights in a random room type
+(of 10) on a random arrival date in the next year, with a fresh Idempotency-Key per request,
+32 concurrent clients, against pgbench tpcb-like measured in the same run (goal: 20% or more of
+its transactions per second). Each request prices the stay, locks and updates the nights'
+inventory rows and writes the reservation, its outbox row and its audit row in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import msgspec
+
+from bench import lib
+from bench.lib import Bench, Result
+
+DESCRIPTION = "POST reservation (2 nights, random room type, fresh Idempotency-Key) vs pgbench tpcb-like"
+ORDER = 30
+ROOM_TYPES = 10
+ROOMS_PER_TYPE = 10
+DAYS = 360
+
+
+def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, str, list[str], object]:
+    """A property with 10 room types x 10 rooms and one rate plan priced for a year."""
+    from pms.schemas import catalog as cs
+    from pms.schemas.rates import RatesIn
+    from pms.services import catalog, rates
+    from pms.services.reservations import business_date
+
+    ctx = bench.seed_ctx(env_id)
+    prop = catalog.create_property(ctx, msgspec.convert({
+        "propertyCode": "BENCHRES", "name": "Reservation Bench Hotel",
+        "timezone": "Europe/Berlin", "currencyCode": "EUR"}, cs.PropertyIn))
+    plan = catalog.create_child(ctx, catalog.RATE_PLAN, prop.id, msgspec.convert(
+        {"code": "BAR", "name": "Best available"}, cs.RatePlanIn))
+    today = business_date(prop, ctx.now)
+    type_ids = []
+    for t in range(ROOM_TYPES):
+        rt = catalog.create_child(ctx, catalog.ROOM_TYPE, prop.id, msgspec.convert(
+            {"code": f"RT{t}", "name": f"Type {t}", "max_occupancy": 3}, cs.RoomTypeIn))
+        type_ids.append(str(rt.id))
+        for r in range(ROOMS_PER_TYPE):
+            catalog.create_child(ctx, catalog.ROOM, prop.id, msgspec.convert(
+                {"room_number": f"{t}{r:02d}", "room_type_id": str(rt.id)}, cs.RoomIn))
+    rates.set_rates(ctx, prop.id, plan.id, msgspec.convert({"rates": [
+        {"room_type_id": rt, "from_date": today.isoformat(),
+         "to_date": (today + timedelta(days=DAYS + 5)).isoformat(), "amount": "120.00"}
+        for rt in type_ids]}, RatesIn))
+    return str(prop.id), str(plan.id), type_ids, today
+
+
+def _driver(type_ids: list[str], today: object) -> Path:
+    """A wrk script that reuses the harness driver and picks a room type and dates per request."""
+    stays = [((today + timedelta(days=d)).isoformat(), (today + timedelta(days=d + 2)).isoformat())
+             for d in range(1, DAYS)]
+    lua = "\n".join([
+        f"dofile({json.dumps(str(lib.WRK_DRIVER))})",
+        "local room_types = {" + ",".join(json.dumps(t) for t in type_ids) + "}",
+        "local arrivals = {" + ",".join(json.dumps(a) for a, _ in stays) + "}",
+        "local departures = {" + ",".join(json.dumps(d) for _, d in stays) + "}",
+        "local base_request = request",
+        "local template = nil",
+        "function request()",
+        "  if template == nil then template = body_template; math.randomseed(os.time() + tid) end",
+        "  local i = math.random(#arrivals)",
+        "  local b = string.gsub(template, '{{rt}}', room_types[math.random(#room_types)])",
+        "  b = string.gsub(b, '{{arr}}', arrivals[i])",
+        "  body_template = string.gsub(b, '{{dep}}', departures[i])",
+        "  return base_request()",
+        "end",
+    ])
+    path = Path(tempfile.mkdtemp(prefix="pms-bench-")) / "reservations.lua"
+    path.write_text(lua + "\n")
+    return path
+
+
+def run(bench: Bench) -> list[Result]:
+    bench.baseline("pgbench_tpcb_like")
+    env_id = uuid.uuid4()
+    property_id, plan_id, type_ids, today = seed_hotel(bench, env_id)
+    app = bench.app()
+    headers = bench.headers(env_id)
+    body = json.dumps({"room_type_id": "{{rt}}", "rate_plan_id": plan_id,
+                       "arrival_date": "{{arr}}", "departure_date": "{{dep}}", "adults": 2,
+                       "guest": {"first_name": "Ada", "last_name": "Bench{{n}}"}})
+    driver = _driver(type_ids, today)
+    original = lib.WRK_DRIVER
+    lib.WRK_DRIVER = driver  # this scenario's script wraps the harness driver
+    try:
+        bench.log("POST /v1/properties/{id}/reservations ...")
+        create = bench.wrk(app.base_url, method="POST",
+                           path=f"/v1/properties/{property_id}/reservations",
+                           headers=headers, body_template=body, unique=True)
+    finally:
+        lib.WRK_DRIVER = original
+    random.seed()
+    return [Result("POST /v1/properties/{id}/reservations (2 nights)", create,
+                   baseline="pgbench_tpcb_like", goal=0.20)]
