@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 import falcon
 import msgspec
+import peewee
 
 from pms import __version__
 from pms.api.spec import endpoint
@@ -70,7 +71,7 @@ def check_outbox(now: datetime) -> OutboxCheck:
     try:
         with unscoped(), db.atomic():
             row = (OutboxEvent.select(
-                        _count_all(), OutboxEvent.created_at.min().alias("oldest"))
+                        _count_all(), peewee.fn.MIN(OutboxEvent.created_at).alias("oldest"))
                    .where(OutboxEvent.published_at.is_null())
                    .dicts().get())
     except Exception as exc:  # noqa: BLE001
@@ -87,8 +88,6 @@ def check_outbox(now: datetime) -> OutboxCheck:
 
 
 def _count_all() -> Any:
-    import peewee
-
     return peewee.fn.COUNT(peewee.SQL("*")).alias("backlog")
 
 
