@@ -38,6 +38,9 @@ def all_routes() -> list[Route]:
     from pms.api.resources import inventory as inventory_routes
     from pms.api.resources import housekeeping
     from pms.api.resources import cashiering
+    from pms.api.resources import end_of_day as eod_routes
+    from pms.api.resources import jobs as job_routes
+    from pms.api.resources import reports as report_routes
 
     from pms.api.resources import folios as folio_reads
 
@@ -55,6 +58,9 @@ def all_routes() -> list[Route]:
         *availability_routes.ROUTES,
         *inventory_routes.ROUTES,
         *cashiering.ROUTES,
+        *eod_routes.ROUTES,
+        *job_routes.ROUTES,
+        *report_routes.ROUTES,
         *housekeeping.ROUTES,
         *folio_reads.ROUTES,
         *reservation_routes.ROUTES,

@@ -33,6 +33,10 @@ DECLINING_METHODS = {
     "pm_card_expired": "expired_card",
 }
 
+# A sandbox test payment method whose calls fail as if the service were down (outcome unknown):
+# the payment stays PENDING until the reconciler gets an answer.
+UNAVAILABLE_METHOD = "pm_card_unavailable"
+
 SUCCEEDED, DECLINED = "succeeded", "declined"
 REQUIRES_CONFIRMATION, REQUIRES_CAPTURE = "requires_confirmation", "requires_capture"
 
@@ -96,6 +100,9 @@ class EmbeddedPayments:
     def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
                       idempotency_key: str, metadata: dict[str, str] | None = None
                       ) -> PaymentResult:
+        if payment_method_id == UNAVAILABLE_METHOD:
+            raise PaymentsUnavailable("sandbox: payments service unavailable")
+
         def make() -> dict[str, Any]:
             declined = DECLINING_METHODS.get(payment_method_id)
             body = {"id": f"pi_{uuid.uuid4().hex[:24]}", "amount": str(amount),
@@ -119,6 +126,9 @@ class EmbeddedPayments:
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
                metadata: dict[str, str] | None = None) -> PaymentResult:
+        if payment_method_id == UNAVAILABLE_METHOD:
+            raise PaymentsUnavailable("sandbox: payments service unavailable")
+
         def make() -> dict[str, Any]:
             method = payment_method_id
             if intent_id is not None:

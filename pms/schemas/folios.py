@@ -62,7 +62,7 @@ class FolioOut(Out):
 
 
 class FolioByRoomQuery(msgspec.Struct, kw_only=True):
-    room_number: RoomNumber
+    room_number: RoomNumber | None = None  # required; checked after the property (404 first)
 
 
 def charge_out(c: object) -> FolioChargeOut:

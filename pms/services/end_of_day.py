@@ -52,17 +52,11 @@ class Hooks:
     """Injected collaborators and test hooks (no monkeypatching)."""
 
     ledger: Any = None
+    # Housekeeping's stayover fan-out is driven by the relay from the housekeeping_done event;
+    # a caller may also pass fan_out_stayovers here to run it right after the step commits.
     fan_out: Callable[[uuid.UUID, uuid.UUID, date], int] | None = None
     crash_in: str | None = None  # raise SimulatedCrash inside this step, before it commits
     progress: Progress | None = None
-
-
-def default_fan_out() -> Callable[[uuid.UUID, uuid.UUID, date], int] | None:
-    try:
-        from pms.services.housekeeping import fan_out_stayovers
-    except ImportError:  # housekeeping not installed: rooms are still set dirty here
-        return None
-    return fan_out_stayovers
 
 
 def _steps_of(run: NightAuditRun) -> list[NightAuditStep]:
@@ -166,24 +160,31 @@ def _record(uow: UnitOfWork, run: NightAuditRun, action: str) -> None:
     uow.emit(event_type("night_audit", action), run, data, property_id=run.property_id)
 
 
+def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date
+             ) -> tuple[NightAuditRun, bool]:
+    """Inside a unit of work: the run row of (property, day), created RUNNING or resumed;
+    (run, True) when it is DONE already (then nothing is written)."""
+    run = for_update(NightAuditRun.select().where(
+        (NightAuditRun.property == prop_id) & (NightAuditRun.business_date == day))).first()
+    done = run is not None and run.status == AuditRunStatus.DONE
+    if run is None:
+        run = NightAuditRun(env_id=ctx.env_id, property=prop_id, business_date=day,
+                            status=AUDIT_RUN_INITIAL.value, started_at=ctx.now)
+        run.save(force_insert=True)
+        _record(uow, run, "started")
+    elif not done:
+        run.status = AUDIT_RUN_MACHINE.transition(run.status, "resume").value
+        run.attempts += 1
+        run.error = None
+        run.save()
+        _record(uow, run, "resumed")
+    return run, done
+
+
 def _claim(ctx: Ctx, prop_id: uuid.UUID, day: date) -> tuple[NightAuditRun, bool]:
-    """The run row of (property, day): created RUNNING, resumed, or (True) already DONE."""
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            run = for_update(NightAuditRun.select().where(
-                (NightAuditRun.property == prop_id) & (NightAuditRun.business_date == day))).first()
-            done = run is not None and run.status == AuditRunStatus.DONE
-            if run is None:
-                run = NightAuditRun(env_id=ctx.env_id, property=prop_id, business_date=day,
-                                    status=AUDIT_RUN_INITIAL.value, started_at=ctx.now)
-                run.save(force_insert=True)
-                _record(uow, run, "started")
-            elif not done:
-                run.status = AUDIT_RUN_MACHINE.transition(run.status, "resume").value
-                run.attempts += 1
-                run.error = None
-                run.save()
-                _record(uow, run, "resumed")
+            run, done = claim_in(uow, ctx, prop_id, day)
         return run, done
     except peewee.IntegrityError:  # a concurrent first run inserted the row: resume it
         return _claim(ctx, prop_id, day)
@@ -210,10 +211,12 @@ def _run_step(ctx: Ctx, run_id: uuid.UUID, name: str, position: int, hooks: Hook
 
 
 def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | None = None,
-                    dry_run: bool = False, hooks: Hooks | None = None) -> NightAuditRunOut:
+                    dry_run: bool = False, hooks: Hooks | None = None,
+                    run_id: uuid.UUID | None = None) -> NightAuditRunOut:
     """Run (or resume, or answer the finished) night audit of a property.
 
     Args:
+        run_id: a run already claimed (the API claims it with the job; the job runs it).
         business_date: the day to close; the property's current business date by default.
         dry_run: report what would be done and write nothing.
         hooks: ledger client, housekeeping fan-out, progress callback, test crash hook.
@@ -221,7 +224,7 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
     Raises:
         NotFound: no such property. Busy (503): another runner holds the run row too long.
     """
-    hooks = hooks or Hooks(fan_out=default_fan_out())
+    hooks = hooks or Hooks()
     with read_scope(ctx):
         prop = Property.get_or_none(Property.id == property_id)
         if prop is None:
@@ -229,7 +232,11 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
         day = business_date or current_business_date(prop, ctx.now)
         if dry_run:
             return preview(prop, day)
-    run, done = _claim(ctx, property_id, day)
+        claimed = NightAuditRun.get_or_none(NightAuditRun.id == run_id) if run_id else None
+    if claimed is not None:
+        run, done = claimed, claimed.status == AuditRunStatus.DONE
+    else:
+        run, done = _claim(ctx, property_id, day)
     if not done:
         try:
             for position, name in enumerate(STEPS):

@@ -22,7 +22,7 @@ from pms.db.uow import read_scope
 from pms.domain.money import quantize
 from pms.domain.states import FOLIO_INITIAL, FOLIO_MACHINE, FolioStatus, ReservationStatus
 from pms.domain.stay import stay_nights
-from pms.errors import FolioNotClosable, NotFound
+from pms.errors import FolioNotClosable, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, FolioPayment, Property, Reservation
 from pms.schemas.folios import FolioOut, folio_out
 
@@ -165,11 +165,20 @@ def get_reservation_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid
         return render(folio)
 
 
-def folio_for_room(ctx: Ctx, property_id: uuid.UUID, room_number: str) -> FolioOut:
-    """The OPEN folio of the in-house stay in `room_number`. Raises NotFound."""
+def folio_for_room(ctx: Ctx, property_id: uuid.UUID, room_number: str | None) -> FolioOut:
+    """The OPEN folio of the in-house stay in `room_number`.
+
+    Raises:
+        NotFound: no such property, or no in-house stay with an open folio in that room.
+        ValidationFailed: room_number missing (checked after the property, so another env's
+            property answers 404).
+    """
     with read_scope(ctx):
         if Property.select().where(Property.id == property_id).first() is None:
             raise NotFound("no such property")
+        if not room_number:
+            raise ValidationFailed("the room_number query parameter is required",
+                                   errors=[{"field": "room_number", "message": "required"}])
         query = (Folio.select().join(Reservation, on=(Folio.reservation == Reservation.id))
                  .where((Folio.property == property_id) & (Folio.room_number == room_number)
                         & (Folio.status == FolioStatus.OPEN.value)

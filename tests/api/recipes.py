@@ -102,3 +102,111 @@ RECIPES: dict[tuple[str, str], Recipe] = {
 RECIPES[("DELETE", f"{P}/room-types/{{id}}")] = lambda w: (
     w.fill(f"{P}/room-types/{{id}}", {"id": w._post(w.fill(f"{P}/room-types"), {
         "code": random_ref("RT"), "name": "Spare"})["id"]}), None)
+
+
+# -- cashiering, night audit (issue 5) -------------------------------------------------------------
+
+def _cashiering_stay(w: World) -> dict[str, Any]:
+    """A second hotel of the world's env with a checked-in stay, a transaction code and a charge
+    (built through the services; cached on the world)."""
+    if getattr(w, "_cash", None) is None:
+        import msgspec
+
+        from pms.context import Ctx
+        from pms.db.uow import read_scope
+        from pms.devkeys import all_scopes
+        from pms.models import Folio
+        from pms.schemas.cashiering import ChargeIn, TransactionCodeIn
+        from pms.services import cashiering, catalog
+        from pms.services.transaction_codes import TRANSACTION_CODE
+        from tests.factories import make_booking_hotel, make_checked_in
+
+        from datetime import datetime, timedelta, timezone
+
+        # dated before the request under test, so "the latest audit row" stays the request's
+        ctx = Ctx(env_id=w.api.env_id, sub="recipe", client_kind="user",
+                  scopes=frozenset(all_scopes()),
+                  now=datetime.now(timezone.utc) - timedelta(seconds=30))
+        hotel = make_booking_hotel(ctx, rooms=2)
+        catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
+            {"code": "FB", "name": "F&B", "category": "F&B",
+             "tax_rules": [{"code": "VAT", "kind": "percentage", "rate": "7", "inclusive": True}]},
+            TransactionCodeIn))
+        res = make_checked_in(ctx, hotel)
+        with read_scope(ctx):
+            folio = Folio.get(Folio.reservation == res.id)
+        out = cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(transaction_code="FB",
+                                                                       amount=__import__("decimal").Decimal("20")))
+        charge = next(c for c in out.charges if c.kind == "charge")
+        w._cash = {"ctx": ctx, "hotel": hotel, "res": res, "folio": folio.id,
+                   "charge": charge.id, "base": f"/v1/properties/{hotel.id}",
+                   "f": f"/v1/properties/{hotel.id}/folios/{folio.id}"}
+    return w._cash
+
+
+def _extra_folio(w: World) -> str:
+    from pms.schemas.cashiering import ExtraFolioIn
+    from pms.services import cashiering
+
+    s = _cashiering_stay(w)
+    return str(cashiering.open_extra_folio(s["ctx"], s["hotel"].id, s["res"].id,
+                                           ExtraFolioIn()).id)
+
+
+def _closed_folio(w: World) -> str:
+    from decimal import Decimal
+
+    from pms.errors import FolioNotClosable
+    from pms.schemas.cashiering import PaymentIn
+    from pms.services import checkout, payments
+
+    s = _cashiering_stay(w)
+    try:
+        checkout.check_out(s["ctx"], s["hotel"].id, s["res"].id)
+    except FolioNotClosable as exc:
+        payments.post_payment(s["ctx"], s["hotel"].id, s["folio"],
+                              PaymentIn(amount=Decimal(exc.extra["balance"]), method="CASH"),
+                              payments=None)
+        checkout.check_out(s["ctx"], s["hotel"].id, s["res"].id)
+    return s["f"]
+
+
+def _end_of_day(w: World) -> tuple[str, Any]:
+    from pms.services import jobs
+
+    jobs.set_dispatcher(lambda env_id, job_id: None)  # keep the job QUEUED: count only the request
+    return f"{_cashiering_stay(w)['base']}/end-of-day", {}
+
+
+RECIPES.update({
+    **_child("transaction-codes", "_tc_id", lambda w: {
+        "code": random_ref("TC")[:30], "name": "Spa", "category": "other"}),
+    ("POST", f"{P}/gift-vouchers"): lambda w: (w.fill(f"{P}/gift-vouchers"), {"amount": "25"}),
+    ("POST", f"{P}/folios/{{id}}/charges"): lambda w: (
+        _cashiering_stay(w)["f"] + "/charges", {"transaction_code": "FB", "amount": "9.50"}),
+    ("POST", f"{P}/folios/{{id}}/charges/{{charge_id}}/correction"): lambda w: (
+        f"{_cashiering_stay(w)['f']}/charges/{_cashiering_stay(w)['charge']}/correction",
+        {"reason": "wrong room"}),
+    ("POST", f"{P}/folios/{{id}}/charges/{{charge_id}}/move"): lambda w: (
+        f"{_cashiering_stay(w)['f']}/charges/{_cashiering_stay(w)['charge']}/move",
+        {"target_folio_id": _extra_folio(w)}),
+    ("POST", f"{P}/folios/{{id}}/allowances"): lambda w: (
+        _cashiering_stay(w)["f"] + "/allowances",
+        {"transaction_code": "FB", "amount": "2", "reason": "goodwill"}),
+    # Cash is one transaction; a card payment that gets an answer records the outcome in a
+    # second one (intent, call after commit, outcome: STYLE K), so it writes two of each.
+    ("POST", f"{P}/folios/{{id}}/payments"): lambda w: (
+        _cashiering_stay(w)["f"] + "/payments", {"amount": "5", "method": "CASH"}),
+    # The sandbox's "unavailable" method leaves the intent PENDING (202): the request's own
+    # transaction; the reconciler records the outcome later.
+    ("POST", f"{P}/folios/{{id}}/pre-authorizations"): lambda w: (
+        _cashiering_stay(w)["f"] + "/pre-authorizations",
+        {"amount": "50", "payment_method_id": "pm_card_unavailable"}),
+    ("POST", f"{P}/folios/{{id}}/invoice"): lambda w: (_closed_folio(w) + "/invoice", None),
+    ("POST", f"{P}/reservations/{{id}}/folios"): lambda w: (
+        f"{_cashiering_stay(w)['base']}/reservations/{_cashiering_stay(w)['res'].id}/folios",
+        {"folio_type": "EXTRA"}),
+    ("POST", f"{P}/end-of-day"): _end_of_day,
+})
+World._tc_id = property(lambda w: w._post(w.fill(f"{P}/transaction-codes"), {  # type: ignore[attr-defined]
+    "code": random_ref("TC")[:30], "name": "Laundry", "category": "other"})["id"])

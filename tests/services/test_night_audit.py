@@ -62,7 +62,7 @@ def _param(value):
 
 
 def no_hooks():
-    return Hooks(fan_out=None)
+    return Hooks()
 
 
 def test_night_audit_posts_charges_no_shows_rolls_date_and_keeps_figures(ctx, hotel):
