@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
+from pms.db.database import db
 from pms.domain.availability import NightCount
 from pms.domain.pricing import OPEN, PackageLine, Promo, Rule, merge_rules
 from pms.models.catalog import Package, RatePlan
@@ -29,20 +30,16 @@ class SearchData:
     arrival: date
     departure: date
     nights: list[date]
-    rates: dict[tuple[uuid.UUID, uuid.UUID, date], Decimal]
+    rates: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Decimal]]
     restrictions: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]]
     counts: dict[tuple[uuid.UUID, date], NightCount]
     packages: dict[str, PackageLine]
     promo: Promo | None = None
     _rules: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Rule]] = field(default_factory=dict)
+    _sellable: dict[uuid.UUID, dict[date, int]] = field(default_factory=dict)
 
     def rates_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> dict[date, Decimal]:
-        out = {}
-        for night in self.nights:
-            amount = self.rates.get((plan_id, room_type_id, night))
-            if amount is not None:
-                out[night] = amount
-        return out
+        return self.rates.get((plan_id, room_type_id), {})
 
     def rules_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> dict[date, Rule]:
         """Merged restrictions per date (the nights and the departure date)."""
@@ -60,8 +57,12 @@ class SearchData:
         return cached
 
     def sellable_for(self, room_type_id: uuid.UUID) -> dict[date, int]:
-        return {n: self.counts[(room_type_id, n)].sellable for n in self.nights
+        cached = self._sellable.get(room_type_id)
+        if cached is None:
+            cached = self._sellable[room_type_id] = {
+                n: self.counts[(room_type_id, n)].sellable for n in self.nights
                 if (room_type_id, n) in self.counts}
+        return cached
 
     def packages_for(self, plan: RatePlan) -> list[PackageLine]:
         return [self.packages[c] for c in (plan.package_codes or []) if c in self.packages]
@@ -88,16 +89,34 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[RoomType],
     rt_ids = [rt.id for rt in room_types]
     plans = list(rate_plans)
     plan_ids = [p.id for p in plans]
-    rates: dict[tuple[uuid.UUID, uuid.UUID, date], Decimal] = {}
+    rates: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Decimal]] = {}
     if rt_ids and plan_ids:
-        rows = (RateSchedule.select(RateSchedule.rate_plan, RateSchedule.room_type,
-                                    RateSchedule.date, RateSchedule.amount)
-                .where((RateSchedule.property == property_id)
-                       & RateSchedule.rate_plan.in_(plan_ids) & RateSchedule.room_type.in_(rt_ids)
-                       & (RateSchedule.date >= arrival) & (RateSchedule.date < departure))
-                .tuples())
-        for plan_id, rt_id, day, amount in rows:
-            rates[(plan_id, rt_id, day)] = amount
+        query = (RateSchedule.select(RateSchedule.rate_plan.cast("text"),
+                                     RateSchedule.room_type.cast("text"),
+                                     RateSchedule.date, RateSchedule.amount)
+                 .where((RateSchedule.property == property_id)
+                        & RateSchedule.rate_plan.in_(plan_ids) & RateSchedule.room_type.in_(rt_ids)
+                        & (RateSchedule.date >= arrival) & (RateSchedule.date < departure)))
+        # PERF: up to nights x types x plans rows; read the cursor directly, with the ids as
+        # text, and convert each distinct id once instead of building two UUIDs per row.
+        ids: dict[object, uuid.UUID] = {}
+
+        def as_id(raw: object) -> uuid.UUID:
+            found = ids.get(raw)
+            if found is None:
+                found = ids[raw] = raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw))
+            return found
+
+        for plan_raw, rt_raw, day, amount in db.execute(query).fetchall():
+            if isinstance(day, str):
+                day = date.fromisoformat(day)
+            if not isinstance(amount, Decimal):
+                amount = Decimal(str(amount))
+            key = (as_id(plan_raw), as_id(rt_raw))
+            per = rates.get(key)
+            if per is None:
+                per = rates[key] = {}
+            per[day] = amount
     restrictions: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]] = \
         defaultdict(list)
     rrows = (Restriction.select(Restriction.rate_plan, Restriction.room_type, Restriction.date,

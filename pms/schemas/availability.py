@@ -15,7 +15,8 @@ from typing import Annotated
 import msgspec
 
 from pms.schemas.common import Out, Strict
-from pms.schemas.rates import Adults, NightPriceOut, Persons, PromoText, ReasonOut
+from pms.domain.pricing import NightPrice, Reason
+from pms.schemas.rates import Adults, Persons, PromoText
 
 
 class AvailabilityIn(Strict):
@@ -51,12 +52,12 @@ class OfferOut(Out):
     bookable: bool
     available: int
     currency: str
-    nights: list[NightPriceOut]
+    nights: list[NightPrice]
     room_total: Decimal
     packages_total: Decimal
     discount_total: Decimal
     total: Decimal
-    reasons: list[ReasonOut]
+    reasons: list[Reason]
 
 
 class RoomTypeAvailabilityOut(Out):

@@ -23,7 +23,6 @@ from pms.models.profiles import Profile
 from pms.models.property import Property, RoomType
 from pms.queries.availability import load_search_data
 from pms.schemas import availability as s
-from pms.schemas.rates import NightPriceOut, ReasonOut
 from pms.services.catalog import load_property
 from pms.services.pricing import check_occupancy, quote_for
 
@@ -108,11 +107,9 @@ def _search_loaded(prop: Property, search: Search, nights: list[date],
                 rate_plan_id=plan.id, rate_plan_code=plan.code, rate_plan_name=plan.name,
                 negotiated=plan.negotiated, bookable=quote.bookable,
                 available=quote.available or 0, currency=quote.currency,
-                nights=[NightPriceOut(date=n.date, amount=n.amount) for n in quote.nights],
-                room_total=quote.room_total, packages_total=quote.packages_total,
-                discount_total=quote.discount_total, total=quote.total,
-                reasons=[ReasonOut(code=r.code, message=r.message, date=r.date)
-                         for r in quote.reasons]))
+                nights=quote.nights, room_total=quote.room_total,
+                packages_total=quote.packages_total, discount_total=quote.discount_total,
+                total=quote.total, reasons=quote.reasons))
         offers.sort(key=lambda o: (not o.bookable, o.total, o.rate_plan_code))
         if offers or search.include_unavailable:
             out_types.append(s.RoomTypeAvailabilityOut(
