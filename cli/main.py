@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import db, demo, dev, openapi, serve
+from cli import db, demo, dev, eod, openapi, serve
 
 app = typer.Typer(help="Hotel PMS maintenance: database, server, dev tokens, demo data, "
                        "night audit, outbox.", no_args_is_help=True, add_completion=False)
@@ -14,6 +14,8 @@ app.add_typer(dev.app, name="dev")
 app.add_typer(demo.app, name="demo")
 app.command("serve")(serve.serve)
 app.command("openapi")(openapi.openapi)
+app.command("end-of-day")(eod.end_of_day)
+app.add_typer(eod.cashiering_app, name="cashiering")
 
 
 def main() -> None:
