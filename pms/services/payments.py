@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from pms.context import Ctx
+from pms.db.fields import utcnow
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import quantize
@@ -223,7 +224,7 @@ def reconcile_payments(ctx: Ctx, *, payments: Any, ledger: Any = None,
         rows = list(FolioPayment.select(FolioPayment.id, FolioPayment.folio)
                     .where((FolioPayment.status == PaymentStatus.PENDING.value)
                            & (FolioPayment.method == "CARD")
-                           & (FolioPayment.created_at <= ctx.now - older_than))
+                           & (FolioPayment.created_at <= utcnow() - older_than))
                     .order_by(FolioPayment.created_at).limit(limit))
         props = {r.id: r.folio.property_id for r in rows}
     outcome = {"captured": 0, "authorized": 0, "failed": 0, "pending": 0}

@@ -75,8 +75,9 @@ class FakeGateway:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        self.server.block_on_close = False  # a "timeout" handler may still be sleeping
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def close(self) -> None:
@@ -244,3 +245,139 @@ def test_embedded_sandbox_has_the_same_contract():
         ledger.post_entry(env, idempotency_key="x", currency="EUR", lines=[
             LedgerLine("guest_ledger", debit=Decimal("5")), LedgerLine("room_revenue", credit=Decimal("5"))])
     assert ledger.balance(env, "guest_ledger") == Decimal("5")
+
+
+# -- cashiering against the fake gateway: no money lost, none taken twice --------------------------
+
+class Crash(BaseException):
+    """The process 'dies' (not an Exception, so nothing on the way catches it)."""
+
+
+class CrashingPayments:
+    """Wraps a client: dies before calling it, or after it answered (before the outcome is saved)."""
+
+    def __init__(self, inner: Any, *, after_call: bool) -> None:
+        self.inner, self.after_call = inner, after_call
+
+    def charge(self, **kw: Any) -> Any:
+        if not self.after_call:
+            raise Crash("died before the call")
+        self.inner.charge(**kw)
+        raise Crash("died after the call")
+
+
+@pytest.fixture
+def folio(ctx, database):
+    import msgspec
+
+    from pms.db.uow import read_scope
+    from pms.models import Folio
+    from pms.schemas.cashiering import ChargeIn, TransactionCodeIn
+    from pms.services import cashiering, catalog
+    from pms.services.transaction_codes import TRANSACTION_CODE
+    from tests.factories import make_booking_hotel, make_checked_in
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
+        {"code": "FB", "name": "F&B", "category": "F&B"}, TransactionCodeIn))
+    res = make_checked_in(ctx, hotel)
+    with read_scope(ctx):
+        row = Folio.get(Folio.reservation == res.id)
+    cashiering.post_charge(ctx, hotel.id, row.id, ChargeIn(transaction_code="FB",
+                                                           amount=Decimal("50.00")))
+    return hotel.id, row.id
+
+
+def _pay(ctx, folio, client, method="pm_card_visa", amount="50.00"):
+    from pms.schemas.cashiering import PaymentIn
+    from pms.services import payments
+
+    return payments.post_payment(ctx, folio[0], folio[1], PaymentIn(
+        amount=Decimal(amount), method="CARD", payment_method_id=method), payments=client)
+
+
+def _state(ctx, folio):
+    from pms.db.uow import read_scope
+    from pms.models import FolioPayment
+    from pms.services.cashiering import get_folio
+
+    out = get_folio(ctx, *folio)
+    with read_scope(ctx):
+        statuses = sorted(p.status for p in FolioPayment.select())
+    return Decimal(out.payments_total), statuses
+
+
+def _reconcile(ctx, client):
+    from datetime import timedelta
+
+    from pms.services.payments import reconcile_payments
+
+    return reconcile_payments(ctx, payments=client, older_than=timedelta(0))
+
+
+def test_timeout_leaves_pending_and_reconcile_captures_once(ctx, folio, gateway):
+    client = http_payments(gateway, timeout_s=0.3)
+    gateway.faults.append("timeout")
+    out, payment = _pay(ctx, folio, client)
+    assert payment.status == "PENDING" and out.balance == Decimal("50.00")
+    assert len(gateway.charges) == 1  # the service did charge; we did not hear back
+    assert _reconcile(ctx, client)["captured"] == 1
+    assert _state(ctx, folio) == (Decimal("50.00"), ["CAPTURED"])
+    assert len(gateway.charges) == 1 and gateway.captured_total() == Decimal("50.00")
+    assert _reconcile(ctx, client) == {"captured": 0, "authorized": 0, "failed": 0, "pending": 0}
+
+
+def test_outage_charges_nothing_until_reconciled(ctx, folio, gateway):
+    client = http_payments(gateway)
+    gateway.faults.extend(["outage", "outage"])
+    _, payment = _pay(ctx, folio, client)
+    assert payment.status == "PENDING" and gateway.charges == []
+    assert _reconcile(ctx, client)["pending"] == 1  # still down
+    assert _reconcile(ctx, client)["captured"] == 1
+    assert _state(ctx, folio) == (Decimal("50.00"), ["CAPTURED"])
+    assert gateway.captured_total() == Decimal("50.00")
+
+
+def test_decline_records_failed_and_moves_no_money(ctx, folio, gateway):
+    from pms.errors import PaymentDeclined
+
+    with pytest.raises(PaymentDeclined):
+        _pay(ctx, folio, http_payments(gateway), method="pm_card_insufficient_funds")
+    assert _state(ctx, folio) == (Decimal("0.00"), ["FAILED"])
+    assert gateway.charges == []
+    assert _reconcile(ctx, http_payments(gateway))["failed"] == 0  # FAILED rows are final
+
+
+@pytest.mark.parametrize("after_call", [False, True], ids=["before-call", "after-call"])
+def test_crash_around_the_call_is_reconciled_without_double_charge(ctx, folio, gateway,
+                                                                   after_call):
+    client = http_payments(gateway)
+    with pytest.raises(Crash):
+        _pay(ctx, folio, CrashingPayments(client, after_call=after_call))
+    assert _state(ctx, folio) == (Decimal("0.00"), ["PENDING"])
+    assert len(gateway.charges) == (1 if after_call else 0)
+    assert _reconcile(ctx, client)["captured"] == 1
+    assert _state(ctx, folio) == (Decimal("50.00"), ["CAPTURED"])
+    assert len(gateway.charges) == 1
+
+
+def test_ledger_outage_leaves_postings_pending_until_reconciled(ctx, folio, gateway):
+    from pms.db.uow import read_scope
+    from pms.models.cashiering import LedgerPosting
+    from pms.services.ledger_postings import reconcile_postings
+
+    ledger = ledger_mod.build(gateway.settings())
+    gateway.close()  # the ledger is down
+    assert reconcile_postings(ctx, ledger) == 0
+    with read_scope(ctx):
+        assert {p.status for p in LedgerPosting.select()} == {"PENDING"}
+    up = FakeGateway()
+    try:
+        ledger = ledger_mod.build(up.settings())
+        assert reconcile_postings(ctx, ledger) >= 1
+        assert reconcile_postings(ctx, ledger) == 0
+        with read_scope(ctx):
+            assert {p.status for p in LedgerPosting.select()} == {"POSTED"}
+        assert len(up.postings) == 1
+    finally:
+        up.close()
