@@ -84,3 +84,38 @@ def seed(env: uuid.UUID = typer.Option(DEMO_ENV_ID, "--env", help="Tenant env id
     summary = seed_demo(load_settings(), env)
     emit(summary, as_json=json_out, title="Demo hotel", columns=["field", "value"],
          rows=[[k, v] for k, v in summary.items()])
+
+
+def _seed_rates(ctx: Any, prop: Any) -> None:
+    """Rates for every room type and rate plan for the next 365 days (from the property's local
+    date), a pre-created inventory calendar, and a WELCOME10 promo code, so `make run` can sell."""
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from pms.clock import local_today
+    from pms.db.uow import read_scope
+    from pms.models import RatePlan, RoomType
+    from pms.schemas.rates import PromoCodeIn, RatesIn
+    from pms.services import inventory, rates
+
+    start = local_today(ctx.now, prop.timezone)
+    end = start + timedelta(days=364)
+    base = {"STD": "120.00", "DLX": "180.00", "STE": "260.00"}
+    with read_scope(ctx):
+        types = list(RoomType.select().where(RoomType.property == prop.id))
+        plans = list(RatePlan.select().where(RatePlan.property == prop.id))
+    for plan in plans:
+        factor = "0.85" if plan.negotiated else "1"
+        entries = [{"room_type_id": str(rt.id), "from_date": str(start), "to_date": str(end),
+                    "amount": str((Decimal(base.get(rt.code, "100.00")) * Decimal(factor))
+                                  .quantize(Decimal("0.01")))}
+                   for rt in types]
+        rates.set_rates(ctx, prop.id, plan.id, msgspec.convert({"rates": entries}, RatesIn))
+    for rt in types:
+        inventory.ensure_inventory(ctx, prop.id, rt.id, start, end + timedelta(days=1))
+    rates.create_promo(ctx, prop.id, msgspec.convert(
+        {"code": "WELCOME10", "discount_type": "PERCENT", "discount_value": "10",
+         "description": "10% off the room for demo guests"}, PromoCodeIn))
+
+
+SEED_HOOKS.append(_seed_rates)
