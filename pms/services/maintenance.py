@@ -170,3 +170,15 @@ def list_maintenance(ctx: Ctx, property_id: uuid.UUID,
         ids = {m.room_id for m in page.items}
         rooms = {r.id: r for r in Room.select().where(Room.id.in_(list(ids)))} if ids else {}
     return page, rooms
+
+
+def room_blocked(room_id: uuid.UUID, start: date, end: date) -> Maintenance | None:
+    """The active maintenance period of a room touching the nights [start, end), if any.
+
+    For check-in and room assignment: periods are inclusive of `to_date` (its last night), so
+    the overlap test is `from_date < end and to_date >= start`. Call inside a scope.
+    """
+    return (Maintenance.select()
+            .where((Maintenance.room == room_id) & Maintenance.active
+                   & (Maintenance.from_date < end) & (Maintenance.to_date >= start))
+            .order_by(Maintenance.from_date).first())

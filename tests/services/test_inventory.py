@@ -226,3 +226,15 @@ def test_maintenance_counts_unknown_type_is_empty(ctx, hotel):
     prop, _, _ = hotel
     with read_scope(ctx):
         assert inventory.maintenance_counts(prop.id, [uuid.uuid4()], A, D) == {}
+
+
+def test_room_blocked_treats_to_date_as_the_last_night(ctx, hotel):
+    prop, _, rooms = hotel
+    maintenance.create_maintenance(ctx, prop.id, msgspec.convert(
+        {"room_id": str(rooms[0].id), "kind": "OUT_OF_ORDER", "from_date": str(A),
+         "to_date": str(B)}, MaintenanceIn))
+    with read_scope(ctx):
+        assert maintenance.room_blocked(rooms[0].id, B, C) is not None    # B is its last night
+        assert maintenance.room_blocked(rooms[0].id, C, D) is None
+        assert maintenance.room_blocked(rooms[0].id, A - timedelta(days=1), A) is None
+        assert maintenance.room_blocked(rooms[1].id, A, D) is None
