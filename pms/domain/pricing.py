@@ -132,6 +132,33 @@ def promo_discount(promo: Promo, room_total: Decimal, currency: str) -> Decimal:
     return quantize(min(max(amount, Decimal(0)), room_total), currency)
 
 
+def stay_reasons(nights: list[date], departure: date, rules: Mapping[date, Rule], *,
+                 persons: int, max_occupancy: int, active: bool = True) -> list[Reason]:
+    """Reasons that concern the stay as a whole: the plan, occupancy, arrival and departure
+    restrictions and the length of stay (counted on the arrival date's rule)."""
+    reasons: list[Reason] = []
+    if not active:
+        reasons.append(Reason("rate_plan_inactive", "the rate plan is not active"))
+    if persons > max_occupancy:
+        reasons.append(Reason("over_occupancy",
+                              f"{persons} guests exceed the room type's maximum of {max_occupancy}"))
+    if not nights:
+        return reasons
+    arrival, count = nights[0], len(nights)
+    arrival_rule = rules.get(arrival, OPEN)
+    if arrival_rule.closed_to_arrival:
+        reasons.append(Reason("closed_to_arrival", "closed to arrival on this date", arrival))
+    if rules.get(departure, OPEN).closed_to_departure:
+        reasons.append(Reason("closed_to_departure", "closed to departure on this date", departure))
+    if arrival_rule.min_los is not None and count < arrival_rule.min_los:
+        reasons.append(Reason("min_los", f"a stay arriving on {arrival} needs at least "
+                                         f"{arrival_rule.min_los} nights", arrival))
+    if arrival_rule.max_los is not None and count > arrival_rule.max_los:
+        reasons.append(Reason("max_los", f"a stay arriving on {arrival} may have at most "
+                                         f"{arrival_rule.max_los} nights", arrival))
+    return reasons
+
+
 def price_stay(*, nights: list[date], departure: date, currency: str,
                rates: Mapping[date, Decimal], rules: Mapping[date, Rule],
                adults: int, children: int, max_occupancy: int,
@@ -145,25 +172,10 @@ def price_stay(*, nights: list[date], departure: date, currency: str,
     nights and the departure date) to its merged restrictions; `sellable` maps a night to the
     rooms still for sale. The quote is bookable only when no reason was found.
     """
-    reasons: list[Reason] = []
     count = len(nights)
     persons = adults + children
-    if not active:
-        reasons.append(Reason("rate_plan_inactive", "the rate plan is not active"))
-    if persons > max_occupancy:
-        reasons.append(Reason("over_occupancy",
-                              f"{persons} guests exceed the room type's maximum of {max_occupancy}"))
-    arrival_rule = rules.get(nights[0], OPEN) if nights else OPEN
-    if arrival_rule.closed_to_arrival:
-        reasons.append(Reason("closed_to_arrival", "closed to arrival on this date", nights[0]))
-    if rules.get(departure, OPEN).closed_to_departure:
-        reasons.append(Reason("closed_to_departure", "closed to departure on this date", departure))
-    if arrival_rule.min_los is not None and count < arrival_rule.min_los:
-        reasons.append(Reason("min_los", f"a stay arriving on {nights[0]} needs at least "
-                                         f"{arrival_rule.min_los} nights", nights[0]))
-    if arrival_rule.max_los is not None and count > arrival_rule.max_los:
-        reasons.append(Reason("max_los", f"a stay arriving on {nights[0]} may have at most "
-                                         f"{arrival_rule.max_los} nights", nights[0]))
+    reasons = stay_reasons(nights, departure, rules, persons=persons,
+                           max_occupancy=max_occupancy, active=active)
     priced: list[NightPrice] = []
     for night in nights:
         if rules.get(night, OPEN).closed:

@@ -14,8 +14,8 @@ from typing import Annotated
 
 import msgspec
 
-from pms.schemas.common import Out, Strict
 from pms.domain.pricing import NightPrice, Reason
+from pms.schemas.common import Out, Strict
 from pms.schemas.rates import Adults, Persons, PromoText
 
 

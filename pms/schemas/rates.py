@@ -15,7 +15,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
-from pms.schemas.common import Amount, Code, Currency, Out, Strict, Text
+from pms.schemas.common import Amount, Currency, Out, Strict, Text
 
 Weekday = Annotated[int, msgspec.Meta(ge=1, le=7, description="ISO weekday: 1 Monday .. 7 Sunday")]
 Los = Annotated[int, msgspec.Meta(ge=1, le=366)]

@@ -19,6 +19,7 @@ from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.availability import usable
 from pms.domain.states import ReservationStatus
+from pms.domain.stay import date_span
 from pms.errors import MaintenanceConflict, NotFound, ValidationFailed
 from pms.events import event_type
 from pms.models.inventory import Maintenance
@@ -28,7 +29,6 @@ from pms.schemas import inventory as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.inventory import _refresh, lock_days, recount_locked
-from pms.domain.stay import date_span
 
 MAX_MAINTENANCE_DAYS = 366
 LIVE = (ReservationStatus.CONFIRMED.value, ReservationStatus.CHECKED_IN.value)

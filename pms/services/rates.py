@@ -8,7 +8,7 @@ stay; see `pms.services.pricing`.
 from __future__ import annotations
 
 import uuid
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from typing import Any
 

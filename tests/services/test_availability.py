@@ -14,7 +14,7 @@ from pms.schemas.availability import AvailabilityIn
 from pms.services import availability
 from pms.services.inventory import take_rooms
 from pms.services.pricing import quote_stay
-from tests.factories import make_property, make_rate_plan, make_rates, make_room, make_room_type
+from tests.factories import make_property, make_rate_plan, make_room, make_room_type
 
 pytestmark = pytest.mark.usefixtures("database")
 
@@ -63,7 +63,8 @@ def test_search_and_quote_agree(ctx):
     with unit_of_work(ctx):
         take_rooms(prop.id, types[0].id, [ARR + timedelta(days=1)])
     result = search(ctx, prop, 3)
-    for rt_out, rt in zip(result.room_types, sorted(types, key=lambda t: (t.sort_order, t.code))):
+    for rt_out, rt in zip(result.room_types, sorted(types, key=lambda t: (t.sort_order, t.code)),
+                            strict=True):
         for offer in rt_out.offers:
             plan = next(p for p in plans if p.id == offer.rate_plan_id)
             quote = quote_stay(ctx, property=prop, room_type=rt, rate_plan=plan, arrival=ARR,

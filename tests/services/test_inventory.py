@@ -10,7 +10,6 @@ import pytest
 
 from pms.db import locking
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.stay import stay_nights
 from pms.errors import RoomTypeUnavailable, ValidationFailed
 from pms.models.inventory import InventoryDay
 from pms.schemas.inventory import MaintenanceIn, SellLimitIn

@@ -6,8 +6,15 @@ from decimal import Decimal
 
 import pytest
 
-from pms.domain.pricing import (OPEN, PackageLine, Promo, Rule, merge_rules, package_amount,
-                                price_stay)
+from pms.domain.pricing import (
+    OPEN,
+    PackageLine,
+    Promo,
+    Rule,
+    merge_rules,
+    package_amount,
+    price_stay,
+)
 
 ARR = date(2030, 3, 1)
 NIGHTS = [ARR + timedelta(days=i) for i in range(3)]
