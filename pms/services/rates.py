@@ -33,6 +33,7 @@ from pms.services.catalog import load_property
 from pms.services.pricing import check_occupancy, quote_for
 
 MAX_WRITE_DAYS = 731   # a bulk write covers at most two years
+MAX_WRITE_NIGHTS = 20000  # room-type nights per request: well inside the 5 s statement timeout
 MAX_READ_DAYS = 366
 
 
@@ -80,11 +81,15 @@ def set_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
         ValidationFailed: a room type of another property, a bad range, a negative amount, or
             a currency other than the rate plan's.
     """
+    total = 0
     for i, entry in enumerate(body.rates):
         if entry.amount < 0:
             raise _field_error(f"rates[{i}].amount", "must not be negative")
-        date_span(entry.from_date, entry.to_date, weekdays=entry.weekdays,
-                  max_days=MAX_WRITE_DAYS, prefix=f"rates[{i}].")
+        total += len(date_span(entry.from_date, entry.to_date, weekdays=entry.weekdays,
+                               max_days=MAX_WRITE_DAYS, prefix=f"rates[{i}]."))
+    if total > MAX_WRITE_NIGHTS:
+        raise _field_error("rates", f"at most {MAX_WRITE_NIGHTS} nights per request; split it",
+                           f"the request sets {total} nights; at most {MAX_WRITE_NIGHTS} per request")
     with unit_of_work(ctx) as uow:
         load_property(property_id)
         plan = load_rate_plan(property_id, rate_plan_id, lock=True)

@@ -174,3 +174,11 @@ def test_rates_of_another_env_are_404(api, env_id):
     resp = other.get(f"{base}/rate-plans/{rp['id']}/rates",
                      params={"from_date": "2030-01-01", "to_date": "2030-01-01"})
     assert_problem(resp, 404)
+
+
+def test_rate_write_over_the_nights_cap_is_422(api):
+    base, rt, rp = _hotel(api)
+    entries = [{"room_type_id": rt["id"], "from_date": "2030-01-01", "to_date": "2031-12-31",
+                "amount": "1"}] * 28
+    body = assert_problem(api.put(f"{base}/rate-plans/{rp['id']}/rates", {"rates": entries}), 422)
+    assert body["errors"][0]["field"] == "rates"
