@@ -91,7 +91,13 @@ def get_app() -> falcon.App:
     settings = load_settings()
     configure_logging(settings.log_level)
     _test_only_switches()
-    return create_app(settings, inflight=from_environment())
+    app = create_app(settings, inflight=from_environment())
+    # Background machinery of this worker process (relay nudge; embedded worker threads and
+    # relay when PMS_BROKER_URL=stub://). Started here, after fork, never at import.
+    from workers.runtime import start_for_web
+
+    start_for_web(settings)
+    return app
 
 
 def _test_only_switches() -> None:

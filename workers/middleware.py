@@ -8,6 +8,7 @@ closes the connection around each message (peewee's framework-integration patter
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from contextvars import ContextVar
 from typing import Any
@@ -32,8 +33,25 @@ def current_ctx() -> Ctx:
 class TenantContextMiddleware(dramatiq.Middleware):
     """env_id from the message -> Ctx + tenant scope for the duration of the message."""
 
+    def __init__(self) -> None:
+        self._positions: dict[str, int | None] = {}
+
+    def _env_position(self, broker: dramatiq.Broker, actor_name: str) -> int | None:
+        if actor_name not in self._positions:
+            try:
+                fn = broker.get_actor(actor_name).fn
+                names = list(inspect.signature(fn).parameters)
+                self._positions[actor_name] = names.index("env_id") if "env_id" in names else None
+            except Exception:  # noqa: BLE001 - unknown actor: no tenant
+                self._positions[actor_name] = None
+        return self._positions[actor_name]
+
     def before_process_message(self, broker: dramatiq.Broker, message: dramatiq.Message) -> None:
         env = message.kwargs.get("env_id")
+        if env is None:
+            position = self._env_position(broker, message.actor_name)
+            if position is not None and position < len(message.args):
+                env = message.args[position]
         if env is None:
             message.options["pms_tokens"] = None
             return

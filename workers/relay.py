@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -55,7 +56,7 @@ class OutboxRelay:
                  idle_interval: float = 1.0, max_broker_backoff: float = 5.0,
                  subscribers: dict[str, list[Subscriber]] | None = None,
                  push_audit: bool = False, retention: timedelta = timedelta(days=7),
-                 purge_every: float = 3600.0,
+                 purge_every: float = 3600.0, env_id: uuid.UUID | None = None,
                  now: Callable[[], datetime] | None = None) -> None:
         self.publisher = publisher
         self.batch_size = batch_size
@@ -65,6 +66,7 @@ class OutboxRelay:
         self.push_audit = push_audit
         self.retention = retention
         self.purge_every = purge_every
+        self.env_id = env_id
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._wake = threading.Event()
         self._last_purge = 0.0
@@ -79,15 +81,20 @@ class OutboxRelay:
         totals = RelayTotals()
         while max_batches is None or totals.batches < max_batches:
             result = outbox.relay_batch(self.publisher, limit=self.batch_size, now=self._now(),
-                                        subscribers=self.subscribers)
+                                        subscribers=self.subscribers, env_id=self.env_id)
             totals.add(result)
             if on_batch is not None:
                 on_batch(result)
             if result.broker_error or result.claimed < self.batch_size or result.published == 0:
                 break
-        if self.push_audit and not totals.broker_error:
-            audit = outbox.push_audit_batch(self.publisher, limit=self.batch_size)
-            totals.audit_pushed = audit.published
+        while self.push_audit and not totals.broker_error:
+            audit = outbox.push_audit_batch(self.publisher, limit=self.batch_size,
+                                            env_id=self.env_id)
+            totals.audit_pushed += audit.published
+            if audit.broker_error:
+                totals.broker_error = audit.broker_error
+            if audit.claimed < self.batch_size or audit.published == 0:
+                break
         return totals
 
     def purge(self) -> dict[str, int]:

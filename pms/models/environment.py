@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import peewee
 
-from pms.db.base import JsonField, TenantModel, UtcDateTimeField
+from pms.db.base import AggregateModel, JsonField, TenantModel, UtcDateTimeField
 
 
-class EnvironmentSetup(TenantModel):
+class EnvironmentSetup(AggregateModel):
     """One row per env: its defaults, and whether the ledger settlement accounts exist yet."""
 
     initialized_at = UtcDateTimeField()

@@ -38,6 +38,7 @@ def build_platform(settings: Settings) -> Platform:
 CLIENT_MODULES: dict[str, str] = {
     "payments": "pms.platform.payments",
     "ledger": "pms.platform.ledger",
+    "email": "pms.platform.email",
 }
 
 

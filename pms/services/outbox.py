@@ -78,7 +78,8 @@ def _due(now: datetime) -> Any:
 
 def relay_batch(publisher: Publisher, *, limit: int = 500, now: datetime | None = None,
                 subscribers: dict[str, list[Subscriber]] | None = None,
-                ids: Sequence[uuid.UUID] | None = None) -> RelayResult:
+                ids: Sequence[uuid.UUID] | None = None,
+                env_id: uuid.UUID | None = None) -> RelayResult:
     """Publish one batch of due outbox rows, oldest first, and mark the confirmed ones.
 
     After the broker confirmed a row, the internal subscribers of its type run (they enqueue
@@ -91,6 +92,7 @@ def relay_batch(publisher: Publisher, *, limit: int = 500, now: datetime | None 
         now: the time that decides which rows are due.
         subscribers: event type -> callables given the CloudEvent.
         ids: restrict the batch to these rows (replay).
+        env_id: restrict the batch to one env (operations, tests).
     Raises:
         nothing from the broker: failures are recorded on the rows and in the result.
     """
@@ -99,21 +101,24 @@ def relay_batch(publisher: Publisher, *, limit: int = 500, now: datetime | None 
         db.connect(reuse_if_open=True)
         if is_postgres():
             with db.atomic():
-                rows = list(_claim_query(now, limit, ids).for_update("FOR UPDATE SKIP LOCKED"))
+                rows = list(_claim_query(now, limit, ids, env_id).for_update("FOR UPDATE SKIP LOCKED"))
                 result = _publish_rows(publisher, rows, now, subscribers or {})
                 _record(result, rows, now)
             return result
         with _sqlite_relay_lock:
             with db.atomic():
-                rows = list(_claim_query(now, limit, ids))
+                rows = list(_claim_query(now, limit, ids, env_id))
             result = _publish_rows(publisher, rows, now, subscribers or {})
             with db.atomic(**write_begin_args()):
                 _record(result, rows, now)
             return result
 
 
-def _claim_query(now: datetime, limit: int, ids: Sequence[uuid.UUID] | None) -> peewee.ModelSelect:
+def _claim_query(now: datetime, limit: int, ids: Sequence[uuid.UUID] | None,
+                 env_id: uuid.UUID | None) -> peewee.ModelSelect:
     query = OutboxEvent.select().where(_due(now))
+    if env_id is not None:
+        query = query.where(OutboxEvent.env_id == env_id)
     if ids is not None:
         query = query.where(OutboxEvent.id.in_(list(ids)))
     return query.order_by(OutboxEvent.created_at, OutboxEvent.id).limit(limit)
@@ -182,7 +187,8 @@ def audit_event(row: AuditEntry) -> dict[str, Any]:
 
 
 def push_audit_batch(publisher: Publisher, *, limit: int = 500,
-                     routing_key: str = "hotel.pms.audit.recorded") -> RelayResult:
+                     routing_key: str = "hotel.pms.audit.recorded",
+                     env_id: uuid.UUID | None = None) -> RelayResult:
     """Push unpushed audit rows (oldest first) and stamp `pushed_at` after the confirm.
 
     Fail open: a broker error stops the batch and leaves the rest for the next sweep.
@@ -193,6 +199,8 @@ def push_audit_batch(publisher: Publisher, *, limit: int = 500,
         with db.atomic():
             query = (AuditEntry.select().where(AuditEntry.pushed_at.is_null())
                      .order_by(AuditEntry.created_at, AuditEntry.id).limit(limit))
+            if env_id is not None:
+                query = query.where(AuditEntry.env_id == env_id)
             if is_postgres():
                 query = query.for_update("FOR UPDATE SKIP LOCKED")
             rows = list(query)

@@ -45,6 +45,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         created_at = pmsf.UtcDateTimeField()
         updated_at = pmsf.UtcDateTimeField()
         env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
         initialized_at = pmsf.UtcDateTimeField()
         source_event_id = pw.CharField(max_length=128, null=True)
         lists_of_values = pmsf.JsonField()

@@ -1,0 +1,146 @@
+"""Reactions end to end on the StubBroker: relay -> internal subscribers -> actors -> services.
+
+Check-out makes one departure-clean task and a receipt; a booking sends a confirmation; an
+outgoing message is delivered; night-audit fan-out makes one stayover per occupied room. Every
+reaction is run twice (the events are replayed with their ids) and creates nothing new.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+
+import dramatiq
+import pytest
+
+from pms.db.uow import read_scope
+from pms.errors import FolioNotClosable
+from pms.models import HousekeepingTask, ReservationMessage, Room, SandboxEmail
+from pms.schemas.reservations import MessageIn
+from pms.services import checkout, outbox, reservation_notes
+from tests.factories import (make_booking_hotel, make_checked_in, make_profile, make_reservation,
+                             pay_folio)
+from workers import actors
+from workers.middleware import current_ctx
+from workers.publisher import LocalEventPublisher
+from workers.relay import OutboxRelay
+from workers.subscriptions import default_subscribers
+
+
+@pytest.fixture(scope="module")
+def _worker():
+    broker = actors.broker
+    w = dramatiq.Worker(broker, worker_threads=2, worker_timeout=50)
+    w.start()
+    yield broker
+    w.stop()
+
+
+@pytest.fixture
+def worker(_worker, database):
+    _worker.flush_all()
+    yield _worker
+    _worker.flush_all()
+
+
+def pump(ctx, broker, times=1):
+    """Relay the env's due rows through the subscribers, then run every queued message."""
+    relay = OutboxRelay(LocalEventPublisher(), subscribers=default_subscribers(), env_id=ctx.env_id)
+    for _ in range(times):
+        relay.run_once()
+        broker.join(actors.send_reservation_email.queue_name, fail_fast=True)
+    return relay
+
+
+def replay_all(ctx):
+    ids = outbox.select_for_replay(outbox.EventFilter(env_id=ctx.env_id))
+    outbox.requeue(ids)
+
+
+def check_out_paid(ctx, hotel, reservation):
+    try:
+        return checkout.check_out(ctx, hotel.id, reservation.id)
+    except FolioNotClosable as exc:
+        pay_folio(ctx, reservation, exc.extra["balance"])
+        return checkout.check_out(ctx, hotel.id, reservation.id)
+
+
+def emails(ctx):
+    with read_scope(ctx):
+        return [(e.template, e.to) for e in SandboxEmail.select().order_by(SandboxEmail.created_at)]
+
+
+def test_check_out_makes_one_departure_task_and_one_receipt_even_when_replayed(ctx, worker):
+    hotel = make_booking_hotel(ctx)
+    guest = make_profile(ctx, hotel.id)
+    stay = make_checked_in(ctx, hotel, guest_profile_id=str(guest.id))
+    check_out_paid(ctx, hotel, stay)
+    pump(ctx, worker)
+    replay_all(ctx)
+    pump(ctx, worker)
+    with read_scope(ctx):
+        tasks = list(HousekeepingTask.select())
+        room = Room.get_by_id(stay.room_id)
+    assert [(t.kind, t.room_id, t.reservation_id) for t in tasks] == [
+        ("DEPARTURE_CLEAN", stay.room_id, stay.id)]
+    assert room.hk_status == "DIRTY"
+    sent = emails(ctx)
+    assert sent.count(("checkout_receipt", guest.email)) == 1
+    assert sent.count(("booking_confirmation", guest.email)) == 1
+
+
+def test_outgoing_message_is_delivered_once_and_marked_sent(ctx, worker):
+    hotel = make_booking_hotel(ctx)
+    guest = make_profile(ctx, hotel.id)
+    booking = make_reservation(ctx, hotel, guest_profile_id=str(guest.id))
+    msg = reservation_notes.add_message(ctx, hotel.id, booking.id, MessageIn(
+        direction="outgoing", subject="Parking", body="Your parking spot is P4."))
+    reservation_notes.add_message(ctx, hotel.id, booking.id, MessageIn(
+        direction="incoming", body="Thanks!"))
+    pump(ctx, worker)
+    replay_all(ctx)
+    pump(ctx, worker)
+    with read_scope(ctx):
+        row = ReservationMessage.get_by_id(msg.id)
+    assert row.status == "SENT" and row.sent_at is not None
+    assert [t for t, _ in emails(ctx)].count("reservation_message") == 1
+
+
+def test_night_audit_fan_out_sends_one_message_per_occupied_room(ctx, worker):
+    hotel = make_booking_hotel(ctx, rooms=3)
+    a = make_checked_in(ctx, hotel)
+    b = make_checked_in(ctx, hotel)
+    day = date(2030, 5, 1)
+    for _ in range(2):
+        actors.housekeeping_stayovers.send(str(ctx.env_id), str(hotel.id), day.isoformat(), "ev1")
+        worker.join(actors.housekeeping_stayovers.queue_name, fail_fast=True)
+    with read_scope(ctx):
+        tasks = list(HousekeepingTask.select().where(HousekeepingTask.kind == "STAYOVER"))
+    assert sorted(t.room_id for t in tasks) == sorted([a.room_id, b.room_id])
+    assert {t.business_date for t in tasks} == {day}
+
+
+def test_middleware_gives_actors_the_env_of_the_message(ctx, worker):
+    seen = []
+
+    @dramatiq.actor(max_retries=0, time_limit=5000, actor_name=f"probe_{uuid.uuid4().hex}")
+    def probe(env_id: str) -> None:
+        seen.append(current_ctx().env_id)
+
+    probe.send(str(ctx.env_id))
+    worker.join(probe.queue_name, fail_fast=True)
+    assert seen == [ctx.env_id]
+    with pytest.raises(RuntimeError):
+        current_ctx()
+
+
+def test_every_actor_declares_retries_time_limit_and_permanent_errors():
+    for name in ("housekeeping_departure", "housekeeping_stayovers", "housekeeping_stayover_room",
+                 "send_reservation_email", "deliver_reservation_message",
+                 "initialize_environment"):
+        options = getattr(actors, name).options
+        assert "max_retries" in options and "time_limit" in options, name
+        assert options.get("throws"), name
+    for name in ("relay_outbox", "purge_outbox"):
+        options = getattr(actors, name).options
+        assert "max_retries" in options and "time_limit" in options, name

@@ -1,0 +1,114 @@
+"""The outbox relay against the real RabbitMQ: ids, order, confirms, returns, backoff."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from pms.db.uow import read_scope
+from pms.models import OutboxEvent
+from pms.services import outbox
+from tests.factories import make_profile, make_property
+from tests.workers.amqp import amqp_url
+from workers.publisher import AmqpEventPublisher, LocalEventPublisher
+from workers.relay import OutboxRelay
+
+pytestmark = pytest.mark.rabbitmq
+
+
+def rows(ctx):
+    with read_scope(ctx):
+        return list(OutboxEvent.select().order_by(OutboxEvent.created_at, OutboxEvent.id))
+
+
+def publisher_for(bus, **kw):
+    return AmqpEventPublisher(bus.url, bus.exchange, **kw)
+
+
+def test_relay_publishes_cloudevents_in_order_and_marks_after_confirm(ctx, database, bus):
+    queue = bus.queue("hotel.pms.#")
+    prop = make_property(ctx)
+    for _ in range(3):
+        make_profile(ctx, prop.id)
+    pub = publisher_for(bus)
+    result = outbox.relay_batch(pub, env_id=ctx.env_id)
+    pub.close()
+    assert result.published == 4 and result.failed == 0
+    got = bus.drain(queue)
+    expected = rows(ctx)
+    assert [p.message_id for p, _ in got] == [str(r.id) for r in expected]
+    props, event = got[0]
+    assert props.delivery_mode == 2
+    assert event["id"] == props.message_id and event["type"] == "hotel:pms:property:created"
+    assert event["specversion"] == "1.0" and event["source"] == "hotel-pms"
+    assert event["envid"] == str(ctx.env_id) and event["aggregateversion"] == 1
+    assert all(r.published_at is not None for r in rows(ctx))
+    # Nothing is due any more: a second sweep publishes nothing.
+    assert outbox.relay_batch(publisher_for(bus), env_id=ctx.env_id).claimed == 0
+
+
+def test_unroutable_rows_back_off_and_go_out_once_a_queue_is_bound(ctx, database, bus):
+    make_property(ctx)
+    pub = publisher_for(bus)
+    t0 = datetime.now(timezone.utc)
+    result = outbox.relay_batch(pub, env_id=ctx.env_id, now=t0)
+    assert result.published == 0 and result.failed == 1
+    (row,) = rows(ctx)
+    assert row.published_at is None and row.attempts == 1
+    assert "unroutable" in row.last_error and row.next_attempt_at > t0
+    # Not due yet: the backoff holds it.
+    assert outbox.relay_batch(pub, env_id=ctx.env_id, now=t0).claimed == 0
+    queue = bus.queue("hotel.pms.property.*")
+    later = t0 + timedelta(seconds=outbox.MAX_BACKOFF_S + 1)
+    assert outbox.relay_batch(pub, env_id=ctx.env_id, now=later).published == 1
+    pub.close()
+    assert [p.message_id for p, _ in bus.drain(queue)] == [str(row.id)]
+
+
+def test_broker_unreachable_leaves_rows_untouched(ctx, database):
+    make_property(ctx)
+    pub = AmqpEventPublisher("amqp://guest:guest@127.0.0.1:1/%2F", "nowhere", connect_timeout=1)
+    result = outbox.relay_batch(pub, env_id=ctx.env_id)
+    assert result.broker_error and result.published == 0
+    (row,) = rows(ctx)
+    assert row.published_at is None and row.attempts == 0
+
+
+def test_failing_subscriber_backs_the_row_off(ctx, database, bus):
+    bus.queue("#")
+    make_property(ctx)
+
+    def broken(event):
+        raise RuntimeError("enqueue failed")
+
+    result = outbox.relay_batch(publisher_for(bus), env_id=ctx.env_id,
+                                subscribers={"hotel:pms:property:created": [broken]})
+    assert result.failed == 1
+    (row,) = rows(ctx)
+    assert row.published_at is None and "enqueue failed" in row.last_error
+
+
+def test_relay_run_once_drains_in_batches_and_pushes_audit(ctx, database, bus):
+    queue = bus.queue("#")
+    prop = make_property(ctx)
+    for _ in range(4):
+        make_profile(ctx, prop.id)
+    relay = OutboxRelay(publisher_for(bus), batch_size=2, push_audit=True, env_id=ctx.env_id)
+    totals = relay.run_once()
+    assert totals.published == 5 and totals.batches == 3
+    assert totals.audit_pushed == 5
+    got = bus.drain(queue)
+    types = [e["type"] for _, e in got]
+    assert types.count("hotel:pms:audit:recorded") == 5
+
+
+def test_local_publisher_confirms_at_once(ctx, database):
+    make_property(ctx)
+    pub = LocalEventPublisher()
+    assert outbox.relay_batch(pub, env_id=ctx.env_id).published == 1
+    assert pub.events[0][0] == "hotel.pms.property.created"
+
+
+def test_amqp_url_fixture_is_the_test_broker():
+    assert amqp_url().startswith("amqp://")

@@ -1,0 +1,160 @@
+"""Consumer of platform events (the `platform` process: `pms-cli platform consume`).
+
+A durable queue bound to `platform.service.updated.#` on `PMS_EVENT_EXCHANGE`, manual acks,
+prefetch bounded. An event whose `data.service` is "hotel-pms" initializes its env idempotently
+(pms.services.environments); events for other services are acked and ignored. A message that
+cannot be handled (malformed JSON, no env id, a handler error) is re-queued with an attempt count
+in its headers and, at the third failure, rejected into the dead-letter queue; other messages
+keep flowing meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pika
+import pika.exceptions
+
+from workers.publisher import amqp_parameters
+
+log = logging.getLogger("pms.platform_events")
+
+BINDING = "platform.service.updated.#"
+EVENT_TYPE = "platform:service:updated"
+SERVICE = "hotel-pms"
+MAX_ATTEMPTS = 3
+ATTEMPTS_HEADER = "x-pms-attempts"
+
+
+class MalformedEvent(ValueError):
+    """The message is not a usable service-updated CloudEvent."""
+
+
+@dataclass
+class ConsumeStats:
+    handled: int = 0
+    ignored: int = 0
+    retried: int = 0
+    dead_lettered: int = 0
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"handled": self.handled, "ignored": self.ignored, "retried": self.retried,
+                "dead_lettered": self.dead_lettered}
+
+
+def parse_event(body: bytes) -> tuple[uuid.UUID | None, str | None]:
+    """(env_id, event id) for a hotel-pms service-updated event; (None, id) for another service.
+
+    Raises MalformedEvent for anything else.
+    """
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedEvent("not JSON") from exc
+    if not isinstance(event, dict) or event.get("type") != EVENT_TYPE:
+        raise MalformedEvent("not a platform:service:updated CloudEvent")
+    data = event.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("service"), str):
+        raise MalformedEvent("data.service is missing")
+    event_id = str(event.get("id")) if event.get("id") else None
+    if data["service"] != SERVICE:
+        return None, event_id
+    raw_env = event.get("envid") or data.get("env_id")
+    try:
+        return uuid.UUID(str(raw_env)), event_id
+    except ValueError as exc:
+        raise MalformedEvent("no valid env id (envid)") from exc
+
+
+def declare(channel: Any, exchange: str, queue: str) -> None:
+    """The exchange, the durable queue with its dead-letter queue, and the binding."""
+    dlx = f"{queue}.dlx"
+    channel.exchange_declare(exchange, exchange_type="topic", durable=True)
+    channel.exchange_declare(dlx, exchange_type="fanout", durable=True)
+    channel.queue_declare(f"{queue}.dead", durable=True)
+    channel.queue_bind(f"{queue}.dead", dlx)
+    channel.queue_declare(queue, durable=True, arguments={"x-dead-letter-exchange": dlx})
+    channel.queue_bind(queue, exchange, routing_key=BINDING)
+
+
+class PlatformEventConsumer:
+    """Consumes service-updated events; `handler(env_id, event_id)` does the work."""
+
+    def __init__(self, url: str, exchange: str, queue: str,
+                 handler: Callable[[uuid.UUID, str | None], Any], *, prefetch: int = 10) -> None:
+        self.url, self.exchange, self.queue = url, exchange, queue
+        self.handler = handler
+        self.prefetch = prefetch
+        self.stats = ConsumeStats()
+
+    def handle(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
+        try:
+            env_id, event_id = parse_event(body)
+            if env_id is None:
+                self.stats.ignored += 1
+            else:
+                result = self.handler(env_id, event_id)
+                self.stats.handled += 1
+                if hasattr(result, "as_dict"):
+                    self.stats.results.append(result.as_dict())
+        except Exception as exc:  # noqa: BLE001 - counted, retried, then dead-lettered
+            self._failed(channel, method, props, body, exc)
+            return
+        channel.basic_ack(method.delivery_tag)
+
+    def _failed(self, channel: Any, method: Any, props: Any, body: bytes, exc: Exception) -> None:
+        headers = dict(props.headers or {})
+        attempts = int(headers.get(ATTEMPTS_HEADER, 1))
+        if attempts >= MAX_ATTEMPTS:
+            log.warning("dead-lettering a platform event after %d attempts: %s", attempts, exc)
+            self.stats.dead_lettered += 1
+            channel.basic_reject(method.delivery_tag, requeue=False)
+            return
+        log.info("platform event failed (attempt %d): %s", attempts, exc)
+        headers[ATTEMPTS_HEADER] = attempts + 1
+        headers["x-pms-last-error"] = f"{type(exc).__name__}: {exc}"[:500]
+        copy = pika.BasicProperties(content_type=props.content_type, delivery_mode=2,
+                                    message_id=props.message_id, type=props.type,
+                                    headers=headers)
+        # The copy goes to the back of the queue (the others keep flowing), then the original
+        # is acked; publisher confirms make sure the copy exists before the ack.
+        channel.basic_publish("", self.queue, body, properties=copy)
+        self.stats.retried += 1
+        channel.basic_ack(method.delivery_tag)
+
+    def run(self, stop: threading.Event, *, max_messages: int | None = None,
+            idle_timeout: float | None = None) -> ConsumeStats:
+        """Consume until `stop` is set, `max_messages` were seen, or idle for `idle_timeout`."""
+        connection = pika.BlockingConnection(amqp_parameters(self.url, heartbeat=30))
+        try:
+            channel = connection.channel()
+            channel.confirm_delivery()
+            declare(channel, self.exchange, self.queue)
+            channel.basic_qos(prefetch_count=self.prefetch)
+            seen = 0
+            idle = 0.0
+            for method, props, body in channel.consume(self.queue, inactivity_timeout=0.5):
+                if stop.is_set():
+                    break
+                if method is None:
+                    idle += 0.5
+                    if idle_timeout is not None and idle >= idle_timeout:
+                        break
+                    continue
+                idle = 0.0
+                self.handle(channel, method, props, body)
+                seen += 1
+                if max_messages is not None and seen >= max_messages:
+                    break
+            channel.cancel()
+        finally:
+            if connection.is_open:
+                connection.close()
+        return self.stats

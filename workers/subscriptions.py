@@ -1,0 +1,65 @@
+"""Internal subscribers: event type -> reactions, run by the relay after the broker confirmed
+the event (so a reaction is as reliable as the outbox row; a failed enqueue backs the row off and
+the whole thing is retried). Each reaction only enqueues an actor message; actors are idempotent,
+so a redelivered event is harmless."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Event = dict[str, Any]
+
+NIGHT_AUDIT_TYPES = ("hotel:pms:night_audit:housekeeping_done", "hotel:pms:night_audit:completed")
+
+
+def _on_created(event: Event) -> None:
+    from workers import actors
+
+    actors.send_reservation_email.send(event["envid"], event["subject"], "booking_confirmation",
+                                       event["id"])
+
+
+def _on_registration(event: Event) -> None:
+    from workers import actors
+
+    actors.send_reservation_email.send(event["envid"], event["subject"], "pre_arrival",
+                                       event["id"])
+
+
+def _on_checked_out(event: Event) -> None:
+    from workers import actors
+
+    actors.housekeeping_departure.send(event["envid"], event["subject"], event["id"])
+    actors.send_reservation_email.send(event["envid"], event["subject"], "checkout_receipt",
+                                       event["id"])
+
+
+def _on_message(event: Event) -> None:
+    from workers import actors
+
+    if (event.get("data") or {}).get("direction") == "outgoing":
+        actors.deliver_reservation_message.send(event["envid"], event["subject"])
+
+
+def _on_night_audit(event: Event) -> None:
+    from workers import actors
+
+    data = event.get("data") or {}
+    property_id = data.get("property_id") or event.get("propertyid")
+    business_date = data.get("business_date")
+    if property_id and business_date:
+        actors.housekeeping_stayovers.send(event["envid"], str(property_id), str(business_date),
+                                           event["id"])
+
+
+def default_subscribers() -> dict[str, list[Callable[[Event], None]]]:
+    subs: dict[str, list[Callable[[Event], None]]] = {
+        "hotel:pms:reservation:created": [_on_created],
+        "hotel:pms:reservation:registration_stored": [_on_registration],
+        "hotel:pms:reservation:checked_out": [_on_checked_out],
+        "hotel:pms:reservation_message:created": [_on_message],
+    }
+    for type_ in NIGHT_AUDIT_TYPES:
+        subs[type_] = [_on_night_audit]
+    return subs
