@@ -211,9 +211,11 @@ def push_audit_batch(publisher: Publisher, *, limit: int = 500,
             except BrokerUnavailable as exc:
                 result.broker_error = str(exc) or type(exc).__name__
                 break
-            except Exception:  # noqa: BLE001 - retried on the next sweep
+            except PublishRejected:
+                # Nobody takes audit rows right now: stop here (fail open) instead of
+                # re-sending the whole batch on every sweep; the next sweep tries again.
                 result.failed += 1
-                continue
+                break
             result.published_ids.append(str(row.id))
         if result.published_ids:
             with db.atomic(**write_begin_args()):

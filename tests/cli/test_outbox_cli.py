@@ -1,0 +1,102 @@
+"""`pms-cli outbox|platform|email` through Typer's runner on a temp SQLite (embedded default)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from pms.context import Ctx
+from pms.db.database import init_db
+from pms.db.migrator import migrate
+from pms.devkeys import all_scopes
+from pms.platform.email import EmbeddedEmail
+from tests.factories import make_profile, make_property
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    url = f"sqlite:///{tmp_path}/cli.db"
+    migrate(url)
+    env = {"PMS_DATABASE_URL": url, "PMS_MIGRATION_DATABASE_URL": url,
+           "PMS_BROKER_URL": "stub://", "PMS_PLATFORM_URL": "embedded"}
+    init_db(url)
+    ctx = Ctx(env_id=uuid.uuid4(), scopes=frozenset(all_scopes()))
+    prop = make_property(ctx)
+    make_profile(ctx, prop.id)
+    return env, ctx
+
+
+def run(env, *args):
+    result = runner.invoke(app, list(args), env=env)
+    return result
+
+
+def test_status_reports_the_backlog(cli_env):
+    env, ctx = cli_env
+    result = run(env, "outbox", "status", "--env", str(ctx.env_id), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["backlog"] == 2 and data["oldest_unpublished_age_s"] >= 0
+    assert run(env, "outbox", "status").exit_code == 0
+
+
+def test_list_filters_and_prints_json(cli_env):
+    env, ctx = cli_env
+    result = run(env, "outbox", "list", "--env", str(ctx.env_id), "--type",
+                 "hotel:pms:profile:created", "--unpublished", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["type"] for r in rows] == ["hotel:pms:profile:created"]
+    assert run(env, "outbox", "list", "--since", "not-a-date").exit_code == 2
+
+
+def test_relay_once_publishes_then_replay_keeps_ids(cli_env):
+    env, ctx = cli_env
+    result = run(env, "outbox", "relay", "--once", "--env", str(ctx.env_id), "--no-audit", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["published"] == 2
+    listed = json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id), "--json").stdout)
+    assert all(r["published_at"] for r in listed)
+    dry = run(env, "outbox", "replay", "--env", str(ctx.env_id), "--dry-run", "--json")
+    assert dry.exit_code == 0 and json.loads(dry.stdout)["count"] == 2
+    again = run(env, "outbox", "replay", "--id", listed[0]["id"], "--json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout) == {"selected": 1, "published": 1, "failed": 0,
+                                         "broker_error": None}
+    after = json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id), "--json").stdout)
+    assert [r["id"] for r in after] == [r["id"] for r in listed]
+
+
+def test_replay_refuses_an_empty_filter_and_relay_needs_a_mode(cli_env):
+    env, _ = cli_env
+    assert run(env, "outbox", "replay").exit_code == 2
+    assert run(env, "outbox", "relay").exit_code == 2
+    assert run(env, "outbox", "replay", "--id", "nope").exit_code == 2
+
+
+def test_relay_exits_non_zero_when_the_broker_is_down(cli_env):
+    env, ctx = cli_env
+    down = dict(env, PMS_BROKER_URL="amqp://guest:guest@127.0.0.1:1/%2F")
+    result = run(down, "outbox", "relay", "--once", "--env", str(ctx.env_id), "--json")
+    assert result.exit_code == 1, result.output
+
+
+def test_platform_init_and_email_list(cli_env):
+    env, ctx = cli_env
+    result = run(env, "platform", "init", "--env", str(ctx.env_id), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ledger_accounts_ready"] is True
+    again = json.loads(run(env, "platform", "init", "--env", str(ctx.env_id), "--json").stdout)
+    assert again["created"] is False
+    EmbeddedEmail().send(ctx.env_id, to="a@example.com", subject="Hi", body="x",
+                         idempotency_key="k1")
+    listed = run(env, "email", "list", "--env", str(ctx.env_id), "--json")
+    assert listed.exit_code == 0, listed.output
+    assert [m["to"] for m in json.loads(listed.stdout)] == ["a@example.com"]
+    assert run(env, "platform", "consume").exit_code == 2
