@@ -14,8 +14,8 @@ from pms.models.reservations import Reservation
 
 
 class Folio(AggregateModel):
-    reservation = peewee.ForeignKeyField(Reservation, backref="folios", on_delete="RESTRICT")
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="folios", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, index=False, on_delete="RESTRICT")
     room_number = peewee.CharField(max_length=16, null=True)
     status = peewee.CharField(max_length=16)
     folio_type = peewee.CharField(max_length=16, default="GUEST")
@@ -29,8 +29,8 @@ class Folio(AggregateModel):
 
 
 class FolioCharge(TenantModel):
-    folio = peewee.ForeignKeyField(Folio, backref="charges", on_delete="RESTRICT")
-    reservation = peewee.ForeignKeyField(Reservation, on_delete="RESTRICT")
+    folio = peewee.ForeignKeyField(Folio, index=False, backref="charges", on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, index=False, on_delete="RESTRICT")
     category = peewee.CharField(max_length=16)  # room, tax, F&B, mini bar, other
     description = peewee.CharField(max_length=200)
     amount = MoneyField()
@@ -54,7 +54,7 @@ class FolioCharge(TenantModel):
 
 
 class FolioPayment(TenantModel):
-    folio = peewee.ForeignKeyField(Folio, backref="payments", on_delete="RESTRICT")
+    folio = peewee.ForeignKeyField(Folio, index=False, backref="payments", on_delete="RESTRICT")
     amount = MoneyField()
     currency = peewee.CharField(max_length=3)
     method = peewee.CharField(max_length=32)

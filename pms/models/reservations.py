@@ -15,10 +15,10 @@ from pms.models.property import Property, Room, RoomType
 
 
 class Reservation(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="reservations", on_delete="RESTRICT")
-    room_type = peewee.ForeignKeyField(RoomType, backref="reservations", on_delete="RESTRICT")
-    rate_plan = peewee.ForeignKeyField(RatePlan, backref="reservations", on_delete="RESTRICT")
-    guest_profile = peewee.ForeignKeyField(Profile, backref="reservations", null=True,
+    property = peewee.ForeignKeyField(Property, index=False, backref="reservations", on_delete="RESTRICT")
+    room_type = peewee.ForeignKeyField(RoomType, index=False, backref="reservations", on_delete="RESTRICT")
+    rate_plan = peewee.ForeignKeyField(RatePlan, index=False, backref="reservations", on_delete="RESTRICT")
+    guest_profile = peewee.ForeignKeyField(Profile, index=False, backref="reservations", null=True,
                                            on_delete="RESTRICT")
     confirmation_number = peewee.CharField(max_length=64)
     status = peewee.CharField(max_length=16)
@@ -31,7 +31,7 @@ class Reservation(AggregateModel):
     guest_first_name = peewee.CharField(max_length=120, null=True)
     guest_last_name = peewee.CharField(max_length=120, null=True)
     guest_last_name_normalized = peewee.CharField(max_length=120, null=True)
-    room = peewee.ForeignKeyField(Room, backref="reservations", null=True, on_delete="RESTRICT")
+    room = peewee.ForeignKeyField(Room, index=False, backref="reservations", null=True, on_delete="RESTRICT")
     currency = peewee.CharField(max_length=3)
     room_total = MoneyField(default=0)
     packages_total = MoneyField(default=0)
@@ -68,9 +68,9 @@ class RoomStay(TenantModel):
     constraint (btree_gist) refuses two overlapping rows for one room; the services check the
     same rule first so SQLite (single writer) answers the same 409."""
 
-    reservation = peewee.ForeignKeyField(Reservation, backref="room_stays", on_delete="CASCADE")
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
-    room = peewee.ForeignKeyField(Room, backref="stays", on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="room_stays", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, index=False, on_delete="RESTRICT")
+    room = peewee.ForeignKeyField(Room, index=False, backref="stays", on_delete="RESTRICT")
     start_date = peewee.DateField()
     end_date = peewee.DateField()
 
@@ -83,8 +83,8 @@ class RoomStay(TenantModel):
 
 
 class ReservationComment(AggregateModel):
-    reservation = peewee.ForeignKeyField(Reservation, backref="comments", on_delete="CASCADE")
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="comments", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, index=False, on_delete="RESTRICT")
     text = peewee.TextField()
     author_sub = peewee.CharField(max_length=255)
     internal = peewee.BooleanField(default=True)
@@ -95,8 +95,8 @@ class ReservationComment(AggregateModel):
 
 
 class ReservationMessage(AggregateModel):
-    reservation = peewee.ForeignKeyField(Reservation, backref="messages", on_delete="CASCADE")
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="messages", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, index=False, on_delete="RESTRICT")
     direction = peewee.CharField(max_length=16)
     status = peewee.CharField(max_length=16)
     channel = peewee.CharField(max_length=16, default="EMAIL")
@@ -113,9 +113,9 @@ class ReservationMessage(AggregateModel):
 
 
 class ServiceRequest(AggregateModel):
-    reservation = peewee.ForeignKeyField(Reservation, backref="service_requests",
+    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="service_requests",
                                          on_delete="CASCADE")
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, index=False, on_delete="RESTRICT")
     kind = peewee.CharField(max_length=32)
     description = peewee.TextField(null=True)
     status = peewee.CharField(max_length=16)

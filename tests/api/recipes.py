@@ -256,6 +256,78 @@ RECIPES.update({
 })
 
 
+# -- reservations and front desk (issue 3) ---------------------------------------------------------
+
+def _stay_hotel(w: World) -> dict[str, Any]:
+    """A hotel of the world's env with rates loaded (built through the services; cached)."""
+    if getattr(w, "_stays", None) is None:
+        from datetime import datetime, timedelta, timezone
+
+        from pms.context import Ctx
+        from pms.devkeys import all_scopes
+        from tests.factories import make_booking_hotel
+
+        # dated before the request under test, so "the latest audit row" stays the request's
+        ctx = Ctx(env_id=w.api.env_id, sub="recipe", client_kind="user",
+                  scopes=frozenset(all_scopes()),
+                  now=datetime.now(timezone.utc) - timedelta(seconds=30))
+        hotel = make_booking_hotel(ctx, rooms=3)
+        w._stays = {"ctx": ctx, "hotel": hotel, "base": f"/v1/properties/{hotel.id}"}
+    return w._stays
+
+
+def _stay(w: World, *, state: str = "CONFIRMED", nights: int = 2) -> str:
+    """The URL of a new reservation of the stay hotel in `state` (CONFIRMED, CHECKED_IN, PAID:
+    checked in with its first night paid)."""
+    from datetime import timedelta
+
+    from tests.factories import make_checked_in, make_reservation, pay_folio
+
+    s = _stay_hotel(w)
+    hotel, ctx = s["hotel"], s["ctx"]
+    over = {"departure_date": (hotel.today + timedelta(days=nights)).isoformat()}
+    if state == "CONFIRMED":
+        row = make_reservation(ctx, hotel, **over)
+    else:
+        row = make_checked_in(ctx, hotel, **over)
+        if state == "PAID":
+            pay_folio(ctx, row, "100.00")
+    return f"{s['base']}/reservations/{row.id}"
+
+
+def _new_reservation(w: World) -> tuple[str, Any]:
+    from tests.factories import reservation_body
+
+    s = _stay_hotel(w)
+    return f"{s['base']}/reservations", reservation_body(s["hotel"])
+
+
+R_ITEM = f"{P}/reservations/{{id}}"
+RECIPES.update({
+    ("POST", f"{P}/reservations"): _new_reservation,
+    ("PUT", R_ITEM): lambda w: (_stay(w), {"adults": 1}),
+    ("POST", f"{R_ITEM}/cancel"): lambda w: (_stay(w) + "/cancel", None),
+    ("POST", f"{R_ITEM}/pre-check-in"): lambda w: (_stay(w) + "/pre-check-in",
+                                                  {"nationality": "DE", "terms_accepted": True}),
+    ("POST", f"{P}/walk-in"): lambda w: (_stay_hotel(w)["base"] + "/walk-in",
+                                         {"guest": {"last_name": "Walker"}, "nights": 1}),
+    ("POST", f"{R_ITEM}/comments"): lambda w: (_stay(w) + "/comments", {"text": "VIP"}),
+    ("POST", f"{R_ITEM}/messages"): lambda w: (_stay(w) + "/messages",
+                                              {"direction": "outgoing", "body": "Welcome"}),
+    ("POST", f"{R_ITEM}/service-requests"): lambda w: (_stay(w) + "/service-requests",
+                                                      {"kind": "towels"}),
+    ("POST", f"{R_ITEM}/check-in"): lambda w: (_stay(w) + "/check-in", {}),
+    ("POST", f"{R_ITEM}/check-out"): lambda w: (_stay(w, state="PAID", nights=1) + "/check-out",
+                                               None),
+    ("POST", f"{R_ITEM}/revert"): lambda w: (_stay(w, state="CHECKED_IN") + "/revert",
+                                            {"reason": "wrong guest"}),
+    ("POST", f"{R_ITEM}/no-show"): lambda w: (_stay(w) + "/no-show", None),
+    ("POST", f"{R_ITEM}/split"): lambda w: (_stay(w, nights=3) + "/split", {
+        "split_date": (_stay_hotel(w)["hotel"].today
+                       + __import__("datetime").timedelta(days=1)).isoformat()}),
+    ("PUT", f"{R_ITEM}/room"): lambda w: (_stay(w) + "/room", {"room_number": "101"}),
+})
+
 # Reads that need a query or a body (tenancy: another env's ids answer 404, not 422).
 _RANGE = "?from_date=2031-01-01&to_date=2031-01-02"
 _STAY = {"arrival_date": "2031-01-01", "departure_date": "2031-01-03", "adults": 1}
