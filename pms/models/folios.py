@@ -41,6 +41,7 @@ class FolioCharge(TenantModel):
     kind = peewee.CharField(max_length=16, default="charge")  # room, charge, ...
     # Cashiering (issue 5, migration 005): what the line is and where it came from.
     transaction_code = peewee.CharField(max_length=32, null=True)
+    property_id = peewee.UUIDField(null=True)  # denormalized: the day's lines without a join
     parent_id = peewee.UUIDField(null=True)  # a tax line's charge line
     reversal_of = peewee.UUIDField(null=True)  # a correction line's reversed line
     moved_from_folio = peewee.UUIDField(null=True)
@@ -50,7 +51,7 @@ class FolioCharge(TenantModel):
         table_name = "folio_charge"
         indexes = ((("env_id", "folio", "created_at"), False),
                    (("env_id", "reservation", "kind", "night"), False),
-                   (("env_id", "business_date"), False))
+                   (("env_id", "property_id", "business_date"), False))
 
 
 class FolioPayment(TenantModel):

@@ -109,13 +109,13 @@ def _insert_lines(folio: Folio, ctx: Ctx, code: TransactionCode | None, gross: D
     split = split_taxes(gross, rules, cur, quantity=quantity)
     today = _today(folio, ctx)
     main = FolioCharge.create(
-        folio=folio.id, reservation=folio.reservation_id, category=category,
+        folio=folio.id, reservation=folio.reservation_id, property_id=folio.property_id, category=category,
         description=description[:200], amount=split.net, currency=cur, quantity=quantity,
         business_date=today, kind=kind, transaction_code=code.code if code else None,
         reversal_of=reversal_of.id if reversal_of else None, reason=reason,
         moved_from_folio=moved_from)
     taxes = [FolioCharge.create(
-        folio=folio.id, reservation=folio.reservation_id, category="tax",
+        folio=folio.id, reservation=folio.reservation_id, property_id=folio.property_id, category="tax",
         description=(t.name or t.code)[:200], amount=t.amount, currency=cur, quantity=1,
         business_date=today, kind="tax", transaction_code=t.code, parent_id=main.id,
         reason=reason, moved_from_folio=moved_from) for t in split.taxes]
@@ -180,7 +180,7 @@ def _reverse(folio: Folio, ctx: Ctx, charge: FolioCharge, taxes: list[FolioCharg
              reason: str) -> list[FolioCharge]:
     today = _today(folio, ctx)
     main = FolioCharge.create(
-        folio=folio.id, reservation=folio.reservation_id, category=charge.category,
+        folio=folio.id, reservation=folio.reservation_id, property_id=folio.property_id, category=charge.category,
         description=f"Correction: {charge.description}"[:200], amount=-charge.amount,
         currency=charge.currency, quantity=charge.quantity, business_date=today,
         kind="correction", transaction_code=charge.transaction_code, reversal_of=charge.id,
@@ -188,7 +188,7 @@ def _reverse(folio: Folio, ctx: Ctx, charge: FolioCharge, taxes: list[FolioCharg
     out = [main]
     for tax in taxes:
         out.append(FolioCharge.create(
-            folio=folio.id, reservation=folio.reservation_id, category="tax",
+            folio=folio.id, reservation=folio.reservation_id, property_id=folio.property_id, category="tax",
             description=f"Correction: {tax.description}"[:200], amount=-tax.amount,
             currency=tax.currency, quantity=1, business_date=today, kind="tax",
             transaction_code=tax.transaction_code, parent_id=main.id, reversal_of=tax.id,
@@ -245,14 +245,14 @@ def move_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, charge_id
         _reverse(folio, ctx, charge, taxes, reason)
         today = _today(folio, ctx)
         copy = FolioCharge.create(
-            folio=target.id, reservation=target.reservation_id, category=charge.category,
+            folio=target.id, reservation=target.reservation_id, property_id=target.property_id, category=charge.category,
             description=charge.description, amount=charge.amount, currency=charge.currency,
             quantity=charge.quantity, business_date=today, kind=charge.kind,
             transaction_code=charge.transaction_code, night=None, moved_from_folio=folio.id,
             reason=f"moved from folio {folio.id}")
         for tax in taxes:
             FolioCharge.create(
-                folio=target.id, reservation=target.reservation_id, category="tax",
+                folio=target.id, reservation=target.reservation_id, property_id=target.property_id, category="tax",
                 description=tax.description, amount=tax.amount, currency=tax.currency,
                 quantity=1, business_date=today, kind="tax", transaction_code=tax.transaction_code,
                 parent_id=copy.id, moved_from_folio=folio.id)

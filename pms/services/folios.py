@@ -103,7 +103,7 @@ def post_room_charges(reservation: Reservation, until_night: date, *,
             description=f"Room {reservation.confirmation_number} night {night.isoformat()}",
             amount=quantize(amounts.get(night, Decimal(0)), folio.currency),
             currency=folio.currency, quantity=1, business_date=business_date, night=night,
-            kind=ROOM_KIND))
+            kind=ROOM_KIND, property_id=reservation.property_id))
     return out
 
 
@@ -227,7 +227,8 @@ def _packages_by_plan(property_id: uuid.UUID) -> dict[uuid.UUID, list[Any]]:
             .where(RatePlan.property == property_id)}
 
 
-def _charge_row(folio_id: Any, res_id: Any, *, category: str, description: str, amount: Decimal,
+def _charge_row(folio_id: Any, res_id: Any, prop_id: Any, *, category: str, description: str,
+                amount: Decimal,
                 currency: str, day: date, kind: str, code: str | None = None,
                 parent: uuid.UUID | None = None, night: date | None = None,
                 quantity: int = 1) -> dict[str, Any]:
@@ -235,6 +236,7 @@ def _charge_row(folio_id: Any, res_id: Any, *, category: str, description: str, 
 
     now = utcnow()
     return {"id": uuid.uuid4(), "created_at": now, "updated_at": now, "folio": folio_id,
+            "property_id": prop_id,
             "reservation": res_id, "category": category, "description": description[:200],
             "amount": amount, "currency": currency, "quantity": quantity, "business_date": day,
             "night": night, "kind": kind, "transaction_code": code, "parent_id": parent,
@@ -254,10 +256,10 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
         (Reservation.property == prop.id)
         & (Reservation.status == ReservationStatus.CHECKED_IN.value)
         & (Reservation.arrival_date <= day) & (Reservation.departure_date > day)))
-    done = {r.reservation_id for r in FolioCharge.select(FolioCharge.reservation).join(
-        Reservation, on=(FolioCharge.reservation == Reservation.id)).where(
-        (Reservation.property == prop.id) & (FolioCharge.kind == ROOM_KIND)
-        & (FolioCharge.night == day))}
+    # a room night is posted with business_date == night (audit) or later (check-out)
+    done = {r.reservation_id for r in FolioCharge.select(FolioCharge.reservation).where(
+        (FolioCharge.property_id == prop.id) & (FolioCharge.business_date >= day)
+        & (FolioCharge.kind == ROOM_KIND) & (FolioCharge.night == day))}
     folios = {f.reservation_id: f.id for f in Folio.select(Folio.id, Folio.reservation).where(
         (Folio.property == prop.id) & (Folio.status == FolioStatus.OPEN.value)
         & (Folio.folio_type == GUEST))}
@@ -272,10 +274,10 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
         cur = stay.currency
         price = _night_amounts(stay).get(day, Decimal(0))
         split = split_taxes(price, rules, cur)
-        room = _charge_row(folio_id, stay.id, category="room", amount=split.net, currency=cur,
+        room = _charge_row(folio_id, stay.id, prop.id, category="room", amount=split.net, currency=cur,
                            description=f"Room {stay.confirmation_number} night {day}", day=day,
                            kind=ROOM_KIND, code=code.code if code else None, night=day)
-        rows = [room] + [_charge_row(folio_id, stay.id, category="tax", amount=t.amount,
+        rows = [room] + [_charge_row(folio_id, stay.id, prop.id, category="tax", amount=t.amount,
                                      currency=cur, description=t.name or t.code, day=day,
                                      kind="tax", code=t.code, parent=room["id"])
                          for t in split.taxes]
@@ -287,7 +289,7 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
                 times = persons if PACKAGE_ON_ARRIVAL.get(pkg.calculation) else 1
             else:
                 continue
-            rows.append(_charge_row(folio_id, stay.id, category=pkg.category, currency=cur,
+            rows.append(_charge_row(folio_id, stay.id, prop.id, category=pkg.category, currency=cur,
                                     amount=quantize(Decimal(str(pkg.price)) * times, cur),
                                     description=pkg.name, day=day, kind="package",
                                     code=pkg.code, quantity=times, night=day))
@@ -298,14 +300,39 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     return out
 
 
+def bulk_insert(model: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert many rows of the current env (inside a transaction). PostgreSQL: one multi-row
+    statement per 1,000 rows with psycopg2's execute_values (peewee's per-value SQL building
+    cost more than the database); SQLite: peewee's insert_many."""
+    from pms.db.database import db, is_postgres
+    from pms.db.scope import require_env
+
+    if not rows:
+        return
+    if not is_postgres():
+        for start in range(0, len(rows), 500):
+            model.insert_many(rows[start:start + 500]).execute()
+        return
+    from psycopg2.extras import execute_values
+
+    env = require_env()
+    fields = [model._meta.fields[name] for name in rows[0]] + [model._meta.fields["env_id"]]
+    columns = ", ".join(f'"{f.column_name}"' for f in fields)
+    names = [f.name for f in fields[:-1]]
+    # plain values need no peewee conversion: UUIDs as text, the rest as psycopg2 adapts them
+    values = [tuple(v.hex if isinstance(v, uuid.UUID) else v for v in map(row.__getitem__, names))
+              + (env.hex,) for row in rows]
+    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s'
+    execute_values(db.cursor(), sql, values, page_size=1000)
+
+
 def post_night(prop: Property, day: date, *, run_id: uuid.UUID) -> NightPosting:
     """Post the night's room, tax and package lines of every in-house stay exactly once, and
     record the ledger settlement (inside the caller's unit of work)."""
     from pms.services.ledger_postings import by_account, record_posting, revenue_lines
 
     posting = _night_rows(prop, day)
-    for start in range(0, len(posting.rows), 500):
-        FolioCharge.insert_many(posting.rows[start:start + 500]).execute()
+    bulk_insert(FolioCharge, posting.rows)
     if posting.rows:
         accounts = by_account([(r["category"], None, r["amount"]) for r in posting.rows])
         row = record_posting(prop.id, f"night-audit:{run_id}:room_charges", prop.currency_code,
@@ -327,6 +354,7 @@ def post_no_show_fee(reservation: Reservation, day: date) -> FolioCharge | None:
         return None
     folio = open_folio(reservation)
     return FolioCharge.create(folio=folio.id, reservation=reservation.id, category="other",
+                              property_id=reservation.property_id,
                               description=f"No-show fee {reservation.confirmation_number}",
                               amount=quantize(fee, folio.currency), currency=folio.currency,
                               quantity=1, business_date=day, kind="no_show")

@@ -59,8 +59,7 @@ def day_figures(prop: Property, day: date, *, no_shows: int | None = None) -> di
         & (Reservation.arrival_date <= day) & (Reservation.departure_date > day)).count()
     revenue: dict[str, str] = {}
     rows = (FolioCharge.select(FolioCharge.category, peewee.fn.SUM(FolioCharge.amount))
-            .join(Folio, on=(FolioCharge.folio == Folio.id))
-            .where((FolioCharge.business_date == day) & (Folio.property == prop.id))
+            .where((FolioCharge.property_id == prop.id) & (FolioCharge.business_date == day))
             .group_by(FolioCharge.category).tuples())
     for category, amount in rows:
         revenue[category] = str(quantize(Decimal(str(amount or 0)), cur))
