@@ -30,8 +30,8 @@ def test_usable_never_negative():
     assert usable(1, 2, 2) == 0
 
 
-@pytest.mark.parametrize("physical, ooo, oos, limit, sold", itertools.product(
-    range(0, 4), range(0, 3), range(0, 3), [None, 0, 1, 2, 5], range(0, 5)))
+@pytest.mark.parametrize("physical, ooo, oos, limit, sold", list(itertools.product(
+    range(0, 4), range(0, 3), range(0, 3), [None, 0, 1, 2, 5], range(0, 5))))
 def test_sellable_bounds_hold_everywhere(physical, ooo, oos, limit, sold):
     value = sellable(physical, ooo, oos, limit, sold)
     assert 0 <= value <= max(physical - ooo - oos, 0)
