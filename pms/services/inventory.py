@@ -201,13 +201,19 @@ def recount_locked(property_id: uuid.UUID, rows: list[InventoryDay], start: date
 
 
 def _refresh(rows: list[InventoryDay], counts: dict[tuple[uuid.UUID, date], NightCount]) -> None:
-    """Write recounted physical/OOO/OOS back where the snapshot is stale."""
+    """Write recounted physical/OOO/OOS back where the snapshot is stale (one UPDATE per
+    distinct set of values, usually one for the whole stay)."""
+    stale: dict[tuple[int, int, int], list[InventoryDay]] = defaultdict(list)
     for row in rows:
         fresh = counts[(row.room_type_id, row.date)]
-        if (row.physical, row.ooo, row.oos) != (fresh.physical, fresh.ooo, fresh.oos):
-            InventoryDay.update(physical=fresh.physical, ooo=fresh.ooo, oos=fresh.oos).where(
-                InventoryDay.id == row.id).execute()
-            row.physical, row.ooo, row.oos = fresh.physical, fresh.ooo, fresh.oos
+        values = (fresh.physical, fresh.ooo, fresh.oos)
+        if (row.physical, row.ooo, row.oos) != values:
+            stale[values].append(row)
+    for (physical, ooo, oos), group in stale.items():
+        InventoryDay.update(physical=physical, ooo=ooo, oos=oos).where(
+            InventoryDay.id.in_([r.id for r in group])).execute()
+        for row in group:
+            row.physical, row.ooo, row.oos = physical, ooo, oos
 
 
 # -- the booking path --------------------------------------------------------------------------
