@@ -1,20 +1,23 @@
-"""What is attached to a reservation: comments, guest messages and service requests. Each create
-is one unit of work with its own outbox and audit row. Outgoing messages start QUEUED; the
-notifications actor delivers them later (it moves them through MESSAGE_MACHINE).
+"""What is attached to a reservation: comments, guest messages, service requests and the
+pre-arrival registration. Each is one unit of work with its own outbox and audit row. Outgoing
+messages start QUEUED; the notifications actor delivers them later (through MESSAGE_MACHINE).
 """
 
 from __future__ import annotations
 
 import uuid
 
+import msgspec
+
 from pms.context import Ctx
 from pms.db.uow import unit_of_work
-from pms.domain.states import MESSAGE_INITIAL, SERVICE_REQUEST_INITIAL
+from pms.domain.states import MESSAGE_INITIAL, RESERVATION_MACHINE, SERVICE_REQUEST_INITIAL
+from pms.errors import ValidationFailed
 from pms.events import event_type
-from pms.models import ReservationComment, ReservationMessage, ServiceRequest
+from pms.models import Reservation, ReservationComment, ReservationMessage, ServiceRequest
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services.reservations import load_reservation
+from pms.services.reservations import load_reservation, record
 
 
 def add_comment(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
@@ -61,3 +64,27 @@ def add_service_request(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.U
         uow.emit(event_type("service_request", "created"), request, data,
                  property_id=row.property_id)
     return request
+
+
+# -- pre-check-in -------------------------------------------------------------------------------
+
+def pre_check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+                 body: s.RegistrationIn) -> Reservation:
+    """Store the pre-arrival registration card of a CONFIRMED reservation.
+
+    Raises:
+        NotFound. InvalidTransition (409): not CONFIRMED. ValidationFailed: terms not accepted.
+    """
+    if not body.terms_accepted:
+        raise ValidationFailed("the guest must accept the terms to register", errors=[
+            {"field": "terms_accepted", "message": "must be true"}])
+    with unit_of_work(ctx) as uow:
+        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        status = RESERVATION_MACHINE.transition(row.status, "pre_check_in")
+        before = to_data(s.reservation_out(row))
+        row.registration = msgspec.to_builtins(body)
+        row.pre_checked_in_at = ctx.now
+        row.status = status.value
+        row.save()
+        record(uow, row, "registration_stored", before=before)
+    return row

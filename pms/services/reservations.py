@@ -32,7 +32,7 @@ from pms.errors import (
     ValidationFailed,
 )
 from pms.events import event_type
-from pms.models import Profile, Property, RatePlan, Reservation, RoomType
+from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
@@ -334,15 +334,28 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
 
 def _rehome_room(row: Reservation, arrival: date, departure: date, room_type_id: uuid.UUID,
                  in_house: bool) -> None:
-    """Keep the room-stay row in step with new dates; drop a pre-assigned room on type change."""
-    from pms.services.stays import hold_room, release_room_holds
+    """Keep the room hold in step with new dates. An in-house stay keeps its room (an extension
+    must find it free); a pre-assigned room that no longer fits is unassigned, not an error."""
+    from pms.errors import RoomUnavailable
+    from pms.services.stays import check_room, hold_room, release_room_holds
 
-    room_id = row.room_id
-    release_room_holds(row)
-    if room_type_id != row.room_type_id and not in_house:
-        row.room = None
+    room = Room.get_by_id(row.room_id)
+    if in_house:
+        if departure > row.departure_date:
+            check_room(row, room, row.departure_date, departure)
+        RoomStay.update(end_date=departure).where(
+            (RoomStay.reservation == row.id) & (RoomStay.room == room.id)
+            & (RoomStay.end_date == row.departure_date)).execute()
         return
-    hold_room(row, room_id, arrival, departure)
+    release_room_holds(row)
+    row.room = None
+    if room_type_id != row.room_type_id:
+        return
+    try:
+        check_room(row, room, arrival, departure)
+    except RoomUnavailable:
+        return
+    hold_room(row, room.id, arrival, departure)
 
 
 # -- cancel ------------------------------------------------------------------------------------
@@ -372,27 +385,4 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         row.status = status.value
         row.save()
         record(uow, row, "cancelled", before=before)
-    return row
-
-
-# -- pre-check-in ------------------------------------------------------------------------------
-
-def pre_check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
-                 body: s.RegistrationIn) -> Reservation:
-    """Store the pre-arrival registration card of a CONFIRMED reservation.
-
-    Raises:
-        NotFound. InvalidTransition (409): not CONFIRMED. ValidationFailed: terms not accepted.
-    """
-    if not body.terms_accepted:
-        raise _field_error("terms_accepted", "the guest must accept the terms to register")
-    with unit_of_work(ctx) as uow:
-        row = load_reservation(ctx, property_id, reservation_id, lock=True)
-        status = RESERVATION_MACHINE.transition(row.status, "pre_check_in")
-        before = to_data(s.reservation_out(row))
-        row.registration = msgspec.to_builtins(body)
-        row.pre_checked_in_at = ctx.now
-        row.status = status.value
-        row.save()
-        record(uow, row, "registration_stored", before=before)
     return row

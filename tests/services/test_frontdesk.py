@@ -301,3 +301,37 @@ def test_extending_an_in_house_stay_keeps_the_room(ctx, hotel):
     with pytest.raises(Conflict):
         reservations.edit_reservation(ctx, hotel.id, row.id, ReservationPatch(
             arrival_date=hotel.today + timedelta(days=1)))
+
+
+def test_editing_dates_keeps_a_free_assigned_room_and_drops_a_taken_one(ctx, hotel):
+    from pms.schemas.reservations import ReservationPatch
+    from pms.services import reservations
+
+    row = make_reservation(ctx, hotel)
+    stays.assign_room(ctx, hotel.id, row.id, RoomAssignIn(room_number="100"))
+    later = hotel.today + timedelta(days=3)
+    blocker = make_reservation(ctx, hotel, arrival_date=later.isoformat(),
+                               departure_date=(later + timedelta(days=1)).isoformat())
+    stays.assign_room(ctx, hotel.id, blocker.id, RoomAssignIn(room_number="100"))
+    row = reservations.edit_reservation(ctx, hotel.id, row.id, ReservationPatch(
+        departure_date=hotel.today + timedelta(days=3)))
+    assert row.room_id == hotel.rooms[0].id
+    row = reservations.edit_reservation(ctx, hotel.id, row.id, ReservationPatch(
+        departure_date=hotel.today + timedelta(days=4)))
+    assert row.room_id is None  # room 100 is held on the new last night: unassigned
+    with read_scope(ctx):
+        assert not RoomStay.select().where(RoomStay.reservation == row.id).exists()
+
+
+def test_extending_an_in_house_stay_into_a_held_room_is_refused(ctx, hotel):
+    from pms.schemas.reservations import ReservationPatch
+    from pms.services import reservations
+
+    row = make_checked_in(ctx, hotel, room_number="100")
+    later = hotel.today + timedelta(days=2)
+    nxt = make_reservation(ctx, hotel, arrival_date=later.isoformat(),
+                           departure_date=(later + timedelta(days=1)).isoformat())
+    stays.assign_room(ctx, hotel.id, nxt.id, RoomAssignIn(room_number="100"))
+    with pytest.raises(RoomUnavailable):
+        reservations.edit_reservation(ctx, hotel.id, row.id, ReservationPatch(
+            departure_date=hotel.today + timedelta(days=3)))

@@ -87,7 +87,7 @@ class PreCheckIn:
               errors=(409, 422), summary="Store the pre-arrival registration")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RegistrationIn) -> None:  # noqa: A002
-        resp.media = s.reservation_out(reservations.pre_check_in(
+        resp.media = s.reservation_out(reservation_notes.pre_check_in(
             req.context.ctx, property_id, id, body))
 
 
