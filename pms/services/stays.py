@@ -38,6 +38,9 @@ from pms.services.reservations import (
 
 # -- rooms and holds (inside a unit of work) ----------------------------------------------------
 
+# Housekeeping marks that take a room out of sale today (besides maintenance periods).
+OUT_OF_ORDER_MARKS = frozenset({"OUT_OF_ORDER", "OUT_OF_SERVICE"})
+
 def find_room(property_id: uuid.UUID, *, room_number: str | None = None,
               room_id: uuid.UUID | None = None, lock: bool = False) -> Room:
     """A room of the property by number or id. Raises ValidationFailed when unknown."""
@@ -80,7 +83,7 @@ def check_room(row: Reservation, room: Room, start: date, end: date) -> None:
     if room.room_type_id != row.room_type_id:
         raise RoomUnavailable(f"room {room.room_number} is not of the booked room type",
                               code="room_type_mismatch", room_number=room.room_number)
-    if out_of_order(room.id, start, end):
+    if room.hk_status in OUT_OF_ORDER_MARKS or out_of_order(room.id, start, end):
         raise RoomUnavailable(f"room {room.room_number} is out of order or out of service",
                               room_number=room.room_number)
     if overlapping_holds(room.id, start, end, exclude=row.id).exists():
@@ -118,7 +121,8 @@ def auto_assign(row: Reservation, start: date) -> Room:
         & (Room.status == states.RoomStatus.VACANT.value) & Room.id.not_in(busy))
         .order_by((Room.hk_status == "DIRTY").asc(), Room.room_number))
     for room in candidates:
-        if not out_of_order(room.id, start, row.departure_date):
+        if room.hk_status not in OUT_OF_ORDER_MARKS and not out_of_order(
+                room.id, start, row.departure_date):
             return room
     raise RoomUnavailable("no vacant room of the booked type is free for this stay")
 

@@ -335,3 +335,15 @@ def test_extending_an_in_house_stay_into_a_held_room_is_refused(ctx, hotel):
     with pytest.raises(RoomUnavailable):
         reservations.edit_reservation(ctx, hotel.id, row.id, ReservationPatch(
             departure_date=hotel.today + timedelta(days=3)))
+
+
+def test_a_room_marked_out_of_order_by_housekeeping_is_not_given(ctx, hotel):
+    from pms.db.uow import unit_of_work
+
+    with unit_of_work(ctx):
+        Room.update(hk_status="OUT_OF_ORDER").where(Room.id == hotel.rooms[0].id).execute()
+    row = make_reservation(ctx, hotel)
+    with pytest.raises(RoomUnavailable):
+        checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=hotel.rooms[0].room_number))
+    row = checkin.check_in(ctx, hotel.id, row.id, CheckInIn())
+    assert row.room_id != hotel.rooms[0].id
