@@ -12,7 +12,8 @@ from pms.models.property import Property
 class TransactionCode(AggregateModel):
     """What a charge is: category, tax rules (see pms.domain.tax) and the ledger revenue account."""
 
-    property = peewee.ForeignKeyField(Property, backref="transaction_codes", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="transaction_codes", on_delete="RESTRICT",
+                                       index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)
     category = peewee.CharField(max_length=16)  # room, tax, F&B, mini bar, other
@@ -26,7 +27,8 @@ class TransactionCode(AggregateModel):
 
 
 class GiftVoucher(AggregateModel):
-    property = peewee.ForeignKeyField(Property, backref="gift_vouchers", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="gift_vouchers", on_delete="RESTRICT",
+                                       index=False)
     code = peewee.CharField(max_length=32)
     currency = peewee.CharField(max_length=3)
     initial_amount = MoneyField()
@@ -43,7 +45,7 @@ class GiftVoucher(AggregateModel):
 class Invoice(TenantModel):
     """The numbered invoice of one closed folio; `document` is the frozen JSON rendition."""
 
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT", index=False)
     folio_id = peewee.UUIDField()
     number = peewee.CharField(max_length=32)
     issued_at = UtcDateTimeField()
@@ -57,7 +59,7 @@ class Invoice(TenantModel):
 class InvoiceSequence(TenantModel):
     """The last invoice number of a property (locked while a number is taken)."""
 
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT", index=False)
     last_number = peewee.IntegerField(default=0)
 
     class Meta:
@@ -69,7 +71,7 @@ class LedgerPosting(TenantModel):
     """A double-entry movement recorded with the change it settles, sent after commit,
     idempotent by `idempotency_key`; PENDING rows are re-sent by the reconciler."""
 
-    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, on_delete="RESTRICT", index=False)
     idempotency_key = peewee.CharField(max_length=200)
     currency = peewee.CharField(max_length=3)
     lines = JsonField()

@@ -13,7 +13,8 @@ class NightAuditRun(AggregateModel):
     """The night audit of one property for one business date (unique): a second run answers
     with this row; a FAILED or interrupted RUNNING row is resumed step by step."""
 
-    property = peewee.ForeignKeyField(Property, backref="night_audits", on_delete="RESTRICT")
+    property = peewee.ForeignKeyField(Property, backref="night_audits", on_delete="RESTRICT",
+                                       index=False)
     business_date = peewee.DateField()
     status = peewee.CharField(max_length=16)
     started_at = UtcDateTimeField()
@@ -30,7 +31,8 @@ class NightAuditRun(AggregateModel):
 class NightAuditStep(TenantModel):
     """One finished step of a run: a re-run skips steps that have a row here."""
 
-    run = peewee.ForeignKeyField(NightAuditRun, backref="steps", on_delete="CASCADE")
+    run = peewee.ForeignKeyField(NightAuditRun, backref="steps", on_delete="CASCADE",
+                                  index=False)
     name = peewee.CharField(max_length=40)
     position = peewee.IntegerField()
     count = peewee.IntegerField(default=0)
