@@ -65,6 +65,36 @@ class Result:
     note: str = ""
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds user+system) of a live process, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds used so far by a process and its live children (a gunicorn master and its
+    workers). Unlike req/s, CPU per request hardly moves when other work shares the machine."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _proc_stat(int(entry))
+        if stat and (int(entry) == root or stat[0] == root):
+            total += stat[1]
+    return total
+
+
+def pids_cpu_seconds(pids: list[int]) -> float:
+    return sum(stat[1] for stat in map(_proc_stat, pids) if stat)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -85,6 +115,8 @@ def median_measurement(runs: list[Measurement]) -> Measurement:
         errors=sum(r.errors for r in runs),
         runs=[{"rate": r.rate, "p50_ms": r.p50_ms, "p99_ms": r.p99_ms, "errors": r.errors,
                **r.extra} for r in runs],
+        extra={key: med([r.extra.get(key) for r in runs])
+               for key in sorted({k for r in runs for k in r.extra if k.endswith("_per_req")})},
     )
 
 
@@ -133,13 +165,15 @@ class Bench:
 
     def __init__(self, *, duration: float = 5.0, runs: int = 3, connections: int = 32,
                  wrk_threads: int = 2, warmup: float = 1.0, server_env: dict[str, str] | None = None,
-                 log: Callable[[str], None] = print) -> None:
+                 broker_url: str = "stub://", log: Callable[[str], None] = print) -> None:
         self.duration = duration
         self.runs = runs
         self.connections = connections
         self.wrk_threads = wrk_threads
         self.warmup = warmup
         self.server_env = dict(server_env or {})
+        self.broker_url = broker_url
+        self.load_before = os.getloadavg()
         self.log = log
         self.results: dict[str, Result] = {}
         self._baselines: dict[str, Result] = {}
@@ -148,6 +182,7 @@ class Bench:
         self._app: Server | None = None
         self._seed_bound = False
         self._pgbench_ready = False
+        self._servers: dict[str, Server] = {}
         from pms.config import Settings
 
         self.settings = Settings(jwks_url=f"file://{self._tmp}/jwks.json")
@@ -185,7 +220,7 @@ class Bench:
     def gunicorn_env(self) -> dict[str, str]:
         assert self.db is not None, "call start() first"
         return {"PMS_DATABASE_URL": self.db.app_url, "PMS_MIGRATION_DATABASE_URL": self.db.owner_url,
-                "PMS_JWKS_URL": self.settings.jwks_url, "PMS_BROKER_URL": "stub://",
+                "PMS_JWKS_URL": self.settings.jwks_url, "PMS_BROKER_URL": self.broker_url,
                 **self.server_env}
 
     def app(self) -> Server:
@@ -194,6 +229,7 @@ class Bench:
             env_id = uuid.uuid4()
             self._app = Server(APP_TARGET, self.gunicorn_env(), OUT_DIR / "gunicorn-app.log")
             self._app.wait_ready("/v1/health", self.headers(env_id))
+            self._servers[self._app.base_url] = self._app
             self.log(f"service up at {self._app.base_url}")
         return self._app
 
@@ -206,8 +242,10 @@ class Bench:
         srv = Server(target, {**self.gunicorn_env(), **(env or {})}, OUT_DIR / f"gunicorn-{name}.log")
         try:
             srv.wait_ready(ready_path, ready_headers or {})
+            self._servers[srv.base_url] = srv
             yield srv
         finally:
+            self._servers.pop(srv.base_url, None)
             srv.stop()
 
     def token(self, env_id: uuid.UUID, scopes: list[str] | None = None) -> str:
@@ -236,21 +274,27 @@ class Bench:
     def wrk_once(self, url: str, *, method: str = "GET", path: str = "/",
                  headers: dict[str, str] | None = None, body_template: str = "",
                  unique: bool = False, duration: float | None = None,
-                 connections: int | None = None) -> Measurement:
-        """One wrk run; `{{n}}` in `body_template` becomes a unique token per request."""
+                 connections: int | None = None, script: Path | None = None) -> Measurement:
+        """One wrk run; `{{n}}` in `body_template` becomes a unique token per request.
+
+        `script` replaces bench/wrk/driver.lua; a custom script may `dofile()` the driver and
+        wrap its `request()`, and must keep its `done()` (the BENCHJSON line)."""
         conns = connections or self.connections
         argv = ["wrk", "-t", str(min(self.wrk_threads, conns)), "-c", str(conns),
-                "-d", f"{max(1, round(duration or self.duration))}s", "--timeout", "10s", "-s", str(WRK_DRIVER)]
+                "-d", f"{max(1, round(duration or self.duration))}s", "--timeout", "10s",
+                "-s", str(script or WRK_DRIVER)]
         for key, value in (headers or {}).items():
             argv += ["-H", f"{key}: {value}"]
         if body_template:
             argv += ["-H", "Content-Type: application/json"]
         argv += [url, "--", method, path, body_template, "1" if unique else "0",
                  uuid.uuid4().hex[:8]]
+        before = self._cpu_sample(url)
         proc = subprocess.run(argv, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"wrk failed ({proc.returncode}): {proc.stderr or proc.stdout}")
         out = proc.stdout
+        cpu = self._cpu_delta(before) if before else {}
         line = next((ln for ln in out.splitlines() if ln.startswith("BENCHJSON ")), None)
         if line is None:
             raise RuntimeError(f"wrk printed no summary:\n{out}")
@@ -258,9 +302,41 @@ class Bench:
         seconds = data["duration_us"] / 1e6
         errors = sum(data[k] for k in ("connect_errors", "read_errors", "write_errors",
                                        "status_errors", "timeouts"))
+        per_req = {f"{k}_cpu_ms_per_req": round(v * 1000 / max(1, data["requests"]), 4)
+                   for k, v in cpu.items()}
         return Measurement(rate=round(data["requests"] / seconds, 1), p50_ms=data["p50_us"] / 1000,
                            p99_ms=data["p99_us"] / 1000, errors=errors,
-                           extra={"requests": data["requests"], "status_errors": data["status_errors"]})
+                           extra={"requests": data["requests"], "status_errors": data["status_errors"],
+                                  **per_req})
+
+    def _db_backends(self) -> list[int]:
+        if self.db is None:
+            return []
+        try:
+            conn = pgdb._admin()
+            with conn.cursor() as cur:
+                cur.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.db.name,))
+                pids = [int(r[0]) for r in cur.fetchall()]
+            conn.close()
+            return pids
+        except Exception:  # noqa: BLE001 - CPU figures are a bonus, never a failure
+            return []
+
+    def _cpu_sample(self, url: str) -> dict[str, Any] | None:
+        """CPU counters of the server behind `url` (and the app database's backends)."""
+        srv = self._servers.get(url.rstrip("/"))
+        if srv is None:
+            return None
+        backends = self._db_backends()
+        return {"server": tree_cpu_seconds(srv.proc.pid), "backends": backends,
+                "db": pids_cpu_seconds(backends), "pid": srv.proc.pid}
+
+    def _cpu_delta(self, before: dict[str, Any]) -> dict[str, float]:
+        backends = sorted(set(before["backends"]) | set(self._db_backends()))
+        # backends that appeared during the run started from zero
+        db_after = pids_cpu_seconds(backends)
+        return {"server": tree_cpu_seconds(before["pid"]) - before["server"],
+                "db": max(0.0, db_after - before["db"])}
 
     def wrk(self, url: str, **kwargs: Any) -> Measurement:
         """A short warm-up, then the median of `runs` wrk runs."""
@@ -355,6 +431,9 @@ class Bench:
                 "settings": {"duration_s": self.duration, "runs": self.runs,
                              "connections": self.connections, "wrk_threads": self.wrk_threads,
                              "cpus": os.cpu_count(), "server_env": self.server_env,
+                             "broker_url": self.broker_url,
+                             "load_average_before": [round(x, 2) for x in self.load_before],
+                             "load_average_after": [round(x, 2) for x in os.getloadavg()],
                              "gunicorn": _gunicorn_settings(self.server_env)},
                 "results": lines}
 

@@ -54,21 +54,33 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def _cpu_per_request(extra: dict[str, Any]) -> float | None:
+    """Server plus database CPU per request, when the harness could sample it."""
+    parts = [extra.get("server_cpu_ms_per_req"), extra.get("db_cpu_ms_per_req")]
+    present = [p for p in parts if p is not None]
+    return sum(present) if present else None
+
+
 def print_table(report: dict[str, Any]) -> None:
     header = f"{'benchmark':52} {'rate':>12} {'unit':>9} {'p50 ms':>8} {'p99 ms':>8} " \
-             f"{'errors':>6}  {'vs baseline':30} {'ratio':>6} {'goal':>6}"
+             f"{'errors':>6} {'cpu ms/req':>10}  {'vs baseline':30} {'ratio':>6} {'goal':>6}"
     print("\n" + header)
     print("-" * len(header))
     for line in report["results"]:
         m = line["measurement"]
         goal = line["goal_text"] or (f">={line['goal']:.2f}" if line["goal"] is not None else "")
         verdict = {True: " ok", False: " MISSED", None: ""}[line["passed"]]
+        cpu = _cpu_per_request(m["extra"])
         print(f"{line['name'][:52]:52} {_fmt(m['rate']):>12} {m['unit']:>9} "
-              f"{_fmt(m['p50_ms'], 2):>8} {_fmt(m['p99_ms'], 2):>8} {m['errors']:>6}  "
+              f"{_fmt(m['p50_ms'], 2):>8} {_fmt(m['p99_ms'], 2):>8} {m['errors']:>6} "
+              f"{_fmt(cpu, 3):>10}  "
               f"{(line['baseline'] or '')[:30]:30} {_fmt(line['ratio'], 2):>6} {goal:>6}{verdict}")
     s = report["settings"]
     print(f"\nmedians of {s['runs']} runs x {s['duration_s']} s, {s['connections']} connections, "
-          f"{s['cpus']} CPUs, gunicorn {s['gunicorn']}")
+          f"{s['cpus']} CPUs, gunicorn {s['gunicorn']}, broker {s['broker_url']}, "
+          f"load average {s['load_average_before'][0]} -> {s['load_average_after'][0]}\n"
+          "cpu ms/req = CPU of the gunicorn master+workers and of the app database's backends per "
+          "request (robust when other work shares the machine; req/s is not)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", help="gunicorn workers (WEB_CONCURRENCY)")
     parser.add_argument("--gunicorn-threads", help="gunicorn threads per worker (PMS_THREADS)")
     parser.add_argument("--worker-class", help="gunicorn worker class (PMS_WORKER_CLASS)")
+    parser.add_argument("--broker", default="stub://",
+                        help="PMS_BROKER_URL of the service (default stub://: self-contained; "
+                             "the embedded relay then publishes in-process)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--keep-db", action="store_true", help="keep the throwaway database")
     args = parser.parse_args(argv)
@@ -101,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                                     ("PMS_THREADS", args.gunicorn_threads),
                                     ("PMS_WORKER_CLASS", args.worker_class)) if v}
     bench = lib.Bench(duration=args.duration, runs=args.runs, connections=args.connections,
-                      wrk_threads=args.threads, server_env=server_env,
+                      wrk_threads=args.threads, server_env=server_env, broker_url=args.broker,
                       log=lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True))
     failed: list[str] = []
     started = time.monotonic()

@@ -24,6 +24,10 @@ import time
 
 from pms.api import inflight
 
+# Measured on the 2-core target box with `python -m bench.run` (server + database CPU per
+# GET /v1/properties/{id}): 2 gthread workers x 4 threads used the least CPU per request
+# (about 1.08 ms); 4x2, 3x4, 2x2, 4 and 6 single-thread workers and 4 sync workers used 5-25%
+# more, with no better throughput. Override with WEB_CONCURRENCY / PMS_THREADS / PMS_WORKER_CLASS.
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = os.environ.get("PMS_WORKER_CLASS", "gthread")
