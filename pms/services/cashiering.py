@@ -36,6 +36,16 @@ from pms.services.transaction_codes import load_code, rules_of
 REVERSIBLE = ("charge", "room", "package", "no_show", "allowance")
 MAX_AMOUNT = Decimal("1000000")
 
+# Test-only hook (pretix's sleep-after-quota-check): runs after a posting saw its folio OPEN, so
+# the race tests can widen the window a concurrent check-out would need. Never set in production.
+_pause_after_open_check: list[Any] = []
+
+
+def set_pause_after_open_check(fn: Any) -> None:
+    _pause_after_open_check.clear()
+    if fn is not None:
+        _pause_after_open_check.append(fn)
+
 
 class ChargeAlreadyReversed(Conflict):
     """Raised when correcting or moving a line that was reversed already."""
@@ -45,14 +55,23 @@ class ChargeAlreadyReversed(Conflict):
 
 def load_folio(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, *,
                lock: bool = False) -> Folio:
-    """The property's folio (guest sessions: only their own stay's), else NotFound."""
+    """The property's folio (guest sessions: only their own stay's), else NotFound.
+
+    With `lock`, the stay's reservation row is locked first and then the folio row: the order
+    check-out takes them in, so a posting and a check-out serialize instead of deadlocking (a
+    charge's foreign key would otherwise wait on the reservation check-out holds).
+    """
     query = Folio.select().where((Folio.id == folio_id) & (Folio.property == property_id))
     if ctx.holder_id is not None:
         query = (query.join(Reservation, on=(Folio.reservation == Reservation.id))
                  .where(Reservation.guest_profile == ctx.holder_id))
-    row = (for_update(query) if lock else query).first()
+    row = query.first()
     if row is None:
         raise NotFound("no such folio")
+    if lock:
+        for_update(Reservation.select(Reservation.id).where(
+            Reservation.id == row.reservation_id)).first()
+        row = for_update(Folio.select().where(Folio.id == row.id)).get()
     return row
 
 
@@ -150,6 +169,8 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
     with lock_errors(), unit_of_work(ctx) as uow:
         folio = load_folio(ctx, property_id, folio_id, lock=True)
         require_open(folio)
+        for pause in _pause_after_open_check:
+            pause()
         code = load_code(property_id, body.transaction_code)
         gross = quantize(body.amount * body.quantity, folio.currency)
         lines = _insert_lines(folio, ctx, code, gross, quantity=body.quantity,

@@ -249,13 +249,16 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     from pms.domain.tax import split_taxes
     from pms.services.transaction_codes import rules_of
 
-    stays = list(Reservation.select(
+    query = Reservation.select(
         Reservation.id, Reservation.rate_plan, Reservation.arrival_date, Reservation.adults,
         Reservation.children, Reservation.nightly_prices, Reservation.currency,
         Reservation.confirmation_number).where(
         (Reservation.property == prop.id)
         & (Reservation.status == ReservationStatus.CHECKED_IN.value)
-        & (Reservation.arrival_date <= day) & (Reservation.departure_date > day)))
+        & (Reservation.arrival_date <= day) & (Reservation.departure_date > day))
+    # Lock the in-house stays (not in a dry run): a check-out racing the audit waits for it and
+    # then sees the night's charge, instead of closing a folio the audit is about to charge.
+    stays = list(query if preview else for_update(query.order_by(Reservation.id)))
     # a room night is posted with business_date == night (audit) or later (check-out)
     done = {r.reservation_id for r in FolioCharge.select(FolioCharge.reservation).where(
         (FolioCharge.property_id == prop.id) & (FolioCharge.business_date >= day)
