@@ -145,3 +145,52 @@ def test_card_numbers_in_any_field_are_refused_and_never_stored_or_logged(api, c
 def test_ordinary_bodies_still_pass(api):
     resp = api.post("/v1/properties", _property_body())
     assert resp.status_code == 201, resp.text
+
+
+def test_card_numbers_in_cashiering_bodies_are_refused_and_never_stored(api, ctx, card, caplog):
+    import msgspec
+
+    from pms.db.uow import read_scope
+    from pms.models import Folio
+    from pms.schemas.cashiering import TransactionCodeIn
+    from pms.services import catalog
+    from pms.services.transaction_codes import TRANSACTION_CODE
+    from tests.factories import make_booking_hotel, make_checked_in
+
+    caplog.set_level(logging.DEBUG)
+    hotel = make_booking_hotel(ctx, rooms=1)
+    catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
+        {"code": "FB", "name": "F&B", "category": "F&B"}, TransactionCodeIn))
+    res = make_checked_in(ctx, hotel)
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == res.id)
+    base = f"/v1/properties/{hotel.id}"
+    f = f"{base}/folios/{folio.id}"
+    charge = api.post(f"{f}/charges", {"transaction_code": "FB", "amount": "10"}).json
+    line = next(c for c in charge["charges"] if c["kind"] == "charge")["id"]
+    cases = [
+        (f"{f}/charges", {"transaction_code": "FB", "amount": "10", "description": "x"},
+         ["description", "transaction_code"]),
+        (f"{f}/charges/{line}/correction", {"reason": "x"}, ["reason"]),
+        (f"{f}/allowances", {"transaction_code": "FB", "amount": "1", "reason": "x"}, ["reason"]),
+        (f"{f}/payments", {"amount": "1", "method": "CARD", "payment_method_id": "pm_x"},
+         ["payment_method_id"]),
+        (f"{f}/payments", {"amount": "1", "method": "VOUCHER", "voucher_code": "x"},
+         ["voucher_code"]),
+        (f"{f}/pre-authorizations", {"amount": "1", "payment_method_id": "pm_x"},
+         ["payment_method_id"]),
+        (f"{base}/gift-vouchers", {"amount": "5", "recipient_name": "x", "code": "G1"},
+         ["recipient_name", "code"]),
+        (f"{base}/transaction-codes", {"code": "SPA", "name": "x", "category": "other"},
+         ["name"]),
+    ]
+    for path, body, fields in cases:
+        for field in fields:
+            for form in (card, spaced(card), dashed(card)):
+                resp = api.post(path, _set(body, field, form))
+                problem = assert_problem(resp, 422, "card_data_refused")
+                assert problem["errors"][0]["field"] == field and card not in resp.text
+    needles = [card, spaced(card), dashed(card)]
+    assert _scan_tables(needles) == []  # every table, the outbox and the audit journal included
+    logged = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
+    assert not any(n in logged for n in needles)
