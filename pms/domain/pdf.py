@@ -25,10 +25,7 @@ def render_pdf(lines: list[str], *, title: str = "Document") -> bytes:
     pages = [lines[i:i + LINES_PER_PAGE] for i in range(0, max(len(lines), 1), LINES_PER_PAGE)]
     objects: list[bytes] = []
     font_id = 3
-    page_ids = []
-    for i, page in enumerate(pages):
-        page_id = 4 + 2 * i
-        page_ids.append(page_id)
+    page_ids = [4 + 2 * i for i in range(len(pages))]  # each page object, then its content
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     kids = " ".join(f"{p} 0 R" for p in page_ids)
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(page_ids)} >>".encode())

@@ -28,8 +28,12 @@ from pms.schemas import cashiering as cs
 from pms.schemas.common import to_data
 from pms.schemas.folios import FolioOut
 from pms.services.folios import render
-from pms.services.ledger_postings import (CATEGORY_ACCOUNTS, record_posting, revenue_lines,
-                                          send_postings)
+from pms.services.ledger_postings import (
+    CATEGORY_ACCOUNTS,
+    record_posting,
+    revenue_lines,
+    send_postings,
+)
 from pms.services.reservations import business_date
 from pms.services.transaction_codes import load_code, rules_of
 

@@ -24,8 +24,14 @@ import peewee
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.domain.states import (AUDIT_RUN_INITIAL, AUDIT_RUN_MACHINE, HK_MACHINE,
-                               AuditRunStatus, HkStatus, ReservationStatus)
+from pms.domain.states import (
+    AUDIT_RUN_INITIAL,
+    AUDIT_RUN_MACHINE,
+    HK_MACHINE,
+    AuditRunStatus,
+    HkStatus,
+    ReservationStatus,
+)
 from pms.errors import NotFound, PmsError
 from pms.events import event_type
 from pms.models import Property, Reservation, Room

@@ -115,7 +115,7 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None) -> None:
 
     from pms.services import end_of_day as eod
 
-    if not _set(ctx, job_id, "start", started_at=dt.datetime.now(dt.timezone.utc)):
+    if not _set(ctx, job_id, "start", started_at=dt.datetime.now(dt.UTC)):
         return
     with read_scope(ctx):
         job = Job.get_by_id(job_id)
@@ -126,11 +126,11 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None) -> None:
                                      run_id=uuid.UUID(job.input["run_id"]))
         trigger = "succeed" if result.status == "DONE" else "fail"
         _set(ctx, job_id, trigger, result=to_data(result), error=result.error,
-             finished_at=dt.datetime.now(dt.timezone.utc))
+             finished_at=dt.datetime.now(dt.UTC))
     except Exception as exc:  # noqa: BLE001 - recorded on the job, never lost
         log.exception("job failed", extra={"job_id": str(job_id)})
         _set(ctx, job_id, "fail", error=f"{type(exc).__name__}: {exc}"[:2000],
-             finished_at=dt.datetime.now(dt.timezone.utc))
+             finished_at=dt.datetime.now(dt.UTC))
 
 
 def get_job(ctx: Ctx, job_id: uuid.UUID) -> Job:

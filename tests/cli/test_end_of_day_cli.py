@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from typer.testing import CliRunner
@@ -24,7 +24,7 @@ def world(tmp_path):
     migrate(url)
     db.initialize(make_database(url))
     ctx = Ctx(env_id=uuid.uuid4(), sub="t", client_kind="user", scopes=frozenset(all_scopes()),
-              now=datetime.now(timezone.utc))
+              now=datetime.now(UTC))
     hotel = make_booking_hotel(ctx, rooms=3)
     make_checked_in(ctx, hotel)
     make_reservation(ctx, hotel)

@@ -11,8 +11,13 @@ import falcon
 from pms.api.spec import endpoint
 from pms.routes import Route
 from pms.schemas import cashiering as cs
-from pms.schemas.folios import (FolioByRoomQuery, FolioOut, InvoiceQuery, PaymentResultOut,
-                                payment_out)
+from pms.schemas.folios import (
+    FolioByRoomQuery,
+    FolioOut,
+    InvoiceQuery,
+    PaymentResultOut,
+    payment_out,
+)
 from pms.services import cashiering, folios, invoices, payments
 
 
