@@ -93,18 +93,26 @@ def post_room_charges(reservation: Reservation, until_night: date, *,
     posted = {c.night for c in FolioCharge.select(FolioCharge.night).where(
         (FolioCharge.reservation == reservation.id) & (FolioCharge.kind == ROOM_KIND)
         & (FolioCharge.night.in_(nights)))}
-    amounts = _night_amounts(reservation)
-    out = []
-    for night in nights:
-        if night in posted:
-            continue
-        out.append(FolioCharge.create(
-            folio=folio.id, reservation=reservation.id, category="room",
-            description=f"Room {reservation.confirmation_number} night {night.isoformat()}",
-            amount=quantize(amounts.get(night, Decimal(0)), folio.currency),
-            currency=folio.currency, quantity=1, business_date=business_date, night=night,
-            kind=ROOM_KIND, property_id=reservation.property_id))
-    return out
+    from pms.services.ledger_postings import by_account, record_posting, revenue_lines
+    from pms.services.transaction_codes import rules_of
+
+    code = _room_code(reservation.property_id)
+    rules = rules_of(code) if code is not None else []
+    packages = _packages_by_plan(reservation.property_id)
+    missing = [n for n in nights if n not in posted]
+    rows: list[dict[str, Any]] = []
+    for night in missing:
+        rows.extend(_stay_rows(reservation, folio.id, reservation.property_id, night,
+                               business_date, code, rules, packages))
+    bulk_insert(FolioCharge, rows)
+    if rows:  # settled with the ledger by the reconciler (no ledger client in here)
+        record_posting(reservation.property_id,
+                       f"room-nights:{reservation.id}:{missing[0]}:{missing[-1]}",
+                       folio.currency,
+                       revenue_lines(by_account([(r["category"], None, r["amount"]) for r in rows])),
+                       memo=f"Room nights {reservation.confirmation_number}")
+    ids = [r["id"] for r in rows if r["kind"] == ROOM_KIND]
+    return list(FolioCharge.select().where(FolioCharge.id.in_(ids)).order_by(FolioCharge.night))
 
 
 def close_folio(folio: Folio, *, now: datetime) -> Folio:
@@ -243,10 +251,39 @@ def _charge_row(folio_id: Any, res_id: Any, prop_id: Any, *, category: str, desc
             "reversal_of": None, "moved_from_folio": None, "reason": None}
 
 
+def _stay_rows(stay: Reservation, folio_id: Any, prop_id: Any, night: date, day: date,
+               code: Any, rules: list[Any], packages: dict[uuid.UUID, list[Any]]
+               ) -> list[dict[str, Any]]:
+    """One stay's lines for one night: the room charge (net), its tax lines, its packages."""
+    from pms.domain.tax import split_taxes
+
+    cur = stay.currency
+    split = split_taxes(_night_amounts(stay).get(night, Decimal(0)), rules, cur)
+    room = _charge_row(folio_id, stay.id, prop_id, category="room", amount=split.net,
+                       currency=cur, description=f"Room {stay.confirmation_number} night {night}",
+                       day=day, kind=ROOM_KIND, code=code.code if code else None, night=night)
+    rows = [room] + [_charge_row(folio_id, stay.id, prop_id, category="tax", amount=t.amount,
+                                 currency=cur, description=t.name or t.code, day=day,
+                                 kind="tax", code=t.code, parent=room["id"])
+                     for t in split.taxes]
+    persons = stay.adults + stay.children
+    for pkg in packages.get(stay.rate_plan_id, []):
+        if pkg.calculation in PACKAGE_NIGHTLY:
+            times = persons if PACKAGE_NIGHTLY[pkg.calculation] else 1
+        elif night == stay.arrival_date:
+            times = persons if PACKAGE_ON_ARRIVAL.get(pkg.calculation) else 1
+        else:
+            continue
+        rows.append(_charge_row(folio_id, stay.id, prop_id, category=pkg.category, currency=cur,
+                                amount=quantize(Decimal(str(pkg.price)) * times, cur),
+                                description=pkg.name, day=day, kind="package",
+                                code=pkg.code, quantity=times, night=night))
+    return rows
+
+
 def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPosting:
     """Build (not insert) the night's lines for every in-house stay not yet charged (set-based:
     a fixed number of queries whatever the number of stays or the history)."""
-    from pms.domain.tax import split_taxes
     from pms.services.transaction_codes import rules_of
 
     query = Reservation.select(
@@ -274,30 +311,8 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
         if stay.id in done:
             continue
         folio_id = folios.get(stay.id) or (None if preview else open_folio(stay).id)
-        cur = stay.currency
-        price = _night_amounts(stay).get(day, Decimal(0))
-        split = split_taxes(price, rules, cur)
-        room = _charge_row(folio_id, stay.id, prop.id, category="room", amount=split.net, currency=cur,
-                           description=f"Room {stay.confirmation_number} night {day}", day=day,
-                           kind=ROOM_KIND, code=code.code if code else None, night=day)
-        rows = [room] + [_charge_row(folio_id, stay.id, prop.id, category="tax", amount=t.amount,
-                                     currency=cur, description=t.name or t.code, day=day,
-                                     kind="tax", code=t.code, parent=room["id"])
-                         for t in split.taxes]
-        persons = stay.adults + stay.children
-        for pkg in packages.get(stay.rate_plan_id, []):
-            if pkg.calculation in PACKAGE_NIGHTLY:
-                times = persons if PACKAGE_NIGHTLY[pkg.calculation] else 1
-            elif day == stay.arrival_date:
-                times = persons if PACKAGE_ON_ARRIVAL.get(pkg.calculation) else 1
-            else:
-                continue
-            rows.append(_charge_row(folio_id, stay.id, prop.id, category=pkg.category, currency=cur,
-                                    amount=quantize(Decimal(str(pkg.price)) * times, cur),
-                                    description=pkg.name, day=day, kind="package",
-                                    code=pkg.code, quantity=times, night=day))
         out.stays += 1
-        out.rows.extend(rows)
+        out.rows.extend(_stay_rows(stay, folio_id, prop.id, day, day, code, rules, packages))
     out.lines = len(out.rows)
     out.total = sum((r["amount"] for r in out.rows), Decimal("0"))
     return out

@@ -167,3 +167,27 @@ def test_packages_and_housekeeping_fan_out_are_called(ctx, database):
         fan_out=lambda env, prop, day: called.append((env, prop, day)) or 1))
     assert called == [(ctx.env_id, hotel.id, result.business_date)]
     assert result.figures["revenue_by_category"]["F&B"] == "30.00"
+
+
+def test_check_out_posts_missing_nights_with_the_same_tax_lines_and_a_ledger_posting(ctx, hotel):
+    from pms.errors import FolioNotClosable
+    from pms.models.cashiering import LedgerPosting
+    from pms.services import checkout
+    from pms.services.folios import post_room_charges
+
+    stay = make_checked_in(ctx, hotel)
+    with pytest.raises(FolioNotClosable) as refused:
+        checkout.check_out(ctx, hotel.id, stay.id)
+    assert refused.value.extra["balance"] == "100.00"  # the night, taxes included in the gross
+    from pms.db.uow import unit_of_work
+
+    with unit_of_work(ctx):
+        rows = post_room_charges(Reservation.get_by_id(stay.id), hotel.today,
+                                 business_date=hotel.today)
+    assert [r.amount for r in rows] == [Decimal("93.46")]
+    with read_scope(ctx):
+        tax = FolioCharge.get((FolioCharge.kind == "tax") & (FolioCharge.parent_id == rows[0].id))
+        assert tax.amount == Decimal("6.54")
+        posting = LedgerPosting.get()
+        assert posting.status == "PENDING" and {ln["account"] for ln in posting.lines} == {
+            "guest_ledger", "room_revenue", "tax_payable"}
