@@ -138,6 +138,10 @@ class JwksCache:
                 self._refresh()
             return self._keys.get(kid)
 
+    def current(self, kid: str) -> tuple[str, Any] | None:
+        """The cached entry for `kid`, without fetching."""
+        return self._keys.get(kid)
+
     @property
     def loaded(self) -> bool:
         return self._loaded
@@ -148,21 +152,25 @@ class VerifiedTokens:
 
     PERF: verifying an RS256 token (base64 segments, JSON, the signature) was the largest share
     of a cheap GET; clients reuse one token for many requests. Only fully verified tokens are
-    kept, and a hit is re-checked against the clock (`exp` and `nbf`, with the same leeway), so
-    a cached token never outlives its expiry.
+    kept, and a hit is re-checked against the clock (`exp` and `nbf`, with the same leeway) and
+    against the key set (the signing key must still be the one cached under its kid), so a
+    cached token never outlives its expiry or a key the identity provider withdrew.
     """
 
     def __init__(self, size: int = VERIFIED_CACHE_SIZE) -> None:
         self.size = size
-        self._items: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[dict[str, Any], str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, token: str, now: float) -> dict[str, Any] | None:
+    def get(self, token: str, now: float, current_key: Callable[[str], Any]
+            ) -> dict[str, Any] | None:
+        """The cached claims, or None; `current_key(kid)` is the key set's entry today."""
         with self._lock:
-            claims = self._items.get(token)
-            if claims is None:
+            item = self._items.get(token)
+            if item is None:
                 return None
-            if float(claims["exp"]) < now - LEEWAY_S:
+            claims, kid, key = item
+            if float(claims["exp"]) < now - LEEWAY_S or current_key(kid) is not key:
                 del self._items[token]
                 return None
             self._items.move_to_end(token)
@@ -170,9 +178,9 @@ class VerifiedTokens:
             return None
         return claims
 
-    def put(self, token: str, claims: dict[str, Any]) -> None:
+    def put(self, token: str, claims: dict[str, Any], kid: str, key: Any) -> None:
         with self._lock:
-            self._items[token] = claims
+            self._items[token] = (claims, kid, key)
             self._items.move_to_end(token)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
@@ -196,15 +204,15 @@ class TokenVerifier:
     def verify(self, token: str) -> dict[str, Any]:
         """The token's claims, from the verified-token cache or by full verification."""
         if self.verified is not None:
-            cached = self.verified.get(token, self.clock.now().timestamp())
+            cached = self.verified.get(token, self.clock.now().timestamp(), self.jwks.current)
             if cached is not None:
                 return cached
-        claims = self._verify(token)
+        claims, kid, entry = self._verify(token)
         if self.verified is not None:
-            self.verified.put(token, claims)
+            self.verified.put(token, claims, kid, entry)
         return claims
 
-    def _verify(self, token: str) -> dict[str, Any]:
+    def _verify(self, token: str) -> tuple[dict[str, Any], str, tuple[str, Any]]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
@@ -241,7 +249,7 @@ class TokenVerifier:
             raise Unauthorized("the token is not valid yet", code="invalid_token")
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise Unauthorized("the token has no subject", code="invalid_token")
-        return claims
+        return claims, kid, entry
 
 
 def scopes_of(claims: dict[str, Any]) -> frozenset[str]:

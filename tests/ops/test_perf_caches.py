@@ -70,12 +70,37 @@ def test_a_token_that_fails_verification_is_never_cached(base_settings):
 def test_the_cache_is_bounded_least_recently_used_first():
     cache = VerifiedTokens(size=2)
     far = {"exp": 4_000_000_000}
-    cache.put("a", far)
-    cache.put("b", far)
-    assert cache.get("a", 0) is far  # a is now the most recent
-    cache.put("c", far)
+    key = object()
+
+    def current(kid: str) -> object:
+        return key
+
+    for token in ("a", "b"):
+        cache.put(token, far, "kid", key)
+    assert cache.get("a", 0, current) is far  # a is now the most recent
+    cache.put("c", far, "kid", key)
     assert len(cache) == 2
-    assert cache.get("b", 0) is None and cache.get("a", 0) is far and cache.get("c", 0) is far
+    assert cache.get("b", 0, current) is None
+    assert cache.get("a", 0, current) is far and cache.get("c", 0, current) is far
+
+
+def test_a_cached_token_is_refused_once_its_key_leaves_the_key_set(base_settings, tmp_path):
+    from pms.devkeys import generate_keys
+
+    clock = FixedClock(datetime.now(timezone.utc))
+    rotated = base_settings.with_(jwks_url=f"file://{tmp_path}/jwks.json")
+    generate_keys(rotated)
+    source = {"url": base_settings.jwks_url}
+    jwks = JwksCache(base_settings.jwks_url, fetch=lambda url: fetch_jwks(source["url"]),
+                     cooldown_s=0)
+    verifier = TokenVerifier(base_settings, jwks, clock)
+    old = mint_token(base_settings, env_id=uuid.uuid4())
+    verifier.verify(old)
+    # The identity provider rotates: the next unknown kid refetches a set without the old key
+    source["url"] = rotated.jwks_url
+    verifier.verify(mint_token(rotated, env_id=uuid.uuid4()))
+    with pytest.raises(Unauthorized):
+        verifier.verify(old)
 
 
 def test_the_cache_can_be_switched_off(base_settings):
