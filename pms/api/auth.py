@@ -14,9 +14,9 @@ import logging
 import threading
 import time
 import urllib.error
-from collections import OrderedDict
 import urllib.request
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlparse
 
@@ -82,7 +82,7 @@ def check_outbox(now: datetime) -> OutboxCheck:
     age = None
     if oldest is not None:
         if oldest.tzinfo is None:
-            oldest = oldest.replace(tzinfo=timezone.utc)
+            oldest = oldest.replace(tzinfo=UTC)
         age = round((now - oldest).total_seconds(), 3)
     return OutboxCheck(ok=True, backlog=int(row.get("backlog") or 0), oldest_unpublished_age_s=age)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlparse, unquote
+from urllib.parse import parse_qsl, unquote, urlparse
 
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase

@@ -5,7 +5,7 @@ connection that was checked in moments ago."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import psycopg2
 import pytest
@@ -36,7 +36,7 @@ def _verifier(settings, clock, *, cache_size=16):  # noqa: ANN001, ANN202
 
 
 def test_a_verified_token_is_served_from_the_cache(base_settings):
-    clock = FixedClock(datetime.now(timezone.utc))
+    clock = FixedClock(datetime.now(UTC))
     verifier, _ = _verifier(base_settings, clock)
     token = mint_token(base_settings, env_id=uuid.uuid4())
     first = verifier.verify(token)
@@ -45,7 +45,7 @@ def test_a_verified_token_is_served_from_the_cache(base_settings):
 
 
 def test_a_cached_token_is_refused_once_it_expires(base_settings):
-    clock = FixedClock(datetime.now(timezone.utc))
+    clock = FixedClock(datetime.now(UTC))
     verifier, _ = _verifier(base_settings, clock)
     token = mint_token(base_settings, env_id=uuid.uuid4(), ttl_s=60)
     verifier.verify(token)
@@ -56,7 +56,7 @@ def test_a_cached_token_is_refused_once_it_expires(base_settings):
 
 
 def test_a_token_that_fails_verification_is_never_cached(base_settings):
-    clock = FixedClock(datetime.now(timezone.utc))
+    clock = FixedClock(datetime.now(UTC))
     verifier, _ = _verifier(base_settings, clock)
     token = mint_token(base_settings, env_id=uuid.uuid4())
     head, payload, sig = token.split(".")
@@ -87,7 +87,7 @@ def test_the_cache_is_bounded_least_recently_used_first():
 def test_a_cached_token_is_refused_once_its_key_leaves_the_key_set(base_settings, tmp_path):
     from pms.devkeys import generate_keys
 
-    clock = FixedClock(datetime.now(timezone.utc))
+    clock = FixedClock(datetime.now(UTC))
     rotated = base_settings.with_(jwks_url=f"file://{tmp_path}/jwks.json")
     generate_keys(rotated)
     source = {"url": base_settings.jwks_url}
@@ -104,7 +104,7 @@ def test_a_cached_token_is_refused_once_its_key_leaves_the_key_set(base_settings
 
 
 def test_the_cache_can_be_switched_off(base_settings):
-    clock = FixedClock(datetime.now(timezone.utc))
+    clock = FixedClock(datetime.now(UTC))
     verifier, _ = _verifier(base_settings, clock, cache_size=0)
     verifier.verify(mint_token(base_settings, env_id=uuid.uuid4()))
     assert verifier.verified is None
