@@ -1,6 +1,6 @@
 """Card-number detection: Luhn-valid runs of 13 to 19 digits, with optional single spaces or
 dashes between digits. Pure functions; used by the card-data guard before a body is parsed or
-logged. UUID-shaped strings are ignored (their all-digit groups would give false positives).
+logged. UUID-shaped strings and "+"-prefixed phone numbers are ignored (false positives).
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ def contains_card_number(text: str) -> bool:
         return False
     text = _UUID.sub(" ", text)
     for match in _RUN.finditer(text):
+        if match.start() and text[match.start() - 1] == "+":
+            continue  # an international phone number (+49 30 ...), never a card
         if any(luhn_valid(c) for c in _candidates(match.group(0))):
             return True
     return False

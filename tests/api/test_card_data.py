@@ -43,6 +43,7 @@ def test_detects_card_numbers(text):
 
 
 @pytest.mark.parametrize("text", ["4111111111111112", "2026-11-21", "+49 30 1234567",
+                                  "+4111111111111111", "+41 1111 1111 1111 1",
                                   "12345678-1234-5678-1234-567812345678", "123456789012",
                                   "Room 101, 2 adults", "99999999999999999999999"])
 def test_ignores_non_card_digits(text):
