@@ -10,6 +10,7 @@ import importlib
 import json
 import pkgutil
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -112,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.scenario or [n for n, m in available.items() if getattr(m, "DEFAULT", True)]
 
     ensure_tools()
+    # SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the throwaway database is dropped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server_env = {k: v for k, v in (("WEB_CONCURRENCY", args.workers),
                                     ("PMS_THREADS", args.gunicorn_threads),
                                     ("PMS_WORKER_CLASS", args.worker_class)) if v}
