@@ -11,6 +11,7 @@ import falcon
 from pms.api.spec import endpoint
 from pms.routes import Route
 from pms.schemas import cashiering as cs
+from pms.schemas.common import Page
 from pms.schemas.folios import (
     FolioByRoomQuery,
     FolioOut,
@@ -189,11 +190,11 @@ class StayFolios:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:read", response=list[FolioOut], summary="Every folio of a stay")
+    @endpoint("folios:read", response=Page[FolioOut],
+              summary="Every folio of a stay (guest folio first; one page)")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any) -> None:  # noqa: A002
-        resp.media = {"data": cashiering.list_stay_folios(req.context.ctx, property_id, id),
-                      "next_cursor": None}
+        resp.media = Page(data=cashiering.list_stay_folios(req.context.ctx, property_id, id))
 
     @endpoint("folios:write", body=cs.ExtraFolioIn, response=FolioOut, status=201, errors=(409,),
               summary="Open an extra folio of the stay (split billing)")
