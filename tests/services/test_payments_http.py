@@ -381,3 +381,20 @@ def test_ledger_outage_leaves_postings_pending_until_reconciled(ctx, folio, gate
         assert len(up.postings) == 1
     finally:
         up.close()
+
+
+def test_pre_authorization_left_pending_by_an_outage_is_authorized_by_the_reconciler(
+        ctx, folio, gateway):
+    from pms.schemas.cashiering import PreAuthorizationIn
+    from pms.services import payments
+
+    client = http_payments(gateway)
+    gateway.faults.append("outage")
+    _, pre = payments.pre_authorize(ctx, folio[0], folio[1], PreAuthorizationIn(
+        amount=Decimal("80.00"), payment_method_id="pm_card_visa"), payments=client)
+    assert pre.status == "PENDING" and gateway.intents == {}
+    assert _reconcile(ctx, client)["authorized"] == 1
+    assert len(gateway.intents) == 1
+    (intent,) = gateway.intents.values()
+    assert intent["status"] == "requires_capture"
+    assert _state(ctx, folio) == (Decimal("0.00"), ["AUTHORIZED"])  # a hold is not money
