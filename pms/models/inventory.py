@@ -15,8 +15,10 @@ from pms.models.property import Property, Room, RoomType
 
 
 class InventoryDay(TenantModel):
-    property = peewee.ForeignKeyField(Property, backref="inventory_days", on_delete="CASCADE")
-    room_type = peewee.ForeignKeyField(RoomType, backref="inventory_days", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, backref="inventory_days",
+                                      index=False, on_delete="CASCADE")
+    room_type = peewee.ForeignKeyField(RoomType, backref="inventory_days",
+                                       index=False, on_delete="CASCADE")
     date = peewee.DateField()
     physical = peewee.IntegerField(default=0)
     ooo = peewee.IntegerField(default=0)
@@ -35,8 +37,9 @@ class InventoryDay(TenantModel):
 class Maintenance(AggregateModel):
     """A room out of order or out of service for the nights from_date..to_date (inclusive)."""
 
-    property = peewee.ForeignKeyField(Property, backref="maintenance", on_delete="CASCADE")
-    room = peewee.ForeignKeyField(Room, backref="maintenance", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, backref="maintenance",
+                                      index=False, on_delete="CASCADE")
+    room = peewee.ForeignKeyField(Room, backref="maintenance", index=False, on_delete="CASCADE")
     kind = peewee.CharField(max_length=16)
     from_date = peewee.DateField()
     to_date = peewee.DateField()

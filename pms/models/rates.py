@@ -12,9 +12,12 @@ from pms.models.property import Property, RoomType
 class RateSchedule(TenantModel):
     """The price of one room of a type for one night under one rate plan."""
 
-    property = peewee.ForeignKeyField(Property, backref="rate_schedules", on_delete="CASCADE")
-    rate_plan = peewee.ForeignKeyField(RatePlan, backref="rate_schedules", on_delete="CASCADE")
-    room_type = peewee.ForeignKeyField(RoomType, backref="rate_schedules", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, backref="rate_schedules",
+                                      index=False, on_delete="CASCADE")
+    rate_plan = peewee.ForeignKeyField(RatePlan, backref="rate_schedules",
+                                       index=False, on_delete="CASCADE")
+    room_type = peewee.ForeignKeyField(RoomType, backref="rate_schedules",
+                                       index=False, on_delete="CASCADE")
     date = peewee.DateField()
     amount = MoneyField()
     currency = peewee.CharField(max_length=3)
@@ -24,17 +27,19 @@ class RateSchedule(TenantModel):
         indexes = (
             (("env_id", "rate_plan", "room_type", "date"), True),
             (("env_id", "property", "date"), False),
+            (("env_id", "room_type"), False),
         )
 
 
 class Restriction(TenantModel):
     """Selling rules for one date; a null rate plan or room type means "all of them"."""
 
-    property = peewee.ForeignKeyField(Property, backref="restrictions", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, backref="restrictions",
+                                      index=False, on_delete="CASCADE")
     rate_plan = peewee.ForeignKeyField(RatePlan, null=True, backref="restrictions",
-                                       on_delete="CASCADE")
+                                       index=False, on_delete="CASCADE")
     room_type = peewee.ForeignKeyField(RoomType, null=True, backref="restrictions",
-                                       on_delete="CASCADE")
+                                       index=False, on_delete="CASCADE")
     date = peewee.DateField()
     min_los = peewee.IntegerField(null=True)
     max_los = peewee.IntegerField(null=True)
@@ -50,7 +55,8 @@ class Restriction(TenantModel):
 class PromoCode(AggregateModel):
     """A discount code of a property: PERCENT of the room total or a FIXED amount per stay."""
 
-    property = peewee.ForeignKeyField(Property, backref="promo_codes", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, backref="promo_codes",
+                                      index=False, on_delete="CASCADE")
     code = peewee.CharField(max_length=32)
     description = peewee.TextField(null=True)
     discount_type = peewee.CharField(max_length=8)

@@ -46,8 +46,8 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         created_at = pmsf.UtcDateTimeField()
         updated_at = pmsf.UtcDateTimeField()
         env_id = pw.UUIDField()
-        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], on_delete='CASCADE')
-        room_type = pw.ForeignKeyField(column_name='room_type_id', field='id', model=migrator.orm['room_type'], on_delete='CASCADE')
+        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], index=False, on_delete='CASCADE')
+        room_type = pw.ForeignKeyField(column_name='room_type_id', field='id', model=migrator.orm['room_type'], index=False, on_delete='CASCADE')
         date = pw.DateField()
         physical = pw.IntegerField(default=0)
         ooo = pw.IntegerField(default=0)
@@ -66,8 +66,8 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         updated_at = pmsf.UtcDateTimeField()
         env_id = pw.UUIDField()
         version = pw.IntegerField(default=0)
-        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], on_delete='CASCADE')
-        room = pw.ForeignKeyField(column_name='room_id', field='id', model=migrator.orm['room'], on_delete='CASCADE')
+        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], index=False, on_delete='CASCADE')
+        room = pw.ForeignKeyField(column_name='room_id', field='id', model=migrator.orm['room'], index=False, on_delete='CASCADE')
         kind = pw.CharField(max_length=16)
         from_date = pw.DateField()
         to_date = pw.DateField()
@@ -85,7 +85,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         updated_at = pmsf.UtcDateTimeField()
         env_id = pw.UUIDField()
         version = pw.IntegerField(default=0)
-        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], on_delete='CASCADE')
+        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], index=False, on_delete='CASCADE')
         code = pw.CharField(max_length=32)
         description = pw.TextField(null=True)
         discount_type = pw.CharField(max_length=8)
@@ -107,16 +107,16 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         created_at = pmsf.UtcDateTimeField()
         updated_at = pmsf.UtcDateTimeField()
         env_id = pw.UUIDField()
-        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], on_delete='CASCADE')
-        rate_plan = pw.ForeignKeyField(column_name='rate_plan_id', field='id', model=migrator.orm['rate_plan'], on_delete='CASCADE')
-        room_type = pw.ForeignKeyField(column_name='room_type_id', field='id', model=migrator.orm['room_type'], on_delete='CASCADE')
+        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], index=False, on_delete='CASCADE')
+        rate_plan = pw.ForeignKeyField(column_name='rate_plan_id', field='id', model=migrator.orm['rate_plan'], index=False, on_delete='CASCADE')
+        room_type = pw.ForeignKeyField(column_name='room_type_id', field='id', model=migrator.orm['room_type'], index=False, on_delete='CASCADE')
         date = pw.DateField()
         amount = pmsf.MoneyField()
         currency = pw.CharField(max_length=3)
 
         class Meta:
             table_name = "rate_schedule"
-            indexes = [(('env_id', 'rate_plan', 'room_type', 'date'), True), (('env_id', 'property', 'date'), False)]
+            indexes = [(('env_id', 'rate_plan', 'room_type', 'date'), True), (('env_id', 'property', 'date'), False), (('env_id', 'room_type'), False)]
 
     @migrator.create_model
     class Restriction(pw.Model):
@@ -124,9 +124,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         created_at = pmsf.UtcDateTimeField()
         updated_at = pmsf.UtcDateTimeField()
         env_id = pw.UUIDField()
-        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], on_delete='CASCADE')
-        rate_plan = pw.ForeignKeyField(column_name='rate_plan_id', field='id', model=migrator.orm['rate_plan'], null=True, on_delete='CASCADE')
-        room_type = pw.ForeignKeyField(column_name='room_type_id', field='id', model=migrator.orm['room_type'], null=True, on_delete='CASCADE')
+        property = pw.ForeignKeyField(column_name='property_id', field='id', model=migrator.orm['property'], index=False, on_delete='CASCADE')
+        rate_plan = pw.ForeignKeyField(column_name='rate_plan_id', field='id', model=migrator.orm['rate_plan'], null=True, index=False, on_delete='CASCADE')
+        room_type = pw.ForeignKeyField(column_name='room_type_id', field='id', model=migrator.orm['room_type'], null=True, index=False, on_delete='CASCADE')
         date = pw.DateField()
         min_los = pw.IntegerField(null=True)
         max_los = pw.IntegerField(null=True)
