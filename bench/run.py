@@ -122,22 +122,27 @@ def main(argv: list[str] | None = None) -> int:
                       wrk_threads=args.threads, server_env=server_env, broker_url=args.broker,
                       log=lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True))
     failed: list[str] = []
+    timings: dict[str, float] = {}
     started = time.monotonic()
     try:
         bench.start()
         for name in chosen:
             bench.log(f"scenario {name}")
+            began = time.monotonic()
             try:
                 for result in available[name].run(bench):
                     bench.add(result)
             except Exception:  # noqa: BLE001 - report it, run the others
                 traceback.print_exc()
                 failed.append(name)
+            timings[name] = round(time.monotonic() - began, 1)
+            bench.log(f"scenario {name} took {timings[name]} s")
     finally:
         bench.close(keep_db=args.keep_db)
     report = bench.report()
     report["scenarios"] = chosen
     report["failed"] = failed
+    report["scenario_seconds"] = timings
     report["elapsed_s"] = round(time.monotonic() - started, 1)
     print_table(report)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
