@@ -50,7 +50,7 @@ class AmqpEventPublisher:
 
     def __init__(self, url: str, exchange: str, *, connect_timeout: float = 3.0,
                  heartbeat: int = 5, blocked_timeout: float = 10.0,
-                 declare_exchange: bool = True) -> None:
+                 declare_exchange: bool = True, confirm_timeout: float = 15.0) -> None:
         self.url = url
         self.exchange = exchange
         self.params = amqp_parameters(url, connect_timeout=connect_timeout, heartbeat=heartbeat,
@@ -58,11 +58,13 @@ class AmqpEventPublisher:
         self.declare_exchange = declare_exchange
         self._connection: pika.BlockingConnection | None = None
         self._channel: Any = None
+        self._pipe: Any = None
+        self.confirm_timeout = confirm_timeout
 
     def _open(self) -> Any:
         if self._channel is not None and self._channel.is_open:
             return self._channel
-        self.close()
+        self.abort()
         try:
             self._connection = pika.BlockingConnection(self.params)
             channel = self._connection.channel()
@@ -70,7 +72,7 @@ class AmqpEventPublisher:
             if self.declare_exchange:
                 channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
         except (pika.exceptions.AMQPError, OSError) as exc:
-            self.close()
+            self.abort()
             raise BrokerUnavailable(f"cannot connect: {type(exc).__name__} {exc}") from exc
         self._channel = channel
         return channel
@@ -78,11 +80,7 @@ class AmqpEventPublisher:
     def publish(self, event: dict[str, Any], *, routing_key: str | None = None) -> None:
         """Publish one event and wait for the broker's confirm (see module docstring)."""
         channel = self._open()
-        props = pika.BasicProperties(
-            content_type=CONTENT_TYPE, delivery_mode=2, message_id=event["id"],
-            type=event["type"], timestamp=int(time.time()), app_id="hotel-pms",
-            headers={"envid": event.get("envid"), "idempotencykey": event.get("idempotencykey")},
-        )
+        props = self._props(event)
         try:
             channel.basic_publish(self.exchange, routing_key or routing_key_of(event["type"]),
                                   _body(event), properties=props, mandatory=True)
@@ -91,10 +89,113 @@ class AmqpEventPublisher:
         except pika.exceptions.NackError as exc:
             raise PublishRejected("nacked by the broker") from exc
         except (pika.exceptions.AMQPError, OSError) as exc:
-            self.close()
+            self.abort()
             raise BrokerUnavailable(f"{type(exc).__name__} {exc}") from exc
 
+    # -- pipelined publishing (many messages in flight, one wait for their confirms) -----------
+
+    def _open_pipe(self) -> Any:
+        """A second channel in confirm mode driven through pika's channel object, so a whole
+        batch can be in flight; BlockingChannel would wait for each confirm in turn."""
+        if self._pipe is not None and self._pipe.is_open:
+            return self._pipe
+        self._open()
+        try:
+            pipe = self._connection.channel()
+            ready: list[bool] = []
+            pipe._impl.confirm_delivery(ack_nack_callback=self._on_confirm,
+                                        callback=lambda _frame: ready.append(True))
+            pipe._impl.add_on_return_callback(self._on_return)
+            deadline = time.monotonic() + self.confirm_timeout
+            while not ready:
+                if time.monotonic() > deadline:
+                    raise BrokerUnavailable("confirm mode was not acknowledged in time")
+                self._connection.process_data_events(time_limit=0.05)
+        except BrokerUnavailable:
+            self.abort()
+            raise
+        except (pika.exceptions.AMQPError, OSError) as exc:
+            self.abort()
+            raise BrokerUnavailable(f"{type(exc).__name__} {exc}") from exc
+        self._pipe = pipe
+        self._next_tag = 1
+        return pipe
+
+    def _on_confirm(self, frame: Any) -> None:
+        method = frame.method
+        nack = isinstance(method, pika.spec.Basic.Nack)
+        tags = ([t for t in self._pending if t <= method.delivery_tag] if method.multiple
+                else [method.delivery_tag])
+        for tag in tags:
+            index = self._pending.pop(tag, None)
+            if index is None:
+                continue
+            if nack:
+                self._outcomes[index] = PublishRejected("nacked by the broker")
+            elif self._message_ids[index] in self._returned:
+                self._outcomes[index] = PublishRejected(
+                    "unroutable: no queue is bound for this routing key")
+            else:
+                self._outcomes[index] = None
+
+    def _on_return(self, _channel: Any, _method: Any, props: Any, _body: bytes) -> None:
+        self._returned.add(props.message_id)
+
+    def publish_many(self, events: list[dict[str, Any]]) -> list[Exception | None]:
+        """Publish a batch with all messages in flight; one outcome per event, in order.
+
+        None = confirmed; PublishRejected = returned or nacked (that row backs off);
+        BrokerUnavailable = not confirmed because the connection failed or the confirms did not
+        come within `confirm_timeout` (the row stays as it was).
+        """
+        self._outcomes: list[Exception | None] = [BrokerUnavailable("not confirmed")] * len(events)
+        self._pending: dict[int, int] = {}
+        self._returned: set[str] = set()
+        self._message_ids = [e["id"] for e in events]
+        try:
+            pipe = self._open_pipe()
+            for index, event in enumerate(events):
+                pipe._impl.basic_publish(self.exchange, routing_key_of(event["type"]),
+                                         _body(event), properties=self._props(event),
+                                         mandatory=True)
+                self._pending[self._next_tag] = index
+                self._next_tag += 1
+            deadline = time.monotonic() + self.confirm_timeout
+            while self._pending:
+                if time.monotonic() > deadline:
+                    raise BrokerUnavailable("publisher confirms did not arrive in time")
+                self._connection.process_data_events(time_limit=0.05)
+        except BrokerUnavailable as exc:
+            self.abort()
+            self._fail_pending(exc)
+        except (pika.exceptions.AMQPError, OSError) as exc:
+            self.abort()
+            self._fail_pending(BrokerUnavailable(f"{type(exc).__name__} {exc}"))
+        return list(self._outcomes)
+
+    def _fail_pending(self, exc: Exception) -> None:
+        for index in self._pending.values():
+            self._outcomes[index] = exc
+        self._pending = {}
+
+    def _props(self, event: dict[str, Any]) -> pika.BasicProperties:
+        return pika.BasicProperties(
+            content_type=CONTENT_TYPE, delivery_mode=2, message_id=event["id"],
+            type=event["type"], timestamp=int(time.time()), app_id="hotel-pms",
+            headers={"envid": event.get("envid"), "idempotencykey": event.get("idempotencykey")},
+        )
+
+    def abort(self) -> None:
+        """Give up on the connection without waiting: a graceful close would wait for the
+        broker's close-ok, which a stalled or partitioned broker never sends."""
+        self._pipe = None
+        connection, self._connection, self._channel = self._connection, None, None
+        if connection is not None:
+            threading.Thread(target=_quiet_close, args=(connection,), daemon=True,
+                             name="pms-amqp-abandon").start()
+
     def close(self) -> None:
+        self._pipe = None
         connection, self._connection, self._channel = self._connection, None, None
         if connection is not None:
             try:
@@ -104,12 +205,25 @@ class AmqpEventPublisher:
                 pass
 
 
+def _quiet_close(connection: Any) -> None:
+    try:
+        if connection.is_open:
+            connection.close()
+    except Exception:  # noqa: BLE001 - the connection is abandoned
+        pass
+
+
 class LocalEventPublisher:
     """The embedded default's bus: confirms at once and keeps the last events in memory."""
 
     def __init__(self, keep: int = 1000) -> None:
         self.events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
+
+    def publish_many(self, events: list[dict[str, Any]]) -> list[Exception | None]:
+        for event in events:
+            self.publish(event)
+        return [None] * len(events)
 
     def publish(self, event: dict[str, Any], *, routing_key: str | None = None) -> None:
         with self._lock:

@@ -47,6 +47,8 @@ class Publisher(Protocol):
         """Publish one CloudEvent and return once the broker confirmed it.
 
         Raises PublishRejected (row-level) or BrokerUnavailable (connection-level).
+        A publisher may also offer `publish_many(events) -> [None | exception]` (a whole batch
+        in flight, one outcome per event): the relay uses it when present.
         """
 
 
@@ -128,15 +130,31 @@ def _publish_rows(publisher: Publisher, rows: list[OutboxEvent], now: datetime,
                   subscribers: dict[str, list[Subscriber]]) -> RelayResult:
     result = RelayResult(claimed=len(rows))
     failures = result.failures
-    for row in rows:
-        event = envelope(row)
+    events = [envelope(row) for row in rows]
+    publish_many = getattr(publisher, "publish_many", None)
+    if publish_many is not None:
+        outcomes: list[Exception | None] = publish_many(events)
+    else:
+        outcomes = []
+        for event in events:
+            try:
+                publisher.publish(event)
+                outcomes.append(None)
+            except BrokerUnavailable as exc:
+                outcomes.extend([exc] * (len(events) - len(outcomes)))
+                break
+            except Exception as exc:  # noqa: BLE001 - recorded on the row
+                outcomes.append(exc)
+    for row, event, outcome in zip(rows, events, outcomes):
+        if isinstance(outcome, BrokerUnavailable):
+            # Not confirmed: leave the row as it is; the relay backs off as a whole.
+            result.broker_error = result.broker_error or str(outcome) or "broker unavailable"
+            continue
         try:
-            publisher.publish(event)
+            if outcome is not None:
+                raise outcome
             for subscriber in subscribers.get(row.type, ()):
                 subscriber(event)
-        except BrokerUnavailable as exc:
-            result.broker_error = str(exc) or type(exc).__name__
-            break
         except Exception as exc:  # noqa: BLE001 - recorded on the row, retried with backoff
             failures[row.id] = f"{type(exc).__name__}: {exc}"[:1000]
             continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,7 +12,7 @@ from pms.db.uow import read_scope
 from pms.models import OutboxEvent
 from pms.services import outbox
 from tests.factories import make_profile, make_property
-from tests.workers.amqp import amqp_url
+from tests.workers.amqp import amqp_url, via
 from workers.publisher import AmqpEventPublisher, LocalEventPublisher
 from workers.relay import OutboxRelay
 
@@ -112,3 +114,34 @@ def test_local_publisher_confirms_at_once(ctx, database):
 
 def test_amqp_url_fixture_is_the_test_broker():
     assert amqp_url().startswith("amqp://")
+
+
+def _event(type_):
+    return {"id": str(uuid.uuid4()), "type": type_, "envid": str(uuid.uuid4()),
+            "idempotencykey": "k", "data": {}}
+
+
+def test_pipelined_batch_reports_each_outcome_in_order(bus):
+    queue = bus.queue("hotel.pms.property.*")
+    pub = publisher_for(bus)
+    events = [_event("hotel:pms:property:created"), _event("hotel:pms:profile:created"),
+              _event("hotel:pms:property:updated")]
+    outcomes = pub.publish_many(events)
+    pub.close()
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], outbox.PublishRejected)
+    assert [p.message_id for p, _ in bus.drain(queue)] == [events[0]["id"], events[2]["id"]]
+
+
+def test_a_stalled_broker_is_given_up_on_within_the_confirm_timeout(bus, proxy):
+    bus.queue("#")
+    pub = AmqpEventPublisher(via(bus.url, proxy.port), bus.exchange, confirm_timeout=1.5,
+                             heartbeat=30)
+    assert pub.publish_many([_event("hotel:pms:property:created")]) == [None]
+    proxy.stall()
+    started = time.monotonic()
+    outcomes = pub.publish_many([_event("hotel:pms:property:created")])
+    assert isinstance(outcomes[0], outbox.BrokerUnavailable)
+    assert time.monotonic() - started < 5
+    proxy.restore()
+    pub.close()

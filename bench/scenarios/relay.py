@@ -1,0 +1,126 @@
+"""Outbox relay throughput: 20,000 pending outbox rows -> the topic exchange with publisher
+confirms (pms.services.outbox + workers.publisher, as `pms-cli outbox relay` runs them), beside a
+raw pika publisher with confirms sending the same CloudEvent bodies to the same broker in the same
+run. Goal: the relay at >= 70% of the raw publisher. Run it with `python -m bench.run relay`.
+
+Each run re-queues the same rows (keeping their ids) and relays them all; the raw publisher sends
+the same number of messages, one confirm per message like the relay (mandatory, persistent).
+A throwaway exchange and queue on the broker (`--broker` if it is amqp://, else
+PMS_TEST_AMQP_URL or the local default) keep the machine's broker state untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from typing import Any
+
+DESCRIPTION = "outbox relay: 20,000 pending rows -> exchange with confirms vs raw pika publisher"
+ORDER = 70
+ROWS = int(os.environ.get("PMS_BENCH_RELAY_ROWS", "20000"))
+GOAL = 0.70
+
+
+def amqp_url(bench: Any) -> str:
+    if str(bench.broker_url).startswith(("amqp://", "amqps://")):
+        return str(bench.broker_url)
+    return os.environ.get("PMS_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+
+def seed(ctx: Any, rows: int) -> list[uuid.UUID]:
+    """`rows` pending outbox rows of one env (bulk insert: the relay is measured, not this)."""
+    from datetime import timedelta
+
+    from pms.db.database import db
+    from pms.db.fields import utcnow
+    from pms.db.scope import tenant_scope
+    from pms.models import OutboxEvent
+
+    start = utcnow()
+    ids = [uuid.uuid4() for _ in range(rows)]
+    data = [dict(env_id=ctx.env_id, id=ids[i], created_at=start + timedelta(microseconds=i),
+                 updated_at=start, type="hotel:pms:reservation:created",
+                 subject=str(uuid.uuid4()), aggregate_type="reservation", aggregate_version=1,
+                 idempotency_key=f"bench:{i}", time=start, next_attempt_at=start, attempts=0,
+                 data={"id": str(ids[i]), "status": "CONFIRMED", "confirmation_number":
+                       f"B{i:08d}", "arrival_date": "2031-01-01", "departure_date": "2031-01-03",
+                       "total_amount": "240.00", "currency": "EUR"})
+            for i in range(rows)]
+    with tenant_scope(ctx.env_id):
+        db.connect(reuse_if_open=True)
+        with db.atomic():
+            for chunk in range(0, rows, 1000):
+                OutboxEvent.insert_many(data[chunk:chunk + 1000]).execute()
+        db.execute_sql("ANALYZE outbox_event")
+    return ids
+
+
+def run(bench: Any) -> list[Any]:
+    import pika
+
+    from bench.lib import Measurement, Result
+    from pms.db.uow import read_scope
+    from pms.events import envelope, routing_key
+    from pms.models import OutboxEvent
+    from pms.services import outbox
+    from workers.publisher import AmqpEventPublisher, amqp_parameters
+    from workers.relay import OutboxRelay
+
+    url = amqp_url(bench)
+    exchange = f"pms-bench-{uuid.uuid4().hex[:8]}"
+    admin = pika.BlockingConnection(pika.URLParameters(url))
+    ch = admin.channel()
+    ch.exchange_declare(exchange, exchange_type="topic", durable=True)
+    queue = f"{exchange}-all"
+    ch.queue_declare(queue, durable=True)
+    ch.queue_bind(queue, exchange, routing_key="#")
+    ctx = bench.seed_ctx()
+    bench.log(f"relay: seeding {ROWS} pending outbox rows")
+    ids = seed(ctx, ROWS)
+    with read_scope(ctx):
+        sample = OutboxEvent.get_by_id(ids[0])
+    bodies = [json.dumps(dict(envelope(sample), id=str(uuid.uuid4())), separators=(",", ":"),
+                         sort_keys=True).encode() for _ in range(ROWS)]
+
+    def relay_once() -> Measurement:
+        outbox.requeue(ids)
+        ch.queue_purge(queue)
+        publisher = AmqpEventPublisher(url, exchange)
+        relay = OutboxRelay(publisher, batch_size=500, env_id=ctx.env_id)
+        started = time.perf_counter()
+        totals = relay.run_once()
+        seconds = time.perf_counter() - started
+        publisher.close()
+        errors = ROWS - totals.published
+        return Measurement(rate=totals.published / seconds, unit="events/s", errors=errors,
+                           extra={"seconds": round(seconds, 3), "batches": totals.batches})
+
+    def raw_once() -> Measurement:
+        ch.queue_purge(queue)
+        conn = pika.BlockingConnection(amqp_parameters(url))
+        raw = conn.channel()
+        raw.confirm_delivery()
+        key = routing_key(sample.type)
+        started = time.perf_counter()
+        for body in bodies:
+            raw.basic_publish(exchange, key, body, mandatory=True, properties=pika.BasicProperties(
+                content_type="application/cloudevents+json", delivery_mode=2,
+                message_id=str(uuid.uuid4())))
+        seconds = time.perf_counter() - started
+        conn.close()
+        return Measurement(rate=ROWS / seconds, unit="events/s",
+                           extra={"seconds": round(seconds, 3)})
+
+    try:
+        raw = bench.repeat(raw_once)
+        relayed = bench.repeat(relay_once)
+    finally:
+        ch.queue_delete(queue)
+        ch.exchange_delete(exchange)
+        admin.close()
+    raw_name = f"raw pika publisher, confirms ({ROWS:,} msgs)"
+    return [Result(raw_name, raw),
+            Result(f"outbox relay, confirms ({ROWS:,} rows)", relayed, baseline=raw_name,
+                   goal=GOAL)]
