@@ -20,10 +20,22 @@ def minor_units(currency: str) -> int:
     return 2
 
 
+_EXPONENTS: dict[str, Decimal] = {}
+
+
+def exponent(currency: str) -> Decimal:
+    """The quantum of `currency` (Decimal("0.01") for EUR), computed once per code."""
+    found = _EXPONENTS.get(currency)
+    if found is None:
+        found = _EXPONENTS[currency] = Decimal(1).scaleb(-minor_units(currency))
+    return found
+
+
 def quantize(amount: Decimal, currency: str) -> Decimal:
     """`amount` rounded half-up to the minor units of `currency`."""
-    exponent = Decimal(1).scaleb(-minor_units(currency))
-    return Decimal(amount).quantize(exponent, rounding=ROUND_HALF_UP)
+    if not isinstance(amount, Decimal):
+        amount = Decimal(amount)
+    return amount.quantize(exponent(currency), rounding=ROUND_HALF_UP)
 
 
 def zero(currency: str) -> Decimal:

@@ -177,16 +177,25 @@ def price_stay(*, nights: list[date], departure: date, currency: str,
     reasons = stay_reasons(nights, departure, rules, persons=persons,
                            max_occupancy=max_occupancy, active=active)
     priced: list[NightPrice] = []
+    rounded: dict[Decimal, Decimal] = {}  # PERF: nightly amounts repeat; round each once
+    available: int | None = None
     for night in nights:
-        if rules.get(night, OPEN).closed:
+        if rules and rules.get(night, OPEN).closed:
             reasons.append(Reason("closed", "the rate is closed on this night", night))
         amount = rates.get(night)
         if amount is None:
             reasons.append(Reason("no_rate", "no rate is loaded for this night", night))
         else:
-            priced.append(NightPrice(night, quantize(amount, currency)))
-        if sellable is not None and sellable.get(night, 0) <= 0:
-            reasons.append(Reason("sold_out", "no room of this type is left on this night", night))
+            value = rounded.get(amount)
+            if value is None:
+                value = rounded[amount] = quantize(amount, currency)
+            priced.append(NightPrice(night, value))
+        if sellable is not None:
+            left = max(sellable.get(night, 0), 0)
+            available = left if available is None else min(available, left)
+            if left == 0:
+                reasons.append(Reason("sold_out", "no room of this type is left on this night",
+                                      night))
     room_total = sum((p.amount for p in priced), zero(currency))
     packages_total = zero(currency)
     for pkg in packages:
@@ -203,9 +212,8 @@ def price_stay(*, nights: list[date], departure: date, currency: str,
             reasons.append(problem)
         elif promo is not None:
             discount = promo_discount(promo, room_total, currency)
-    available = None
-    if sellable is not None:
-        available = min((max(sellable.get(n, 0), 0) for n in nights), default=0)
+    if sellable is not None and available is None:
+        available = 0
     return Quote(
         nights=priced, room_total=room_total, packages_total=packages_total,
         discount_total=discount, total=room_total + packages_total - discount,

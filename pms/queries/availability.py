@@ -97,26 +97,18 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[RoomType],
                  .where((RateSchedule.property == property_id)
                         & RateSchedule.rate_plan.in_(plan_ids) & RateSchedule.room_type.in_(rt_ids)
                         & (RateSchedule.date >= arrival) & (RateSchedule.date < departure)))
-        # PERF: up to nights x types x plans rows; read the cursor directly, with the ids as
-        # text, and convert each distinct id once instead of building two UUIDs per row.
-        ids: dict[object, uuid.UUID] = {}
-
-        def as_id(raw: object) -> uuid.UUID:
-            found = ids.get(raw)
-            if found is None:
-                found = ids[raw] = raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw))
-            return found
-
+        # PERF: up to nights x types x plans rows; read the cursor directly with the ids as
+        # text and group by them, so ids are converted once per (plan, room type), not per row.
+        grouped: dict[tuple[object, object], dict[date, Decimal]] = {}
         for plan_raw, rt_raw, day, amount in db.execute(query).fetchall():
-            if isinstance(day, str):
-                day = date.fromisoformat(day)
-            if not isinstance(amount, Decimal):
-                amount = Decimal(str(amount))
-            key = (as_id(plan_raw), as_id(rt_raw))
-            per = rates.get(key)
+            per = grouped.get((plan_raw, rt_raw))
             if per is None:
-                per = rates[key] = {}
-            per[day] = amount
+                per = grouped[(plan_raw, rt_raw)] = {}
+            if isinstance(day, str):          # SQLite
+                day = date.fromisoformat(day)
+            per[day] = amount if isinstance(amount, Decimal) else Decimal(str(amount))
+        for (plan_raw, rt_raw), per in grouped.items():
+            rates[(uuid.UUID(str(plan_raw)), uuid.UUID(str(rt_raw)))] = per
     restrictions: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]] = \
         defaultdict(list)
     rrows = (Restriction.select(Restriction.rate_plan, Restriction.room_type, Restriction.date,
