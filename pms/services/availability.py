@@ -62,6 +62,14 @@ def _check_not_past(prop: Property, search: Search, ctx: Ctx) -> None:
 
 def _plans(prop: Property, search: Search, negotiated_ids: Sequence[uuid.UUID] | None) -> list[RatePlan]:
     """Plans on offer: public ones, or (corporate) only the company's negotiated ones."""
+    if search.rate_plan_ids is not None:
+        known = {r for (r,) in RatePlan.select(RatePlan.id).where(
+            (RatePlan.property == prop.id) & RatePlan.id.in_(list(search.rate_plan_ids))).tuples()}
+        unknown = sorted(str(i) for i in search.rate_plan_ids - known)
+        if unknown:
+            raise ValidationFailed("rate_plan_ids names rate plans this property does not have",
+                                   errors=[{"field": "rate_plan_ids",
+                                            "message": f"unknown: {', '.join(unknown)}"}])
     query = RatePlan.select().where((RatePlan.property == prop.id) & RatePlan.active)
     if negotiated_ids is None:
         query = query.where(RatePlan.negotiated == False)  # noqa: E712 - SQL comparison

@@ -246,3 +246,18 @@ def test_search_needs_inventory_read(api, hotel, settings):
     resp = api.post(hotel["base"] + "/availability",
                     {"arrival_date": ARR, "departure_date": DEP}, token=token)
     assert_problem(resp, 403)
+
+
+def test_rate_plan_filter_limits_offers(api, hotel):
+    resp = _search(api, hotel, rate_plan_ids=[hotel["bar"]["id"]])
+    assert [o["rate_plan_code"] for o in resp.json["room_types"][0]["offers"]] == ["BAR"]
+
+
+def test_unknown_rate_plan_in_the_filter_is_422(api, hotel):
+    body = assert_problem(_search(api, hotel, rate_plan_ids=[str(uuid.uuid4())]), 422)
+    assert body["errors"][0]["field"] == "rate_plan_ids"
+
+
+def test_negotiated_plan_in_the_public_filter_is_withheld_not_an_error(api, hotel):
+    resp = _search(api, hotel, rate_plan_ids=[hotel["corp"]["id"]])
+    assert resp.status_code == 200 and resp.json["room_types"][0]["offers"] == []
