@@ -149,6 +149,7 @@ def end_maintenance(ctx: Ctx, property_id: uuid.UUID, maintenance_id: uuid.UUID)
 
 def get_maintenance(ctx: Ctx, property_id: uuid.UUID,
                     maintenance_id: uuid.UUID) -> tuple[Maintenance, Room]:
+    """One maintenance period and its room. Raises NotFound."""
     with read_scope(ctx):
         row = Maintenance.get_or_none((Maintenance.id == maintenance_id)
                                       & (Maintenance.property == property_id))
@@ -159,6 +160,11 @@ def get_maintenance(ctx: Ctx, property_id: uuid.UUID,
 
 def list_maintenance(ctx: Ctx, property_id: uuid.UUID,
                      query: s.MaintenanceQuery) -> tuple[Page[Maintenance], dict[uuid.UUID, Room]]:
+    """A page of maintenance periods (filters: room, active) and their rooms by id.
+
+    Raises:
+        NotFound: no such property. ValidationFailed: bad cursor.
+    """
     with read_scope(ctx):
         load_property(property_id)
         q = Maintenance.select().where(Maintenance.property == property_id)

@@ -122,7 +122,11 @@ def set_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
 
 def list_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
                query: s.RatesQuery) -> s.RatesOut:
-    """The loaded nightly amounts of a rate plan in a date range (at most 366 days)."""
+    """The loaded nightly amounts of a rate plan in a date range (at most 366 days).
+
+    Raises:
+        NotFound: no such property or rate plan. ValidationFailed: bad range.
+    """
     date_span(query.from_date, query.to_date, max_days=MAX_READ_DAYS)
     with read_scope(ctx):
         load_property(property_id)
@@ -183,7 +187,11 @@ def set_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID |
 
 def list_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID | None,
                       query: s.RestrictionQuery) -> s.RestrictionsOut:
-    """Stored restrictions of a date range: a plan's own and those of every plan (null)."""
+    """Stored restrictions of a date range: a plan's own and those of every plan (null).
+
+    Raises:
+        NotFound: no such property or rate plan. ValidationFailed: bad range.
+    """
     date_span(query.from_date, query.to_date, max_days=MAX_READ_DAYS)
     with read_scope(ctx):
         load_property(property_id)
@@ -290,12 +298,14 @@ def delete_promo(ctx: Ctx, property_id: uuid.UUID, promo_id: uuid.UUID) -> None:
 
 
 def get_promo(ctx: Ctx, property_id: uuid.UUID, promo_id: uuid.UUID) -> PromoCode:
+    """One promo code. Raises NotFound."""
     with read_scope(ctx):
         load_property(property_id)
         return load_promo(property_id, promo_id)
 
 
 def list_promos(ctx: Ctx, property_id: uuid.UUID, *, limit: int, cursor: str | None) -> Any:
+    """A page of the property's promo codes. Raises NotFound, ValidationFailed (cursor)."""
     from pms.db.pagination import paginate
 
     with read_scope(ctx):
