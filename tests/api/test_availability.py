@@ -261,3 +261,14 @@ def test_unknown_rate_plan_in_the_filter_is_422(api, hotel):
 def test_negotiated_plan_in_the_public_filter_is_withheld_not_an_error(api, hotel):
     resp = _search(api, hotel, rate_plan_ids=[hotel["corp"]["id"]])
     assert resp.status_code == 200 and resp.json["room_types"][0]["offers"] == []
+
+
+def test_a_booking_lowers_availability_and_a_cancel_gives_it_back(api, hotel):
+    booked = api.post(hotel["base"] + "/reservations", {
+        "room_type_id": hotel["rt"]["id"], "rate_plan_id": hotel["bar"]["id"],
+        "arrival_date": "2030-03-02", "departure_date": DEP, "guest": {"last_name": "Hopper"}})
+    assert booked.status_code == 201, booked.text
+    assert _search(api, hotel).json["room_types"][0]["available"] == 1
+    cancelled = api.post(f"{hotel['base']}/reservations/{booked.json['id']}/cancel", {})
+    assert cancelled.status_code == 200, cancelled.text
+    assert _search(api, hotel).json["room_types"][0]["available"] == 2
