@@ -96,36 +96,34 @@ def maintenance_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-def stored_days(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
-                end: date) -> dict[tuple[uuid.UUID, date], InventoryDay]:
-    """The InventoryDay rows that exist in [start, end) (one query)."""
-    ids = list(room_type_ids)
-    if not ids:
-        return {}
-    rows = InventoryDay.select().where(
-        (InventoryDay.property == property_id) & InventoryDay.room_type.in_(ids)
-        & (InventoryDay.date >= start) & (InventoryDay.date < end))
-    return {(r.room_type_id, r.date): r for r in rows}
-
-
 def night_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
                  end: date) -> dict[tuple[uuid.UUID, date], NightCount]:
     """Exact counts per (room type, night): stored sold and sell limit, recounted rooms and
     maintenance. Three queries whatever the range."""
     ids = list(room_type_ids)
+    if not ids:
+        return {}
     physical = physical_counts(property_id, ids)
     maint = maintenance_counts(property_id, ids, start, end)
-    stored = stored_days(property_id, ids, start, end)
+    # PERF: plain tuples straight from the cursor (ids as text), not model instances.
+    query = (InventoryDay.select(InventoryDay.room_type.cast("text"), InventoryDay.date,
+                                 InventoryDay.sell_limit, InventoryDay.sold)
+             .where((InventoryDay.property == property_id) & InventoryDay.room_type.in_(ids)
+                    & (InventoryDay.date >= start) & (InventoryDay.date < end)))
+    by_raw: dict[object, dict[date, tuple[int | None, int]]] = defaultdict(dict)
+    for rt_raw, day, sell_limit, sold in db.execute(query).fetchall():
+        by_raw[rt_raw][date.fromisoformat(day) if isinstance(day, str) else day] = (sell_limit, sold)
+    stored = {uuid.UUID(str(raw)): days for raw, days in by_raw.items()}
+    nights = [start + timedelta(days=i) for i in range((end - start).days)]
     out: dict[tuple[uuid.UUID, date], NightCount] = {}
     for rt in ids:
-        night = start
-        while night < end:
-            row = stored.get((rt, night))
+        days = stored.get(rt, {})
+        rooms = physical.get(rt, 0)
+        for night in nights:
+            sell_limit, sold = days.get(night, (None, 0))
             ooo, oos = maint.get((rt, night), (0, 0))
-            out[(rt, night)] = NightCount(
-                physical=physical.get(rt, 0), ooo=ooo, oos=oos,
-                sell_limit=row.sell_limit if row else None, sold=row.sold if row else 0)
-            night += timedelta(days=1)
+            out[(rt, night)] = NightCount(physical=rooms, ooo=ooo, oos=oos,
+                                          sell_limit=sell_limit, sold=sold)
     return out
 
 
