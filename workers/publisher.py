@@ -181,9 +181,7 @@ class AmqpEventPublisher:
     def _props(self, event: dict[str, Any]) -> pika.BasicProperties:
         return pika.BasicProperties(
             content_type=CONTENT_TYPE, delivery_mode=2, message_id=event["id"],
-            type=event["type"], timestamp=int(time.time()), app_id="hotel-pms",
-            headers={"envid": event.get("envid"), "idempotencykey": event.get("idempotencykey")},
-        )
+            type=event["type"], timestamp=int(time.time()), app_id="hotel-pms")
 
     def abort(self) -> None:
         """Give up on the connection without waiting: a graceful close would wait for the

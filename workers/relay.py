@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from pms.db.database import is_postgres
 from pms.services import outbox
 from pms.services.outbox import Publisher, RelayResult, Subscriber
 
@@ -79,14 +80,23 @@ class OutboxRelay:
                  on_batch: Callable[[RelayResult], None] | None = None) -> RelayTotals:
         """Publish every due row (stopping at a broker error); push audit rows if enabled."""
         totals = RelayTotals()
-        while max_batches is None or totals.batches < max_batches:
-            result = outbox.relay_batch(self.publisher, limit=self.batch_size, now=self._now(),
-                                        subscribers=self.subscribers, env_id=self.env_id)
-            totals.add(result)
-            if on_batch is not None:
-                on_batch(result)
-            if result.broker_error or result.claimed < self.batch_size or result.published == 0:
-                break
+        if max_batches is None and on_batch is None and is_postgres():
+            # PostgreSQL: database and broker work overlap (see outbox.relay_pipelined).
+            for result in outbox.relay_pipelined(self.publisher, limit=self.batch_size,
+                                                 now=self._now(), subscribers=self.subscribers,
+                                                 env_id=self.env_id):
+                totals.add(result)
+        else:
+            while max_batches is None or totals.batches < max_batches:
+                result = outbox.relay_batch(self.publisher, limit=self.batch_size,
+                                            now=self._now(), subscribers=self.subscribers,
+                                            env_id=self.env_id)
+                totals.add(result)
+                if on_batch is not None:
+                    on_batch(result)
+                if (result.broker_error or result.claimed < self.batch_size
+                        or result.published == 0):
+                    break
         while self.push_audit and not totals.broker_error:
             audit = outbox.push_audit_batch(self.publisher, limit=self.batch_size,
                                             env_id=self.env_id)

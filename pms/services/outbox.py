@@ -103,22 +103,31 @@ def relay_batch(publisher: Publisher, *, limit: int = 500, now: datetime | None 
         db.connect(reuse_if_open=True)
         if is_postgres():
             with db.atomic():
-                rows = list(_claim_query(now, limit, ids, env_id).for_update("FOR UPDATE SKIP LOCKED"))
+                rows = list(_claim_query(now, limit, ids, env_id)
+                            .for_update("FOR UPDATE SKIP LOCKED").namedtuples())
                 result = _publish_rows(publisher, rows, now, subscribers or {})
                 _record(result, rows, now)
             return result
         with _sqlite_relay_lock:
             with db.atomic():
-                rows = list(_claim_query(now, limit, ids, env_id))
+                rows = list(_claim_query(now, limit, ids, env_id).namedtuples())
             result = _publish_rows(publisher, rows, now, subscribers or {})
             with db.atomic(**write_begin_args()):
                 _record(result, rows, now)
             return result
 
 
+# What the envelope and the bookkeeping need (rows come back as named tuples: no model
+# instances on the relay's hot path).
+_CLAIM_FIELDS = (OutboxEvent.id, OutboxEvent.env_id, OutboxEvent.type, OutboxEvent.source,
+                 OutboxEvent.subject, OutboxEvent.property_id, OutboxEvent.idempotency_key,
+                 OutboxEvent.time, OutboxEvent.traceparent, OutboxEvent.aggregate_version,
+                 OutboxEvent.attempts, OutboxEvent.data)
+
+
 def _claim_query(now: datetime, limit: int, ids: Sequence[uuid.UUID] | None,
                  env_id: uuid.UUID | None) -> peewee.ModelSelect:
-    query = OutboxEvent.select().where(_due(now))
+    query = OutboxEvent.select(*_CLAIM_FIELDS).where(_due(now))
     if env_id is not None:
         query = query.where(OutboxEvent.env_id == env_id)
     if ids is not None:
@@ -126,7 +135,7 @@ def _claim_query(now: datetime, limit: int, ids: Sequence[uuid.UUID] | None,
     return query.order_by(OutboxEvent.created_at, OutboxEvent.id).limit(limit)
 
 
-def _publish_rows(publisher: Publisher, rows: list[OutboxEvent], now: datetime,
+def _publish_rows(publisher: Publisher, rows: list[Any], now: datetime,
                   subscribers: dict[str, list[Subscriber]]) -> RelayResult:
     result = RelayResult(claimed=len(rows))
     failures = result.failures
@@ -164,7 +173,7 @@ def _publish_rows(publisher: Publisher, rows: list[OutboxEvent], now: datetime,
     return result
 
 
-def _record(result: RelayResult, rows: list[OutboxEvent], now: datetime) -> None:
+def _record(result: RelayResult, rows: list[Any], now: datetime) -> None:
     if result.published_ids:
         marked = utcnow()
         for chunk in _chunks([uuid.UUID(i) for i in result.published_ids], 500):
@@ -184,6 +193,90 @@ def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
 
+
+
+def relay_pipelined(publisher: Publisher, *, limit: int = 500, now: datetime | None = None,
+                    subscribers: dict[str, list[Subscriber]] | None = None,
+                    env_id: uuid.UUID | None = None) -> list[RelayResult]:
+    """Drain every due row (PostgreSQL), overlapping database and broker work.
+
+    Two holder threads take turns: each claims a batch in its own transaction (FOR UPDATE
+    SKIP LOCKED, creation order), hands it to the calling thread, which publishes it (the only
+    thread that touches the broker connection), then records the outcome and commits. While one
+    batch waits for its confirms the other holder is already claiming the next batch or marking
+    the previous one. The per-batch guarantees are those of `relay_batch`: a row is marked only
+    after its confirm, in the transaction that locked it. Stops at a broker error.
+    """
+    import queue
+
+    now = _now(now)
+    subs = subscribers or {}
+    handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    class _Abandon(Exception):
+        pass
+
+    def holder() -> None:
+        try:
+            with unscoped():
+                db.connect(reuse_if_open=True)
+                while not stop.is_set():
+                    result = None
+                    try:
+                        with db.atomic():
+                            rows = list(_claim_query(now, limit, None, env_id)
+                                        .for_update("FOR UPDATE SKIP LOCKED").namedtuples())
+                            if not rows:
+                                break
+                            reply: queue.Queue[Any] = queue.Queue(maxsize=1)
+                            handoff.put((rows, reply))
+                            result = reply.get()
+                            if result is None:
+                                raise _Abandon
+                            _record(result, rows, now)
+                    except _Abandon:
+                        break
+                    if result.broker_error or len(rows) < limit:
+                        break
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, which reports it
+            handoff.put(exc)
+        finally:
+            handoff.put(None)
+            db.close()
+
+    results: list[RelayResult] = []
+    threads = [threading.Thread(target=holder, name=f"pms-relay-holder-{n}", daemon=True)
+               for n in range(2)]
+    threads[0].start()
+    running, error = 1, None
+    while running:
+        item = handoff.get()
+        if item is None:
+            running -= 1
+            continue
+        if isinstance(item, Exception):
+            error = item
+            stop.set()
+            continue
+        rows, reply = item
+        if not threads[1].is_alive() and threads[1].ident is None and not stop.is_set():
+            threads[1].start()  # the second holder claims only after the first has its batch
+            running += 1
+        if stop.is_set():
+            reply.put(None)
+            continue
+        result = _publish_rows(publisher, rows, now, subs)
+        results.append(result)
+        if result.broker_error:
+            stop.set()
+        reply.put(result)
+    for thread in threads:
+        if thread.ident is not None:
+            thread.join(timeout=30)
+    if error is not None:
+        raise error
+    return results
 
 # -- audit push ----------------------------------------------------------------------------------
 

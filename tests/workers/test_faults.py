@@ -206,7 +206,7 @@ def test_fifty_writers_some_holding_transactions_open_lose_no_row(ctx, database,
     from pms.db.database import db as proxy
     from pms.db.database import make_database
 
-    wide = make_database(request.getfixturevalue("pg_database").app_url, pool_size=60)
+    wide = make_database(request.getfixturevalue("pg_database").app_url, pool_size=25)
     proxy.initialize(wide)
     try:
         _fifty_writers(ctx, bus)
