@@ -56,8 +56,13 @@ class UnitOfWork:
         if not isinstance(data, dict):
             raise TypeError("event data must be a dict")
         model = type(subject)
-        model.update(version=model.version + 1).where(model.id == subject.id).execute()
-        version = model.select(model.version).where(model.id == subject.id).scalar()
+        # One statement: bump and read back (RETURNING works on PostgreSQL and SQLite >= 3.35).
+        bumped = (model.update(version=model.version + 1).where(model.id == subject.id)
+                  .returning(model.version).tuples().execute())
+        row = next(iter(bumped), None)
+        if row is None:
+            raise RuntimeError(f"cannot emit for {model.__name__} {subject.id}: row not found")
+        version = row[0]
         subject.version = version
         if property_id is None:
             property_id = getattr(subject, "property_id", None)
