@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 import threading
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import typer
@@ -49,7 +49,7 @@ def _time(value: str | None, name: str) -> datetime | None:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         fail(f"{name} must be an ISO 8601 date or time, not {value!r}", 2)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _filter(ids: list[str] | None, env: str | None, type_: str | None, aggregate: str | None,

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pms.db.database import is_postgres
@@ -68,7 +68,7 @@ class OutboxRelay:
         self.retention = retention
         self.purge_every = purge_every
         self.env_id = env_id
-        self._now = now or (lambda: datetime.now(timezone.utc))
+        self._now = now or (lambda: datetime.now(UTC))
         self._wake = threading.Event()
         self._last_purge = 0.0
 

@@ -21,15 +21,33 @@ from pms.context import Ctx, system_ctx
 from pms.db.locking import for_update
 from pms.db.pagination import Page, paginate
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.domain.states import (HK_MACHINE, HK_TASK_INITIAL, HK_TASK_MACHINE, HK_TASK_TRIGGER,
-                               HK_TRIGGER, HkStatus, HkTaskKind, HkTaskStatus, RoomStatus)
+from pms.domain.states import (
+    HK_MACHINE,
+    HK_TASK_INITIAL,
+    HK_TASK_MACHINE,
+    HK_TASK_TRIGGER,
+    HK_TRIGGER,
+    HkStatus,
+    HkTaskKind,
+    HkTaskStatus,
+    RoomStatus,
+)
 from pms.errors import NotFound, ValidationFailed
 from pms.events import event_type
 from pms.models.housekeeping import HousekeepingTask
 from pms.models.property import Room
 from pms.schemas.common import to_data
-from pms.schemas.housekeeping import (HkStatusIn, RoomBoardEntry, RoomBoardQuery, TaskIn, TaskOut,
-                                      TaskQuery, TaskUpdateIn, room_board_entry, task_out)
+from pms.schemas.housekeeping import (
+    HkStatusIn,
+    RoomBoardEntry,
+    RoomBoardQuery,
+    TaskIn,
+    TaskOut,
+    TaskQuery,
+    TaskUpdateIn,
+    room_board_entry,
+    task_out,
+)
 from pms.services.catalog import load_property
 
 ACTIVE_TASK = (HkTaskStatus.OPEN.value, HkTaskStatus.IN_PROGRESS.value)

@@ -92,7 +92,7 @@ def deliver_message(ctx: Ctx, message_id: uuid.UUID, *, email: Any) -> bool:
     Raises:
         NotFound: no such message. DependencyUnavailable: the email service failed.
     """
-    from pms.models import Profile, ReservationMessage, Reservation
+    from pms.models import Profile, Reservation, ReservationMessage
     from pms.schemas.reservations import message_out
 
     with read_scope(ctx):

@@ -14,11 +14,12 @@ request) and marks afterwards; one relay per process, serialized by a lock.
 
 from __future__ import annotations
 
+import queue
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import peewee
@@ -71,7 +72,7 @@ def compute_backoff(attempts: int) -> float:
 
 
 def _now(now: datetime | None) -> datetime:
-    return now or datetime.now(timezone.utc)
+    return now or datetime.now(UTC)
 
 
 def _due(now: datetime) -> Any:
@@ -154,7 +155,7 @@ def _publish_rows(publisher: Publisher, rows: list[Any], now: datetime,
                 break
             except Exception as exc:  # noqa: BLE001 - recorded on the row
                 outcomes.append(exc)
-    for row, event, outcome in zip(rows, events, outcomes):
+    for row, event, outcome in zip(rows, events, outcomes, strict=True):
         if isinstance(outcome, BrokerUnavailable):
             # Not confirmed: leave the row as it is; the relay backs off as a whole.
             result.broker_error = result.broker_error or str(outcome) or "broker unavailable"
@@ -195,6 +196,40 @@ def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
 
 
 
+class _Abandon(Exception):
+    """The publishing side gave up on a claimed batch: roll its transaction back."""
+
+
+def _hold_batches(handoff: queue.Queue[Any], stop: threading.Event, *, now: datetime,
+                  limit: int, env_id: uuid.UUID | None) -> None:
+    """One holder of relay_pipelined: claim, hand over, wait for the outcome, mark, commit."""
+    try:
+        with unscoped():
+            db.connect(reuse_if_open=True)
+            while not stop.is_set():
+                try:
+                    with db.atomic():
+                        rows = list(_claim_query(now, limit, None, env_id)
+                                    .for_update("FOR UPDATE SKIP LOCKED").namedtuples())
+                        if not rows:
+                            return
+                        reply: queue.Queue[Any] = queue.Queue(maxsize=1)
+                        handoff.put((rows, reply))
+                        result = reply.get()
+                        if result is None:
+                            raise _Abandon
+                        _record(result, rows, now)
+                except _Abandon:
+                    return
+                if result.broker_error or len(rows) < limit:
+                    return
+    except Exception as exc:  # noqa: BLE001 - handed to the caller, which reports it
+        handoff.put(exc)
+    finally:
+        handoff.put(None)
+        db.close()
+
+
 def relay_pipelined(publisher: Publisher, *, limit: int = 500, now: datetime | None = None,
                     subscribers: dict[str, list[Subscriber]] | None = None,
                     env_id: uuid.UUID | None = None) -> list[RelayResult]:
@@ -207,43 +242,13 @@ def relay_pipelined(publisher: Publisher, *, limit: int = 500, now: datetime | N
     the previous one. The per-batch guarantees are those of `relay_batch`: a row is marked only
     after its confirm, in the transaction that locked it. Stops at a broker error.
     """
-    import queue
-
     now = _now(now)
     subs = subscribers or {}
     handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
     stop = threading.Event()
 
-    class _Abandon(Exception):
-        pass
-
     def holder() -> None:
-        try:
-            with unscoped():
-                db.connect(reuse_if_open=True)
-                while not stop.is_set():
-                    result = None
-                    try:
-                        with db.atomic():
-                            rows = list(_claim_query(now, limit, None, env_id)
-                                        .for_update("FOR UPDATE SKIP LOCKED").namedtuples())
-                            if not rows:
-                                break
-                            reply: queue.Queue[Any] = queue.Queue(maxsize=1)
-                            handoff.put((rows, reply))
-                            result = reply.get()
-                            if result is None:
-                                raise _Abandon
-                            _record(result, rows, now)
-                    except _Abandon:
-                        break
-                    if result.broker_error or len(rows) < limit:
-                        break
-        except Exception as exc:  # noqa: BLE001 - handed to the caller, which reports it
-            handoff.put(exc)
-        finally:
-            handoff.put(None)
-            db.close()
+        _hold_batches(handoff, stop, now=now, limit=limit, env_id=env_id)
 
     results: list[RelayResult] = []
     threads = [threading.Thread(target=holder, name=f"pms-relay-holder-{n}", daemon=True)
@@ -282,7 +287,7 @@ def relay_pipelined(publisher: Publisher, *, limit: int = 500, now: datetime | N
 
 def audit_event(row: AuditEntry) -> dict[str, Any]:
     """The CloudEvent of an audit-journal row (type hotel:pms:audit:recorded)."""
-    created = row.created_at.astimezone(timezone.utc)
+    created = row.created_at.astimezone(UTC)
     return {
         "specversion": "1.0", "id": str(row.id), "source": "hotel-pms",
         "type": "hotel:pms:audit:recorded", "subject": row.target_id,
@@ -357,7 +362,7 @@ def _as_aware(value: Any) -> datetime | None:
         return None
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def outbox_status(*, env_id: uuid.UUID | None = None, now: datetime | None = None) -> OutboxStatus:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import uuid
 from datetime import date
 
-import msgspec
 import pytest
 
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.states import HK_MACHINE, HkStatus, ROOM_MACHINE, RoomStatus
+from pms.domain.states import HK_MACHINE, ROOM_MACHINE, HkStatus
 from pms.errors import InvalidTransition, NotFound
 from pms.models import HousekeepingTask, Room
 from pms.schemas.housekeeping import HkStatusIn, TaskIn, TaskUpdateIn

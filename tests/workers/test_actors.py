@@ -18,8 +18,13 @@ from pms.errors import FolioNotClosable
 from pms.models import HousekeepingTask, ReservationMessage, Room, SandboxEmail
 from pms.schemas.reservations import MessageIn
 from pms.services import checkout, outbox, reservation_notes
-from tests.factories import (make_booking_hotel, make_checked_in, make_profile, make_reservation,
-                             pay_folio)
+from tests.factories import (
+    make_booking_hotel,
+    make_checked_in,
+    make_profile,
+    make_reservation,
+    pay_folio,
+)
 from workers import actors
 from workers.middleware import current_ctx
 from workers.publisher import LocalEventPublisher

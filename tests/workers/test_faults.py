@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -187,7 +187,7 @@ def test_binding_removed_mid_publish_marks_nothing_unconfirmed_and_loses_nothing
             bus.unbind(queue, "hotel.pms.#")  # the binding goes away in the middle of a batch
             return first + super().publish_many(events[5:])
 
-    t0 = datetime.now(timezone.utc)
+    t0 = datetime.now(UTC)
     first = outbox.relay_batch(Unbinding(bus.url, bus.exchange), env_id=ctx.env_id, now=t0)
     assert (first.published, first.failed) == (5, 7)
     rows = env_rows(ctx.env_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -53,7 +53,7 @@ def test_relay_publishes_cloudevents_in_order_and_marks_after_confirm(ctx, datab
 def test_unroutable_rows_back_off_and_go_out_once_a_queue_is_bound(ctx, database, bus):
     make_property(ctx)
     pub = publisher_for(bus)
-    t0 = datetime.now(timezone.utc)
+    t0 = datetime.now(UTC)
     result = outbox.relay_batch(pub, env_id=ctx.env_id, now=t0)
     assert result.published == 0 and result.failed == 1
     (row,) = rows(ctx)

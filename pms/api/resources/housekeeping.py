@@ -9,8 +9,15 @@ import falcon
 from pms.api.spec import endpoint
 from pms.routes import Route
 from pms.schemas.common import Page
-from pms.schemas.housekeeping import (HkStatusIn, RoomBoardEntry, RoomBoardQuery, TaskIn, TaskOut,
-                                      TaskQuery, TaskUpdateIn)
+from pms.schemas.housekeeping import (
+    HkStatusIn,
+    RoomBoardEntry,
+    RoomBoardQuery,
+    TaskIn,
+    TaskOut,
+    TaskQuery,
+    TaskUpdateIn,
+)
 from pms.services import housekeeping as hk
 
 BASE = "/v1/properties/{property_id:uuid}/housekeeping"
