@@ -81,7 +81,8 @@ def housekeeping_stayovers(env_id: str, property_id: str, business_date: str,
     from pms.services.housekeeping import fan_out_stayovers
 
     fan_out_stayovers(uuid.UUID(env_id), uuid.UUID(property_id),
-                      date.fromisoformat(business_date), source_event_id=event_id)
+                      date.fromisoformat(business_date), source_event_id=event_id,
+                      dispatch=dispatch_stayover)
 
 
 @dramatiq.actor(max_retries=10, time_limit=MINUTE_MS, throws=PERMANENT)

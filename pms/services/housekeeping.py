@@ -312,9 +312,13 @@ def occupied_rooms(ctx: Ctx, property_id: uuid.UUID) -> list[uuid.UUID]:
 
 
 def fan_out_stayovers(env_id: uuid.UUID, property_id: uuid.UUID, business_date: date, *,
-                      source_event_id: str | None = None) -> int:
+                      source_event_id: str | None = None,
+                      dispatch: RoomDispatcher | None = None) -> int:
     """One stayover message per occupied room of the property (the night audit calls this
     after its transaction committed). Returns the number of rooms. Idempotent.
+
+    `dispatch` (else the registered dispatcher) sends each room's message; with neither, the
+    rooms are handled inline.
 
     Raises:
         ValidationFailed: business_date is not a date.
@@ -323,9 +327,10 @@ def fan_out_stayovers(env_id: uuid.UUID, property_id: uuid.UUID, business_date: 
         raise ValidationFailed("business_date must be a date")
     ctx = system_ctx(env_id, sub="housekeeping-fan-out")
     rooms = occupied_rooms(ctx, property_id)
+    send = dispatch or (_dispatcher[0] if _dispatcher else None)
     for room_id in rooms:
-        if _dispatcher:
-            _dispatcher[0](env_id, property_id, room_id, business_date, source_event_id)
+        if send is not None:
+            send(env_id, property_id, room_id, business_date, source_event_id)
         else:
             create_stayover(ctx, room_id, business_date, source_event_id=source_event_id)
     return len(rooms)

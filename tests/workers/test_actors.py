@@ -149,3 +149,23 @@ def test_every_actor_declares_retries_time_limit_and_permanent_errors():
     for name in ("relay_outbox", "purge_outbox"):
         options = getattr(actors, name).options
         assert "max_retries" in options and "time_limit" in options, name
+
+
+def test_night_audit_event_drives_one_stayover_per_in_house_room(ctx, worker):
+    from pms.platform.ledger import EmbeddedLedger
+    from pms.services.end_of_day import Hooks, run_night_audit
+
+    hotel = make_booking_hotel(ctx, rooms=3)
+    a = make_checked_in(ctx, hotel)
+    b = make_checked_in(ctx, hotel)
+    out = run_night_audit(ctx, hotel.id, hooks=Hooks(ledger=EmbeddedLedger()))
+    assert out.status == "DONE", out.error
+    pump(ctx, worker)
+    worker.join(actors.housekeeping_stayover_room.queue_name, fail_fast=True)
+    replay_all(ctx)
+    pump(ctx, worker)
+    worker.join(actors.housekeeping_stayover_room.queue_name, fail_fast=True)
+    with read_scope(ctx):
+        tasks = list(HousekeepingTask.select().where(HousekeepingTask.kind == "STAYOVER"))
+    assert sorted(t.room_id for t in tasks) == sorted([a.room_id, b.room_id])
+    assert {t.business_date for t in tasks} == {out.business_date}
