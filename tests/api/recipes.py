@@ -344,3 +344,30 @@ RECIPES.update({
     ("POST", f"{P}/promo/validate"): lambda w: (w.fill(f"{P}/promo/validate"), {
         **_STAY, "code": "ANY", "room_type_id": w.room_type_id, "rate_plan_id": w.rate_plan_id}),
 })
+
+
+# -- housekeeping (issue 4) -------------------------------------------------------------------
+
+def _hk_room_number(w: World) -> str:
+    if getattr(w, "_hk_room_number", None) is None:
+        resp = w.api.get(w.fill(f"{P}/rooms/{{id}}", {"id": w.room_id}))
+        w._hk_room_number = resp.json["room_number"]
+    return w._hk_room_number
+
+
+def _hk_task_id(w: World) -> str:
+    return w._post(w.fill(f"{P}/housekeeping/tasks"),
+                   {"room_number": _hk_room_number(w), "kind": "INSPECTION"})["id"]
+
+
+RECIPES.update({
+    ("PUT", f"{P}/housekeeping/{{room_number}}"): lambda w: (
+        w.fill(f"{P}/housekeeping/{{room_number}}", {"room_number": _hk_room_number(w)}),
+        {"hk_status": "DIRTY"}),
+    ("POST", f"{P}/housekeeping/tasks"): lambda w: (
+        w.fill(f"{P}/housekeeping/tasks"), {"room_number": _hk_room_number(w),
+                                            "kind": "DEEP_CLEAN"}),
+    ("PUT", f"{P}/housekeeping/tasks/{{id}}"): lambda w: (
+        w.fill(f"{P}/housekeeping/tasks/{{id}}", {"id": _hk_task_id(w)}),
+        {"status": "IN_PROGRESS", "assignee": "maria"}),
+})
