@@ -145,3 +145,26 @@ def test_a_stalled_broker_is_given_up_on_within_the_confirm_timeout(bus, proxy):
     assert time.monotonic() - started < 5
     proxy.restore()
     pub.close()
+
+
+def test_purge_deletes_only_published_rows_past_retention(ctx, database):
+    from pms.api.idempotency import purge_expired  # noqa: F401 - the per-env purge it relies on
+    from pms.db.scope import tenant_scope
+    from pms.models import IdempotencyRecord
+
+    make_property(ctx)
+    make_property(ctx)
+    first, second = rows(ctx)
+    old = datetime.now(UTC) - timedelta(days=8)
+    with read_scope(ctx):
+        OutboxEvent.update(published_at=old).where(OutboxEvent.id == first.id).execute()
+    with tenant_scope(ctx.env_id), database.atomic():
+        IdempotencyRecord.create(key="k-old", fingerprint="f", expires_at=old)
+        IdempotencyRecord.create(key="k-new", fingerprint="f",
+                                 expires_at=datetime.now(UTC) + timedelta(hours=1))
+    relay = OutboxRelay(LocalEventPublisher(), env_id=ctx.env_id, retention=timedelta(days=7))
+    purged = relay.purge()
+    assert purged["outbox_rows"] >= 1 and purged["idempotency_records"] >= 1
+    assert [r.id for r in rows(ctx)] == [second.id]
+    with read_scope(ctx):
+        assert [r.key for r in IdempotencyRecord.select()] == ["k-new"]
