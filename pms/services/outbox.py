@@ -321,18 +321,31 @@ def push_audit_batch(publisher: Publisher, *, limit: int = 500,
                 query = query.for_update("FOR UPDATE SKIP LOCKED")
             rows = list(query)
         result.claimed = len(rows)
-        for row in rows:
-            try:
-                publisher.publish(audit_event(row), routing_key=routing_key)
-            except BrokerUnavailable as exc:
-                result.broker_error = str(exc) or type(exc).__name__
-                break
-            except PublishRejected:
-                # Nobody takes audit rows right now: stop here (fail open) instead of
-                # re-sending the whole batch on every sweep; the next sweep tries again.
+        events = [audit_event(row) for row in rows]
+        publish_many = getattr(publisher, "publish_many", None)
+        if publish_many is not None and routing_key == "hotel.pms.audit.recorded":
+            # The first row alone probes whether anyone takes audit rows; if nobody does, the
+            # sweep stops there instead of sending the whole batch back and forth every time.
+            outcomes = publish_many(events[:1]) if events else []
+            if outcomes and outcomes[0] is None:
+                outcomes += publish_many(events[1:])
+        else:
+            outcomes = []
+            for event in events:
+                try:
+                    publisher.publish(event, routing_key=routing_key)
+                    outcomes.append(None)
+                except (BrokerUnavailable, PublishRejected) as exc:
+                    outcomes.append(exc)
+                    break
+        for row, outcome in zip(rows, outcomes, strict=False):
+            if outcome is None:
+                result.published_ids.append(str(row.id))
+            elif isinstance(outcome, BrokerUnavailable):
+                result.broker_error = result.broker_error or str(outcome) or "unavailable"
+            else:
+                # Nobody takes audit rows right now: fail open; the next sweep tries again.
                 result.failed += 1
-                break
-            result.published_ids.append(str(row.id))
         if result.published_ids:
             with db.atomic(**write_begin_args()):
                 for chunk in _chunks([uuid.UUID(i) for i in result.published_ids], 500):

@@ -168,3 +168,16 @@ def test_purge_deletes_only_published_rows_past_retention(ctx, database):
     assert [r.id for r in rows(ctx)] == [second.id]
     with read_scope(ctx):
         assert [r.key for r in IdempotencyRecord.select()] == ["k-new"]
+
+
+def test_audit_push_stops_at_the_first_row_nobody_takes(ctx, database, bus):
+    make_property(ctx)
+    make_property(ctx)
+    pub = publisher_for(bus)
+    first = outbox.push_audit_batch(pub, env_id=ctx.env_id)
+    assert (first.published, first.failed) == (0, 1)
+    queue = bus.queue("hotel.pms.audit.#")
+    second = outbox.push_audit_batch(pub, env_id=ctx.env_id)
+    pub.close()
+    assert second.published == 2
+    assert len(bus.drain(queue)) == 2
