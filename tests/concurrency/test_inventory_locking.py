@@ -31,10 +31,17 @@ THREADS = 12
 NIGHTS = stay_nights(date(2031, 5, 1), date(2031, 5, 4))
 
 
+# With locking on, every taker holds the nights' locks through the pause, so the last of them
+# waits about THREADS x pause: keep it short, far below the lock timeout even on a loaded box.
+LOCKED_PAUSE_S = 0.03
+# The control takes no locks; a longer pause makes sure every taker checks before anyone writes.
+CONTROL_PAUSE_S = 0.2
+
+
 @pytest.fixture
 def racing(pg_db) -> Iterator[None]:
     """Pause each taker after its check (widen the window), restore everything afterwards."""
-    inventory.set_pause_after_check(lambda: time.sleep(0.15))
+    inventory.set_pause_after_check(lambda: time.sleep(LOCKED_PAUSE_S))
     try:
         yield
     finally:
@@ -111,6 +118,7 @@ def test_two_rooms_are_sold_exactly_twice(ctx, racing):
 
 def test_control_without_locking_oversells(ctx, racing):
     locking.LOCKING_ENABLED = False
+    inventory.set_pause_after_check(lambda: time.sleep(CONTROL_PAUSE_S))
     prop, room_type = _one_room_hotel(ctx)
     sold, _, errors = _race(ctx, prop, room_type)
     assert errors == []
