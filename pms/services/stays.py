@@ -59,14 +59,11 @@ def find_room(property_id: uuid.UUID, *, room_number: str | None = None,
 
 
 def out_of_order(room_id: uuid.UUID, start: date, end: date) -> bool:
-    """Whether an active OOO/OOS maintenance period of the room touches [start, end)."""
-    try:
-        from pms.models.inventory import Maintenance
-    except ImportError:  # pragma: no cover - inventory ships with issue 3
-        return False
-    return Maintenance.select().where(
-        (Maintenance.room == room_id) & (Maintenance.active == True)  # noqa: E712
-        & (Maintenance.from_date < end) & (Maintenance.to_date > start)).exists()
+    """Whether an active OOO/OOS maintenance period of the room touches the nights [start, end)
+    (maintenance periods include their `to_date`, the last night out of service)."""
+    from pms.services.maintenance import room_blocked
+
+    return room_blocked(room_id, start, end) is not None
 
 
 def overlapping_holds(room_id: uuid.UUID, start: date, end: date,

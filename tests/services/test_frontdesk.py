@@ -273,6 +273,19 @@ def test_out_of_order_room_is_refused_at_check_in(ctx, hotel):
         checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=hotel.rooms[0].room_number))
 
 
+def test_room_whose_maintenance_ends_on_the_arrival_night_is_refused(ctx, hotel):
+    from pms.db.uow import unit_of_work
+    from pms.models.inventory import Maintenance
+
+    # to_date is the last night out of service: tonight is still blocked
+    with unit_of_work(ctx):
+        Maintenance.create(property=hotel.id, room=hotel.rooms[0].id, kind="OUT_OF_SERVICE",
+                           from_date=hotel.today - timedelta(days=3), to_date=hotel.today)
+    row = make_reservation(ctx, hotel)
+    with pytest.raises(RoomUnavailable):
+        checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=hotel.rooms[0].room_number))
+
+
 def test_room_move_in_house_moves_folio_and_occupancy(ctx, hotel):
     row = make_checked_in(ctx, hotel, room_number="100")
     row = stays.assign_room(ctx, hotel.id, row.id, RoomAssignIn(room_number="101"))
