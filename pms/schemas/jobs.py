@@ -4,9 +4,25 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pms.schemas.common import Out
+import msgspec
+
+from pms.schemas.common import Limit, Out, Strict
+from pms.schemas.end_of_day import EndOfDayIn
+
+
+class JobIn(Strict):
+    """Async job input: the kind and its input (the night audit is the one kind so far)."""
+
+    kind: Literal["end_of_day"]
+    property_id: uuid.UUID
+    input: EndOfDayIn = msgspec.field(default_factory=EndOfDayIn)
+
+
+class JobQuery(msgspec.Struct, kw_only=True):
+    limit: Limit = 50
+    cursor: str | None = None
 
 
 class JobOut(Out):

@@ -133,6 +133,14 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None) -> None:
              finished_at=dt.datetime.now(dt.UTC))
 
 
+def list_jobs(ctx: Ctx, *, limit: int, cursor: str | None) -> Any:
+    """The env's jobs, oldest first (cursor pages)."""
+    from pms.db.pagination import paginate
+
+    with read_scope(ctx):
+        return paginate(Job.select(), Job, limit=limit, cursor=cursor)
+
+
 def get_job(ctx: Ctx, job_id: uuid.UUID) -> Job:
     """One job of the env. Raises NotFound."""
     with read_scope(ctx):

@@ -207,6 +207,8 @@ RECIPES.update({
         f"{_cashiering_stay(w)['base']}/reservations/{_cashiering_stay(w)['res'].id}/folios",
         {"folio_type": "EXTRA"}),
     ("POST", f"{P}/end-of-day"): _end_of_day,
+    ("POST", "/v1/jobs"): lambda w: ("/v1/jobs", {
+        "kind": "end_of_day", "property_id": _end_of_day(w)[0].split("/")[3]}),
 })
 World._tc_id = property(lambda w: w._post(w.fill(f"{P}/transaction-codes"), {  # type: ignore[attr-defined]
     "code": random_ref("TC")[:30], "name": "Laundry", "category": "other"})["id"])

@@ -85,3 +85,15 @@ def test_reports_by_name(api, hotel):
 def test_unknown_job_is_404(api, database):
     assert_problem(api.get(f"/v1/jobs/{uuid.uuid4()}"), 404)
     assert_problem(api.get(f"/v1/jobs/{uuid.uuid4()}/result"), 404)
+
+
+def test_jobs_endpoint_starts_and_lists_the_night_audit(api, hotel):
+    resp = api.post("/v1/jobs", {"kind": "end_of_day", "property_id": str(hotel.id)})
+    assert resp.status_code == 202, resp.text
+    job = wait_job(api, resp.json["id"])
+    assert job["status"] == "SUCCEEDED" and job["kind"] == "end_of_day"
+    listed = api.get("/v1/jobs").json["data"]
+    assert [j["id"] for j in listed] == [job["id"]]
+    assert_problem(api.post("/v1/jobs", {"kind": "end_of_day", "property_id": str(uuid.uuid4())}),
+                   404)
+    assert_problem(api.post("/v1/jobs", {"kind": "reindex", "property_id": str(hotel.id)}), 422)

@@ -1,4 +1,5 @@
-"""Async jobs: status (`/v1/jobs/{id}`) and result (`/v1/jobs/{id}/result`, 409 until done)."""
+"""Async jobs: list and start (`/v1/jobs`), status (`/v1/jobs/{id}`) and result
+(`/v1/jobs/{id}/result`, 409 until done)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,34 @@ import falcon
 
 from pms.api.spec import endpoint
 from pms.routes import Route
-from pms.schemas.jobs import JobOut, JobResultOut, job_out
+from pms.schemas.common import Page
+from pms.schemas.jobs import JobIn, JobOut, JobQuery, JobResultOut, job_out
 from pms.services import jobs
+
+
+class JobList:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("jobs:read", query=JobQuery, response=Page[JobOut], summary="The env's jobs")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, query: JobQuery) -> None:
+        page = jobs.list_jobs(req.context.ctx, limit=query.limit, cursor=query.cursor)
+        resp.media = Page(data=[job_out(j) for j in page.items], next_cursor=page.next_cursor)
+
+    @endpoint("jobs:write", body=JobIn, response=JobOut, status=202, also=("eod:write",),
+              summary="Start an async job (kind end_of_day: the night audit of a property)",
+              description="Same as POST .../end-of-day: 202 with the job, or 200 with the run "
+                          "when that date is finished or for a dry run.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, body: JobIn) -> None:
+        job, run = jobs.start_end_of_day(req.context.ctx, body.property_id, body.input,
+                                         platform=self.deps.platform)
+        if job is not None:
+            resp.media = job_out(job)
+            resp.status = 202
+            resp.location = f"/v1/jobs/{job.id}"
+        else:
+            resp.media = run
+            resp.status = 200
 
 
 class Jobs:
@@ -27,4 +54,5 @@ class Jobs:
         resp.media = jobs.job_result(req.context.ctx, id)
 
 
-ROUTES = [Route("/v1/jobs/{id:uuid}", Jobs), Route("/v1/jobs/{id:uuid}/result", Jobs, "result")]
+ROUTES = [Route("/v1/jobs", JobList), Route("/v1/jobs/{id:uuid}", Jobs),
+          Route("/v1/jobs/{id:uuid}/result", Jobs, "result")]
