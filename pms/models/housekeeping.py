@@ -13,8 +13,8 @@ class HousekeepingTask(AggregateModel):
     """One job for one room. `dedupe_key` makes reactions safe to run twice: a departure clean
     is keyed by its reservation, a stayover by room and business date."""
 
-    property = peewee.ForeignKeyField(Property, backref="hk_tasks", on_delete="RESTRICT")
-    room = peewee.ForeignKeyField(Room, backref="hk_tasks", on_delete="CASCADE")
+    property = peewee.ForeignKeyField(Property, backref="hk_tasks", on_delete="RESTRICT", index=False)
+    room = peewee.ForeignKeyField(Room, backref="hk_tasks", on_delete="CASCADE", index=False)
     kind = peewee.CharField(max_length=24)
     status = peewee.CharField(max_length=16)
     assignee = peewee.CharField(max_length=120, null=True)

@@ -100,14 +100,14 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             table_name = "sandbox_email"
             indexes = [(('env_id', 'idempotency_key'), True), (('env_id', 'created_at'), False)]
 
-    # The relay's claim (cross-env, oldest unpublished first) and the audit push read only the
-    # rows still to go: partial indexes keep that cost proportional to the backlog, not to the
-    # history (a plain (env_id, created_at) scan re-reads every published row on every batch).
-    # They do not lead with env_id on purpose: the relay works across envs.
+    # The relay's claim (oldest unpublished first) and the audit push read only the rows still
+    # to go: partial indexes keep that cost proportional to the backlog, not to the history.
+    # Like every index on tenant data they lead with env_id; the cross-env claim scans the whole
+    # (small) partial index and keeps the oldest rows with a top-N sort.
     migrator.sql("CREATE INDEX IF NOT EXISTS outbox_event_unpublished_idx ON outbox_event "
-                 "(created_at, id) WHERE published_at IS NULL")
+                 "(env_id, created_at, id) WHERE published_at IS NULL")
     migrator.sql("CREATE INDEX IF NOT EXISTS audit_entry_unpushed_idx ON audit_entry "
-                 "(created_at, id) WHERE pushed_at IS NULL")
+                 "(env_id, created_at, id) WHERE pushed_at IS NULL")
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
