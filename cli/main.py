@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import typer
 
+from cli import db, demo, dev, eod, openapi, serve
 from cli import email as email_cli
 from cli import outbox as outbox_cli
 from cli import platform as platform_cli
-from cli import db, demo, dev, eod, openapi, serve
 
 app = typer.Typer(help="Hotel PMS maintenance: database, server, dev tokens, demo data, "
                        "night audit, outbox.", no_args_is_help=True, add_completion=False)
@@ -17,11 +17,11 @@ app.add_typer(dev.app, name="dev")
 app.add_typer(demo.app, name="demo")
 app.command("serve")(serve.serve)
 app.command("openapi")(openapi.openapi)
+app.command("end-of-day")(eod.end_of_day)
+app.add_typer(eod.cashiering_app, name="cashiering")
 app.add_typer(outbox_cli.app, name="outbox")
 app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
-app.command("end-of-day")(eod.end_of_day)
-app.add_typer(eod.cashiering_app, name="cashiering")
 
 
 def main() -> None:

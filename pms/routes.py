@@ -36,17 +36,15 @@ def all_routes() -> list[Route]:
     from pms.api.resources import rates as rate_routes
     from pms.api.resources import availability as availability_routes
     from pms.api.resources import inventory as inventory_routes
-    from pms.api.resources import housekeeping
     from pms.api.resources import cashiering
     from pms.api.resources import end_of_day as eod_routes
     from pms.api.resources import jobs as job_routes
     from pms.api.resources import reports as report_routes
 
     from pms.api.resources import folios as folio_reads
-
-    from pms.api.resources import reservations as reservation_routes
-
     from pms.api.resources import frontdesk as frontdesk_routes
+    from pms.api.resources import reservations as reservation_routes
+    from pms.api.resources import housekeeping
 
     return [
         *health.ROUTES,
@@ -61,10 +59,10 @@ def all_routes() -> list[Route]:
         *eod_routes.ROUTES,
         *job_routes.ROUTES,
         *report_routes.ROUTES,
-        *housekeeping.ROUTES,
         *folio_reads.ROUTES,
         *reservation_routes.ROUTES,
         *frontdesk_routes.ROUTES,
+        *housekeeping.ROUTES,
     ]
 
 

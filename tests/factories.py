@@ -143,6 +143,7 @@ def pay_folio(ctx: Ctx, reservation: Any, amount: Any) -> Any:
                                    currency=folio.currency, method="CARD",
                                    payment_method_id="pm_test", status="CAPTURED")
 
+
 # -- rates and inventory (engineer A) -------------------------------------------------------------
 
 def make_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,

@@ -22,137 +22,6 @@ ROOM_MACHINE = Machine(RoomStatus, {
 })
 
 
-# -- cashiering and night audit (issue 5) ---------------------------------------------------------
-
-class PaymentStatus(StrEnum):
-    PENDING = "PENDING"        # recorded, payments service not (yet) answered
-    AUTHORIZED = "AUTHORIZED"  # pre-authorization confirmed, not captured
-    CAPTURED = "CAPTURED"      # money taken (counts against the balance)
-    CONSUMED = "CONSUMED"      # a pre-authorization that was captured by a payment
-    FAILED = "FAILED"          # declined; no money moved
-
-
-PAYMENT_MACHINE = Machine(PaymentStatus, {
-    (PaymentStatus.PENDING, "capture"): PaymentStatus.CAPTURED,
-    (PaymentStatus.PENDING, "authorize"): PaymentStatus.AUTHORIZED,
-    (PaymentStatus.PENDING, "fail"): PaymentStatus.FAILED,
-    (PaymentStatus.AUTHORIZED, "consume"): PaymentStatus.CONSUMED,
-})
-PAYMENT_INITIAL = PaymentStatus.PENDING
-
-
-class VoucherStatus(StrEnum):
-    ACTIVE = "ACTIVE"
-    REDEEMED = "REDEEMED"
-
-
-VOUCHER_MACHINE = Machine(VoucherStatus, {
-    (VoucherStatus.ACTIVE, "redeem_part"): VoucherStatus.ACTIVE,
-    (VoucherStatus.ACTIVE, "redeem_all"): VoucherStatus.REDEEMED,
-})
-VOUCHER_INITIAL = VoucherStatus.ACTIVE
-
-
-class AuditRunStatus(StrEnum):
-    RUNNING = "RUNNING"
-    DONE = "DONE"
-    FAILED = "FAILED"
-
-
-AUDIT_RUN_MACHINE = Machine(AuditRunStatus, {
-    (AuditRunStatus.RUNNING, "finish"): AuditRunStatus.DONE,
-    (AuditRunStatus.RUNNING, "fail"): AuditRunStatus.FAILED,
-    (AuditRunStatus.FAILED, "resume"): AuditRunStatus.RUNNING,
-    (AuditRunStatus.RUNNING, "resume"): AuditRunStatus.RUNNING,  # after a crash mid-run
-})
-AUDIT_RUN_INITIAL = AuditRunStatus.RUNNING
-
-
-class JobStatus(StrEnum):
-    QUEUED = "QUEUED"
-    RUNNING = "RUNNING"
-    SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-
-
-JOB_MACHINE = Machine(JobStatus, {
-    (JobStatus.QUEUED, "start"): JobStatus.RUNNING,
-    (JobStatus.RUNNING, "succeed"): JobStatus.SUCCEEDED,
-    (JobStatus.RUNNING, "fail"): JobStatus.FAILED,
-    (JobStatus.QUEUED, "fail"): JobStatus.FAILED,
-})
-JOB_INITIAL = JobStatus.QUEUED
-
-
-# -- housekeeping (issue 4) ---------------------------------------------------------------------
-
-class HkStatus(StrEnum):
-    CLEAN = "CLEAN"
-    DIRTY = "DIRTY"
-    INSPECTED = "INSPECTED"
-    OUT_OF_ORDER = "OUT_OF_ORDER"
-    OUT_OF_SERVICE = "OUT_OF_SERVICE"
-
-
-# Triggers are named after the mark asked for (PUT .../housekeeping/{room_number} sends the
-# target hk_status; HK_TRIGGER maps it). Out-of-order/out-of-service rooms come back DIRTY.
-HK_MACHINE = Machine(HkStatus, {
-    (HkStatus.CLEAN, "dirty"): HkStatus.DIRTY,
-    (HkStatus.INSPECTED, "dirty"): HkStatus.DIRTY,
-    (HkStatus.DIRTY, "dirty"): HkStatus.DIRTY,
-    (HkStatus.OUT_OF_ORDER, "dirty"): HkStatus.DIRTY,
-    (HkStatus.OUT_OF_SERVICE, "dirty"): HkStatus.DIRTY,
-    (HkStatus.DIRTY, "clean"): HkStatus.CLEAN,
-    (HkStatus.CLEAN, "clean"): HkStatus.CLEAN,
-    (HkStatus.CLEAN, "inspect"): HkStatus.INSPECTED,
-    (HkStatus.INSPECTED, "inspect"): HkStatus.INSPECTED,
-    (HkStatus.CLEAN, "out_of_order"): HkStatus.OUT_OF_ORDER,
-    (HkStatus.DIRTY, "out_of_order"): HkStatus.OUT_OF_ORDER,
-    (HkStatus.INSPECTED, "out_of_order"): HkStatus.OUT_OF_ORDER,
-    (HkStatus.OUT_OF_SERVICE, "out_of_order"): HkStatus.OUT_OF_ORDER,
-    (HkStatus.OUT_OF_ORDER, "out_of_order"): HkStatus.OUT_OF_ORDER,
-    (HkStatus.CLEAN, "out_of_service"): HkStatus.OUT_OF_SERVICE,
-    (HkStatus.DIRTY, "out_of_service"): HkStatus.OUT_OF_SERVICE,
-    (HkStatus.INSPECTED, "out_of_service"): HkStatus.OUT_OF_SERVICE,
-    (HkStatus.OUT_OF_ORDER, "out_of_service"): HkStatus.OUT_OF_SERVICE,
-    (HkStatus.OUT_OF_SERVICE, "out_of_service"): HkStatus.OUT_OF_SERVICE,
-})
-HK_TRIGGER = {HkStatus.CLEAN: "clean", HkStatus.DIRTY: "dirty", HkStatus.INSPECTED: "inspect",
-              HkStatus.OUT_OF_ORDER: "out_of_order", HkStatus.OUT_OF_SERVICE: "out_of_service"}
-
-
-class HkTaskKind(StrEnum):
-    DEPARTURE_CLEAN = "DEPARTURE_CLEAN"
-    STAYOVER = "STAYOVER"
-    INSPECTION = "INSPECTION"
-    TURNDOWN = "TURNDOWN"
-    DEEP_CLEAN = "DEEP_CLEAN"
-
-
-class HkTaskStatus(StrEnum):
-    OPEN = "OPEN"
-    IN_PROGRESS = "IN_PROGRESS"
-    DONE = "DONE"
-    CANCELLED = "CANCELLED"
-
-
-HK_TASK_MACHINE = Machine(HkTaskStatus, {
-    (HkTaskStatus.OPEN, "start"): HkTaskStatus.IN_PROGRESS,
-    (HkTaskStatus.IN_PROGRESS, "start"): HkTaskStatus.IN_PROGRESS,
-    (HkTaskStatus.IN_PROGRESS, "release"): HkTaskStatus.OPEN,
-    (HkTaskStatus.OPEN, "release"): HkTaskStatus.OPEN,
-    (HkTaskStatus.OPEN, "complete"): HkTaskStatus.DONE,
-    (HkTaskStatus.IN_PROGRESS, "complete"): HkTaskStatus.DONE,
-    (HkTaskStatus.DONE, "complete"): HkTaskStatus.DONE,
-    (HkTaskStatus.OPEN, "cancel"): HkTaskStatus.CANCELLED,
-    (HkTaskStatus.IN_PROGRESS, "cancel"): HkTaskStatus.CANCELLED,
-    (HkTaskStatus.CANCELLED, "cancel"): HkTaskStatus.CANCELLED,
-})
-HK_TASK_TRIGGER = {HkTaskStatus.IN_PROGRESS: "start", HkTaskStatus.OPEN: "release",
-                   HkTaskStatus.DONE: "complete", HkTaskStatus.CANCELLED: "cancel"}
-HK_TASK_INITIAL = HkTaskStatus.OPEN
-
-
 # -- reservations (issue 3) ---------------------------------------------------------------------
 
 class ReservationStatus(StrEnum):
@@ -228,3 +97,134 @@ SERVICE_REQUEST_MACHINE = Machine(ServiceRequestStatus, {
     (ServiceRequestStatus.IN_PROGRESS, "cancel"): ServiceRequestStatus.CANCELLED,
 })
 SERVICE_REQUEST_INITIAL = ServiceRequestStatus.OPEN
+
+
+# -- housekeeping (issue 4) ---------------------------------------------------------------------
+
+class HkStatus(StrEnum):
+    CLEAN = "CLEAN"
+    DIRTY = "DIRTY"
+    INSPECTED = "INSPECTED"
+    OUT_OF_ORDER = "OUT_OF_ORDER"
+    OUT_OF_SERVICE = "OUT_OF_SERVICE"
+
+
+# Triggers are named after the mark asked for (PUT .../housekeeping/{room_number} sends the
+# target hk_status; HK_TRIGGER maps it). Out-of-order/out-of-service rooms come back DIRTY.
+HK_MACHINE = Machine(HkStatus, {
+    (HkStatus.CLEAN, "dirty"): HkStatus.DIRTY,
+    (HkStatus.INSPECTED, "dirty"): HkStatus.DIRTY,
+    (HkStatus.DIRTY, "dirty"): HkStatus.DIRTY,
+    (HkStatus.OUT_OF_ORDER, "dirty"): HkStatus.DIRTY,
+    (HkStatus.OUT_OF_SERVICE, "dirty"): HkStatus.DIRTY,
+    (HkStatus.DIRTY, "clean"): HkStatus.CLEAN,
+    (HkStatus.CLEAN, "clean"): HkStatus.CLEAN,
+    (HkStatus.CLEAN, "inspect"): HkStatus.INSPECTED,
+    (HkStatus.INSPECTED, "inspect"): HkStatus.INSPECTED,
+    (HkStatus.CLEAN, "out_of_order"): HkStatus.OUT_OF_ORDER,
+    (HkStatus.DIRTY, "out_of_order"): HkStatus.OUT_OF_ORDER,
+    (HkStatus.INSPECTED, "out_of_order"): HkStatus.OUT_OF_ORDER,
+    (HkStatus.OUT_OF_SERVICE, "out_of_order"): HkStatus.OUT_OF_ORDER,
+    (HkStatus.OUT_OF_ORDER, "out_of_order"): HkStatus.OUT_OF_ORDER,
+    (HkStatus.CLEAN, "out_of_service"): HkStatus.OUT_OF_SERVICE,
+    (HkStatus.DIRTY, "out_of_service"): HkStatus.OUT_OF_SERVICE,
+    (HkStatus.INSPECTED, "out_of_service"): HkStatus.OUT_OF_SERVICE,
+    (HkStatus.OUT_OF_ORDER, "out_of_service"): HkStatus.OUT_OF_SERVICE,
+    (HkStatus.OUT_OF_SERVICE, "out_of_service"): HkStatus.OUT_OF_SERVICE,
+})
+HK_TRIGGER = {HkStatus.CLEAN: "clean", HkStatus.DIRTY: "dirty", HkStatus.INSPECTED: "inspect",
+              HkStatus.OUT_OF_ORDER: "out_of_order", HkStatus.OUT_OF_SERVICE: "out_of_service"}
+
+
+class HkTaskKind(StrEnum):
+    DEPARTURE_CLEAN = "DEPARTURE_CLEAN"
+    STAYOVER = "STAYOVER"
+    INSPECTION = "INSPECTION"
+    TURNDOWN = "TURNDOWN"
+    DEEP_CLEAN = "DEEP_CLEAN"
+
+
+class HkTaskStatus(StrEnum):
+    OPEN = "OPEN"
+    IN_PROGRESS = "IN_PROGRESS"
+    DONE = "DONE"
+    CANCELLED = "CANCELLED"
+
+
+HK_TASK_MACHINE = Machine(HkTaskStatus, {
+    (HkTaskStatus.OPEN, "start"): HkTaskStatus.IN_PROGRESS,
+    (HkTaskStatus.IN_PROGRESS, "start"): HkTaskStatus.IN_PROGRESS,
+    (HkTaskStatus.IN_PROGRESS, "release"): HkTaskStatus.OPEN,
+    (HkTaskStatus.OPEN, "release"): HkTaskStatus.OPEN,
+    (HkTaskStatus.OPEN, "complete"): HkTaskStatus.DONE,
+    (HkTaskStatus.IN_PROGRESS, "complete"): HkTaskStatus.DONE,
+    (HkTaskStatus.DONE, "complete"): HkTaskStatus.DONE,
+    (HkTaskStatus.OPEN, "cancel"): HkTaskStatus.CANCELLED,
+    (HkTaskStatus.IN_PROGRESS, "cancel"): HkTaskStatus.CANCELLED,
+    (HkTaskStatus.CANCELLED, "cancel"): HkTaskStatus.CANCELLED,
+})
+HK_TASK_TRIGGER = {HkTaskStatus.IN_PROGRESS: "start", HkTaskStatus.OPEN: "release",
+                   HkTaskStatus.DONE: "complete", HkTaskStatus.CANCELLED: "cancel"}
+HK_TASK_INITIAL = HkTaskStatus.OPEN
+
+
+# -- cashiering and night audit (issue 5) ---------------------------------------------------------
+
+class PaymentStatus(StrEnum):
+    PENDING = "PENDING"        # recorded, payments service not (yet) answered
+    AUTHORIZED = "AUTHORIZED"  # pre-authorization confirmed, not captured
+    CAPTURED = "CAPTURED"      # money taken (counts against the balance)
+    CONSUMED = "CONSUMED"      # a pre-authorization that was captured by a payment
+    FAILED = "FAILED"          # declined; no money moved
+
+
+PAYMENT_MACHINE = Machine(PaymentStatus, {
+    (PaymentStatus.PENDING, "capture"): PaymentStatus.CAPTURED,
+    (PaymentStatus.PENDING, "authorize"): PaymentStatus.AUTHORIZED,
+    (PaymentStatus.PENDING, "fail"): PaymentStatus.FAILED,
+    (PaymentStatus.AUTHORIZED, "consume"): PaymentStatus.CONSUMED,
+})
+PAYMENT_INITIAL = PaymentStatus.PENDING
+
+
+class VoucherStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    REDEEMED = "REDEEMED"
+
+
+VOUCHER_MACHINE = Machine(VoucherStatus, {
+    (VoucherStatus.ACTIVE, "redeem_part"): VoucherStatus.ACTIVE,
+    (VoucherStatus.ACTIVE, "redeem_all"): VoucherStatus.REDEEMED,
+})
+VOUCHER_INITIAL = VoucherStatus.ACTIVE
+
+
+class AuditRunStatus(StrEnum):
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+    FAILED = "FAILED"
+
+
+AUDIT_RUN_MACHINE = Machine(AuditRunStatus, {
+    (AuditRunStatus.RUNNING, "finish"): AuditRunStatus.DONE,
+    (AuditRunStatus.RUNNING, "fail"): AuditRunStatus.FAILED,
+    (AuditRunStatus.FAILED, "resume"): AuditRunStatus.RUNNING,
+    (AuditRunStatus.RUNNING, "resume"): AuditRunStatus.RUNNING,  # after a crash mid-run
+})
+AUDIT_RUN_INITIAL = AuditRunStatus.RUNNING
+
+
+class JobStatus(StrEnum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+JOB_MACHINE = Machine(JobStatus, {
+    (JobStatus.QUEUED, "start"): JobStatus.RUNNING,
+    (JobStatus.RUNNING, "succeed"): JobStatus.SUCCEEDED,
+    (JobStatus.RUNNING, "fail"): JobStatus.FAILED,
+    (JobStatus.QUEUED, "fail"): JobStatus.FAILED,
+})
+JOB_INITIAL = JobStatus.QUEUED
