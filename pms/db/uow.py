@@ -103,7 +103,6 @@ class UnitOfWork:
             before=mask(before),
             after=mask(after),
             reason=reason,
-            created_at=self.ctx.now,
         )
         self.audits.append(entry)
         return entry
