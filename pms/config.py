@@ -58,6 +58,9 @@ class Settings:
     log_level: str = "INFO"
     idempotency_ttl_hours: int = 72
     outbox_retention_days: int = 7
+    # stub:// only: run the Dramatiq worker threads and the relay inside the web process.
+    # Off for processes that share a database with a real relay (test servers, benchmarks).
+    embedded_runtime: bool = True
     limits: Limits = field(default_factory=Limits)
 
     @property
@@ -148,4 +151,5 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         db_pool_size=int(env.get("PMS_DB_POOL_SIZE", base.db_pool_size)),
         drain_seconds=float(env.get("PMS_DRAIN_SECONDS", base.drain_seconds)),
         log_level=env.get("PMS_LOG_LEVEL", base.log_level),
+        embedded_runtime=env.get("PMS_EMBEDDED_RUNTIME", "1").lower() not in ("0", "false", "no"),
     )

@@ -122,6 +122,17 @@ def deliver_reservation_message(env_id: str, message_id: str) -> None:
     deliver_message(current_ctx(), uuid.UUID(message_id), email=_platform().email)
 
 
+# -- async jobs ----------------------------------------------------------------------------------
+
+@dramatiq.actor(queue_name="pms-jobs", max_retries=3, time_limit=30 * MINUTE_MS, throws=PERMANENT)
+def run_job(env_id: str, job_id: str) -> None:
+    """Run a queued job (the night audit started over HTTP); a job not QUEUED is left alone."""
+    from pms.context import system_ctx
+    from pms.services.jobs import run_job as run
+
+    run(system_ctx(uuid.UUID(env_id), sub="job-worker"), uuid.UUID(job_id), platform=_platform())
+
+
 # -- platform ------------------------------------------------------------------------------------
 
 @dramatiq.actor(max_retries=5, min_backoff=2000, time_limit=2 * MINUTE_MS, throws=PERMANENT)

@@ -3,9 +3,10 @@
 - `start_embedded(settings)`: the embedded default (`PMS_BROKER_URL=stub://`): a Dramatiq worker
   with a few threads on the in-process StubBroker, plus a relay thread publishing to the
   in-memory bus. Requests nudge the relay after commit.
-- `start_for_web(settings)`: what the `web` process needs: the embedded runtime for stub://, or
-  else only the relay nudge (a Dramatiq message sent from a background thread; a nudge that
-  fails is dropped: the `relay` process sweeps anyway).
+- `start_for_web(settings)`: what the `web` process needs: the embedded runtime for stub://
+  (unless `PMS_EMBEDDED_RUNTIME=0`), or else the relay nudge (a Dramatiq message sent from a
+  background thread; a nudge that fails is dropped: the `relay` process sweeps anyway) and the
+  dispatch of async jobs to the `run_job` actor.
 """
 
 from __future__ import annotations
@@ -96,11 +97,14 @@ def start_for_web(settings: Settings) -> Runtime:
     from workers.broker import is_stub
 
     if is_stub(settings):
-        return start_embedded(settings)
+        return start_embedded(settings) if settings.embedded_runtime else Runtime()
     from pms.db.uow import register_after_emit
+    from pms.services import jobs
     from pms.services.housekeeping import set_room_dispatcher
     from workers import actors
 
     register_after_emit(Nudger(actors.relay_outbox.send))
     set_room_dispatcher(actors.dispatch_stayover)
+    # Async jobs (the night audit over HTTP) run on the worker processes, not in the web one.
+    jobs.set_dispatcher(lambda env_id, job_id: actors.run_job.send(str(env_id), str(job_id)))
     return Runtime()

@@ -69,6 +69,7 @@ def start_server(pg_database: Any, settings: Settings, tmp: Path, *, workers: in
            "PMS_MIGRATION_DATABASE_URL": pg_database.owner_url,
            "PMS_JWKS_URL": settings.jwks_url, "PORT": str(port),
            "WEB_CONCURRENCY": str(workers), "PMS_LOG_LEVEL": "WARNING",
+           "PMS_EMBEDDED_RUNTIME": "0",
            **(extra_env or {})}
     log_path = tmp / f"gunicorn-{port}.log"
     proc = subprocess.Popen(

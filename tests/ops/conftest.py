@@ -47,6 +47,7 @@ class Gunicorn:
         full_env = {**inherited, "PMS_DATABASE_URL": database.app_url,
                     "PMS_MIGRATION_DATABASE_URL": database.owner_url,
                     "PMS_JWKS_URL": settings.jwks_url, "PMS_LOG_LEVEL": "WARNING",
+                    "PMS_EMBEDDED_RUNTIME": "0",
                     "PORT": str(self.port), **(env or {})}
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
