@@ -33,6 +33,9 @@ class BaseModel(peewee.Model):
         return super().save(*args, **kwargs)
 
 
+_FETCH_SQL: dict[Any, tuple[str, list[str]]] = {}
+
+
 class TenantModel(BaseModel):
     """A row of one tenant env. Queries without an active scope raise ScopeError."""
 
@@ -61,6 +64,32 @@ class TenantModel(BaseModel):
         query = super().delete()
         cond = cls._scope_filter()
         return query.where(cond) if cond is not None else query
+
+    @classmethod
+    def fetch(cls, id_: Any) -> Any:
+        """The row with this id in the active scope, or None: `select().where(id == ...)` with
+        its SQL compiled once per model and database (PERF: building the query dominated the
+        cost of a by-id read)."""
+        if is_unscoped():
+            return cls.select().where(cls.id == id_).first()
+        env = require_env()
+        database = cls._meta.database
+        key = (cls, type(database.obj if hasattr(database, "obj") else database))
+        compiled = _FETCH_SQL.get(key)
+        if compiled is None:
+            marker = uuid.UUID(int=0)
+            sql, _ = (super().select().where((cls.env_id == marker) & (cls.id == marker))
+                      .limit(1).sql())
+            compiled = _FETCH_SQL[key] = (sql, [f.column_name for f in cls._meta.sorted_fields])
+        sql, columns = compiled
+        cursor = database.execute_sql(sql, (cls.env_id.db_value(env), cls.id.db_value(id_), 1))
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        fields = cls._meta.sorted_fields
+        obj = cls(__no_default__=1, **{f.name: f.python_value(v) for f, v in zip(fields, row)})
+        obj._dirty.clear()
+        return obj
 
     @classmethod
     def create(cls, **query: Any) -> Any:

@@ -83,10 +83,10 @@ def _delete(row: AggregateModel, what: str) -> None:
 
 def load_property(property_id: uuid.UUID, *, for_update: bool = False) -> Property:
     """The env's property or NotFound (call inside a scope)."""
-    query = Property.select().where(Property.id == property_id)
     if for_update:
-        query = locked(query)
-    row = query.first()
+        row = locked(Property.select().where(Property.id == property_id)).first()
+    else:
+        row = Property.fetch(property_id)
     if row is None:
         raise NotFound("no such property")
     return row
@@ -221,11 +221,11 @@ KINDS = {k.aggregate: k for k in (ROOM_TYPE, ROOM, RATE_PLAN, ITEM, PACKAGE)}
 def load_child(kind: Kind, property_id: uuid.UUID, id_: uuid.UUID, *,
                for_update: bool = False) -> AggregateModel:
     model = kind.model
-    query = model.select().where((model.id == id_) & (model.property == property_id))
     if for_update:
-        query = locked(query)
-    row = query.first()
-    if row is None:
+        row = locked(model.select().where((model.id == id_) & (model.property == property_id))).first()
+    else:
+        row = model.fetch(id_)
+    if row is None or row.property_id != property_id:
         raise NotFound(f"no such {kind.label}")
     return row
 
