@@ -62,18 +62,42 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
         self._returned_at.pop(id(conn), None)
         super()._close_raw(conn)
 
+    # PERF: BEGIN and the tenant settings ride along with the transaction's first statement
+    # (psycopg2 sends the three statements in one round trip and returns the last one's
+    # result), and a transaction that ran no statement sends neither COMMIT nor ROLLBACK.
+    # Both settings are transaction-local (is_local = true), so they never leak to the next
+    # user of a pooled connection. `app.cross_env` only widens the policies of the outbox and
+    # audit tables (the relay); see pms.db.migrator.
+    BEGIN_SQL = ("BEGIN; SELECT set_config('app.env_id', %s, true), "
+                 "set_config('app.cross_env', %s, true); ")
+
     def begin(self, isolation_level: Any = None) -> None:  # noqa: D102
+        if self.is_closed():
+            self.connect()  # as peewee's BEGIN would have (autoconnect), before the txn is pushed
         env = current_env()
-        cross_env = "on" if is_unscoped() else "off"
-        with peewee.__exception_wrapper__:
-            # One round trip. Both settings are transaction-local (is_local = true), so they can
-            # never leak to the next user of a pooled connection. `app.cross_env` only widens
-            # the policies of the outbox and audit tables (the relay); see pms.db.migrator.
-            self.cursor().execute(
-                "BEGIN; SELECT set_config('app.env_id', %s, true), "
-                "set_config('app.cross_env', %s, true)",
-                (str(env) if env else "", cross_env),
-            )
+        self._state.pms_begin = (str(env) if env else "", "on" if is_unscoped() else "off")
+
+    def _execute_cursor(self, sql: str, params: Any, **cursor_options: Any) -> Any:
+        pending = getattr(self._state, "pms_begin", None)
+        if pending is not None:
+            self._state.pms_begin = None
+            if not params:
+                sql = sql.replace("%", "%%")  # the combined statement is interpolated
+            sql = self.BEGIN_SQL + sql
+            params = (*pending, *(params or ()))
+        return super()._execute_cursor(sql, params, **cursor_options)
+
+    def commit(self) -> None:  # noqa: D102
+        if getattr(self._state, "pms_begin", None) is not None:
+            self._state.pms_begin = None  # nothing ran: nothing to commit
+            return
+        super().commit()
+
+    def rollback(self) -> None:  # noqa: D102
+        if getattr(self._state, "pms_begin", None) is not None:
+            self._state.pms_begin = None
+            return
+        super().rollback()
 
 
 class PmsSqliteDatabase(peewee.SqliteDatabase):
