@@ -82,7 +82,13 @@ class TenantModel(BaseModel):
                       .limit(1).sql())
             compiled = _FETCH_SQL[key] = (sql, [f.column_name for f in cls._meta.sorted_fields])
         sql, columns = compiled
-        cursor = database.execute_sql(sql, (cls.env_id.db_value(env), cls.id.db_value(id_), 1))
+        params = (cls.env_id.db_value(env), cls.id.db_value(id_), 1)
+        target = database.obj if hasattr(database, "obj") else database
+        if hasattr(target, "execute_prepared"):
+            cursor = target.execute_prepared(f"pms_fetch_{cls._meta.table_name}", sql, params,
+                                             ("uuid", "uuid", "int"))
+        else:
+            cursor = database.execute_sql(sql, params)
         row = cursor.fetchone()
         if row is None:
             return None

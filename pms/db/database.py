@@ -7,8 +7,12 @@ which the row-level-security policies read. SQLite runs in WAL mode with foreign
 
 from __future__ import annotations
 
+import re
 import time
+import weakref
 from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlparse
 
@@ -42,6 +46,7 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._returned_at: dict[int, float] = {}
+        self._prepared: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         super().__init__(*args, **kwargs)
 
     def _can_reuse(self, conn: Any) -> bool:
@@ -77,15 +82,60 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
         env = current_env()
         self._state.pms_begin = (str(env) if env else "", "on" if is_unscoped() else "off")
 
+    # Reads outside a transaction (`scoped_statements()`): each statement is sent as
+    # "SELECT set_config(...); <statement>", which PostgreSQL runs as ONE implicit transaction,
+    # so the transaction-local settings cover the statement and vanish with it. One round trip,
+    # no BEGIN/COMMIT; READ COMMITTED gives each statement its own snapshot either way.
+    SCOPE_SQL = ("SELECT set_config('app.env_id', %s, true), "
+                 "set_config('app.cross_env', %s, true); ")
+
     def _execute_cursor(self, sql: str, params: Any, **cursor_options: Any) -> Any:
-        pending = getattr(self._state, "pms_begin", None)
-        if pending is not None:
-            self._state.pms_begin = None
+        state = self._state
+        prefix, prefix_params = None, ()
+        if getattr(state, "pms_begin", None) is not None:
+            prefix, prefix_params, state.pms_begin = self.BEGIN_SQL, state.pms_begin, None
+        elif getattr(state, "pms_scoped", False) and not self.in_transaction():
+            env = current_env()
+            prefix = self.SCOPE_SQL
+            prefix_params = (str(env) if env else "", "on" if is_unscoped() else "off")
+        if prefix is not None:
             if not params:
                 sql = sql.replace("%", "%%")  # the combined statement is interpolated
-            sql = self.BEGIN_SQL + sql
-            params = (*pending, *(params or ()))
+            sql = prefix + sql
+            params = (*prefix_params, *(params or ()))
         return super()._execute_cursor(sql, params, **cursor_options)
+
+    def execute_prepared(self, name: str, sql: str, params: tuple[Any, ...],
+                         types: tuple[str, ...]) -> Any:
+        """Run `sql` (with %s placeholders) as a per-connection prepared statement.
+
+        PERF: a hot by-id read spends more time being planned than executed; the generic plan
+        of a prepared statement skips that. Inside a transaction the plain statement is used
+        (PREPARE is only sent on the single-statement read path).
+        """
+        if self.in_transaction():
+            return self.execute_sql(sql, params)
+        conn = self.connection()
+        prepared = self._prepared.setdefault(conn, set())
+        if name not in prepared:
+            numbers = iter(range(1, len(params) + 1))
+            body = re.sub(r"%s", lambda _m: f"${next(numbers)}", sql)
+            self.execute_sql(f"PREPARE {name} ({', '.join(types)}) AS {body}")
+            prepared.add(name)
+        placeholders = ", ".join(["%s"] * len(params))
+        return self.execute_sql(f"EXECUTE {name} ({placeholders})", params)
+
+    @contextmanager
+    def scoped_statements(self) -> Iterator[None]:
+        """Run the block's statements each in its own tenant-scoped implicit transaction."""
+        if self.is_closed():
+            self.connect()
+        previous = getattr(self._state, "pms_scoped", False)
+        self._state.pms_scoped = True
+        try:
+            yield
+        finally:
+            self._state.pms_scoped = previous
 
     def commit(self) -> None:  # noqa: D102
         if getattr(self._state, "pms_begin", None) is not None:
@@ -154,6 +204,18 @@ def init_db(url: str, *, pool_size: int = 8, statement_timeout_ms: int = 5000) -
 def is_postgres(database: peewee.Database | None = None) -> bool:
     target = database if database is not None else db.obj
     return isinstance(target, peewee.PostgresqlDatabase)
+
+
+@contextmanager
+def read_statements() -> Iterator[None]:
+    """Tenant-scoped reads: single-round-trip statements on PostgreSQL, a transaction on SQLite."""
+    target = db.obj
+    if isinstance(target, PmsPostgresDatabase):
+        with target.scoped_statements():
+            yield
+    else:
+        with db.atomic():
+            yield
 
 
 def write_begin_args() -> dict[str, Any]:

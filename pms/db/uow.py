@@ -18,7 +18,7 @@ from typing import Any
 
 from pms.context import Ctx
 from pms.db.base import AggregateModel, BaseModel
-from pms.db.database import db, write_begin_args
+from pms.db.database import db, read_statements, write_begin_args
 from pms.db.fields import utcnow
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, OutboxEvent
@@ -159,13 +159,14 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
 
 @contextmanager
 def read_scope(ctx: Ctx) -> Iterator[None]:
-    """A read transaction in the tenant scope of `ctx` (so RLS sees the env)."""
+    """Reads in the tenant scope of `ctx`, with the env set in the database for RLS (each
+    statement its own scoped implicit transaction on PostgreSQL; a transaction on SQLite)."""
     with tenant_scope(ctx.env_id):
         if db.in_transaction():
             yield
             return
         db.connect(reuse_if_open=True)
-        with db.atomic():
+        with read_statements():
             yield
 
 

@@ -31,3 +31,27 @@ def test_fetch_misses_other_envs_and_unknown_ids(database, ctx):
         assert Property.fetch(uuid.uuid4()) is None
         with unscoped():
             assert Property.fetch(prop.id).id == prop.id
+
+
+def test_reads_set_the_tenant_in_the_same_implicit_transaction(database, ctx, backend):
+    from pms.db.database import db
+
+    with read_scope(ctx):
+        value = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0] \
+            if backend == "postgres" else str(ctx.env_id)
+    assert value == str(ctx.env_id)
+    if backend == "postgres":
+        # and it is gone with that statement: the connection carries no tenant afterwards
+        leftover = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0]
+        assert leftover in (None, "")
+
+
+def test_prepared_fetch_survives_a_new_connection(pg_db, ctx):
+    from pms.db.database import db
+
+    prop = make_property(ctx)
+    with read_scope(ctx):
+        assert Property.fetch(prop.id).id == prop.id
+    db.close_all()
+    with read_scope(ctx):
+        assert Property.fetch(prop.id).id == prop.id
