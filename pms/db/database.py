@@ -33,6 +33,11 @@ SQLITE_PRAGMAS = (
 )
 
 
+# Every write transaction waits at most this long for a row lock, then fails (503 Busy with
+# Retry-After) instead of queueing: below the 5 s statement timeout.
+DEFAULT_LOCK_TIMEOUT_MS = 4000
+
+
 class PmsPostgresDatabase(PooledPostgresqlDatabase):
     """Pooled PostgreSQL whose every transaction is bound to the active tenant scope."""
 
@@ -73,7 +78,8 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
     # Both settings are transaction-local (is_local = true), so they never leak to the next
     # user of a pooled connection. `app.cross_env` only widens the policies of the outbox and
     # audit tables (the relay); see pms.db.migrator.
-    BEGIN_SQL = ("BEGIN; SELECT set_config('app.env_id', %s, true), "
+    BEGIN_SQL = ("BEGIN; SET LOCAL lock_timeout = " + str(DEFAULT_LOCK_TIMEOUT_MS) + "; "
+                 "SELECT set_config('app.env_id', %s, true), "
                  "set_config('app.cross_env', %s, true); ")
 
     def begin(self, isolation_level: Any = None) -> None:  # noqa: D102

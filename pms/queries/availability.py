@@ -32,7 +32,7 @@ class SearchData:
     nights: list[date]
     rates: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Decimal]]
     restrictions: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]]
-    counts: dict[tuple[uuid.UUID, date], NightCount]
+    counts: dict[tuple[uuid.UUID, date], NightCount] | None
     packages: dict[str, PackageLine]
     promo: Promo | None = None
     _rules: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Rule]] = field(default_factory=dict)
@@ -56,7 +56,9 @@ class SearchData:
             self._rules[key] = cached
         return cached
 
-    def sellable_for(self, room_type_id: uuid.UUID) -> dict[date, int]:
+    def sellable_for(self, room_type_id: uuid.UUID) -> dict[date, int] | None:
+        if self.counts is None:
+            return None
         cached = self._sellable.get(room_type_id)
         if cached is None:
             cached = self._sellable[room_type_id] = {
@@ -84,8 +86,13 @@ def find_promo(property_id: uuid.UUID, code: str) -> PromoCode | None:
 
 def load_search_data(property_id: uuid.UUID, room_types: Iterable[RoomType],
                      rate_plans: Iterable[RatePlan], arrival: date, departure: date,
-                     nights: list[date], *, promo_code: str | None = None) -> SearchData:
-    """Batch-load rates, restrictions, inventory counts, packages and the promo code."""
+                     nights: list[date], *, promo_code: str | None = None,
+                     with_counts: bool = True) -> SearchData:
+    """Batch-load rates, restrictions, inventory counts, packages and the promo code.
+
+    `with_counts=False` skips the inventory counts (a booking recounts them under its lock):
+    quotes built from such data say nothing about sold-out nights.
+    """
     rt_ids = [rt.id for rt in room_types]
     plans = list(rate_plans)
     plan_ids = [p.id for p in plans]
@@ -136,7 +143,8 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[RoomType],
     if promo_code is not None:
         row = find_promo(property_id, promo_code)
         promo = promo_of(row) if row is not None else None
-    counts = night_counts(property_id, rt_ids, arrival, arrival + timedelta(days=len(nights)))
+    counts = (night_counts(property_id, rt_ids, arrival, arrival + timedelta(days=len(nights)))
+              if with_counts else None)
     return SearchData(arrival=arrival, departure=departure, nights=nights, rates=rates,
                       restrictions=dict(restrictions), counts=counts, packages=packages,
                       promo=promo)

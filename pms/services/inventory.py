@@ -19,7 +19,7 @@ import peewee
 
 from pms.context import Ctx
 from pms.db import locking
-from pms.db.database import db
+from pms.db.database import DEFAULT_LOCK_TIMEOUT_MS, db
 from pms.db.uow import unit_of_work
 from pms.domain.availability import NightCount
 from pms.domain.stay import date_span
@@ -33,8 +33,10 @@ from pms.schemas.inventory import InventoryOut, SellLimitIn
 log = logging.getLogger("pms.inventory")
 
 # Lock wait on the nights of a room type before answering 503 Busy. Below the 5 s statement
-# timeout, long enough for a queue of short booking transactions to drain.
-LOCK_TIMEOUT_MS = 4000
+# timeout, long enough for a queue of short booking transactions to drain. Every PostgreSQL
+# write transaction starts with this lock_timeout (pms.db.database), so no extra statement is
+# sent unless it is changed.
+LOCK_TIMEOUT_MS = DEFAULT_LOCK_TIMEOUT_MS
 
 # Test-only: called after the availability check and before the write, to widen the race
 # window in the concurrency tests (pretix's sleep-after-quota-check). Never set in production.
@@ -158,14 +160,19 @@ def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
     write transaction already holds the database lock). Call inside a write transaction."""
     if not db.in_transaction():
         raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
-    if locking.LOCKING_ENABLED:
+    if locking.LOCKING_ENABLED and LOCK_TIMEOUT_MS != DEFAULT_LOCK_TIMEOUT_MS:
         locking.set_lock_timeout(LOCK_TIMEOUT_MS)
-    ensure_days(property_id, room_type_id, nights)
-    query = (InventoryDay.select()
-             .where((InventoryDay.room_type == room_type_id)
-                    & InventoryDay.date.in_(list(nights)))
-             .order_by(InventoryDay.date))
-    return list(locking.for_update(query))
+    def locked() -> list[InventoryDay]:  # a fresh query each time (peewee caches results)
+        return list(locking.for_update(
+            InventoryDay.select()
+            .where((InventoryDay.room_type == room_type_id) & InventoryDay.date.in_(list(nights)))
+            .order_by(InventoryDay.date)))
+
+    rows = locked()
+    if len(rows) < len(set(nights)):  # PERF: lock first; create a missing calendar only then
+        ensure_days(property_id, room_type_id, nights)
+        rows = locked()
+    return rows
 
 
 def lock_inventory(property_id: uuid.UUID,

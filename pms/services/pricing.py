@@ -44,7 +44,7 @@ def quote_for(data: SearchData, room_type: RoomType, rate_plan: RatePlan, *, adu
 
 def quote_stay(ctx: Ctx, *, property: Property, room_type: RoomType, rate_plan: RatePlan,
                arrival: date, departure: date, adults: int, children: int = 0,
-               promo_code: str | None = None) -> Quote:
+               promo_code: str | None = None, check_inventory: bool = True) -> Quote:
     """Price a stay and say whether it can be booked, with every reason it cannot.
 
     Works inside the caller's unit of work (it reads what that transaction sees) or on its own.
@@ -55,6 +55,8 @@ def quote_stay(ctx: Ctx, *, property: Property, room_type: RoomType, rate_plan: 
         arrival, departure: stay dates; the nights are [arrival, departure).
         adults, children: occupancy (adults >= 1).
         promo_code: optional; an unusable code makes the quote unbookable with a promo_* reason.
+        check_inventory: False when the caller sells the nights under a lock right after
+            (a booking): the quote then prices without reading the inventory counts.
     Raises:
         ValidationFailed: departure not after arrival, bad occupancy, or a room type / rate plan
             of another property.
@@ -69,6 +71,6 @@ def quote_stay(ctx: Ctx, *, property: Property, room_type: RoomType, rate_plan: 
                                errors=[{"field": "rate_plan_id", "message": "unknown rate plan"}])
     with read_scope(ctx):
         data = load_search_data(property.id, [room_type], [rate_plan], arrival, departure,
-                                nights, promo_code=promo_code)
+                                nights, promo_code=promo_code, with_counts=check_inventory)
     return quote_for(data, room_type, rate_plan, adults=adults, children=children,
                      promo_code=promo_code)

@@ -130,9 +130,12 @@ def _check_stay(refs: Refs, arrival: date, departure: date, adults: int, childre
 
 def _quote(ctx: Ctx, refs: Refs, arrival: date, departure: date, adults: int, children: int,
            promo_code: str | None) -> Quote:
+    # The nights are sold under their row locks right after (take_rooms): that recount decides
+    # "sold out", so the quote only prices and checks the plan's rules.
     quote = quote_stay(ctx, property=refs.prop, room_type=refs.room_type,
                        rate_plan=refs.rate_plan, arrival=arrival, departure=departure,
-                       adults=adults, children=children, promo_code=promo_code)
+                       adults=adults, children=children, promo_code=promo_code,
+                       check_inventory=False)
     if quote.bookable:
         return quote
     codes = {r.code for r in quote.reasons}
