@@ -1,31 +1,4 @@
-"""Peewee migrations -- 002_inventory_rates.py: inventory days, maintenance, rate schedules,
-restrictions and promo codes (engineer A).
-
-Some examples (model - class or model name)::
-
-    > Model = migrator.orm['table_name']            # Return model in current state by name
-    > Model = migrator.ModelClass                   # Return model in current state by name
-
-    > migrator.sql(sql)                             # Run custom SQL
-    > migrator.run(func, *args, **kwargs)           # Run python function with the given args
-    > migrator.create_model(Model)                  # Create a model (could be used as decorator)
-    > migrator.remove_model(model, cascade=True)    # Remove a model
-    > migrator.add_fields(model, **fields)          # Add fields (allow_not_null=True skips default)
-    > migrator.change_fields(model, **fields)       # Change fields
-    > migrator.remove_fields(model, *field_names, cascade=True)
-    > migrator.rename_field(model, old_field_name, new_field_name)
-    > migrator.rename_table(model, new_table_name)
-    > migrator.add_index(model, *col_names, unique=False)
-    > migrator.add_not_null(model, *field_names)
-    > migrator.add_default(model, field_name, default)
-    > migrator.add_constraint(model, name, sql)
-    > migrator.drop_index(model, *col_names)
-    > migrator.drop_not_null(model, *field_names)
-    > migrator.drop_constraints(model, *constraints)
-
-"""
-
-from contextlib import suppress
+"""Migration 002: inventory days, maintenance, rate schedules, restrictions and promo codes."""
 
 import peewee as pw
 from peewee_migrate import Migrator
@@ -33,13 +6,8 @@ from peewee_migrate import Migrator
 from pms.db import fields as pmsf
 
 
-with suppress(ImportError):
-    import playhouse.postgres_ext as pw_pext
-
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Write your migrations here."""
-    
     @migrator.create_model
     class InventoryDay(pw.Model):
         id = pw.UUIDField(primary_key=True)
