@@ -14,8 +14,12 @@ from pms.api.carddata import CardDataMiddleware
 from pms.api.idempotency import IdempotencyMiddleware
 from pms.api.inflight import Inflight, LocalInflight
 from pms.api.jsonmedia import MsgspecJSONHandler, dumps
-from pms.api.middleware import (BodyMiddleware, DatabaseMiddleware, InflightMiddleware,
-                                RequestIdMiddleware)
+from pms.api.middleware import (
+    BodyMiddleware,
+    DatabaseMiddleware,
+    InflightMiddleware,
+    RequestIdMiddleware,
+)
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
 from pms.routes import Route, add_routes

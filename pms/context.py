@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Ctx:
     scopes: frozenset[str] = frozenset()
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     traceparent: str | None = None
-    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
     idempotency_key: str | None = None
 
     @property

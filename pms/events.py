@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 from typing import Any
 
 SOURCE = "hotel-pms"
@@ -19,7 +19,7 @@ def routing_key(type_: str) -> str:
 
 def envelope(row: Any) -> dict[str, Any]:
     """The structured-mode CloudEvent of an outbox row."""
-    time = row.time.astimezone(timezone.utc)
+    time = row.time.astimezone(UTC)
     event: dict[str, Any] = {
         "specversion": SPECVERSION,
         "id": str(row.id),

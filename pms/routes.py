@@ -32,19 +32,16 @@ class UngatedRoute(RuntimeError):
 
 def all_routes() -> list[Route]:
     from pms.api import health, openapi
-    from pms.api.resources import catalog, profiles, properties
-    from pms.api.resources import rates as rate_routes
     from pms.api.resources import availability as availability_routes
-    from pms.api.resources import inventory as inventory_routes
-    from pms.api.resources import cashiering
+    from pms.api.resources import cashiering, catalog, housekeeping, profiles, properties
     from pms.api.resources import end_of_day as eod_routes
-    from pms.api.resources import jobs as job_routes
-    from pms.api.resources import reports as report_routes
-
     from pms.api.resources import folios as folio_reads
     from pms.api.resources import frontdesk as frontdesk_routes
+    from pms.api.resources import inventory as inventory_routes
+    from pms.api.resources import jobs as job_routes
+    from pms.api.resources import rates as rate_routes
+    from pms.api.resources import reports as report_routes
     from pms.api.resources import reservations as reservation_routes
-    from pms.api.resources import housekeeping
 
     return [
         *health.ROUTES,

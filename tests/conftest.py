@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +125,7 @@ def env_id() -> uuid.UUID:
 
 @pytest.fixture
 def clock() -> FixedClock:
-    return FixedClock(datetime.now(timezone.utc).replace(microsecond=0))
+    return FixedClock(datetime.now(UTC).replace(microsecond=0))
 
 
 @pytest.fixture

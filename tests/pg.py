@@ -81,7 +81,7 @@ def create_database(prefix: str = "pmst") -> PgDatabase:
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute(f'ALTER SCHEMA public OWNER TO "{owner}"')
-        cur.execute(f'REVOKE ALL ON SCHEMA public FROM PUBLIC')
+        cur.execute('REVOKE ALL ON SCHEMA public FROM PUBLIC')
     conn.close()
     return PgDatabase(
         name=name, owner=owner, app_role=app_role,

@@ -18,8 +18,8 @@ import falcon
 import peewee
 
 from pms.db.database import db
-from pms.db.uow import read_scope
 from pms.db.scope import tenant_scope
+from pms.db.uow import read_scope
 from pms.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyMismatch
 from pms.models.platform import IdempotencyRecord
 

@@ -79,7 +79,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
                 types.append(t)
     schemas_for, components = msgspec.json.schema_components(
         types, ref_template="#/components/schemas/{name}")
-    schema_map = dict(zip([id(t) for t in types], schemas_for))
+    schema_map = dict(zip([id(t) for t in types], schemas_for, strict=True))
     components["Problem"] = PROBLEM_SCHEMA
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _fn, spec in ops:

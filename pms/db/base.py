@@ -93,7 +93,7 @@ class TenantModel(BaseModel):
         if row is None:
             return None
         fields = cls._meta.sorted_fields
-        obj = cls(__no_default__=1, **{f.name: f.python_value(v) for f, v in zip(fields, row)})
+        obj = cls(__no_default__=1, **{f.name: f.python_value(v) for f, v in zip(fields, row, strict=True)})
         obj._dirty.clear()
         return obj
 

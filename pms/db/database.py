@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import time
 import weakref
-from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlparse
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -15,7 +15,7 @@ from pms.db.database import db
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class JsonField(peewee.Field):
@@ -52,8 +52,8 @@ class UtcDateTimeField(peewee.DateTimeField):
     def db_value(self, value: Any) -> Any:
         if isinstance(value, datetime):
             if value.tzinfo is None:
-                value = value.replace(tzinfo=timezone.utc)
-            value = value.astimezone(timezone.utc)
+                value = value.replace(tzinfo=UTC)
+            value = value.astimezone(UTC)
             if not isinstance(db.obj, peewee.PostgresqlDatabase):
                 return value.strftime("%Y-%m-%d %H:%M:%S.%f+00:00")
         return value
@@ -62,7 +62,7 @@ class UtcDateTimeField(peewee.DateTimeField):
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
         if isinstance(value, datetime) and value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return value
 
 

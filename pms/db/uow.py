@@ -19,7 +19,6 @@ from typing import Any
 from pms.context import Ctx
 from pms.db.base import AggregateModel, BaseModel
 from pms.db.database import db, read_statements, write_begin_args
-from pms.db.fields import utcnow
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, OutboxEvent
 

@@ -1,19 +1,29 @@
 """Every model module, imported so migrations and create_tables see them."""
 
+from pms.models.cashiering import (
+                                     GiftVoucher,
+                                     Invoice,
+                                     InvoiceSequence,
+                                     LedgerPosting,
+                                     TransactionCode,
+)
 from pms.models.catalog import Item, Package, RatePlan
+from pms.models.end_of_day import NightAuditRun, NightAuditStep
+from pms.models.environment import EnvironmentSetup, SandboxEmail
+from pms.models.folios import Folio, FolioCharge, FolioPayment
+from pms.models.housekeeping import HousekeepingTask
+from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
-from pms.models.reservations import (Reservation, ReservationComment, ReservationMessage,
-                                     RoomStay, ServiceRequest)
-from pms.models.folios import Folio, FolioCharge, FolioPayment
-from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.rates import PromoCode, RateSchedule, Restriction
-from pms.models.cashiering import (GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
-                                    TransactionCode)
-from pms.models.end_of_day import NightAuditRun, NightAuditStep
-from pms.models.housekeeping import HousekeepingTask
-from pms.models.environment import EnvironmentSetup, SandboxEmail
+from pms.models.reservations import (
+                                     Reservation,
+                                     ReservationComment,
+                                     ReservationMessage,
+                                     RoomStay,
+                                     ServiceRequest,
+)
 
 ALL_MODELS = [
     Property, RoomType, Room, RatePlan, Item, Package, Profile,

@@ -14,7 +14,18 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
-from pms.schemas.common import Amount, Code, Currency, Email, Name, Out, Phone, RoomNumber, Strict, Text
+from pms.schemas.common import (
+    Amount,
+    Code,
+    Currency,
+    Email,
+    Name,
+    Out,
+    Phone,
+    RoomNumber,
+    Strict,
+    Text,
+)
 
 Language = Annotated[str, msgspec.Meta(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length=35)]
 TimeZone = Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="IANA time zone")]

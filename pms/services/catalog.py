@@ -8,9 +8,9 @@ fields, which references to check) are data in `KINDS`.
 from __future__ import annotations
 
 import uuid
-from decimal import Decimal
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
 from tests.helpers import random_ref
@@ -110,6 +111,8 @@ def _cashiering_stay(w: World) -> dict[str, Any]:
     """A second hotel of the world's env with a checked-in stay, a transaction code and a charge
     (built through the services; cached on the world)."""
     if getattr(w, "_cash", None) is None:
+        from datetime import datetime, timedelta
+
         import msgspec
 
         from pms.context import Ctx
@@ -121,12 +124,10 @@ def _cashiering_stay(w: World) -> dict[str, Any]:
         from pms.services.transaction_codes import TRANSACTION_CODE
         from tests.factories import make_booking_hotel, make_checked_in
 
-        from datetime import datetime, timedelta, timezone
-
         # dated before the request under test, so "the latest audit row" stays the request's
         ctx = Ctx(env_id=w.api.env_id, sub="recipe", client_kind="user",
                   scopes=frozenset(all_scopes()),
-                  now=datetime.now(timezone.utc) - timedelta(seconds=30))
+                  now=datetime.now(UTC) - timedelta(seconds=30))
         hotel = make_booking_hotel(ctx, rooms=2)
         catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
             {"code": "FB", "name": "F&B", "category": "F&B",
@@ -263,7 +264,7 @@ RECIPES.update({
 def _stay_hotel(w: World) -> dict[str, Any]:
     """A hotel of the world's env with rates loaded (built through the services; cached)."""
     if getattr(w, "_stays", None) is None:
-        from datetime import datetime, timedelta, timezone
+        from datetime import datetime, timedelta
 
         from pms.context import Ctx
         from pms.devkeys import all_scopes
@@ -272,7 +273,7 @@ def _stay_hotel(w: World) -> dict[str, Any]:
         # dated before the request under test, so "the latest audit row" stays the request's
         ctx = Ctx(env_id=w.api.env_id, sub="recipe", client_kind="user",
                   scopes=frozenset(all_scopes()),
-                  now=datetime.now(timezone.utc) - timedelta(seconds=30))
+                  now=datetime.now(UTC) - timedelta(seconds=30))
         hotel = make_booking_hotel(ctx, rooms=3)
         w._stays = {"ctx": ctx, "hotel": hotel, "base": f"/v1/properties/{hotel.id}"}
     return w._stays

@@ -106,9 +106,9 @@ def test_duplicate_property_code_is_409_per_env_only(api):
 
 
 def test_request_id_is_echoed_and_stored_on_the_audit_row(api, ctx):
-    from tests.helpers import audit_actions  # noqa: F401
     from pms.db.uow import read_scope
     from pms.models import AuditEntry
+    from tests.helpers import audit_actions  # noqa: F401
 
     resp = api.post("/v1/properties", PROPERTY, headers={"X-Platform-Request-Id": "abc-123"})
     assert resp.headers["x-request-id"] == "abc-123"

@@ -10,7 +10,6 @@ import uuid
 import peewee
 import pytest
 
-from pms.context import Ctx
 from pms.db.database import db
 from pms.db.scope import ScopeError, tenant_scope, unscoped
 from pms.models import ALL_MODELS, Profile, Property

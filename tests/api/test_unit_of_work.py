@@ -7,11 +7,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import peewee
 import pytest
 
 from pms.context import Ctx
-from pms.db.database import db, is_postgres
+from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.models import ALL_MODELS, AuditEntry, IdempotencyRecord, OutboxEvent
 from pms.routes import all_routes, operations

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from pms.domain.states import (AUDIT_RUN_MACHINE, JOB_MACHINE, PAYMENT_MACHINE, VOUCHER_MACHINE,
-                               AuditRunStatus, JobStatus, PaymentStatus, VoucherStatus)
+from pms.domain.states import (
+    AUDIT_RUN_MACHINE,
+    JOB_MACHINE,
+    PAYMENT_MACHINE,
+    VOUCHER_MACHINE,
+    AuditRunStatus,
+    JobStatus,
+    PaymentStatus,
+    VoucherStatus,
+)
 from pms.errors import InvalidTransition
 
 P, V, A, J = PaymentStatus, VoucherStatus, AuditRunStatus, JobStatus
