@@ -75,6 +75,9 @@ def create_database(prefix: str = "pmst") -> PgDatabase:
         cur.execute(f'CREATE ROLE "{app_role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB '
                     f'NOCREATEROLE PASSWORD %s', (secret,))
         cur.execute(f'GRANT "{owner}" TO CURRENT_USER')
+        # membership lets a non-superuser admin (CI's throwaway role) end the service role's
+        # backends, as the pool-recovery tests do
+        cur.execute(f'GRANT "{app_role}" TO CURRENT_USER')
         cur.execute(f'CREATE DATABASE "{name}" OWNER "{owner}"')
     conn.close()
     conn = psycopg2.connect(_with(admin_url(), dbname=name))

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse, urlunparse
 
 import psycopg2
 import pytest
@@ -113,20 +112,17 @@ def gunicorn(pg_database: pg.PgDatabase, base_settings: Settings,
         server.stop()
 
 
-def _superuser_url(database: pg.PgDatabase) -> str:
-    parts = urlparse(pg.admin_url())
-    return urlunparse(parts._replace(path="/" + database.name))
-
-
 @pytest.fixture
-def row_lock(pg_database: pg.PgDatabase) -> Callable[[str, uuid.UUID], Any]:
-    """`with row_lock("property", id):` holds FOR UPDATE on that row (RLS bypassed)."""
+def row_lock(pg_database: pg.PgDatabase) -> Callable[[str, uuid.UUID, uuid.UUID], Any]:
+    """`with row_lock("property", id, env_id):` holds FOR UPDATE on that row, connected as the
+    service role inside the row's env (RLS applies to every role the suite may have)."""
 
     @contextmanager
-    def hold(table: str, row_id: uuid.UUID) -> Iterator[None]:
-        conn = psycopg2.connect(_superuser_url(pg_database))
+    def hold(table: str, row_id: uuid.UUID, env_id: uuid.UUID) -> Iterator[None]:
+        conn = psycopg2.connect(pg_database.app_url)
         try:
             with conn.cursor() as cur:
+                cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env_id),))
                 cur.execute(f'SELECT 1 FROM "{table}" WHERE id = %s FOR UPDATE', (str(row_id),))
                 assert cur.fetchone() is not None, "nothing to lock"
             yield

@@ -47,7 +47,7 @@ def test_in_flight_is_summed_over_every_worker_process(gunicorn, row_lock):
     server = gunicorn({"WEB_CONCURRENCY": "4", "PMS_WORKER_CLASS": "sync"})
     env_id = uuid.uuid4()
     property_id = _create_property(server, env_id)
-    with ThreadPoolExecutor(3) as pool, row_lock("property", uuid.UUID(property_id)):
+    with ThreadPoolExecutor(3) as pool, row_lock("property", uuid.UUID(property_id), env_id):
         held = [pool.submit(_put_name, server, env_id, property_id, f"held {i}") for i in range(3)]
         # When the fourth worker answers health
         body = _wait_for(lambda: (lambda r: r.json() if r.json()["in_flight"] >= 3 else None)(
@@ -63,7 +63,7 @@ def test_sigterm_drains_in_flight_requests_then_the_master_exits(gunicorn, row_l
     server = gunicorn({"WEB_CONCURRENCY": "2", "PMS_THREADS": "4", "PMS_DRAIN_SECONDS": "20"})
     env_id = uuid.uuid4()
     property_id = _create_property(server, env_id)
-    with ThreadPoolExecutor(2) as pool, row_lock("property", uuid.UUID(property_id)):
+    with ThreadPoolExecutor(2) as pool, row_lock("property", uuid.UUID(property_id), env_id):
         held = [pool.submit(_put_name, server, env_id, property_id, f"drain {i}")
                 for i in range(2)]
         assert _wait_for(lambda: server.health(env_id).json()["in_flight"] >= 3)
