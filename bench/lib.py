@@ -377,7 +377,7 @@ class Bench:
         assert self.db is not None
         if not self._pgbench_ready:
             scale = str(max(10, self.connections // 2))
-            subprocess.run(["pgbench", "-i", "-q", "-s", scale, self.db.pgbench_url],
+            subprocess.run(["pgbench", "-i", "-q", "-s", scale, pgdb.pgbench_url(self.db)],
                            check=True, capture_output=True, text=True)
             self._pgbench_ready = True
 
@@ -390,7 +390,7 @@ class Bench:
         logdir = Path(tempfile.mkdtemp(dir=self._tmp))
         argv = ["pgbench", "-b", mode, "-c", str(self.connections), "-j", str(self.wrk_threads),
                 "-T", str(max(1, int(self.duration))), "-l", "--log-prefix", str(logdir / "pgb"),
-                "-n", self.db.pgbench_url]
+                "-n", pgdb.pgbench_url(self.db)]
         out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
         tps = next(float(ln.split("=")[1].split()[0]) for ln in out.splitlines()
                    if ln.startswith("tps ="))
