@@ -123,13 +123,17 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
             return self.execute_sql(sql, params)
         conn = self.connection()
         prepared = self._prepared.setdefault(conn, set())
+        placeholders = ", ".join(["%s"] * len(params))
+        execute = f"EXECUTE {name} ({placeholders})"
         if name not in prepared:
+            # first use on this connection: PREPARE and EXECUTE in the same round trip
             numbers = iter(range(1, len(params) + 1))
             body = re.sub(r"%s", lambda _m: f"${next(numbers)}", sql)
-            self.execute_sql(f"PREPARE {name} ({', '.join(types)}) AS {body}")
-            prepared.add(name)
-        placeholders = ", ".join(["%s"] * len(params))
-        return self.execute_sql(f"EXECUTE {name} ({placeholders})", params)
+            cursor = self.execute_sql(f"PREPARE {name} ({', '.join(types)}) AS {body}; {execute}",
+                                      params)
+            prepared.add(name)  # only once PostgreSQL has it
+            return cursor
+        return self.execute_sql(execute, params)
 
     @contextmanager
     def scoped_statements(self) -> Iterator[None]:

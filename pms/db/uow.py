@@ -106,6 +106,17 @@ class UnitOfWork:
         self.audits.append(entry)
         return entry
 
+    def record(self, aggregate: str, action: str, row: AggregateModel, data: dict[str, Any], *,
+               before: dict[str, Any] | None = None, reason: str | None = None,
+               property_id: uuid.UUID | None = None) -> dict[str, Any]:
+        """The change's audit row (`{aggregate}.{action}`) and its outbox row
+        (`hotel:pms:{aggregate}:{action}`), with `data` as the audit "after" (none for a
+        deletion) and as the event data. Returns `data`."""
+        self.audit(f"{aggregate}.{action}", row, before=before,
+                   after=None if action == "deleted" else data, reason=reason)
+        self.emit(f"hotel:pms:{aggregate}:{action}", row, data, property_id=property_id)
+        return data
+
     def after_commit(self, fn: Callable[[], None]) -> None:
         self._after_commit.append(fn)
 

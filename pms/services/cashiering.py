@@ -21,7 +21,6 @@ from pms.domain.money import quantize
 from pms.domain.states import FOLIO_INITIAL, FolioStatus, ReservationStatus
 from pms.domain.tax import split_taxes
 from pms.errors import Conflict, FolioClosed, NotFound, ValidationFailed
-from pms.events import event_type
 from pms.models import Folio, FolioCharge, Property, Reservation
 from pms.models.cashiering import TransactionCode
 from pms.schemas import cashiering as cs
@@ -112,9 +111,7 @@ def record_change(uow: UnitOfWork, folio: Folio, action: str, *,
                   reason: str | None = None) -> FolioOut:
     """The one audit row and the one outbox row of a folio change."""
     out = render(folio)
-    data = to_data(out)
-    uow.audit(f"folio.{action}", folio, after=data, reason=reason)
-    uow.emit(event_type("folio", action), folio, data, property_id=folio.property_id)
+    uow.record("folio", action, folio, to_data(out), reason=reason, property_id=folio.property_id)
     return out
 
 

@@ -22,7 +22,6 @@ from pms.db.base import AggregateModel
 from pms.db.locking import for_update as locked
 from pms.db.uow import UnitOfWork, unit_of_work
 from pms.errors import AlreadyExists, NotFound, StillReferenced, ValidationFailed
-from pms.events import event_type
 from pms.models import Item, Package, Property, RatePlan, Room, RoomType
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
@@ -94,11 +93,8 @@ def load_property(property_id: uuid.UUID, *, for_update: bool = False) -> Proper
 
 def _record(uow: UnitOfWork, row: AggregateModel, aggregate: str, action: str,
             out: msgspec.Struct, *, before: dict[str, Any] | None = None) -> None:
-    data = to_data(out)
-    uow.audit(f"{aggregate}.{action}", row, before=before,
-              after=None if action == "deleted" else data)
-    uow.emit(event_type(aggregate, action), row, data,
-             property_id=row.id if isinstance(row, Property) else row.property_id)
+    uow.record(aggregate, action, row, to_data(out), before=before,
+               property_id=row.id if isinstance(row, Property) else row.property_id)
 
 
 # -- properties ---------------------------------------------------------------------------------

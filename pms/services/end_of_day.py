@@ -33,7 +33,6 @@ from pms.domain.states import (
     ReservationStatus,
 )
 from pms.errors import NotFound, PmsError
-from pms.events import event_type
 from pms.models import Property, Reservation, Room
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.common import to_data
@@ -161,9 +160,7 @@ NEEDS_RUN = {"room_charges", "figures"}
 
 
 def _record(uow: UnitOfWork, run: NightAuditRun, action: str) -> None:
-    data = to_data(_out(run))
-    uow.audit(f"night_audit.{action}", run, after=data)
-    uow.emit(event_type("night_audit", action), run, data, property_id=run.property_id)
+    uow.record("night_audit", action, run, to_data(_out(run)), property_id=run.property_id)
 
 
 def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date

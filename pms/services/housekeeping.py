@@ -152,9 +152,7 @@ def room_board(ctx: Ctx, property_id: uuid.UUID, query: RoomBoardQuery) -> Page[
 def _record_task(uow: UnitOfWork, task: HousekeepingTask, room: Room, action: str,
                  before: dict[str, Any] | None = None) -> TaskOut:
     out = task_out(task, room.room_number)
-    data = to_data(out)
-    uow.audit(f"housekeeping_task.{action}", task, before=before, after=data)
-    uow.emit(event_type("housekeeping_task", action), task, data)
+    uow.record("housekeeping_task", action, task, to_data(out), before=before)
     return out
 
 

@@ -22,7 +22,6 @@ from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.money import quantize
 from pms.domain.stay import date_span, stay_nights
 from pms.errors import AlreadyExists, NotFound, ValidationFailed
-from pms.events import event_type
 from pms.models.catalog import RatePlan
 from pms.models.property import Property, RoomType
 from pms.models.rates import PromoCode, RateSchedule, Restriction
@@ -65,9 +64,7 @@ def load_room_type(property_id: uuid.UUID, room_type_id: uuid.UUID, *,
 def _record(uow: UnitOfWork, subject: AggregateModel, aggregate: str, action: str,
             data: dict[str, Any], property_id: uuid.UUID, *,
             before: dict[str, Any] | None = None) -> None:
-    uow.audit(f"{aggregate}.{action}", subject, before=before,
-              after=None if action == "deleted" else data)
-    uow.emit(event_type(aggregate, action), subject, data, property_id=property_id)
+    uow.record(aggregate, action, subject, data, before=before, property_id=property_id)
 
 
 # -- rate schedules ----------------------------------------------------------------------------

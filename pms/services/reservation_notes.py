@@ -13,7 +13,6 @@ from pms.context import Ctx
 from pms.db.uow import unit_of_work
 from pms.domain.states import MESSAGE_INITIAL, RESERVATION_MACHINE, SERVICE_REQUEST_INITIAL
 from pms.errors import ValidationFailed
-from pms.events import event_type
 from pms.models import Reservation, ReservationComment, ReservationMessage, ServiceRequest
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
@@ -28,10 +27,8 @@ def add_comment(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         comment = ReservationComment.create(reservation=row.id, property=row.property_id,
                                             text=body.text, internal=body.internal,
                                             author_sub=ctx.sub)
-        data = to_data(s.comment_out(comment))
-        uow.audit("reservation_comment.created", comment, after=data)
-        uow.emit(event_type("reservation_comment", "created"), comment, data,
-                 property_id=row.property_id)
+        uow.record("reservation_comment", "created", comment, to_data(s.comment_out(comment)),
+                   property_id=row.property_id)
     return comment
 
 
@@ -44,10 +41,8 @@ def add_message(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             reservation=row.id, property=row.property_id, direction=body.direction,
             status=MESSAGE_INITIAL[body.direction].value, channel=body.channel,
             subject=body.subject, body=body.body)
-        data = to_data(s.message_out(message))
-        uow.audit("reservation_message.created", message, after=data)
-        uow.emit(event_type("reservation_message", "created"), message, data,
-                 property_id=row.property_id)
+        uow.record("reservation_message", "created", message, to_data(s.message_out(message)),
+                   property_id=row.property_id)
     return message
 
 
@@ -59,10 +54,8 @@ def add_service_request(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.U
         request = ServiceRequest.create(reservation=row.id, property=row.property_id,
                                         kind=body.kind, description=body.description,
                                         status=SERVICE_REQUEST_INITIAL.value, due_at=body.due_at)
-        data = to_data(s.service_request_out(request))
-        uow.audit("service_request.created", request, after=data)
-        uow.emit(event_type("service_request", "created"), request, data,
-                 property_id=row.property_id)
+        uow.record("service_request", "created", request, to_data(s.service_request_out(request)),
+                   property_id=row.property_id)
     return request
 
 

@@ -31,7 +31,6 @@ from pms.errors import (
     RoomTypeUnavailable,
     ValidationFailed,
 )
-from pms.events import event_type
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
@@ -88,9 +87,8 @@ def record(uow: UnitOfWork, row: Reservation, action: str, *, before: dict[str, 
            reason: str | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
     """The one audit row and the one outbox row of a reservation change."""
     data = data if data is not None else to_data(s.reservation_out(row))
-    uow.audit(f"reservation.{action}", row, before=before, after=data, reason=reason)
-    uow.emit(event_type("reservation", action), row, data, property_id=row.property_id)
-    return data
+    return uow.record("reservation", action, row, data, before=before, reason=reason,
+                      property_id=row.property_id)
 
 
 # -- references and pricing --------------------------------------------------------------------
