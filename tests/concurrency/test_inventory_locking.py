@@ -35,7 +35,7 @@ NIGHTS = stay_nights(date(2031, 5, 1), date(2031, 5, 4))
 # waits about THREADS x pause: keep it short, far below the lock timeout even on a loaded box.
 LOCKED_PAUSE_S = 0.03
 # The control takes no locks; a longer pause makes sure every taker checks before anyone writes.
-CONTROL_PAUSE_S = 0.2
+CONTROL_PAUSE_S = 0.5
 
 
 @pytest.fixture
