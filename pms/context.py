@@ -25,15 +25,6 @@ class Ctx:
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     idempotency_key: str | None = None
 
-    @property
-    def is_guest(self) -> bool:
-        return self.client_kind in ("guest", "anonymous") or (
-            self.holder_id is not None and self.client_kind == "guest"
-        )
-
-    def has_scope(self, scope: str) -> bool:
-        return scope in self.scopes
-
     def with_(self, **changes: object) -> Ctx:
         return replace(self, **changes)  # type: ignore[arg-type]
 

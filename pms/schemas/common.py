@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from decimal import Decimal
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -44,9 +43,3 @@ class ListQuery(msgspec.Struct, kw_only=True):
 def to_data(out: Any) -> dict[str, Any]:
     """Builtins for a CloudEvent `data` / audit snapshot (Decimal and UUID become strings)."""
     return msgspec.to_builtins(out)
-
-
-def as_uuid(value: Any) -> uuid.UUID | None:
-    if value is None:
-        return None
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
