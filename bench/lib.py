@@ -35,6 +35,8 @@ OUT_DIR = ROOT / "bench" / "out"
 WRK_DRIVER = ROOT / "bench" / "wrk" / "driver.lua"
 APP_TARGET = "pms.app:get_app()"
 BARE_TARGET = "bench.bare_app:app"
+# alternating runs of a subject and the bare Falcon baseline (at least this many pairs)
+PAIRED_RUNS = 5
 
 
 @dataclass
@@ -63,6 +65,9 @@ class Result:
     goal_text: str | None = None
     passed: bool | None = None
     note: str = ""
+    # the median of per-pair ratios when the result and its baseline were measured in
+    # alternating runs (Bench.paired); otherwise the ratio is taken from the two medians
+    paired_ratio: float | None = None
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -346,6 +351,26 @@ class Bench:
             self.wrk_once(url, **{**kwargs, "duration": self.warmup})
         return median_measurement([self.wrk_once(url, **kwargs) for _ in range(self.runs)])
 
+    def paired(self, baseline: Callable[[], Measurement], subject: Callable[[], Measurement],
+               runs: int | None = None) -> tuple[Measurement, Measurement, float]:
+        """Alternate baseline and subject runs (B S B S ...) and return both medians and the
+        median of the per-pair ratios subject/baseline.
+
+        On a shared 2-core machine throughput drifts by tens of percent within a minute (other
+        tenants, the scheduler's luck with the load generator's connections); runs measured
+        back to back see the same conditions, so their ratio is steadier than the ratio of two
+        medians taken minutes apart."""
+        base_runs: list[Measurement] = []
+        subject_runs: list[Measurement] = []
+        ratios: list[float] = []
+        for _ in range(runs or self.runs):
+            base_runs.append(baseline())
+            subject_runs.append(subject())
+            if base_runs[-1].rate:
+                ratios.append(subject_runs[-1].rate / base_runs[-1].rate)
+        return (median_measurement(base_runs), median_measurement(subject_runs),
+                round(statistics.median(ratios), 3) if ratios else 0.0)
+
     def repeat(self, fn: Callable[[], Measurement], runs: int | None = None) -> Measurement:
         """The median of `runs` calls of a custom measuring function."""
         return median_measurement([fn() for _ in range(runs or self.runs)])
@@ -364,6 +389,20 @@ class Bench:
             self._baselines[name] = Result(name=name, measurement=makers[name](),
                                            note="baseline")
         return self._baselines[name]
+
+    def bare_falcon_paired(self, subject: Callable[[], Measurement]
+                           ) -> tuple[Measurement, float]:
+        """`subject` measured in alternation with the bare Falcon baseline (see `paired`);
+        records the baseline's median and returns the subject's median and the paired ratio."""
+        self.log("bare_falcon paired with the subject ...")
+        with self.server(BARE_TARGET) as srv:
+            if self.warmup > 0:
+                self.wrk_once(srv.base_url, path="/", duration=self.warmup)
+            base, measured, ratio = self.paired(lambda: self.wrk_once(srv.base_url, path="/"),
+                                                subject, runs=max(self.runs, PAIRED_RUNS))
+        self._baselines["bare_falcon"] = Result(name="bare_falcon", measurement=base,
+                                                note="baseline, runs alternating with its subject")
+        return measured, ratio
 
     @property
     def baselines(self) -> dict[str, Result]:
@@ -416,6 +455,8 @@ class Bench:
     def ratio(self, result: Result) -> float | None:
         if not result.baseline:
             return None
+        if result.paired_ratio is not None:
+            return result.paired_ratio
         base = self.results.get(result.baseline) or self._baselines.get(result.baseline)
         if base is None or not base.measurement.rate:
             return None

@@ -52,7 +52,7 @@ class Settings:
     platform_client_id: str = ""
     platform_client_secret: str = ""
     port: int = 8000
-    web_concurrency: int = 2
+    web_concurrency: int = field(default_factory=lambda: 2 * (os.cpu_count() or 1))
     db_pool_size: int = 8
     drain_seconds: float = 5.0
     log_level: str = "INFO"

@@ -24,14 +24,17 @@ import time
 
 from pms.api import inflight
 
-# Measured on the 2-core target box with `python -m bench.run` (server + database CPU per
-# GET /v1/properties/{id}): 2 gthread workers x 4 threads used the least CPU per request
-# (about 1.08 ms); 4x2, 3x4, 2x2, 4 and 6 single-thread workers and 4 sync workers used 5-25%
-# more, with no better throughput. Override with WEB_CONCURRENCY / PMS_THREADS / PMS_WORKER_CLASS.
+# Measured on the 2-core target box (bench/lib.py's Bench with server_env
+# WEB_CONCURRENCY/PMS_THREADS, 3 x 5 s runs, 32 connections), GET /v1/properties/{id} and
+# POST .../profiles: 4 workers x 2 threads served 3,183 GET/s (0.49 ms server CPU per
+# request) and 279 POST/s; 2 x 4 served 2,394-2,717 GET/s and 258-271 POST/s; 4 x 1 and 5 x 2
+# less of both. Threads of one worker share one GIL: while one waits for PostgreSQL another
+# runs, but more than two per worker mostly wait for each other. Default: two workers per CPU,
+# two threads each. Override with WEB_CONCURRENCY / PMS_THREADS / PMS_WORKER_CLASS.
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+workers = int(os.environ.get("WEB_CONCURRENCY", str(2 * (os.cpu_count() or 1))))
 worker_class = os.environ.get("PMS_WORKER_CLASS", "gthread")
-threads = int(os.environ.get("PMS_THREADS", "4"))
+threads = int(os.environ.get("PMS_THREADS", "2"))
 timeout = 30
 graceful_timeout = 30
 keepalive = 5

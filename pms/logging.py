@@ -1,29 +1,125 @@
-"""Structured (JSON lines) logs for every process."""
+"""Structured (JSON lines) logs for every process.
+
+One JSON object per line: `ts` (UTC, ISO 8601), `level`, `logger`, `msg`, then every `extra=`
+field of the call (`request_id`, `method`, `path`, `status`, ... for the access log), and `exc`
+with the traceback when there is one.
+
+PERF: the web process writes one access line per request, so that line skips `logging`'s
+record machinery (`FastLine`) and msgspec encodes every line; `pid` is looked up once per
+process.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
+import os
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
+import msgspec
+
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message", "asctime", "taskName"}
+
+
+def _fallback(value: Any) -> Any:
+    return str(value)
+
+
+_encode = msgspec.json.Encoder(enc_hook=_fallback).encode
 
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        payload = {
+        payload: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
+            "pid": _PID.value,
         }
         for key, value in record.__dict__.items():
-            if key not in _STANDARD and not key.startswith("_"):
+            if key not in _STANDARD and key[0] != "_":
                 payload[key] = value
         if record.exc_info:
             payload["exc"] = self.formatException(record.exc_info)
-        return json.dumps(payload, default=str)
+        try:
+            return _encode(payload).decode()
+        except (TypeError, ValueError, OverflowError):  # e.g. a dict with non-string keys
+            return _encode({k: (v if isinstance(v, str | int | float | bool | None) else repr(v))
+                            for k, v in payload.items()}).decode()
+
+
+class _Pid:
+    """The process id, refreshed in a forked child (gunicorn workers)."""
+
+    def __init__(self) -> None:
+        self.value = os.getpid()
+
+    def refresh(self) -> None:
+        self.value = os.getpid()
+
+
+_PID = _Pid()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_PID.refresh)
+
+
+class FastLine:
+    """One INFO line of a hot logger (the per-request access line) written the way the JSON
+    stream handler would write it, without building a LogRecord (PERF: `logging` spent more
+    time on the record, its dispatch and locks than on the line itself).
+
+    The shortcut is taken only while the logger is in the shape `configure_logging` leaves it:
+    no handlers or filters of its own, propagating to a root whose handlers are all plain
+    JSON stream handlers without filters. Any other configuration (a capture handler in
+    tests, a file handler, a filter) gets an ordinary `logger.info(msg, extra=fields)`.
+    """
+
+    def __init__(self, name: str, msg: str) -> None:
+        self.logger = logging.getLogger(name)
+        self.msg = msg
+
+    def _direct_handlers(self) -> list[logging.StreamHandler] | None:
+        logger = self.logger
+        if logger.handlers or logger.filters or not logger.propagate:
+            return None
+        root = logger.parent
+        if root is not logging.root or root.filters or not root.handlers:
+            return None
+        handlers = root.handlers
+        for handler in handlers:
+            if (type(handler) is not logging.StreamHandler or handler.filters
+                    or type(handler.formatter) is not JsonFormatter
+                    or handler.level > logging.INFO):
+                return None
+        return handlers
+
+    def write(self, fields: dict[str, Any]) -> None:
+        logger = self.logger
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        handlers = self._direct_handlers()
+        if handlers is None:
+            logger.info(self.msg, extra=fields)
+            return
+        payload = {"ts": datetime.now(UTC).isoformat(), "level": "info", "logger": logger.name,
+                   "msg": self.msg, "pid": _PID.value, **fields}
+        try:
+            line = _encode(payload).decode() + "\n"
+        except (TypeError, ValueError, OverflowError):
+            logger.info(self.msg, extra=fields)
+            return
+        for handler in handlers:
+            handler.acquire()
+            try:
+                handler.stream.write(line)
+                handler.stream.flush()
+            except Exception:  # noqa: BLE001 - as Handler.handleError: logging never breaks a request
+                handler.handleError(logging.makeLogRecord({"msg": line}))
+            finally:
+                handler.release()
 
 
 def configure_logging(level: str = "INFO") -> None:

@@ -32,7 +32,6 @@ def seed_property(bench: Bench, env_id: uuid.UUID) -> str:
 
 
 def run(bench: Bench) -> list[Result]:
-    bench.baseline("bare_falcon")
     bench.baseline("pgbench_select_only")
     bench.baseline("pgbench_tpcb_like")
     env_id = uuid.uuid4()
@@ -40,15 +39,19 @@ def run(bench: Bench) -> list[Result]:
     app = bench.app()
     headers = bench.headers(env_id)
 
-    bench.log("GET /v1/properties/{id} ...")
-    get = bench.wrk(app.base_url, path=f"/v1/properties/{property_id}", headers=headers)
+    bench.log("GET /v1/properties/{id} (runs alternating with bare Falcon) ...")
+    path = f"/v1/properties/{property_id}"
+    bench.wrk_once(app.base_url, path=path, headers=headers, duration=bench.warmup or 1)
+    get, ratio = bench.bare_falcon_paired(
+        lambda: bench.wrk_once(app.base_url, path=path, headers=headers))
     bench.log("POST /v1/properties/{id}/profiles ...")
     body = json.dumps({"first_name": "Ada", "last_name": "Bench{{n}}",
                        "email": "guest-{{n}}@bench.example"})
     post = bench.wrk(app.base_url, method="POST", path=f"/v1/properties/{property_id}/profiles",
                      headers=headers, body_template=body, unique=True)
     return [
-        Result("GET /v1/properties/{id}", get, baseline="bare_falcon", goal=0.30),
+        Result("GET /v1/properties/{id}", get, baseline="bare_falcon", goal=0.30,
+               paired_ratio=ratio, note="ratio: median of per-pair ratios (alternating runs)"),
         Result("GET /v1/properties/{id} vs pgbench select-only", get,
                baseline="pgbench_select_only"),
         Result("POST /v1/properties/{id}/profiles", post, baseline="pgbench_tpcb_like"),

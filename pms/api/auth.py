@@ -268,37 +268,68 @@ def _uuid_or_none(value: Any) -> uuid.UUID | None:
         return None
 
 
+class Identity:
+    """What a verified token says about its bearer, derived once per verified token."""
+
+    __slots__ = ("client_kind", "env_id", "env_text", "holder_id", "scopes", "sub")
+
+    def __init__(self, claims: dict[str, Any]) -> None:
+        self.env_id = _uuid_or_none(claims.get("env_id"))
+        self.env_text = str(self.env_id) if self.env_id is not None else None
+        self.sub = str(claims["sub"])
+        kind = claims.get("client_kind", "user")
+        self.client_kind = kind if kind in CLIENT_KINDS else "user"
+        self.holder_id = _uuid_or_none(claims.get("holder_id"))
+        self.scopes = scopes_of(claims)
+
+
 class AuthMiddleware:
     """401 before anything else; tenant header bound to the token's env_id."""
 
     def __init__(self, verifier: TokenVerifier, clock: Clock) -> None:
         self.verifier = verifier
         self.clock = clock
+        # PERF: the identity derived from a cached verified token, keyed by the token and
+        # valid while the verifier hands back the very same claims object (re-verification
+        # makes a new one). Bounded like the verified-token cache.
+        self._identities: dict[str, tuple[dict[str, Any], Identity]] = {}
+
+    def _identity(self, token: str, claims: dict[str, Any]) -> Identity:
+        known = self._identities.get(token)
+        if known is not None and known[0] is claims:
+            return known[1]
+        identity = Identity(claims)
+        if len(self._identities) >= VERIFIED_CACHE_SIZE:
+            self._identities.clear()
+        self._identities[token] = (claims, identity)
+        return identity
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         auth = req.get_header("Authorization") or ""
         scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             raise Unauthorized("a bearer token is required", code="missing_token")
-        claims = self.verifier.verify(token.strip())
+        identity = self._identity(token, self.verifier.verify(token))
         raw_env = req.get_header(TENANT_HEADER)
         if not raw_env:
             raise BadRequest(f"the {TENANT_HEADER} header is required", code="missing_tenant")
-        try:
-            env_id = uuid.UUID(raw_env.strip())
-        except ValueError as exc:
-            raise BadRequest(f"the {TENANT_HEADER} header is not a UUID",
-                             code="malformed_tenant") from exc
-        token_env = _uuid_or_none(claims.get("env_id"))
-        if token_env is None or token_env != env_id:
-            raise Forbidden("the token may not act in this env", code="tenant_mismatch")
-        kind = claims.get("client_kind", "user")
+        if raw_env == identity.env_text:  # the common spelling: no parsing needed
+            env_id = identity.env_id
+        else:
+            try:
+                env_id = uuid.UUID(raw_env.strip())
+            except ValueError as exc:
+                raise BadRequest(f"the {TENANT_HEADER} header is not a UUID",
+                                 code="malformed_tenant") from exc
+            if identity.env_id is None or identity.env_id != env_id:
+                raise Forbidden("the token may not act in this env", code="tenant_mismatch")
         req.context.ctx = Ctx(
             env_id=env_id,
-            sub=str(claims["sub"]),
-            client_kind=kind if kind in CLIENT_KINDS else "user",
-            holder_id=_uuid_or_none(claims.get("holder_id")),
-            scopes=scopes_of(claims),
+            sub=identity.sub,
+            client_kind=identity.client_kind,
+            holder_id=identity.holder_id,
+            scopes=identity.scopes,
             request_id=req.context.request_id,
             traceparent=req.get_header("traceparent"),
             now=self.clock.now(),

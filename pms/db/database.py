@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlparse
 
+import msgspec
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase
 from psycopg2.extensions import TRANSACTION_STATUS_IDLE
+from psycopg2.extras import register_default_jsonb
 
 from pms.config import sqlite_path
 from pms.db.scope import current_env, is_unscoped
@@ -54,6 +56,14 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
         self._prepared: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         super().__init__(*args, **kwargs)
 
+    def _connect(self) -> Any:
+        conn = super()._connect()
+        if conn not in self._prepared:  # a new connection (the pool's own are known)
+            # PERF: jsonb columns decoded by msgspec rather than json.loads
+            register_default_jsonb(conn_or_curs=conn, loads=msgspec.json.decode)
+            self._prepared[conn] = set()
+        return conn
+
     def _can_reuse(self, conn: Any) -> bool:
         reusable = bool(super()._can_reuse(conn))
         if reusable:
@@ -68,19 +78,58 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
             return False
         return bool(super()._is_closed(conn))
 
+    # PERF: a request thread keeps its connection between requests (Django's persistent
+    # connections) instead of checking it in and out of the pool each time: the web process
+    # has a fixed number of request threads, each needing one connection at a time, so the
+    # pool bookkeeping bought nothing. Only a connection that is open, idle and outside any
+    # transaction is kept; one kept longer than PING_AFTER_IDLE_S goes back through the pool,
+    # which pings it before handing it out again.
+    def release_after_request(self) -> None:
+        """End of a request: keep this thread's connection if it is healthy, else return it."""
+        state = self._state
+        conn = state.conn
+        if state.closed or conn is None:
+            return
+        if (not self.in_transaction() and not conn.closed
+                and conn.get_transaction_status() == TRANSACTION_STATUS_IDLE):
+            state.pms_kept_since = time.monotonic()
+            return
+        state.pms_kept_since = None
+        self.close()
+
+    def resume_for_request(self) -> None:
+        """Start of a request: a connection kept idle for long is checked by the pool again."""
+        state = self._state
+        since = getattr(state, "pms_kept_since", None)
+        if since is None:
+            return
+        state.pms_kept_since = None
+        if state.closed or time.monotonic() - since < self.PING_AFTER_IDLE_S:
+            return
+        conn = state.conn
+        self.close()
+        self._returned_at.pop(id(conn), None)  # so the next checkout pings it
+
     def _close_raw(self, conn: Any) -> None:
         self._returned_at.pop(id(conn), None)
         super()._close_raw(conn)
 
     # PERF: BEGIN and the tenant settings ride along with the transaction's first statement
-    # (psycopg2 sends the three statements in one round trip and returns the last one's
-    # result), and a transaction that ran no statement sends neither COMMIT nor ROLLBACK.
-    # Both settings are transaction-local (is_local = true), so they never leak to the next
-    # user of a pooled connection. `app.cross_env` only widens the policies of the outbox and
-    # audit tables (the relay); see pms.db.migrator.
-    BEGIN_SQL = ("BEGIN; SET LOCAL lock_timeout = " + str(DEFAULT_LOCK_TIMEOUT_MS) + "; "
-                 "SELECT set_config('app.env_id', %s, true), "
-                 "set_config('app.cross_env', %s, true); ")
+    # (psycopg2 sends the statements in one round trip and returns the last one's result), and
+    # a transaction that ran no statement sends neither COMMIT nor ROLLBACK. The settings are
+    # made by statements PREPAREd once per connection (`pms_begin`, `pms_scope`), so PostgreSQL
+    # does not parse and plan the same SELECT for every request. Every setting is
+    # transaction-local (is_local = true; set_config('lock_timeout', ..., true) is SET LOCAL),
+    # so none leaks to the next user of a pooled connection. `app.cross_env` only widens the
+    # policies of the outbox and audit tables (the relay); see pms.db.migrator.
+    SESSION_STATEMENTS = {
+        "pms_begin": ("(text, text) AS SELECT set_config('lock_timeout', '"
+                      + str(DEFAULT_LOCK_TIMEOUT_MS) + "', true), "
+                      "set_config('app.env_id', $1, true), set_config('app.cross_env', $2, true)"),
+        "pms_scope": ("(text, text) AS SELECT set_config('app.env_id', $1, true), "
+                      "set_config('app.cross_env', $2, true)"),
+    }
+    BEGIN_SQL = "BEGIN; EXECUTE pms_begin (%s, %s); "
 
     def begin(self, isolation_level: Any = None) -> None:  # noqa: D102
         if self.is_closed():
@@ -89,18 +138,19 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
         self._state.pms_begin = (str(env) if env else "", "on" if is_unscoped() else "off")
 
     # Reads outside a transaction (`scoped_statements()`): each statement is sent as
-    # "SELECT set_config(...); <statement>", which PostgreSQL runs as ONE implicit transaction,
+    # "EXECUTE pms_scope (...); <statement>", which PostgreSQL runs as ONE implicit transaction,
     # so the transaction-local settings cover the statement and vanish with it. One round trip,
     # no BEGIN/COMMIT; READ COMMITTED gives each statement its own snapshot either way.
-    SCOPE_SQL = ("SELECT set_config('app.env_id', %s, true), "
-                 "set_config('app.cross_env', %s, true); ")
+    SCOPE_SQL = "EXECUTE pms_scope (%s, %s); "
 
     def _execute_cursor(self, sql: str, params: Any, **cursor_options: Any) -> Any:
         state = self._state
         prefix, prefix_params = None, ()
         if getattr(state, "pms_begin", None) is not None:
+            self._prepare(state.conn, "pms_begin", self.SESSION_STATEMENTS["pms_begin"])
             prefix, prefix_params, state.pms_begin = self.BEGIN_SQL, state.pms_begin, None
         elif getattr(state, "pms_scoped", False) and not self.in_transaction():
+            self._prepare(state.conn, "pms_scope", self.SESSION_STATEMENTS["pms_scope"])
             env = current_env()
             prefix = self.SCOPE_SQL
             prefix_params = (str(env) if env else "", "on" if is_unscoped() else "off")
@@ -111,29 +161,36 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
             params = (*prefix_params, *(params or ()))
         return super()._execute_cursor(sql, params, **cursor_options)
 
+    def _prepare(self, conn: Any, name: str, declaration: str) -> None:
+        """PREPARE `name` on this connection unless it already has it (its own round trip,
+        once per connection: a PREPARE sent together with a statement that then fails would
+        stay prepared on the server while we believed it was not)."""
+        prepared = self._prepared.get(conn)
+        if prepared is None:
+            prepared = self._prepared[conn] = set()
+        if name in prepared:
+            return
+        with peewee.__exception_wrapper__:
+            conn.cursor().execute(f"PREPARE {name} {declaration}")
+        prepared.add(name)
+
     def execute_prepared(self, name: str, sql: str, params: tuple[Any, ...],
                          types: tuple[str, ...]) -> Any:
         """Run `sql` (with %s placeholders) as a per-connection prepared statement.
 
         PERF: a hot by-id read spends more time being planned than executed; the generic plan
         of a prepared statement skips that. Inside a transaction the plain statement is used
-        (PREPARE is only sent on the single-statement read path).
+        (prepared statements serve the single-statement read path).
         """
         if self.in_transaction():
             return self.execute_sql(sql, params)
         conn = self.connection()
-        prepared = self._prepared.setdefault(conn, set())
-        placeholders = ", ".join(["%s"] * len(params))
-        execute = f"EXECUTE {name} ({placeholders})"
-        if name not in prepared:
-            # first use on this connection: PREPARE and EXECUTE in the same round trip
+        prepared = self._prepared.get(conn)
+        if prepared is None or name not in prepared:
             numbers = iter(range(1, len(params) + 1))
             body = re.sub(r"%s", lambda _m: f"${next(numbers)}", sql)
-            cursor = self.execute_sql(f"PREPARE {name} ({', '.join(types)}) AS {body}; {execute}",
-                                      params)
-            prepared.add(name)  # only once PostgreSQL has it
-            return cursor
-        return self.execute_sql(execute, params)
+            self._prepare(conn, name, f"({', '.join(types)}) AS {body}")
+        return self.execute_sql(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
 
     @contextmanager
     def scoped_statements(self) -> Iterator[None]:

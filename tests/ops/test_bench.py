@@ -78,3 +78,28 @@ def test_the_wrk_driver_sends_unique_keys_and_bodies_and_reports():
     assert len(set(keys)) == len(keys) and None not in keys
     assert len(set(bodies)) == len(bodies)
     assert all(b"{{n}}" not in b and json.loads(b)["email"].startswith("g-") for b in bodies)
+
+
+def test_paired_runs_alternate_and_take_the_median_of_per_pair_ratios():
+    bench = lib.Bench(duration=1, runs=3)
+    order: list[str] = []
+    base_rates = iter([100.0, 200.0, 50.0])
+    subject_rates = iter([30.0, 80.0, 10.0])
+
+    def baseline() -> lib.Measurement:
+        order.append("B")
+        return lib.Measurement(rate=next(base_rates))
+
+    def subject() -> lib.Measurement:
+        order.append("S")
+        return lib.Measurement(rate=next(subject_rates))
+
+    try:
+        base, measured, ratio = bench.paired(baseline, subject)
+    finally:
+        bench.close()
+    assert order == ["B", "S", "B", "S", "B", "S"]
+    assert (base.rate, measured.rate) == (100.0, 30.0)
+    assert ratio == 0.3  # pair ratios 0.3, 0.4, 0.2; the ratio of the medians is also 0.3 here
+    result = lib.Result("subject", measured, baseline="bare_falcon", goal=0.3, paired_ratio=ratio)
+    assert bench.ratio(result) == 0.3

@@ -1,0 +1,212 @@
+"""The shortcuts on the per-request path keep their rules: the access line, the request id, the
+identity derived from a cached token, the connection a request thread keeps between requests,
+and the statements prepared once per connection."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import uuid
+
+import psycopg2
+import pytest
+
+from pms.db.database import make_database
+from pms.devkeys import mint_token
+from pms.logging import FastLine, JsonFormatter
+from tests import pg
+
+# -- the access line and the request id -----------------------------------------------------------
+
+
+@pytest.fixture
+def json_stream():
+    """The root logger as configure_logging() leaves it, writing into a buffer."""
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    try:
+        yield stream
+    finally:
+        root.handlers[:], root.level = saved
+
+
+def _lines(stream: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line]
+
+
+def test_the_direct_line_is_the_line_the_json_handler_writes(json_stream):
+    FastLine("pms.test.direct", "request").write({"status": 200, "request_id": "r1"})
+    logging.getLogger("pms.test.direct").info("request", extra={"status": 200, "request_id": "r1"})
+    fast, slow = _lines(json_stream)
+    assert set(fast) == set(slow) == {"ts", "level", "logger", "msg", "pid", "status", "request_id"}
+    for key in ("level", "logger", "msg", "pid", "status", "request_id"):
+        assert fast[key] == slow[key]
+
+
+def test_the_direct_line_defers_to_logging_when_a_capture_handler_is_present(json_stream, caplog):
+    with caplog.at_level(logging.INFO, logger="pms.test.capture"):
+        FastLine("pms.test.capture", "request").write({"status": 404})
+    assert [r.status for r in caplog.records if r.name == "pms.test.capture"] == [404]
+
+
+def test_the_direct_line_respects_the_level(json_stream):
+    logging.getLogger().setLevel(logging.WARNING)
+    FastLine("pms.test.level", "request").write({"status": 200})
+    assert json_stream.getvalue() == ""
+
+
+def test_unserialisable_fields_are_written_as_text(json_stream):
+    FastLine("pms.test.text", "request").write({"who": uuid.UUID(int=7), "what": object()})
+    (line,) = _lines(json_stream)
+    assert line["who"] == str(uuid.UUID(int=7)) and line["what"].startswith("<object")
+
+
+def test_every_request_writes_one_access_line_with_its_request_id(api, json_stream):
+    first = api.get(f"/v1/properties/{uuid.uuid4()}")
+    second = api.get("/v1/properties", headers={"X-Platform-Request-Id": "given-id.1"})
+    assert second.headers["X-Request-Id"] == "given-id.1"
+    access = [line for line in _lines(json_stream) if line["logger"] == "pms.access"]
+    assert [(a["request_id"], a["status"], a["method"]) for a in access] == [
+        (first.headers["X-Request-Id"], 404, "GET"), ("given-id.1", 200, "GET")]
+    assert access[0]["env_id"] == str(api.env_id) and access[0]["sub"]
+    assert access[0]["path"].startswith("/v1/properties/") and access[0]["duration_ms"] >= 0
+
+
+def test_generated_request_ids_are_32_hex_digits_and_distinct(api):
+    ids = {api.get("/v1/properties").headers["X-Request-Id"] for _ in range(200)}
+    assert len(ids) == 200
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids)
+
+
+# -- the identity of a cached token -------------------------------------------------------------
+
+
+def test_a_cached_token_is_still_bound_to_its_env(api):
+    assert api.get("/v1/properties").status_code == 200  # the token is now cached
+    other = api.get("/v1/properties", env=uuid.uuid4())
+    assert other.status_code == 403 and other.json["code"] == "tenant_mismatch"
+    # another spelling of the same env is the same env
+    assert api.get("/v1/properties", env=str(api.env_id).upper()).status_code == 200
+    assert api.get("/v1/properties", env="not-a-uuid").status_code == 400
+
+
+def test_a_token_for_another_env_never_borrows_a_cached_identity(api, settings):
+    assert api.get("/v1/properties").status_code == 200
+    stranger_env = uuid.uuid4()
+    stranger = mint_token(settings, env_id=stranger_env, scopes=["hotel:pms:properties:read"])
+    resp = api.get("/v1/properties", token=stranger, env=api.env_id)
+    assert resp.status_code == 403
+    listing = api.get("/v1/properties", token=stranger, env=stranger_env)
+    assert listing.status_code == 200 and listing.json["data"] == []
+    denied = api.post("/v1/properties", {"propertyCode": "X1", "timezone": "UTC",
+                                         "currencyCode": "EUR"}, token=stranger, env=stranger_env)
+    assert denied.status_code == 403  # its own scopes, not the cached token's
+
+
+# -- the connection a request thread keeps ------------------------------------------------------
+
+
+def _pid(database) -> int:  # noqa: ANN001
+    return database.execute_sql("SELECT pg_backend_pid()").fetchone()[0]
+
+
+def _terminate(pid: int) -> None:
+    conn = psycopg2.connect(pg.admin_url())
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    conn.close()
+
+
+@pytest.fixture
+def pgdb(pg_database):
+    database = make_database(pg_database.app_url, pool_size=2)
+    try:
+        yield database
+    finally:
+        database.close_all()
+
+
+@pytest.mark.postgres
+def test_an_idle_connection_stays_with_its_thread_between_requests(pgdb):
+    pgdb.connect()
+    pid = _pid(pgdb)
+    pgdb.release_after_request()
+    assert not pgdb.is_closed() and len(pgdb._in_use) == 1  # not checked in
+    pgdb.resume_for_request()
+    assert _pid(pgdb) == pid
+
+
+@pytest.mark.postgres
+def test_a_connection_left_in_a_transaction_goes_back_to_the_pool_rolled_back(pgdb):
+    pgdb.connect()
+    pgdb.connection().cursor().execute("BEGIN; CREATE TEMP TABLE left_behind (x int)")
+    pgdb.release_after_request()
+    assert pgdb.is_closed() and len(pgdb._in_use) == 0
+    pgdb.connect()
+    exists = pgdb.execute_sql("SELECT to_regclass('pg_temp.left_behind')").fetchone()[0]
+    assert exists is None  # the open transaction was rolled back, not carried on
+
+
+@pytest.mark.postgres
+def test_a_kept_connection_idle_past_the_threshold_is_pinged_and_replaced(pgdb):
+    pgdb.PING_AFTER_IDLE_S = 0.0
+    pgdb.connect()
+    pid = _pid(pgdb)
+    pgdb.release_after_request()
+    _terminate(pid)
+    pgdb.resume_for_request()
+    pgdb.connect(reuse_if_open=True)
+    assert _pid(pgdb) != pid
+
+
+@pytest.mark.postgres
+def test_a_kept_connection_carries_no_tenant_into_the_next_request(pg_db, ctx):
+    from pms.db.database import db
+    from pms.db.uow import read_scope
+    from pms.models import Property
+    from tests.factories import make_property
+
+    prop = make_property(ctx)
+    with read_scope(ctx):
+        assert Property.fetch(prop.id) is not None
+        seen = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0]
+    assert seen == str(ctx.env_id)
+    db.obj.release_after_request()
+    db.obj.resume_for_request()
+    leftover = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0]
+    assert leftover in (None, "")
+
+
+# -- statements prepared once per connection ----------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_a_prepared_statement_whose_first_run_fails_still_works_afterwards(pgdb):
+    pgdb.connect()
+    with pytest.raises(Exception, match="division by zero"):
+        pgdb.execute_prepared("pms_test_divide", "SELECT 10 / %s", (0,), ("int",))
+    assert pgdb.execute_prepared("pms_test_divide", "SELECT 10 / %s", (2,),
+                                 ("int",)).fetchone()[0] == 5
+
+
+@pytest.mark.postgres
+def test_jsonb_columns_read_back_exactly_as_written(pg_db, ctx):
+    from pms.db.uow import read_scope
+    from pms.models import Property
+    from tests.factories import make_property
+
+    address = {"line1": "Straße 1 – Hof", "city": "Zürich", "postalCode": "8001",
+               "countryCode": "CH"}
+    prop = make_property(ctx, displayAddress=address, languages=["de", "fr", "it"])
+    with read_scope(ctx):
+        row = Property.fetch(prop.id)
+    assert row.display_address == {**address, "line2": None, "region": None}
+    assert row.languages == ["de", "fr", "it"]
