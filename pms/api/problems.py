@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import falcon
+import peewee
 
 from pms.errors import Busy, PmsError
 
@@ -69,6 +70,21 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
                       params: dict[str, Any]) -> None:
     if isinstance(ex, falcon.HTTPError):
         handle_http_error(req, resp, ex, params)
+        return
+    if isinstance(ex, peewee.OperationalError | peewee.InterfaceError):
+        # The database could not finish in time or is out of reach: a condition to retry
+        # (503 with Retry-After), never the client's fault and not a bug. Lock waits queued
+        # behind another waiter can end in the statement timeout rather than lock_timeout.
+        from pms.db.locking import LockTimeout, _is_lock_failure
+
+        busy = (LockTimeout("the rows are busy; retry shortly", retry_after=1)
+                if _is_lock_failure(ex) else
+                Busy("the database is unavailable; retry shortly", retry_after=1,
+                     code="database_unavailable"))
+        log.warning("database error answered 503", extra={
+            "request_id": getattr(req.context, "request_id", None), "path": req.path,
+            "error": str(ex).splitlines()[0] if str(ex) else type(ex).__name__})
+        handle_pms_error(req, resp, busy, params)
         return
     request_id = getattr(req.context, "request_id", None)
     log.exception("unhandled error", extra={"request_id": request_id, "path": req.path})

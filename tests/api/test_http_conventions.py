@@ -216,3 +216,30 @@ def test_every_route_declares_a_scope_and_the_app_refuses_otherwise(settings, da
     app = create_app(settings, db=database)
     with pytest.raises(UngatedRoute):
         add_routes(app, None, [Route("/v1/ungated", Ungated)])
+
+
+class _DatabaseTrouble:
+    """A test-only resource whose read ends in a real database error of the kind asked for."""
+
+    from pms.api.spec import endpoint
+
+    @endpoint("properties:read", summary="test only")
+    def on_get(self, req, resp, kind: str) -> None:  # noqa: ANN001
+        from pms.db.database import db
+
+        if kind == "timeout":
+            with db.atomic():
+                db.execute_sql("SET LOCAL statement_timeout = 20")
+                db.execute_sql("SELECT pg_sleep(1)")
+        else:
+            db.execute_sql("SELECT * FROM a_table_that_is_not_there")
+
+
+def test_a_statement_timeout_is_503_with_retry_after_and_a_bug_is_still_500(app, api, backend):
+    if backend != "postgres":
+        pytest.skip("PostgreSQL's statement timeout")
+    app.add_route("/v1/test-database-trouble/{kind}", _DatabaseTrouble())
+    timeout = api.get("/v1/test-database-trouble/timeout")
+    assert_problem(timeout, 503, "lock_timeout")
+    assert timeout.headers["Retry-After"] == "1"
+    assert_problem(api.get("/v1/test-database-trouble/missing"), 500, "internal_error")

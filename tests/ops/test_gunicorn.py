@@ -43,8 +43,9 @@ def _wait_for(predicate, timeout_s: float = 5.0, every: float = 0.05):  # noqa: 
 
 
 def test_in_flight_is_summed_over_every_worker_process(gunicorn, row_lock):
-    # Given sync workers (one request per process at a time) and three writes held by a row lock
-    server = gunicorn({"WEB_CONCURRENCY": "4", "PMS_WORKER_CLASS": "sync"})
+    # Given sync workers (one request per process at a time; gunicorn turns a sync worker with
+    # more than one thread into gthread, so one thread) and three writes held by a row lock
+    server = gunicorn({"WEB_CONCURRENCY": "4", "PMS_WORKER_CLASS": "sync", "PMS_THREADS": "1"})
     env_id = uuid.uuid4()
     property_id = _create_property(server, env_id)
     with ThreadPoolExecutor(3) as pool, row_lock("property", uuid.UUID(property_id), env_id):
