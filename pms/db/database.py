@@ -128,14 +128,33 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
                       "set_config('app.env_id', $1, true), set_config('app.cross_env', $2, true)"),
         "pms_scope": ("(text, text) AS SELECT set_config('app.env_id', $1, true), "
                       "set_config('app.cross_env', $2, true)"),
+        "pms_begin_nowait": ("(text, text) AS SELECT set_config('lock_timeout', '"
+                             + str(DEFAULT_LOCK_TIMEOUT_MS) + "', true), "
+                             "set_config('synchronous_commit', 'off', true), "
+                             "set_config('app.env_id', $1, true), "
+                             "set_config('app.cross_env', $2, true)"),
     }
     BEGIN_SQL = "BEGIN; EXECUTE pms_begin (%s, %s); "
+    BEGIN_NOWAIT_SQL = "BEGIN; EXECUTE pms_begin_nowait (%s, %s); "
 
     def begin(self, isolation_level: Any = None) -> None:  # noqa: D102
         if self.is_closed():
             self.connect()  # as peewee's BEGIN would have (autoconnect), before the txn is pushed
         env = current_env()
         self._state.pms_begin = (str(env) if env else "", "on" if is_unscoped() else "off")
+
+    @contextmanager
+    def commit_without_waiting(self) -> Iterator[None]:
+        """Transactions begun in the block commit without waiting for the WAL flush
+        (`synchronous_commit = off`, transaction-local). Only for bookkeeping whose loss in a
+        database crash is harmless: the next synchronous commit on the server flushes it anyway,
+        because the WAL is flushed in order."""
+        previous = getattr(self._state, "pms_nowait", False)
+        self._state.pms_nowait = True
+        try:
+            yield
+        finally:
+            self._state.pms_nowait = previous
 
     # Reads outside a transaction (`scoped_statements()`): each statement is sent as
     # "EXECUTE pms_scope (...); <statement>", which PostgreSQL runs as ONE implicit transaction,
@@ -147,8 +166,12 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
         state = self._state
         prefix, prefix_params = None, ()
         if getattr(state, "pms_begin", None) is not None:
-            self._prepare(state.conn, "pms_begin", self.SESSION_STATEMENTS["pms_begin"])
-            prefix, prefix_params, state.pms_begin = self.BEGIN_SQL, state.pms_begin, None
+            if getattr(state, "pms_nowait", False):
+                name, prefix = "pms_begin_nowait", self.BEGIN_NOWAIT_SQL
+            else:
+                name, prefix = "pms_begin", self.BEGIN_SQL
+            self._prepare(state.conn, name, self.SESSION_STATEMENTS[name])
+            prefix_params, state.pms_begin = state.pms_begin, None
         elif getattr(state, "pms_scoped", False) and not self.in_transaction():
             self._prepare(state.conn, "pms_scope", self.SESSION_STATEMENTS["pms_scope"])
             env = current_env()
@@ -283,6 +306,17 @@ def read_statements() -> Iterator[None]:
     else:
         with db.atomic():
             yield
+
+
+@contextmanager
+def commit_without_waiting() -> Iterator[None]:
+    """See PmsPostgresDatabase.commit_without_waiting (SQLite: commits as usual)."""
+    target = db.obj
+    if isinstance(target, PmsPostgresDatabase):
+        with target.commit_without_waiting():
+            yield
+    else:
+        yield
 
 
 def write_begin_args() -> dict[str, Any]:

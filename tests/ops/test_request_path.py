@@ -210,3 +210,45 @@ def test_jsonb_columns_read_back_exactly_as_written(pg_db, ctx):
         row = Property.fetch(prop.id)
     assert row.display_address == {**address, "line2": None, "region": None}
     assert row.languages == ["de", "fr", "it"]
+
+
+# -- commits that do not wait for the WAL flush -------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_only_transactions_begun_in_the_block_skip_the_flush_and_only_for_themselves(pg_db, ctx):
+    from pms.db.database import commit_without_waiting, db
+    from pms.db.scope import tenant_scope
+
+    def setting() -> str:
+        with db.atomic():
+            return db.execute_sql("SHOW synchronous_commit").fetchone()[0]
+
+    with tenant_scope(ctx.env_id):
+        with commit_without_waiting():
+            assert setting() == "off"
+        assert setting() == "on"  # transaction-local: the kept connection is back to normal
+        assert db.execute_sql("SHOW synchronous_commit").fetchone()[0] == "on"
+
+
+@pytest.mark.postgres
+def test_the_idempotency_claim_and_response_skip_the_flush_but_the_change_does_not(
+        api, monkeypatch, backend):
+    from pms.db.database import PmsPostgresDatabase
+
+    if backend != "postgres":
+        pytest.skip("synchronous_commit is PostgreSQL's")
+    begun: list[bool] = []
+    real_begin = PmsPostgresDatabase.begin
+
+    def spy_begin(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        real_begin(self, *args, **kwargs)
+        begun.append(bool(getattr(self._state, "pms_nowait", False)))
+
+    monkeypatch.setattr(PmsPostgresDatabase, "begin", spy_begin)
+    resp = api.post("/v1/properties", {"propertyCode": "NOWAIT", "timezone": "UTC",
+                                       "currencyCode": "EUR"},
+                    headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert resp.status_code == 201
+    # the claim, the change (waits for the flush), the stored response
+    assert begun == [True, False, True]
