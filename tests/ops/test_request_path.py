@@ -252,3 +252,19 @@ def test_the_idempotency_claim_and_response_skip_the_flush_but_the_change_does_n
     assert resp.status_code == 201
     # the claim, the change (waits for the flush), the stored response
     assert begun == [True, False, True]
+
+
+def test_a_kept_connection_whose_server_went_away_costs_one_503_then_recovers(api, backend):
+    from pms.db.database import db
+
+    if backend != "postgres":
+        pytest.skip("a PostgreSQL backend to terminate")
+    prop = api.post("/v1/properties", {"propertyCode": "GONE1", "timezone": "UTC",
+                                       "currencyCode": "EUR"}).json["id"]
+    assert api.get(f"/v1/properties/{prop}").status_code == 200
+    assert not db.is_closed()  # kept by this (request) thread
+    _terminate(db.execute_sql("SELECT pg_backend_pid()").fetchone()[0])
+    failed = api.get(f"/v1/properties/{prop}")
+    assert failed.status_code == 503 and failed.json["code"] == "database_unavailable"
+    assert failed.headers["Retry-After"] == "1"
+    assert api.get(f"/v1/properties/{prop}").status_code == 200
