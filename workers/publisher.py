@@ -12,11 +12,11 @@ outage or a partition cannot hang the relay.
 from __future__ import annotations
 
 import collections
-import json
 import threading
 import time
 from typing import Any
 
+import msgspec
 import pika
 import pika.exceptions
 
@@ -27,8 +27,13 @@ from pms.services.outbox import BrokerUnavailable, PublishRejected
 CONTENT_TYPE = "application/cloudevents+json"
 
 
+# PERF: msgspec encodes a CloudEvent about 10x faster than json.dumps; keys sorted and compact
+# as before (non-ASCII text is sent as UTF-8 rather than \u escapes: the same JSON).
+_encode_sorted = msgspec.json.Encoder(enc_hook=str, order="sorted").encode
+
+
 def _body(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, separators=(",", ":"), sort_keys=True, default=str).encode()
+    return _encode_sorted(event)
 
 
 def amqp_parameters(url: str, *, connect_timeout: float = 3.0, heartbeat: int = 5,
