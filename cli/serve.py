@@ -13,7 +13,9 @@ from pms.config import load_settings
 
 
 def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
-          workers: int = typer.Option(None, help="Gunicorn workers (default $WEB_CONCURRENCY or 2)."),
+          workers: int = typer.Option(None, help="Gunicorn workers (default $WEB_CONCURRENCY, "
+                                      "else 2 on the embedded SQLite file, two per CPU on "
+                                      "PostgreSQL)."),
           prepare: bool = typer.Option(True, help="Keys, migrations and demo data first "
                                                   "(embedded default only)."),
           ) -> None:
@@ -23,6 +25,9 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
     env = dict(os.environ, PORT=str(port))
     if workers:
         env["WEB_CONCURRENCY"] = str(workers)
+    elif not settings.is_postgres and "WEB_CONCURRENCY" not in env:
+        # one SQLite file, written by every worker: more processes only queue on its lock
+        env["WEB_CONCURRENCY"] = "2"
     if prepare and settings.jwks_is_local_file:
         from cli.demo import DEMO_ENV_ID, seed_demo
         from pms.db.migrator import migrate

@@ -52,10 +52,24 @@ def _curl_to_request(line: str) -> tuple[str, dict[str, str]]:
     return url, headers
 
 
+def _children(pid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        count += 1
+            except (OSError, ValueError, IndexError):
+                continue
+    return count
+
+
 def test_serve_prints_a_curl_line_that_returns_the_demo_property(tmp_path: Path):
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PMS_")}
-    env.update({"WEB_CONCURRENCY": "1", "PMS_DRAIN_SECONDS": "1"})
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PMS_") and k != "WEB_CONCURRENCY"}
+    env.update({"PMS_DRAIN_SECONDS": "1"})
     proc = subprocess.Popen([*_cli(), "serve", "--port", str(port)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -92,6 +106,9 @@ def test_serve_prints_a_curl_line_that_returns_the_demo_property(tmp_path: Path)
             out = subprocess.run(shlex.split(curl_line), capture_output=True, text=True,
                                  timeout=10)
             assert '"propertyCode":"DEMO1"' in out.stdout.replace(" ", ""), out
+
+        # two workers on the embedded SQLite file, whatever the CPU count (serve execs gunicorn)
+        assert _children(proc.pid) == 2
 
         # the embedded default's files live in the working directory
         assert (tmp_path / "var" / "pms.db").exists()
