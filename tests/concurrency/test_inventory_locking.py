@@ -121,7 +121,9 @@ def test_control_without_locking_oversells(ctx, racing):
     inventory.set_pause_after_check(lambda: time.sleep(CONTROL_PAUSE_S))
     prop, room_type = _one_room_hotel(ctx)
     sold, _, errors = _race(ctx, prop, room_type)
-    assert errors == []
+    # Without the row locks taken in date order, two takers' multi-row UPDATEs can deadlock
+    # (PostgreSQL aborts one: LockTimeout); that is the control's disorder, not a result.
+    assert all(isinstance(e, locking.LockTimeout) for e in errors), errors
     assert sold > 1, "with locking off the race must oversell, or this test cannot fail"
 
 
