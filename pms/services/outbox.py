@@ -174,12 +174,26 @@ def _publish_rows(publisher: Publisher, rows: list[Any], now: datetime,
     return result
 
 
+def _mark_published(ids: list[str], marked: datetime) -> None:
+    """Stamp `published_at` on these rows (and clear their error).
+
+    PERF (PostgreSQL): one array parameter instead of an IN list of 500; peewee compiling the
+    list cost a quarter of the relay's CPU."""
+    if is_postgres():
+        meta = OutboxEvent._meta
+        db.execute_sql(
+            f'UPDATE "{meta.table_name}" SET "published_at" = %s, "last_error" = NULL '
+            'WHERE "id" = ANY(%s::uuid[])',
+            (OutboxEvent.published_at.db_value(marked), ids))
+        return
+    for chunk in _chunks([uuid.UUID(i) for i in ids], 500):
+        OutboxEvent.update(published_at=marked, last_error=None).where(
+            OutboxEvent.id.in_(chunk)).execute()
+
+
 def _record(result: RelayResult, rows: list[Any], now: datetime) -> None:
     if result.published_ids:
-        marked = utcnow()
-        for chunk in _chunks([uuid.UUID(i) for i in result.published_ids], 500):
-            OutboxEvent.update(published_at=marked, last_error=None).where(
-                OutboxEvent.id.in_(chunk)).execute()
+        _mark_published(result.published_ids, utcnow())
     failures = result.failures
     by_id = {row.id: row for row in rows}
     for row_id, error in failures.items():
