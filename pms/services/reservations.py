@@ -102,13 +102,13 @@ class Refs:
 
 def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID) -> Refs:
     prop = load_property(property_id)
-    room_type = RoomType.select().where((RoomType.id == room_type_id)
-                                        & (RoomType.property == property_id)).first()
-    if room_type is None:
+    # by-id reads with their SQL compiled once (TenantModel.fetch), then the property check
+    prop_id = prop.id
+    room_type = RoomType.fetch(room_type_id)
+    if room_type is None or room_type.property_id != prop_id:
         raise _field_error("room_type_id", "room_type_id is not a room type of this property")
-    rate_plan = RatePlan.select().where((RatePlan.id == rate_plan_id)
-                                        & (RatePlan.property == property_id)).first()
-    if rate_plan is None:
+    rate_plan = RatePlan.fetch(rate_plan_id)
+    if rate_plan is None or rate_plan.property_id != prop_id:
         raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
     return Refs(prop, room_type, rate_plan)
 
