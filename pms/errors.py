@@ -152,6 +152,13 @@ class IdempotencyKeyInUse(Conflict):
     code = "idempotency_key_in_use"
 
 
+class IdempotencyResponseLost(Conflict):
+    """Raised when an Idempotency-Key's request changed something but its response was never
+    stored (the process died in between): the change stands, the response cannot be replayed."""
+
+    code = "idempotency_response_lost"
+
+
 class IdempotencyKeyMismatch(ValidationFailed):
     """Raised when an Idempotency-Key is reused for a different request."""
 

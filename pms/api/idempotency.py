@@ -3,23 +3,30 @@
 The key is claimed per env in its own short transaction, with a fingerprint of method, path and
 body. A finished record with the same fingerprint replays the stored status and body with
 `Idempotent-Replayed: true`; another fingerprint is 422 `idempotency_key_mismatch`; a record still
-running is 409 `idempotency_key_in_use`. Responses that a retry could change are not stored and
-free the key: every 5xx, and 409/429 (a conflict such as "sold out" may clear). Records are kept
-72 h; expired ones are treated as absent and purged by the periodic job.
+running is 409 `idempotency_key_in_use` (see Recovery below). Responses that a retry could
+change are not stored and free the key: every 5xx, and 409/429 (a conflict such as "sold out"
+may clear). Records are kept 72 h; expired ones are treated as absent and purged by the
+periodic job.
 
 PERF: the claim and the stored response commit without waiting for the WAL flush
 (`synchronous_commit = off`): a request with a key made three commits, the claim, the change
 and the response, and waited for three flushes. Losing the claim in a database crash is
 harmless: the change's own (synchronous) commit flushes every earlier record of the WAL, and
 without the change there is nothing to protect. Losing the stored response leaves the key
-`running`, so retries get 409 `idempotency_key_in_use` (never a second execution) until the
-record expires: the same outcome as the process dying between the two commits.
+`running`: retries get 409 `idempotency_key_in_use`, then `idempotency_response_lost` (never a
+second execution): the same outcome as the process dying between the two commits.
+
+Recovery: a `running` record older than ABANDONED_AFTER (2 min) was abandoned by a request that
+died. If that request's audit row exists, its change was committed: 409
+`idempotency_response_lost` names the target (`target_type`, `target_id`) so the client reads it
+instead of repeating it. If not, nothing was changed and the key is claimed again.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
+import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import falcon
@@ -28,10 +35,20 @@ import peewee
 from pms.db.database import commit_without_waiting, db
 from pms.db.scope import tenant_scope
 from pms.db.uow import read_scope
-from pms.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyMismatch
-from pms.models.platform import IdempotencyRecord
+from pms.errors import (
+    BadRequest,
+    IdempotencyKeyInUse,
+    IdempotencyKeyMismatch,
+    IdempotencyResponseLost,
+)
+from pms.models.platform import AuditEntry, IdempotencyRecord
+
+log = logging.getLogger("pms.idempotency")
 
 HEADER = "Idempotency-Key"
+# A `running` record older than this belongs to a request that died (none lives this long).
+ABANDONED_AFTER = timedelta(minutes=2)
+CLOCK_SKEW = timedelta(seconds=5)
 MAX_KEY_LENGTH = 255
 NOT_STORED = frozenset({409, 429})
 
@@ -84,19 +101,46 @@ class IdempotencyMiddleware:
             try:
                 with commit_without_waiting(), db.atomic():
                     IdempotencyRecord.create(key=key, fingerprint=fp, state="running",
-                                             expires_at=ctx.now + self.ttl, created_at=ctx.now)
+                                             expires_at=ctx.now + self.ttl, created_at=ctx.now,
+                                             request_id=ctx.request_id)
                 return None
             except peewee.IntegrityError:
                 pass
             with read_scope(ctx):
                 existing = IdempotencyRecord.get_or_none(IdempotencyRecord.key == key)
-            if existing is not None and existing.expires_at <= ctx.now:
+            if existing is not None and (existing.expires_at <= ctx.now
+                                         or self._abandoned_unchanged(ctx, existing, fp)):
                 with db.atomic():
                     IdempotencyRecord.delete().where(IdempotencyRecord.id == existing.id).execute()
                 return self._claim(ctx, key, fp)
             if existing is None:  # freed between our insert and read: try once more
                 return self._claim(ctx, key, fp)
             return existing
+
+    @staticmethod
+    def _abandoned_unchanged(ctx: Any, record: IdempotencyRecord, fp: str) -> bool:
+        """Whether a `running` record was abandoned before its request changed anything (the
+        key may be claimed again); raises IdempotencyResponseLost when its request did change
+        something. Only a record older than ABANDONED_AFTER can be abandoned: no request lives
+        that long (gunicorn's timeout is 30 s). Every change writes its audit row in its own
+        transaction, so the claimant's request id in the audit journal tells the two apart."""
+        if (record.state != "running" or record.fingerprint != fp or not record.request_id
+                or _aware(record.created_at) > ctx.now - ABANDONED_AFTER):
+            return False
+        with read_scope(ctx):
+            change = (AuditEntry.select(AuditEntry.target_type, AuditEntry.target_id)
+                      .where((AuditEntry.request_id == record.request_id)
+                             & (AuditEntry.created_at >= _aware(record.created_at) - CLOCK_SKEW))
+                      .order_by(AuditEntry.created_at).first())
+        if change is None:
+            log.warning("reclaiming an abandoned Idempotency-Key", extra={
+                "request_id": ctx.request_id, "abandoned_by": record.request_id})
+            return True
+        raise IdempotencyResponseLost(
+            f"the request that first used this {HEADER} made its change but its response was "
+            "lost; read the resource instead of retrying",
+            target_type=change.target_type, target_id=change.target_id,
+            original_request_id=record.request_id)
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
                          req_succeeded: bool) -> None:
@@ -124,6 +168,10 @@ class IdempotencyMiddleware:
                     state="done", response_status=status, response_body=body or "",
                     response_headers=headers,
                 ).where(query).execute()
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def purge_expired(ctx: Any) -> int:

@@ -65,6 +65,7 @@ class IdempotencyRecord(TenantModel):
     response_body = peewee.TextField(null=True)
     response_headers = JsonField(null=True)
     expires_at = UtcDateTimeField()
+    request_id = peewee.CharField(max_length=128, null=True)  # the claimant's X-Request-Id
 
     class Meta:
         table_name = "idempotency_record"

@@ -122,3 +122,55 @@ def test_records_are_kept_72_hours(api, ctx):
     with tenant_scope(ctx.env_id), db.atomic():
         record = IdempotencyRecord.get(IdempotencyRecord.key == "k-ttl")
     assert record.expires_at - record.created_at >= timedelta(hours=72) - timedelta(seconds=5)
+
+
+def _running_claim(ctx, body: dict, key: str, *, age: timedelta, request_id: str) -> None:
+    """A `running` record as a request that died after claiming `key` would have left it."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(body).encode()).hexdigest()
+    fp = hashlib.sha256(f"POST /v1/properties {digest}".encode()).hexdigest()
+    with tenant_scope(ctx.env_id), db.atomic():
+        IdempotencyRecord.create(key=key, fingerprint=fp, state="running",
+                                 request_id=request_id, created_at=ctx.now - age,
+                                 expires_at=ctx.now + timedelta(hours=70))
+
+
+def _post_raw(api, body: dict, key: str):  # noqa: ANN001, ANN202
+    import json
+
+    return api.request("POST", "/v1/properties", body=json.dumps(body).encode(),
+                       headers={"Idempotency-Key": key, "Content-Type": "application/json"})
+
+
+def test_a_claim_abandoned_before_any_change_is_claimed_again(api, ctx):
+    body = _prop()
+    _running_claim(ctx, body, "k-died-early", age=timedelta(minutes=3), request_id="died-early")
+    before = counts(ctx)
+    resp = _post_raw(api, body, "k-died-early")
+    assert resp.status_code == 201, resp.text
+    assert counts(ctx) == (before[0] + 1, before[1] + 1)  # executed once, now
+    replay = _post_raw(api, body, "k-died-early")
+    assert replay.status_code == 201 and replay.json == resp.json
+    assert replay.headers["idempotent-replayed"] == "true"
+
+
+def test_a_claim_abandoned_after_its_change_names_the_change_instead_of_repeating_it(api, ctx):
+    from tests.factories import make_property
+
+    body = _prop()
+    _running_claim(ctx, body, "k-died-late", age=timedelta(minutes=3), request_id="died-late")
+    made = make_property(ctx.with_(request_id="died-late"), propertyCode=body["propertyCode"])
+    before = counts(ctx)
+    resp = _post_raw(api, body, "k-died-late")
+    assert_problem(resp, 409, "idempotency_response_lost")
+    assert resp.json["target_type"] == "Property" and resp.json["target_id"] == str(made.id)
+    assert resp.json["original_request_id"] == "died-late"
+    assert counts(ctx) == before  # nothing repeated
+
+
+def test_a_recent_running_claim_is_still_in_use(api, ctx):
+    body = _prop()
+    _running_claim(ctx, body, "k-young", age=timedelta(seconds=30), request_id="still-running")
+    assert_problem(_post_raw(api, body, "k-young"), 409, "idempotency_key_in_use")
