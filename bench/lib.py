@@ -125,6 +125,25 @@ def median_measurement(runs: list[Measurement]) -> Measurement:
     )
 
 
+def seed_room_types(ctx: Any, property_id: Any, types: int, rooms_per_type: int) -> list[Any]:
+    """Room types RT0.. ("Type n", up to 3 guests) with rooms numbered <type><nn>, created
+    through the catalog service; returns the room type rows."""
+    import msgspec
+
+    from pms.schemas import catalog as cs
+    from pms.services import catalog
+
+    made = []
+    for t in range(types):
+        rt = catalog.create_child(ctx, catalog.ROOM_TYPE, property_id, msgspec.convert(
+            {"code": f"RT{t}", "name": f"Type {t}", "max_occupancy": 3}, cs.RoomTypeIn))
+        made.append(rt)
+        for r in range(rooms_per_type):
+            catalog.create_child(ctx, catalog.ROOM, property_id, msgspec.convert(
+                {"room_number": f"{t}{r:02d}", "room_type_id": str(rt.id)}, cs.RoomIn))
+    return made
+
+
 class Server:
     """A gunicorn master started as a subprocess with `pms.gunicorn_conf`."""
 

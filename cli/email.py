@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-
 import typer
 
-from cli.output import emit, fail
+from cli.output import emit, fail, parse_uuid
 from pms.config import load_settings
 
 app = typer.Typer(help="Transactional email (the embedded sandbox).", no_args_is_help=True)
@@ -20,10 +18,7 @@ def list_(env: str = typer.Option(..., "--env", help="The env id (UUID)."),
     from pms.db.database import init_db
     from pms.platform.email import EmbeddedEmail
 
-    try:
-        env_id = uuid.UUID(env)
-    except ValueError:
-        fail(f"--env must be a UUID, not {env!r}", 2)
+    env_id = parse_uuid(env)
     settings = load_settings()
     if not settings.embedded_platform:
         fail("the email sandbox exists only with PMS_PLATFORM_URL=embedded", 2)

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cli.output import console, emit, fail
+from cli.output import console, emit, fail, parse_uuid
 from pms.config import load_settings
 
 cashiering_app = typer.Typer(help="Cashiering maintenance.", no_args_is_help=True)
@@ -24,10 +24,7 @@ def _setup(env: str) -> tuple[Any, Any, uuid.UUID]:
     from pms.db.database import init_db
     from pms.platform import build_platform
 
-    try:
-        env_id = uuid.UUID(env)
-    except ValueError:
-        fail(f"--env must be an env id (UUID), not {env!r}", 2)
+    env_id = parse_uuid(env)
     settings = load_settings()
     init_db(settings.database_url, pool_size=2)
     return system_ctx(env_id, sub="pms-cli end-of-day"), build_platform(settings), env_id

@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cli.output import console, emit, fail
+from cli.output import console, emit, fail, parse_uuid
 from pms.config import Settings, load_settings
 
 app = typer.Typer(help="Outbox operations: status, list, replay, relay.", no_args_is_help=True)
@@ -33,13 +33,7 @@ def _settings() -> Settings:
 
 
 def _uuid(value: str | None, name: str) -> uuid.UUID | None:
-    if value is None:
-        return None
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        fail(f"{name} must be a UUID, not {value!r}", 2)
-    return None
+    return None if value is None else parse_uuid(value, name)
 
 
 def _time(value: str | None, name: str) -> datetime | None:

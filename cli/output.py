@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -47,3 +48,12 @@ def fail(message: str, code: int = 1) -> None:
 
     err_console.print(f"[red]error:[/red] {message}")
     raise typer.Exit(code)
+
+
+def parse_uuid(value: str, name: str = "--env") -> uuid.UUID:
+    """`value` as a UUID, or exit 2 naming the option."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        fail(f"{name} must be a UUID, not {value!r}", 2)
+        raise  # unreachable: fail() exits

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import signal
 import threading
-import uuid
 
 import typer
 
-from cli.output import console, emit, fail
+from cli.output import console, emit, fail, parse_uuid
 from pms.config import load_settings
 
 app = typer.Typer(help="Platform events: consume service-updated events, initialize an env.",
@@ -67,10 +66,7 @@ def init(env: str = typer.Option(..., "--env", help="The env id (UUID)."),
     from pms.db.database import init_db
     from pms.services.environments import initialize_environment
 
-    try:
-        env_id = uuid.UUID(env)
-    except ValueError:
-        fail(f"--env must be a UUID, not {env!r}", 2)
+    env_id = parse_uuid(env)
     settings = load_settings()
     init_db(settings.database_url, pool_size=2)
     result = initialize_environment(env_id, ledger=_ledger(settings), source_event_id="cli")

@@ -5,8 +5,7 @@ field of the call (`request_id`, `method`, `path`, `status`, ... for the access 
 with the traceback when there is one.
 
 PERF: the web process writes one access line per request, so that line skips `logging`'s
-record machinery (`FastLine`) and msgspec encodes every line; `pid` is looked up once per
-process.
+record machinery (`FastLine`) and msgspec encodes every line.
 """
 
 from __future__ import annotations
@@ -30,15 +29,16 @@ def _fallback(value: Any) -> Any:
 _encode = msgspec.json.Encoder(enc_hook=_fallback).encode
 
 
+def _line(at: datetime, level: str, logger: str, msg: str) -> dict[str, Any]:
+    """The fields every line starts with."""
+    return {"ts": at.isoformat(), "level": level, "logger": logger, "msg": msg,
+            "pid": os.getpid()}
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        payload: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-            "pid": _PID.value,
-        }
+        payload = _line(datetime.fromtimestamp(record.created, UTC), record.levelname.lower(),
+                        record.name, record.getMessage())
         for key, value in record.__dict__.items():
             if key not in _STANDARD and key[0] != "_":
                 payload[key] = value
@@ -49,21 +49,6 @@ class JsonFormatter(logging.Formatter):
         except (TypeError, ValueError, OverflowError):  # e.g. a dict with non-string keys
             return _encode({k: (v if isinstance(v, str | int | float | bool | None) else repr(v))
                             for k, v in payload.items()}).decode()
-
-
-class _Pid:
-    """The process id, refreshed in a forked child (gunicorn workers)."""
-
-    def __init__(self) -> None:
-        self.value = os.getpid()
-
-    def refresh(self) -> None:
-        self.value = os.getpid()
-
-
-_PID = _Pid()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_PID.refresh)
 
 
 class FastLine:
@@ -104,8 +89,8 @@ class FastLine:
         if handlers is None:
             logger.info(self.msg, extra=fields)
             return
-        payload = {"ts": datetime.now(UTC).isoformat(), "level": "info", "logger": logger.name,
-                   "msg": self.msg, "pid": _PID.value, **fields}
+        payload = _line(datetime.now(UTC), "info", logger.name, self.msg)
+        payload.update(fields)
         try:
             line = _encode(payload).decode() + "\n"
         except (TypeError, ValueError, OverflowError):

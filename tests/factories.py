@@ -131,6 +131,23 @@ def make_checked_in(ctx: Ctx, hotel: Hotel, *, room_number: str | None = None, *
     return checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=room_number))
 
 
+def make_fb_stay(ctx: Ctx) -> tuple[Hotel, Any, Any]:
+    """A one-room hotel with an F&B transaction code (FB) and a checked-in guest: (hotel,
+    reservation, guest folio)."""
+    from pms.db.uow import read_scope
+    from pms.models import Folio
+    from pms.schemas.cashiering import TransactionCodeIn
+    from pms.services.transaction_codes import TRANSACTION_CODE
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
+        {"code": "FB", "name": "F&B", "category": "F&B"}, TransactionCodeIn))
+    res = make_checked_in(ctx, hotel)
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == res.id)
+    return hotel, res, folio
+
+
 def pay_folio(ctx: Ctx, reservation: Any, amount: Any) -> Any:
     """Record a captured payment directly (cashiering routes are issue 5's)."""
     from pms.db.uow import unit_of_work

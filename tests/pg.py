@@ -9,13 +9,15 @@ superuser nor BYPASSRLS, exactly as production runs (see pms.db.throwaway).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from pms.db import throwaway
 from pms.db.throwaway import ThrowawayDatabase as PgDatabase
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
-__all__ = ["PgDatabase", "admin_url", "available", "create_database"]
+__all__ = ["PgDatabase", "admin_url", "available", "backend_pid", "create_database",
+           "terminate_backend"]
 
 
 def admin_url() -> str:
@@ -29,3 +31,19 @@ def available() -> tuple[bool, str]:
 def create_database(prefix: str = "pmst") -> PgDatabase:
     """A fresh database with an owner role and a plain service role."""
     return throwaway.create(admin_url(), prefix)
+
+
+def backend_pid(database: Any) -> int:
+    """The PostgreSQL backend serving `database`'s connection in this thread."""
+    return database.execute_sql("SELECT pg_backend_pid()").fetchone()[0]
+
+
+def terminate_backend(pid: int) -> None:
+    """Kill a backend from an admin connection, as a server restart or a network cut would."""
+    import psycopg2
+
+    conn = psycopg2.connect(admin_url())
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    conn.close()

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 import msgspec
 
-from bench.lib import Bench, Result
+from bench.lib import Bench, Result, seed_room_types
 
 DESCRIPTION = "POST availability search (30 nights x 10 room types x 5 rate plans) vs pgbench tpcb-like"
 ORDER = 40
@@ -39,13 +39,8 @@ def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, object]:
     today = local_today(ctx.now, prop.timezone)
     start, end = today + timedelta(days=1), today + timedelta(days=40)
     type_ids = []
-    for t in range(ROOM_TYPES):
-        rt = catalog.create_child(ctx, catalog.ROOM_TYPE, prop.id, msgspec.convert(
-            {"code": f"RT{t}", "name": f"Type {t}", "max_occupancy": 3}, cs.RoomTypeIn))
+    for rt in seed_room_types(ctx, prop.id, ROOM_TYPES, ROOMS_PER_TYPE):
         type_ids.append(str(rt.id))
-        for r in range(ROOMS_PER_TYPE):
-            catalog.create_child(ctx, catalog.ROOM, prop.id, msgspec.convert(
-                {"room_number": f"{t}{r:02d}", "room_type_id": str(rt.id)}, cs.RoomIn))
         inventory.ensure_inventory(ctx, prop.id, rt.id, start, end)
     for p in range(RATE_PLANS):
         plan = catalog.create_child(ctx, catalog.RATE_PLAN, prop.id, msgspec.convert(

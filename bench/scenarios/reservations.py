@@ -40,14 +40,8 @@ def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, str, list[str], ob
     plan = catalog.create_child(ctx, catalog.RATE_PLAN, prop.id, msgspec.convert(
         {"code": "BAR", "name": "Best available"}, cs.RatePlanIn))
     today = business_date(prop, ctx.now)
-    type_ids = []
-    for t in range(ROOM_TYPES):
-        rt = catalog.create_child(ctx, catalog.ROOM_TYPE, prop.id, msgspec.convert(
-            {"code": f"RT{t}", "name": f"Type {t}", "max_occupancy": 3}, cs.RoomTypeIn))
-        type_ids.append(str(rt.id))
-        for r in range(ROOMS_PER_TYPE):
-            catalog.create_child(ctx, catalog.ROOM, prop.id, msgspec.convert(
-                {"room_number": f"{t}{r:02d}", "room_type_id": str(rt.id)}, cs.RoomIn))
+    type_ids = [str(rt.id) for rt in
+                lib.seed_room_types(ctx, prop.id, ROOM_TYPES, ROOMS_PER_TYPE)]
     rates.set_rates(ctx, prop.id, plan.id, msgspec.convert({"rates": [
         {"room_type_id": rt, "from_date": today.isoformat(),
          "to_date": (today + timedelta(days=DAYS + 5)).isoformat(), "amount": "120.00"}

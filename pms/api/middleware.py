@@ -98,20 +98,14 @@ class BodyMiddleware:
 
 class DatabaseMiddleware:
     """The request thread's database connection: on PostgreSQL it is kept between requests
-    while healthy (see PmsPostgresDatabase.release_after_request); otherwise it goes back to
-    the pool after each request (peewee's framework pattern)."""
+    while healthy (PmsPostgresDatabase.release_after_request); on SQLite it is closed after
+    each request (peewee's framework pattern)."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        target = db.obj
-        if target is not None and hasattr(target, "resume_for_request"):
-            target.resume_for_request()
+        if db.obj is not None:
+            db.obj.resume_for_request()
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
                          req_succeeded: bool) -> None:
-        target = db.obj
-        if target is None or target.is_closed():
-            return
-        if hasattr(target, "release_after_request"):
-            target.release_after_request()
-        else:
-            target.close()
+        if db.obj is not None and not db.obj.is_closed():
+            db.obj.release_after_request()

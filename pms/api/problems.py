@@ -75,10 +75,10 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
         # The database could not finish in time or is out of reach: a condition to retry
         # (503 with Retry-After), never the client's fault and not a bug. Lock waits queued
         # behind another waiter can end in the statement timeout rather than lock_timeout.
-        from pms.db.locking import LockTimeout, _is_lock_failure
+        from pms.db.locking import LockTimeout, is_lock_failure
 
         busy = (LockTimeout("the rows are busy; retry shortly", retry_after=1)
-                if _is_lock_failure(ex) else
+                if is_lock_failure(ex) else
                 Busy("the database is unavailable; retry shortly", retry_after=1,
                      code="database_unavailable"))
         log.warning("database error answered 503", extra={

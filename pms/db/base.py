@@ -160,9 +160,9 @@ class TenantModel(BaseModel):
             return None
         inserting = force_insert
         if inserting:
-            for name, default in meta.defaults.items():  # as peewee's INSERT fills them
-                if name.name not in data:
-                    data[name.name] = default() if callable(default) else default
+            for field, default in meta.defaults.items():  # as peewee's INSERT fills them
+                if field.name not in data:
+                    data[field.name] = default() if callable(default) else default
             names = tuple(f.name for f in meta.sorted_fields if f.name in data)
         else:
             names = tuple(f.name for f in meta.sorted_fields

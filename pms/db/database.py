@@ -245,6 +245,13 @@ class PmsSqliteDatabase(peewee.SqliteDatabase):
 
     field_types = {**peewee.SqliteDatabase.field_types, "JSON": "JSON"}
 
+    def release_after_request(self) -> None:
+        """End of a request: close the connection (an SQLite connection costs a file open)."""
+        self.close()
+
+    def resume_for_request(self) -> None:
+        """Start of a request: nothing kept, nothing to check."""
+
 
 def _pg_params(url: str, *, pool_size: int, statement_timeout_ms: int) -> dict[str, Any]:
     parsed = urlparse(url)

@@ -48,12 +48,13 @@ def lock_errors() -> Iterator[None]:
     try:
         yield
     except peewee.OperationalError as exc:
-        if _is_lock_failure(exc):
+        if is_lock_failure(exc):
             raise LockTimeout("the rows are busy; retry shortly", retry_after=1) from exc
         raise
 
 
-def _is_lock_failure(exc: Any) -> bool:
+def is_lock_failure(exc: Any) -> bool:
+    """A lock timeout, a deadlock, or a statement cancelled by its timeout (PostgreSQL)."""
     orig = getattr(exc, "orig", None) or (exc.args[0] if exc.args else None)
     pgcode = getattr(orig, "pgcode", None) or getattr(exc, "pgcode", None)
     return pgcode in ("55P03", "40P01", "57014")

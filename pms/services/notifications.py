@@ -63,7 +63,7 @@ def send_reservation_email(ctx: Ctx, reservation_id: uuid.UUID, kind: str, *, em
         ValidationFailed: unknown kind. NotFound: no such reservation.
         DependencyUnavailable: the email service failed (the actor retries with backoff).
     """
-    from pms.models import Profile, Property, Reservation
+    from pms.models import Property, Reservation
 
     if kind not in KINDS:
         raise ValidationFailed(f"unknown notification kind {kind}")
@@ -72,9 +72,7 @@ def send_reservation_email(ctx: Ctx, reservation_id: uuid.UUID, kind: str, *, em
         if reservation is None:
             raise NotFound("no such reservation")
         prop = Property.get_by_id(reservation.property_id)
-        profile = (Profile.get_or_none(Profile.id == reservation.guest_profile_id)
-                   if reservation.guest_profile_id else None)
-    address = getattr(profile, "email", None)
+        address = _guest_email(reservation)
     if not address:
         return None
     letter = _reservation_letter(kind, reservation, prop, address)
@@ -82,6 +80,16 @@ def send_reservation_email(ctx: Ctx, reservation_id: uuid.UUID, kind: str, *, em
                       idempotency_key=f"{kind}:{reservation_id}:{cause}", template=kind,
                       meta={"reservation_id": str(reservation_id), "kind": kind})
     return sent.id
+
+
+def _guest_email(reservation: Any) -> str | None:
+    """The email address of the reservation's guest profile, if it has one (inside a scope)."""
+    from pms.models import Profile
+
+    if not reservation.guest_profile_id:
+        return None
+    profile = Profile.get_or_none(Profile.id == reservation.guest_profile_id)
+    return getattr(profile, "email", None)
 
 
 def deliver_message(ctx: Ctx, message_id: uuid.UUID, *, email: Any) -> bool:
@@ -92,7 +100,7 @@ def deliver_message(ctx: Ctx, message_id: uuid.UUID, *, email: Any) -> bool:
     Raises:
         NotFound: no such message. DependencyUnavailable: the email service failed.
     """
-    from pms.models import Profile, Reservation, ReservationMessage
+    from pms.models import Reservation, ReservationMessage
     from pms.schemas.reservations import message_out
 
     with read_scope(ctx):
@@ -100,11 +108,9 @@ def deliver_message(ctx: Ctx, message_id: uuid.UUID, *, email: Any) -> bool:
         if message is None:
             raise NotFound("no such reservation message")
         reservation = Reservation.get_by_id(message.reservation_id)
-        profile = (Profile.get_or_none(Profile.id == reservation.guest_profile_id)
-                   if reservation.guest_profile_id else None)
+        address = _guest_email(reservation)
     if message.direction != "outgoing" or message.status == MessageStatus.SENT:
         return False
-    address = getattr(profile, "email", None)
     if not address:
         return False
     email.send(ctx.env_id, to=address, subject=message.subject or "A message from your hotel",

@@ -149,22 +149,10 @@ def test_ordinary_bodies_still_pass(api):
 
 
 def test_card_numbers_in_cashiering_bodies_are_refused_and_never_stored(api, ctx, card, caplog):
-    import msgspec
-
-    from pms.db.uow import read_scope
-    from pms.models import Folio
-    from pms.schemas.cashiering import TransactionCodeIn
-    from pms.services import catalog
-    from pms.services.transaction_codes import TRANSACTION_CODE
-    from tests.factories import make_booking_hotel, make_checked_in
+    from tests.factories import make_fb_stay
 
     caplog.set_level(logging.DEBUG)
-    hotel = make_booking_hotel(ctx, rooms=1)
-    catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
-        {"code": "FB", "name": "F&B", "category": "F&B"}, TransactionCodeIn))
-    res = make_checked_in(ctx, hotel)
-    with read_scope(ctx):
-        folio = Folio.get(Folio.reservation == res.id)
+    hotel, _res, folio = make_fb_stay(ctx)
     base = f"/v1/properties/{hotel.id}"
     f = f"{base}/folios/{folio.id}"
     charge = api.post(f"{f}/charges", {"transaction_code": "FB", "amount": "10"}).json

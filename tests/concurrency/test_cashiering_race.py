@@ -8,7 +8,6 @@ import threading
 import time
 from decimal import Decimal
 
-import msgspec
 import pytest
 
 from pms.db import locking
@@ -16,22 +15,16 @@ from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.errors import PmsError
 from pms.models import Folio
-from pms.schemas.cashiering import ChargeIn, PaymentIn, TransactionCodeIn
-from pms.services import cashiering, catalog, checkout, payments
+from pms.schemas.cashiering import ChargeIn, PaymentIn
+from pms.services import cashiering, checkout, payments
 from pms.services.folios import folio_balance
-from pms.services.transaction_codes import TRANSACTION_CODE
-from tests.factories import make_booking_hotel, make_checked_in
+from tests.factories import make_fb_stay
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 def _stay(ctx):
-    hotel = make_booking_hotel(ctx, rooms=1)
-    catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
-        {"code": "FB", "name": "F&B", "category": "F&B"}, TransactionCodeIn))
-    res = make_checked_in(ctx, hotel)
-    with read_scope(ctx):
-        folio = Folio.get(Folio.reservation == res.id)
+    hotel, res, folio = make_fb_stay(ctx)
     # settle the room night check-out will post, so the folio is closable right now
     try:
         checkout.check_out(ctx, hotel.id, res.id)

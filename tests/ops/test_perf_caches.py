@@ -7,7 +7,6 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-import psycopg2
 import pytest
 
 from pms.api.auth import JwksCache, TokenVerifier, VerifiedTokens, fetch_jwks
@@ -112,29 +111,17 @@ def test_the_cache_can_be_switched_off(base_settings):
 
 # -- the pool's liveness ping ----------------------------------------------------------------------
 
-def _backend_pid(database) -> int:  # noqa: ANN001
-    return database.execute_sql("SELECT pg_backend_pid()").fetchone()[0]
-
-
-def _terminate(pid: int) -> None:
-    conn = psycopg2.connect(pg.admin_url())
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    conn.close()
-
-
 @pytest.mark.postgres
 def test_a_connection_idle_past_the_threshold_is_pinged_and_replaced(pg_database):
     database = make_database(pg_database.app_url, pool_size=2)
     database.PING_AFTER_IDLE_S = 0.0
     try:
         database.connect()
-        pid = _backend_pid(database)
+        pid = pg.backend_pid(database)
         database.close()
-        _terminate(pid)
+        pg.terminate_backend(pid)
         database.connect()
-        assert _backend_pid(database) != pid  # the dead connection was found and replaced
+        assert pg.backend_pid(database) != pid  # the dead connection was found and replaced
         database.close()
     finally:
         database.close_all()
@@ -146,10 +133,10 @@ def test_a_connection_returned_moments_ago_is_handed_out_again(pg_database):
     database.PING_AFTER_IDLE_S = 3600.0
     try:
         database.connect()
-        pid = _backend_pid(database)
+        pid = pg.backend_pid(database)
         database.close()
         database.connect()
-        assert _backend_pid(database) == pid  # same backend, handed out again
+        assert pg.backend_pid(database) == pid  # same backend, handed out again
         database.close()
     finally:
         database.close_all()

@@ -10,7 +10,6 @@ import logging
 import re
 import uuid
 
-import psycopg2
 import pytest
 
 from pms.db.database import make_database
@@ -113,18 +112,6 @@ def test_a_token_for_another_env_never_borrows_a_cached_identity(api, settings):
 # -- the connection a request thread keeps ------------------------------------------------------
 
 
-def _pid(database) -> int:  # noqa: ANN001
-    return database.execute_sql("SELECT pg_backend_pid()").fetchone()[0]
-
-
-def _terminate(pid: int) -> None:
-    conn = psycopg2.connect(pg.admin_url())
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    conn.close()
-
-
 @pytest.fixture
 def pgdb(pg_database):
     database = make_database(pg_database.app_url, pool_size=2)
@@ -137,11 +124,11 @@ def pgdb(pg_database):
 @pytest.mark.postgres
 def test_an_idle_connection_stays_with_its_thread_between_requests(pgdb):
     pgdb.connect()
-    pid = _pid(pgdb)
+    pid = pg.backend_pid(pgdb)
     pgdb.release_after_request()
     assert not pgdb.is_closed() and len(pgdb._in_use) == 1  # not checked in
     pgdb.resume_for_request()
-    assert _pid(pgdb) == pid
+    assert pg.backend_pid(pgdb) == pid
 
 
 @pytest.mark.postgres
@@ -159,12 +146,12 @@ def test_a_connection_left_in_a_transaction_goes_back_to_the_pool_rolled_back(pg
 def test_a_kept_connection_idle_past_the_threshold_is_pinged_and_replaced(pgdb):
     pgdb.PING_AFTER_IDLE_S = 0.0
     pgdb.connect()
-    pid = _pid(pgdb)
+    pid = pg.backend_pid(pgdb)
     pgdb.release_after_request()
-    _terminate(pid)
+    pg.terminate_backend(pid)
     pgdb.resume_for_request()
     pgdb.connect(reuse_if_open=True)
-    assert _pid(pgdb) != pid
+    assert pg.backend_pid(pgdb) != pid
 
 
 @pytest.mark.postgres
@@ -263,7 +250,7 @@ def test_a_kept_connection_whose_server_went_away_costs_one_503_then_recovers(ap
                                        "currencyCode": "EUR"}).json["id"]
     assert api.get(f"/v1/properties/{prop}").status_code == 200
     assert not db.is_closed()  # kept by this (request) thread
-    _terminate(db.execute_sql("SELECT pg_backend_pid()").fetchone()[0])
+    pg.terminate_backend(pg.backend_pid(db))
     failed = api.get(f"/v1/properties/{prop}")
     assert failed.status_code == 503 and failed.json["code"] == "database_unavailable"
     assert failed.headers["Retry-After"] == "1"

@@ -268,21 +268,11 @@ class CrashingPayments:
 
 @pytest.fixture
 def folio(ctx, database):
-    import msgspec
+    from pms.schemas.cashiering import ChargeIn
+    from pms.services import cashiering
+    from tests.factories import make_fb_stay
 
-    from pms.db.uow import read_scope
-    from pms.models import Folio
-    from pms.schemas.cashiering import ChargeIn, TransactionCodeIn
-    from pms.services import cashiering, catalog
-    from pms.services.transaction_codes import TRANSACTION_CODE
-    from tests.factories import make_booking_hotel, make_checked_in
-
-    hotel = make_booking_hotel(ctx, rooms=1)
-    catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
-        {"code": "FB", "name": "F&B", "category": "F&B"}, TransactionCodeIn))
-    res = make_checked_in(ctx, hotel)
-    with read_scope(ctx):
-        row = Folio.get(Folio.reservation == res.id)
+    hotel, _res, row = make_fb_stay(ctx)
     cashiering.post_charge(ctx, hotel.id, row.id, ChargeIn(transaction_code="FB",
                                                            amount=Decimal("50.00")))
     return hotel.id, row.id

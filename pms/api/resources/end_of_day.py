@@ -8,11 +8,12 @@ from typing import Any
 
 import falcon
 
+from pms.api.resources.jobs import started_or_done
 from pms.api.spec import endpoint
 from pms.routes import Route
 from pms.schemas.common import Page
 from pms.schemas.end_of_day import EndOfDayIn, EndOfDayQuery, NightAuditRunOut
-from pms.schemas.jobs import JobOut, job_out
+from pms.schemas.jobs import JobOut
 from pms.services import end_of_day, jobs
 
 
@@ -27,15 +28,8 @@ class EndOfDay:
                           "200 with what each step would do and writes nothing.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: EndOfDayIn) -> None:
-        job, run = jobs.start_end_of_day(req.context.ctx, property_id, body,
-                                         platform=self.deps.platform)
-        if job is not None:
-            resp.media = job_out(job)
-            resp.status = 202
-            resp.location = f"/v1/jobs/{job.id}"
-        else:
-            resp.media = run
-            resp.status = 200
+        started_or_done(resp, *jobs.start_end_of_day(req.context.ctx, property_id, body,
+                                                     platform=self.deps.platform))
 
     @endpoint("eod:read", query=EndOfDayQuery, response=Page[NightAuditRunOut],
               summary="The end-of-day log (one run per business date, with the day's figures)")

@@ -14,6 +14,17 @@ from pms.schemas.jobs import JobIn, JobOut, JobQuery, JobResultOut, job_out
 from pms.services import jobs
 
 
+def started_or_done(resp: falcon.Response, job: Any, run: Any) -> None:
+    """202 with the started job (and where to poll it), or 200 with the finished run."""
+    if job is not None:
+        resp.media = job_out(job)
+        resp.status = 202
+        resp.location = f"/v1/jobs/{job.id}"
+    else:
+        resp.media = run
+        resp.status = 200
+
+
 class JobList:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -28,15 +39,8 @@ class JobList:
               description="Same as POST .../end-of-day: 202 with the job, or 200 with the run "
                           "when that date is finished or for a dry run.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, body: JobIn) -> None:
-        job, run = jobs.start_end_of_day(req.context.ctx, body.property_id, body.input,
-                                         platform=self.deps.platform)
-        if job is not None:
-            resp.media = job_out(job)
-            resp.status = 202
-            resp.location = f"/v1/jobs/{job.id}"
-        else:
-            resp.media = run
-            resp.status = 200
+        started_or_done(resp, *jobs.start_end_of_day(req.context.ctx, body.property_id, body.input,
+                                                     platform=self.deps.platform))
 
 
 class Jobs:
