@@ -4,11 +4,19 @@
 `postgres` over trust auth by default; `.ci/run` makes a throwaway one). Each run gets its own
 database, owned by its own owner role, with a separate service role that is neither owner nor
 superuser nor BYPASSRLS, exactly as production runs (see pms.db.throwaway).
+
+`PMS_TEST_VIA_PGBOUNCER=1` (the second pass of `.ci/run`) routes the service role's URL
+(`app_url`, what the app and the services use) through one PgBouncer in transaction mode
+started for the run (tests/ops/pgbouncer.py); the owner URL, which migrates, and admin work stay
+direct, as production runs migrations around the pooler.
 """
 
 from __future__ import annotations
 
+import atexit
+import dataclasses
 import os
+import threading
 from typing import Any
 
 from pms.db import throwaway
@@ -28,9 +36,34 @@ def available() -> tuple[bool, str]:
     return throwaway.available(admin_url())
 
 
+def via_pgbouncer() -> bool:
+    return os.environ.get("PMS_TEST_VIA_PGBOUNCER", "").lower() in ("1", "true", "yes")
+
+
+_bouncer: Any = None
+_bouncer_lock = threading.Lock()
+
+
+def pgbouncer() -> Any:
+    """The run's PgBouncer (started on first use, stopped when the test process exits)."""
+    global _bouncer
+    with _bouncer_lock:
+        if _bouncer is None:
+            from tests.ops.pgbouncer import PgBouncer
+
+            pool = int(os.environ.get("PMS_TEST_PGBOUNCER_POOL", "4"))
+            _bouncer = PgBouncer(admin_url(), pool_size=pool).start()
+            atexit.register(_bouncer.stop)
+        return _bouncer
+
+
 def create_database(prefix: str = "pmst") -> PgDatabase:
-    """A fresh database with an owner role and a plain service role."""
-    return throwaway.create(admin_url(), prefix)
+    """A fresh database with an owner role and a plain service role (the service role through
+    PgBouncer when `PMS_TEST_VIA_PGBOUNCER` is set)."""
+    database = throwaway.create(admin_url(), prefix)
+    if via_pgbouncer():
+        database = dataclasses.replace(database, app_url=pgbouncer().route(database.app_url))
+    return database
 
 
 def backend_pid(database: Any) -> int:
