@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 import urllib.error
@@ -41,6 +42,9 @@ MAX_JWKS_BYTES = 64 * 1024
 FETCH_TIMEOUT_S = 2.0
 UNKNOWN_KID_COOLDOWN_S = 30.0
 CLIENT_KINDS = frozenset({"user", "machine", "kiosk", "guest", "anonymous"})
+# Kinds whose tokens are only meaningful with a holder: the holder is what limits them.
+HOLDER_KINDS = frozenset({"guest"})
+NUMERIC_DATE_CLAIMS = ("exp", "iat", "nbf")
 VERIFIED_CACHE_SIZE = 4096
 
 
@@ -242,6 +246,7 @@ class TokenVerifier:
             raise Unauthorized("the token has expired", code="token_expired") from exc
         except jwt.PyJWTError as exc:
             raise Unauthorized(f"the token is not valid: {exc}", code="invalid_token") from exc
+        check_numeric_dates(claims)
         now = self.clock.now().timestamp()
         if float(claims["exp"]) < now - LEEWAY_S:
             raise Unauthorized("the token has expired", code="token_expired")
@@ -249,7 +254,46 @@ class TokenVerifier:
             raise Unauthorized("the token is not valid yet", code="invalid_token")
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise Unauthorized("the token has no subject", code="invalid_token")
+        check_session_claims(claims)
         return claims, kid, entry
+
+
+def check_numeric_dates(claims: dict[str, Any]) -> None:
+    """`exp`, `iat` and `nbf` must be JSON numbers (RFC 7519 §2 NumericDate).
+
+    PyJWT converts a numeric string such as "1700000000" with int(); a token whose dates are
+    strings was not made by a conforming issuer, so it is refused rather than reinterpreted.
+    """
+    for name in NUMERIC_DATE_CLAIMS:
+        if name not in claims:
+            continue
+        value = claims[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value):
+            raise Unauthorized(f"the token's {name} claim is not a NumericDate (a number)",
+                               code="invalid_token")
+
+
+def check_session_claims(claims: dict[str, Any]) -> None:
+    """Refuse tokens whose session claims would widen what the bearer may see.
+
+    A guest session is restricted by its `holder_id`; a guest token without a usable one must
+    not fall through to the unrestricted (staff) view, so a missing, empty or non-UUID
+    `holder_id` on a guest token is a bad token (401). The same holds for a malformed
+    `holder_id` on any other kind, and for a `client_kind` this service does not know (it was
+    once read as `user`, which is unrestricted).
+    """
+    kind = claims.get("client_kind", "user")
+    if not isinstance(kind, str) or kind not in CLIENT_KINDS:
+        raise Unauthorized("the token's client_kind is not one this service knows",
+                           code="invalid_token")
+    holder = claims.get("holder_id")
+    if holder is None:
+        if kind in HOLDER_KINDS:
+            raise Unauthorized(f"a {kind} token must carry a holder_id", code="invalid_token")
+        return
+    if not isinstance(holder, str) or _uuid_or_none(holder) is None:
+        raise Unauthorized("the token's holder_id is not a UUID", code="invalid_token")
 
 
 def scopes_of(claims: dict[str, Any]) -> frozenset[str]:
@@ -262,8 +306,10 @@ def scopes_of(claims: dict[str, Any]) -> frozenset[str]:
 
 
 def _uuid_or_none(value: Any) -> uuid.UUID | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
     try:
-        return uuid.UUID(str(value)) if value is not None else None
+        return uuid.UUID(str(value))
     except ValueError:
         return None
 
@@ -277,8 +323,8 @@ class Identity:
         self.env_id = _uuid_or_none(claims.get("env_id"))
         self.env_text = str(self.env_id) if self.env_id is not None else None
         self.sub = str(claims["sub"])
-        kind = claims.get("client_kind", "user")
-        self.client_kind = kind if kind in CLIENT_KINDS else "user"
+        # check_session_claims refused unknown kinds and malformed holders before this point
+        self.client_kind = str(claims.get("client_kind", "user"))
         self.holder_id = _uuid_or_none(claims.get("holder_id"))
         self.scopes = scopes_of(claims)
 

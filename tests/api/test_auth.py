@@ -350,3 +350,51 @@ def test_fetch_times_out_after_two_seconds():
         assert time.monotonic() - started < 2
     finally:
         listener.close()
+
+
+# -- session claims and NumericDate (issue 9) -------------------------------------------------
+
+@pytest.mark.parametrize("holder", [None, "", "   ", "not-a-uuid", 42, ["a"]],
+                         ids=["missing", "empty", "blank", "not-uuid", "number", "list"])
+def test_guest_token_without_a_uuid_holder_id_is_401(api, prop, settings, holder):
+    # a guest token whose holder cannot restrict it must never read as an unrestricted one
+    token = _sign(settings, _claims(settings, api.env_id, client_kind="guest", holder_id=holder))
+    assert_problem(get_prop(api, prop, token), 401, "invalid_token")
+
+
+@pytest.mark.parametrize("holder", ["", "not-a-uuid", 7])
+def test_malformed_holder_id_is_401_on_any_client_kind(api, prop, settings, holder):
+    token = _sign(settings, _claims(settings, api.env_id, client_kind="user", holder_id=holder))
+    assert_problem(get_prop(api, prop, token), 401, "invalid_token")
+
+
+@pytest.mark.parametrize("kind", ["Guest", "staff", "", 1])
+def test_unknown_client_kind_is_401_not_read_as_user(api, prop, settings, kind):
+    token = _sign(settings, _claims(settings, api.env_id, client_kind=kind))
+    assert_problem(get_prop(api, prop, token), 401, "invalid_token")
+
+
+def test_guest_token_with_a_uuid_holder_id_is_accepted(api, prop, settings):
+    token = _sign(settings, _claims(settings, api.env_id, client_kind="guest",
+                                    holder_id=str(uuid.uuid4())))
+    assert get_prop(api, prop, token).status_code == 200
+
+
+@pytest.mark.parametrize("claim", ["exp", "iat", "nbf"])
+def test_numeric_date_claims_sent_as_strings_are_401(api, prop, settings, claim):
+    now = int(time.time())
+    values = {"exp": now + 600, "iat": now, "nbf": now - 10}
+    token = _sign(settings, _claims(settings, api.env_id, **{claim: str(values[claim])}))
+    assert_problem(get_prop(api, prop, token), 401, "invalid_token")
+
+
+@pytest.mark.parametrize("claim", ["exp", "iat"])
+def test_numeric_date_claims_as_booleans_are_401(api, prop, settings, claim):
+    token = _sign(settings, _claims(settings, api.env_id, **{claim: True}))
+    assert_problem(get_prop(api, prop, token), 401)
+
+
+def test_fractional_numeric_dates_are_accepted(api, prop, settings):
+    now = time.time()
+    token = _sign(settings, _claims(settings, api.env_id, iat=now, exp=now + 600.5))
+    assert get_prop(api, prop, token).status_code == 200
