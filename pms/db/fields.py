@@ -66,11 +66,37 @@ class UtcDateTimeField(peewee.DateTimeField):
         return value
 
 
+_CENTS = Decimal("0.01")
+
+
 class MoneyField(peewee.DecimalField):
-    """Money amounts: NUMERIC(14, 4); quantized per currency by `pms.domain.money`."""
+    """Money amounts: NUMERIC(14, 4); quantized per currency by `pms.domain.money`.
+
+    Read back with the same scale on both databases: PostgreSQL returns NUMERIC(14, 4) as
+    `Decimal("300.0000")`, SQLite's numeric affinity as the integer 300 (or a float), so
+    `str(amount)` would show "300.0000" on one and "300" on the other. A value is returned at two
+    places ("300.00") unless it carries more significant places (a three-decimal currency such
+    as KWD, or a rate's fourth place), which are kept: the field does not know the currency, so
+    it never rounds money away.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("max_digits", 14)
         kwargs.setdefault("decimal_places", 4)
         kwargs.setdefault("auto_round", True)
         super().__init__(**kwargs)
+
+    def python_value(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return money_scale(value if isinstance(value, Decimal) else Decimal(str(value)))
+
+
+def money_scale(amount: Decimal) -> Decimal:
+    """`amount` at two decimal places, or at the fewest places above two that keep it exact."""
+    if not amount.is_finite():
+        return amount
+    cents = amount.quantize(_CENTS)
+    if cents == amount:
+        return cents
+    return amount.quantize(Decimal(1).scaleb(min(amount.normalize().as_tuple().exponent, -2)))
