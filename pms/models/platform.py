@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+import zlib
+from typing import Any
+
 import peewee
 
 from pms.db.base import JsonField, TenantModel, UtcDateTimeField, utcnow
 
 
+# Outbox rows are spread over this many partitions by their aggregate id; a partition is worked
+# by at most one live relay at a time (pms.services.relay). Changing it reshuffles in-flight order.
+OUTBOX_PARTITIONS = 64
+
+
+def outbox_partition(subject: str) -> int:
+    """The partition of an aggregate: a stable hash (crc32, the same in every process and
+    Python version, unlike `hash()`) of its id."""
+    return zlib.crc32(str(subject).encode()) % OUTBOX_PARTITIONS
+
+
 class OutboxEvent(TenantModel):
-    """One CloudEvent waiting for (or done with) the relay. `id` is the event id."""
+    """One CloudEvent waiting for (or done with) the relay. `id` is the event id.
+
+    Lifecycle: pending (published_at NULL) -> leased by one relay (lease_owner, lease_until) ->
+    published, or back off (attempts, next_attempt_at), or parked after too many attempts
+    (parked_at: not due until replayed). After the bus publish, the internal subscribers' own
+    cursor: dispatched_at (done), dispatch_next_at (due; NULL with dispatched_at NULL = parked).
+    """
 
     type = peewee.CharField(max_length=120)
     source = peewee.CharField(max_length=60, default="hotel-pms")
@@ -25,6 +45,19 @@ class OutboxEvent(TenantModel):
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = UtcDateTimeField(default=utcnow)
     last_error = peewee.TextField(null=True)
+    partition = peewee.IntegerField(default=0)
+    lease_owner = peewee.CharField(max_length=64, null=True)
+    lease_until = UtcDateTimeField(null=True)
+    parked_at = UtcDateTimeField(null=True)
+    dispatched_at = UtcDateTimeField(null=True)
+    dispatch_attempts = peewee.IntegerField(default=0)
+    dispatch_next_at = UtcDateTimeField(null=True)
+
+    @classmethod
+    def create(cls, **query: Any) -> OutboxEvent:
+        # The partition is derived, never chosen: every writer (uow.emit) gets it filled here.
+        query.setdefault("partition", outbox_partition(query.get("subject", "")))
+        return super().create(**query)
 
     class Meta:
         table_name = "outbox_event"
@@ -48,6 +81,8 @@ class AuditEntry(TenantModel):
     after = JsonField(null=True)
     reason = peewee.TextField(null=True)
     pushed_at = UtcDateTimeField(null=True)
+    lease_owner = peewee.CharField(max_length=64, null=True)  # the relay pushing it now
+    lease_until = UtcDateTimeField(null=True)
 
     class Meta:
         table_name = "audit_entry"
