@@ -44,6 +44,21 @@ class FolioPaymentOut(Out):
     voucher_code: str | None = None
 
 
+class ProjectedChargeOut(Out):
+    """A line check-out would post on the current business date (room nights not yet charged
+    by the night audit, their taxes and packages). Not on the folio yet: no id."""
+
+    category: str
+    description: str
+    amount: Decimal
+    currency: str
+    quantity: int
+    night: date | None
+    kind: str
+    transaction_code: str | None = None
+    projected: bool = True
+
+
 class FolioOut(Out):
     id: uuid.UUID
     reservation_id: uuid.UUID
@@ -59,6 +74,11 @@ class FolioOut(Out):
     payments: list[FolioPaymentOut]
     closed_at: datetime | None
     created_at: datetime
+    # Before check-out: what check-out on the current business date adds (room nights not yet
+    # posted), and the balance including it. Paying `balance_due` lets the guest check out.
+    projected_charges: list[ProjectedChargeOut] = []
+    projected_total: Decimal = Decimal(0)
+    balance_due: Decimal = Decimal(0)
 
 
 class FolioByRoomQuery(msgspec.Struct, kw_only=True):
@@ -83,8 +103,18 @@ def payment_out(p: object) -> FolioPaymentOut:
                            voucher_code=p.voucher_code)
 
 
+def projected_out(row: dict) -> ProjectedChargeOut:
+    return ProjectedChargeOut(category=row["category"], description=row["description"],
+                              amount=quantize(row["amount"], row["currency"]),
+                              currency=row["currency"], quantity=row["quantity"],
+                              night=row["night"], kind=row["kind"],
+                              transaction_code=row["transaction_code"])
+
+
 def folio_out(f: object, charges: list, payments: list, *, charges_total: Decimal,
-              payments_total: Decimal) -> FolioOut:
+              payments_total: Decimal, projected: list | None = None) -> FolioOut:
+    projected_total = quantize(sum((r["amount"] for r in projected or []), Decimal(0)),
+                               f.currency)
     return FolioOut(
         id=f.id, reservation_id=f.reservation_id, property_id=f.property_id,
         room_number=f.room_number, status=f.status, folio_type=f.folio_type, currency=f.currency,
@@ -92,6 +122,9 @@ def folio_out(f: object, charges: list, payments: list, *, charges_total: Decima
         balance=charges_total - payments_total,
         charges=[charge_out(c) for c in charges], payments=[payment_out(p) for p in payments],
         closed_at=f.closed_at, created_at=f.created_at,
+        projected_charges=[projected_out(r) for r in projected or []],
+        projected_total=projected_total,
+        balance_due=charges_total - payments_total + projected_total,
     )
 
 

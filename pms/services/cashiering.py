@@ -92,7 +92,7 @@ def check_amount(amount: Decimal, field: str = "amount") -> None:
 def get_folio(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> FolioOut:
     """One folio with its lines, payments and balance. Raises NotFound."""
     with read_scope(ctx):
-        return render(load_folio(ctx, property_id, folio_id))
+        return render(load_folio(ctx, property_id, folio_id), now=ctx.now)
 
 
 def list_stay_folios(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
@@ -104,13 +104,13 @@ def list_stay_folios(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         res = load_reservation(ctx, property_id, reservation_id)
         rows = Folio.select().where(Folio.reservation == res.id).order_by(
             (Folio.folio_type == "GUEST").desc(), Folio.created_at)
-        return [render(f) for f in rows]
+        return [render(f, now=ctx.now) for f in rows]
 
 
 def record_change(uow: UnitOfWork, folio: Folio, action: str, *,
                   reason: str | None = None) -> FolioOut:
     """The one audit row and the one outbox row of a folio change."""
-    out = render(folio)
+    out = render(folio, now=uow.ctx.now)
     uow.record("folio", action, folio, to_data(out), reason=reason, property_id=folio.property_id)
     return out
 

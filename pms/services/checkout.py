@@ -1,13 +1,13 @@
-"""Check-out: post the room nights not yet charged, refuse while the folio has a balance (409
-folio_not_closable: the guest is sent to the desk), otherwise close the folio, run the check-out
-hooks (digital keys are revoked by the keys module through `on_check_out`), free the room and
-mark it dirty. All in one unit of work.
+"""Check-out: end an early stay on the business date, post the room nights not yet charged,
+refuse while the folio has a balance (409 folio_not_closable: the guest is sent to the desk;
+409 folio_credit_balance: refund the credit first), otherwise close the folio, run the check-out
+hooks (`CHECK_OUT_HOOKS`, one visible list), free the room and mark it dirty. All in one unit of work.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from pms.context import Ctx
@@ -18,53 +18,51 @@ from pms.models import Reservation, Room
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
-from pms.services.folios import close_folio, open_folio, post_room_charges
+from pms.services.folios import close_folio, last_night_due, open_folio, post_room_charges
 from pms.services.reservations import business_date, load_reservation, record
-from pms.services.stays import mark_dirty, release_room_holds
+from pms.services.stays import mark_dirty, release_room_holds, shorten_stay
 
 CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 
-# Work other modules add to every check-out, inside its transaction (e.g. revoke the stay's
-# active digital keys). A registry instead of an import, so check-out works before they exist.
-_HOOKS: list[CheckOutHook] = []
+# The work every check-out does besides its own, inside its transaction, listed here and nowhere
+# else: no registry filled by import side effects, and no import attempted (and an ImportError
+# swallowed) on each call, which would silently switch off a security step such as revoking the
+# stay's digital keys. A capability that must run at check-out adds its hook to this tuple (the
+# digital-keys module's revoke hook belongs here once it exists); callers and tests may pass
+# their own `hooks`.
+CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = ()
 
 
-def on_check_out(hook: CheckOutHook) -> CheckOutHook:
-    """Register `hook(uow, reservation)` to run inside every check-out (decorator-friendly)."""
-    if hook not in _HOOKS:
-        _HOOKS.append(hook)
-    return hook
-
-
-def _run_hooks(uow: UnitOfWork, row: Reservation) -> None:
-    try:  # the keys module registers its revoke hook on import, once it exists
-        import importlib
-
-        importlib.import_module("pms.services.keys")
-    except ImportError:
-        pass
-    for hook in list(_HOOKS):
-        hook(uow, row)
-
-
-def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
+def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
+              hooks: Sequence[CheckOutHook] = CHECK_OUT_HOOKS) -> Reservation:
     """Check a CHECKED_IN guest out.
+
+    Args:
+        hooks: run in order inside the check-out's unit of work (default `CHECK_OUT_HOOKS`);
+            an exception from one rolls the whole check-out back.
+
+    An early check-out (before the booked departure) ends the stay on the business date: the
+    departure, nights, nightly prices and totals are cut to the nights stayed (at least one),
+    and the unused nights go back to inventory, so the night audit counts the departure.
 
     Raises:
         NotFound. InvalidTransition (409): not CHECKED_IN.
         FolioNotClosable (409 folio_not_closable, with `balance` and `currency`): the folio,
             including the room nights posted now, has a balance; nothing is written.
+            (409 folio_credit_balance: the folio holds a credit; refund it first.)
     """
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_reservation(ctx, property_id, reservation_id, lock=True)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         before = to_data(s.reservation_out(row))
         today = business_date(load_property(property_id), ctx.now)
-        # Nights up to the night before today (at least the first night), within the stay.
-        last_night = max(min(today, row.departure_date), row.arrival_date + timedelta(days=1))
-        post_room_charges(row, last_night - timedelta(days=1), business_date=today)
+        last_night = last_night_due(row, today)
+        if last_night + timedelta(days=1) < row.departure_date:
+            shorten_stay(row, last_night + timedelta(days=1))
+        post_room_charges(row, last_night, business_date=today)
         close_folio(open_folio(row), now=ctx.now)
-        _run_hooks(uow, row)
+        for hook in hooks:
+            hook(uow, row)
         if row.room_id is not None:
             room = for_update(Room.select().where(Room.id == row.room_id)).first()
             room.status = ROOM_MACHINE.transition(room.status, "vacate").value

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -78,6 +78,40 @@ def _night_amounts(reservation: Reservation) -> dict[date, Decimal]:
     return out
 
 
+def last_night_due(reservation: Reservation, today: date) -> date:
+    """The last night a check-out on business date `today` charges: the night before today,
+    within the stay, and at least the first night (a same-day check-out pays one night)."""
+    end = max(min(today, reservation.departure_date),
+              reservation.arrival_date + timedelta(days=1))
+    return end - timedelta(days=1)
+
+
+def unposted_room_rows(reservation: Reservation, folio_id: Any, until_night: date, *,
+                       business_date: date) -> tuple[list[date], list[dict[str, Any]]]:
+    """The nights of the stay up to `until_night` without a room charge yet, and the lines
+    (room, tax, package) they would get. Builds rows only; nothing is written."""
+    from pms.services.transaction_codes import rules_of
+
+    nights = [n for n in stay_nights(reservation.arrival_date, reservation.departure_date)
+              if n <= until_night]
+    if not nights:
+        return [], []
+    posted = {c.night for c in FolioCharge.select(FolioCharge.night).where(
+        (FolioCharge.reservation == reservation.id) & (FolioCharge.kind == ROOM_KIND)
+        & (FolioCharge.night.in_(nights)))}
+    missing = [n for n in nights if n not in posted]
+    if not missing:
+        return [], []
+    code = _room_code(reservation.property_id)
+    rules = rules_of(code) if code is not None else []
+    packages = _packages_by_plan(reservation.property_id)
+    rows: list[dict[str, Any]] = []
+    for night in missing:
+        rows.extend(_stay_rows(reservation, folio_id, reservation.property_id, night,
+                               business_date, code, rules, packages))
+    return missing, rows
+
+
 def post_room_charges(reservation: Reservation, until_night: date, *,
                       business_date: date) -> list[FolioCharge]:
     """Post the room charge of every night of the stay up to `until_night` not yet posted.
@@ -85,25 +119,11 @@ def post_room_charges(reservation: Reservation, until_night: date, *,
     Exactly once per stay and night: nights already charged are skipped, and a partial unique
     index (env_id, reservation, night) WHERE kind = 'room' refuses a second row.
     """
-    folio = open_folio(reservation)
-    nights = [n for n in stay_nights(reservation.arrival_date, reservation.departure_date)
-              if n <= until_night]
-    if not nights:
-        return []
-    posted = {c.night for c in FolioCharge.select(FolioCharge.night).where(
-        (FolioCharge.reservation == reservation.id) & (FolioCharge.kind == ROOM_KIND)
-        & (FolioCharge.night.in_(nights)))}
     from pms.services.ledger_postings import by_account, record_posting, revenue_lines
-    from pms.services.transaction_codes import rules_of
 
-    code = _room_code(reservation.property_id)
-    rules = rules_of(code) if code is not None else []
-    packages = _packages_by_plan(reservation.property_id)
-    missing = [n for n in nights if n not in posted]
-    rows: list[dict[str, Any]] = []
-    for night in missing:
-        rows.extend(_stay_rows(reservation, folio.id, reservation.property_id, night,
-                               business_date, code, rules, packages))
+    folio = open_folio(reservation)
+    missing, rows = unposted_room_rows(reservation, folio.id, until_night,
+                                       business_date=business_date)
     bulk_insert(FolioCharge, rows)
     if rows:  # settled with the ledger by the reconciler (no ledger client in here)
         record_posting(reservation.property_id,
@@ -121,8 +141,9 @@ def close_folio(folio: Folio, *, now: datetime) -> Folio:
     unit of work with the folio row locked (`open_folio` locks it).
 
     Raises:
-        FolioNotClosable: a balance is not zero (409 folio_not_closable, with `balance`,
-            `currency` and `folio_id` in the problem body).
+        FolioNotClosable: a balance is owed (409 folio_not_closable, with `balance`,
+            `currency` and `folio_id` in the problem body), or the folio holds a credit (409
+            folio_credit_balance, also with `refund_path`: refund first).
     """
     others: list[Folio] = []
     if folio.folio_type == GUEST:
@@ -131,6 +152,16 @@ def close_folio(folio: Folio, *, now: datetime) -> Folio:
             & (Folio.status == FolioStatus.OPEN.value)).order_by(Folio.id)))
     for row in [folio, *others]:
         balance = folio_balance(row)
+        if balance < 0:
+            # An overpayment is money the hotel owes: check-out never keeps it silently and
+            # never refunds inside its transaction (a payments-service call); the desk refunds
+            # it first through the folio's refunds route, then checks out.
+            path = f"/v1/properties/{row.property_id}/folios/{row.id}/refunds"
+            raise FolioNotClosable(
+                f"the folio holds a credit of {-balance} {row.currency}; refund it with POST "
+                f"{path} (or void an unsettled payment), then check out",
+                code="folio_credit_balance", balance=str(balance), currency=row.currency,
+                folio_id=str(row.id), refund_path=path)
         if balance != 0:
             raise FolioNotClosable(
                 f"the folio has an open balance of {balance} {row.currency}; settle it at the desk",
@@ -150,15 +181,37 @@ def reopen_folio(folio: Folio) -> Folio:
     return folio
 
 
-def render(folio: Folio) -> FolioOut:
-    """The API shape of a folio (call inside a scope)."""
+def render(folio: Folio, *, now: datetime | None = None) -> FolioOut:
+    """The API shape of a folio (call inside a scope).
+
+    With `now`, the OPEN guest folio of an in-house stay also shows the charges a check-out on
+    the current business date would post (`projected_charges`, each marked `projected`), and
+    `balance_due` includes them: paying `balance_due` lets the guest check out.
+    """
     charges = list(FolioCharge.select().where(FolioCharge.folio == folio.id)
                    .order_by(FolioCharge.created_at, FolioCharge.id))
     payments = list(FolioPayment.select().where(FolioPayment.folio == folio.id)
                     .order_by(FolioPayment.created_at, FolioPayment.id))
     charges_total, payments_total = totals(folio)
+    projected = _projected_rows(folio, now) if now is not None else []
     return folio_out(folio, charges, payments, charges_total=charges_total,
-                     payments_total=payments_total)
+                     payments_total=payments_total, projected=projected)
+
+
+def _projected_rows(folio: Folio, now: datetime) -> list[dict[str, Any]]:
+    """The room-night lines check-out would post now, for the OPEN guest folio of a CHECKED_IN
+    stay (nothing for other folios: check-out posts room nights to the guest folio only)."""
+    from pms.services.reservations import business_date
+
+    if folio.folio_type != GUEST or folio.status != FolioStatus.OPEN:
+        return []
+    stay = Reservation.select().where(Reservation.id == folio.reservation_id).first()
+    if stay is None or stay.status != ReservationStatus.CHECKED_IN:
+        return []
+    today = business_date(Property.get_by_id(stay.property_id), now)
+    _, rows = unposted_room_rows(stay, folio.id, last_night_due(stay, today),
+                                 business_date=today)
+    return rows
 
 
 def get_reservation_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> FolioOut:
@@ -170,7 +223,7 @@ def get_reservation_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid
         folio = guest_folio(reservation)
         if folio is None:
             raise NotFound("the reservation has no folio yet (it opens at check-in)")
-        return render(folio)
+        return render(folio, now=ctx.now)
 
 
 def folio_for_room(ctx: Ctx, property_id: uuid.UUID, room_number: str | None) -> FolioOut:
@@ -197,7 +250,7 @@ def folio_for_room(ctx: Ctx, property_id: uuid.UUID, room_number: str | None) ->
         folio = query.first()
         if folio is None:
             raise NotFound(f"no in-house stay has an open folio in room {room_number}")
-        return render(folio)
+        return render(folio, now=ctx.now)
 
 
 # -- the night's room, tax and package charges (night audit, issue 5) -----------------------------

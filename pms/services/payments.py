@@ -176,7 +176,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
         else:
             from pms.services.folios import render
 
-            out = render(folio)
+            out = render(folio, now=ctx.now)
         if posting is not None and ledger is not None:
             uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
     if payment.status == PaymentStatus.FAILED:
@@ -188,7 +188,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
 def load_folio_out(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> FolioOut:
     from pms.services.folios import render
 
-    return render(load_folio(ctx, property_id, folio_id))
+    return render(load_folio(ctx, property_id, folio_id), now=ctx.now)
 
 
 def pre_authorize(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,

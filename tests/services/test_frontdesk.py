@@ -360,3 +360,84 @@ def test_a_room_marked_out_of_order_by_housekeeping_is_not_given(ctx, hotel):
         checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=hotel.rooms[0].room_number))
     row = checkin.check_in(ctx, hotel.id, row.id, CheckInIn())
     assert row.room_id != hotel.rooms[0].id
+
+
+# -- issue 9/16: check-out hooks, projected folio, early check-out, credit balance -------------
+
+def test_check_out_hooks_are_explicit_and_no_import_error_is_swallowed(ctx, hotel):
+    import inspect
+    import sys
+
+    row = make_checked_in(ctx, hotel)
+    pay_folio(ctx, row, "100.00")
+    before = set(sys.modules)
+    calls = []
+
+    def broken(uow, reservation):
+        calls.append(reservation.id)
+        raise ImportError("a broken import inside a check-out capability")
+
+    # Given a hook that fails the way a broken module would, it is not swallowed: nothing commits
+    with pytest.raises(ImportError):
+        checkout.check_out(ctx, hotel.id, row.id, hooks=[broken])
+    assert calls == [row.id]
+    with read_scope(ctx):
+        assert Reservation.get_by_id(row.id).status == "CHECKED_IN"
+    # And check-out imports nothing on its own (no hidden pms.services.keys lookup)
+    done = checkout.check_out(ctx, hotel.id, row.id, hooks=[lambda uow, r: calls.append("ok")])
+    assert done.status == "CHECKED_OUT" and calls[-1] == "ok"
+    assert "pms.services.keys" not in set(sys.modules) - before
+    source = inspect.getsource(checkout)
+    assert "import_module" not in source and "except ImportError" not in source
+    assert all(callable(h) for h in checkout.CHECK_OUT_HOOKS)
+
+
+def test_folio_shows_projected_room_nights_so_paying_the_shown_balance_checks_out(ctx, hotel):
+    row = make_checked_in(ctx, hotel)
+    later = ctx.with_(now=ctx.now + timedelta(days=2))  # the booked departure day
+    # Given nothing is posted yet, the folio shows the two nights check-out will post
+    shown = folios.get_reservation_folio(later, hotel.id, row.id)
+    assert shown.charges == [] and shown.balance == Decimal("0.00")
+    nights = [c.night for c in shown.projected_charges if c.kind == "room"]
+    assert nights == [hotel.today, hotel.today + timedelta(days=1)]
+    assert all(c.projected for c in shown.projected_charges)
+    assert shown.projected_total == Decimal("200.00") and shown.balance_due == Decimal("200.00")
+    # When the guest pays exactly the shown balance due, check-out succeeds
+    pay_folio(later, row, shown.balance_due)
+    assert checkout.check_out(later, hotel.id, row.id).status == "CHECKED_OUT"
+    closed = folios.get_reservation_folio(later, hotel.id, row.id)
+    assert closed.projected_charges == [] and closed.balance_due == Decimal("0.00")
+
+
+def test_early_check_out_ends_the_stay_on_the_business_date_and_releases_the_nights(ctx, hotel):
+    from pms.models.inventory import InventoryDay
+    from pms.services.end_of_day import run_night_audit
+
+    row = make_reservation(ctx, hotel, departure_date=(hotel.today + timedelta(days=4)).isoformat())
+    row = checkin.check_in(ctx, hotel.id, row.id, CheckInIn())
+    assert str(row.total_amount) == "400.00"
+    day2 = ctx.with_(now=ctx.now + timedelta(days=2))  # two nights stayed of four
+    pay_folio(day2, row, folios.get_reservation_folio(day2, hotel.id, row.id).balance_due)
+    out = checkout.check_out(day2, hotel.id, row.id)
+    # The reservation shows what was stayed: departure today, two nights, their total
+    assert out.departure_date == hotel.today + timedelta(days=2)
+    assert str(out.total_amount) == "200.00" and len(out.nightly_prices) == 2
+    with read_scope(ctx):
+        sold = {d.date: d.sold for d in InventoryDay.select().where(
+            InventoryDay.room_type == hotel.room_type.id)}
+    assert sold[hotel.today] == 1 and sold[hotel.today + timedelta(days=1)] == 1
+    assert sold[hotel.today + timedelta(days=2)] == 0 and sold[hotel.today + timedelta(days=3)] == 0
+    # And the night audit of that business date counts it as a departure
+    audit = run_night_audit(day2, hotel.id, business_date=hotel.today + timedelta(days=2))
+    assert audit.figures["departures"] == 1
+
+
+def test_check_out_with_a_credit_balance_is_409_naming_the_refund_path(ctx, hotel):
+    row = make_checked_in(ctx, hotel)
+    pay_folio(ctx, row, "150.00")  # one night of 100.00 due at a same-day check-out
+    with pytest.raises(FolioNotClosable) as refused:
+        checkout.check_out(ctx, hotel.id, row.id)
+    assert refused.value.code == "folio_credit_balance"
+    assert refused.value.extra["balance"] == "-50.00"
+    assert refused.value.extra["refund_path"].endswith("/refunds")
+    assert "refund" in refused.value.detail
