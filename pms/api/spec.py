@@ -4,6 +4,12 @@
 checks the scope (403), decodes and validates the body (422; unknown fields refused, so no body
 can carry env_id, id or status) and the query string, and records what the OpenAPI document needs.
 The route table refuses to build an app where any responder lacks a declaration.
+
+`guest=` classifies what a holder session (a token with `holder_id`: guest or traveler) may do
+there (CONTRACT §2): "deny" (the default: staff-only, 403 `guest_not_allowed` whatever scopes the
+token holds), "open" (no holder-owned rows: catalog reads, searches) or "own" (the service
+filters by the holder, so another holder's rows answer 404). A new route is therefore closed to
+guests until someone decides otherwise, and tests/api/test_holder_scoping.py checks each class.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from pms.errors import BadRequest, Forbidden, UnsupportedMediaType, ValidationFa
 
 SCOPE_PREFIX = "hotel:pms:"
 SPEC_ATTR = "__pms_endpoint__"
+GUEST_DENY, GUEST_OPEN, GUEST_OWN = "deny", "open", "own"
+GUEST_ACCESS = (GUEST_DENY, GUEST_OPEN, GUEST_OWN)
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,8 @@ class EndpointSpec:
     errors: tuple[int, ...] = ()
     extra_scopes: tuple[str, ...] = field(default_factory=tuple)
     mutates: bool = True
+    guest: str = GUEST_DENY
+    also_status: tuple[int, ...] = ()
 
 
 def full_scope(scope: str) -> str:
@@ -44,16 +54,23 @@ def full_scope(scope: str) -> str:
 def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
              response: Any = None, status: int = 200, summary: str = "", description: str = "",
              errors: tuple[int, ...] = (), also: tuple[str, ...] = (),
-             mutates: bool | None = None) -> Callable[..., Any]:
+             mutates: bool | None = None, guest: str = GUEST_DENY,
+             also_status: tuple[int, ...] = ()) -> Callable[..., Any]:
     """Declare a responder's scope and schemas (see module docstring).
 
     `mutates=False` marks a POST that changes nothing (a search, a price check): it writes no
     outbox or audit row. Other POST/PUT/PATCH/DELETE responders write exactly one of each.
+    `guest` is the holder-session class (module docstring). `also_status` lists other success
+    statuses the responder answers with the same response body (e.g. 200 when a create folds
+    into an existing row), so the OpenAPI document names them.
     """
+    if guest not in GUEST_ACCESS:
+        raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")
     spec = EndpointSpec(scope=full_scope(scope), body=body, query=query, response=response,
                         status=status, summary=summary, description=description, errors=errors,
                         extra_scopes=tuple(full_scope(s) for s in also),
-                        mutates=mutates if mutates is not None else not scope.endswith(":read"))
+                        mutates=mutates if mutates is not None else not scope.endswith(":read"),
+                        guest=guest, also_status=also_status)
     body_decoder = msgspec.json.Decoder(body) if body is not None else None
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -64,6 +81,9 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
                 if needed not in ctx.scopes:
                     raise Forbidden(f"this operation needs the scope {needed}",
                                     code="missing_scope")
+            if ctx.holder_id is not None and spec.guest == GUEST_DENY:
+                raise Forbidden("guest sessions may not use this operation",
+                                code="guest_not_allowed")
             if body_decoder is not None:
                 params["body"] = decode_body(req, body_decoder)
             if query is not None:

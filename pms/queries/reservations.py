@@ -56,12 +56,15 @@ def list_reservations(ctx: Ctx, property_id: uuid.UUID, q: s.ReservationQuery) -
 
 
 def in_house(ctx: Ctx, property_id: uuid.UUID, *, limit: int, cursor: str | None) -> Page[Any]:
-    """The CHECKED_IN stays of the property."""
+    """The CHECKED_IN stays of the property (a holder session sees only its own stays; the
+    route itself is staff-only, this is the second filter STYLE §H asks for)."""
     with read_scope(ctx):
         load_property(property_id)
         query = _with_room(Reservation.select().where(
             (Reservation.property == property_id)
             & (Reservation.status == ReservationStatus.CHECKED_IN.value)))
+        if ctx.holder_id is not None:
+            query = query.where(Reservation.guest_profile == ctx.holder_id)
         return paginate(query, Reservation, limit=limit, cursor=cursor)
 
 

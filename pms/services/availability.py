@@ -17,7 +17,7 @@ from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.uow import read_scope
 from pms.domain.stay import stay_nights
-from pms.errors import ValidationFailed
+from pms.errors import NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
 from pms.models.profiles import Profile
 from pms.models.property import Property, RoomType
@@ -158,11 +158,19 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
     preferences.negotiated_rate_plan_ids; public plans are withheld, with no fallback. Without
     company_profile_id it is the public search.
 
+    A holder session (guest or traveler token) gets a company's negotiated plans only when it
+    is bound to that company: its holder_id is the company profile id (CONTRACT §2: company
+    rows are guarded by the company profile id). Any other company answers 404, whether it
+    exists or not, so the search is no oracle of company ids either.
+
     Raises:
-        NotFound: no such property.
+        NotFound: no such property; a company a holder session is not bound to.
         ValidationFailed: as `search_property`, and a company_profile_id that is not a company
-            profile of this env.
+            profile of this env (staff).
     """
+    if (body.company_profile_id is not None and ctx.holder_id is not None
+            and body.company_profile_id != ctx.holder_id):
+        raise NotFound("no such company profile")
     search = _search_of(body)
     nights = _nights(search)
     with read_scope(ctx):

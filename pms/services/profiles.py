@@ -1,4 +1,9 @@
-"""Guest and company profiles: create-or-ensure, loyalty number."""
+"""Guest and company profiles: create-or-ensure, loyalty number.
+
+Staff ensure any profile by email or external reference. A holder session (guest or traveler
+token) only ever ensures, reads and changes its own profile, the one whose id is its holder_id:
+a body naming another guest's email never returns that guest's profile.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import peewee
 from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.uow import read_scope, unit_of_work
-from pms.errors import NotFound, ValidationFailed
+from pms.errors import Conflict, NotFound, ValidationFailed
 from pms.events import event_type
 from pms.models import Profile, RatePlan
 from pms.schemas.common import to_data
@@ -37,20 +42,66 @@ def _check(body: ProfileIn) -> None:
                                errors=[{"field": "company_name", "message": "required for COMPANY"}])
 
 
+def _check_holder_body(body: ProfileIn) -> None:
+    """What a holder may not set on its own profile: the corporate settings staff decide."""
+    errors = []
+    if body.kind != "GUEST":
+        errors.append({"field": "kind", "message": "a guest session creates GUEST profiles only"})
+    if body.preferences.negotiated_rate_plan_ids or body.preferences.sso_provider:
+        errors.append({"field": "preferences", "message": "negotiated_rate_plan_ids and "
+                       "sso_provider are set by staff"})
+    if errors:
+        raise ValidationFailed("a guest session may not set these fields",
+                               code="field_not_allowed", errors=errors)
+
+
 def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[Profile, bool]:
     """Create a profile, or return the one with the same email or external reference.
+
+    For a holder session the profile is always the holder's own (id = holder_id): returned
+    when it exists, whatever the body says, else created with that id.
 
     Returns:
         (profile, created): created is False when an existing profile was returned.
     Raises:
-        NotFound: no such property. ValidationFailed: missing name, unknown rate plan ids.
+        NotFound: no such property. ValidationFailed: missing name, unknown rate plan ids,
+            (holder) corporate fields. Conflict (409 profile_conflict, holder only): the email
+            or external_ref is another profile's (its data is never shown).
     """
     _check(body)
+    if ctx.holder_id is not None:
+        return _ensure_own_profile(ctx, property_id, body, ctx.holder_id)
     with read_scope(ctx):
         load_property(property_id)
         existing = _find_existing(body)
     if existing is not None:
         return existing, False
+    return _create(ctx, property_id, body, None)
+
+
+def _ensure_own_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
+                        holder_id: uuid.UUID) -> tuple[Profile, bool]:
+    _check_holder_body(body)
+    with read_scope(ctx):
+        load_property(property_id)
+        own = Profile.get_or_none(Profile.id == holder_id)
+    if own is not None:
+        return own, False
+    try:
+        return _create(ctx, property_id, body, holder_id)
+    except peewee.IntegrityError:
+        with read_scope(ctx):
+            own = Profile.get_or_none(Profile.id == holder_id)
+        if own is not None:  # a concurrent ensure of the same holder won
+            return own, False
+        # NOTE: the unique email / external_ref index refused it: another profile has it.
+        # Say so without showing anything of that profile.
+        raise Conflict("the email or external_ref is already in use by another profile",
+                       code="profile_conflict") from None
+
+
+def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
+            profile_id: uuid.UUID | None) -> tuple[Profile, bool]:
     try:
         with unit_of_work(ctx) as uow:
             ids = body.preferences.negotiated_rate_plan_ids
@@ -63,6 +114,7 @@ def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[P
                         errors=[{"field": "preferences.negotiated_rate_plan_ids",
                                  "message": f"unknown: {', '.join(missing)}"}])
             row = Profile.create(
+                **({"id": profile_id} if profile_id is not None else {}),
                 kind=body.kind, first_name=body.first_name, last_name=body.last_name,
                 company_name=body.company_name, email=body.email,
                 email_normalized=body.email.strip().lower() if body.email else None,
@@ -76,6 +128,8 @@ def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[P
             uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
         return row, True
     except peewee.IntegrityError:
+        if profile_id is not None:
+            raise
         # A concurrent request created it first (unique email / external ref): ensure = return it.
         with read_scope(ctx):
             existing = _find_existing(body)

@@ -17,7 +17,7 @@ from pms.context import Ctx
 from pms.db.uow import read_scope
 from pms.domain.money import quantize
 from pms.domain.states import FolioStatus, ReservationStatus
-from pms.errors import NotFound, ValidationFailed
+from pms.errors import Forbidden, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, FolioPayment, Property, Reservation, Room
 from pms.models.end_of_day import NightAuditRun
 from pms.services.catalog import load_property
@@ -168,9 +168,15 @@ def run_report(ctx: Ctx, property_id: uuid.UUID, name: str, *, day: date | None 
                days: int = 14) -> dict[str, Any]:
     """One named report for a business date (default: the property's current one).
 
+    Reports list every guest of the property, so they are staff-only: a holder session is
+    refused here as well as at the route (the route's guest class is "deny").
+
     Raises:
+        Forbidden (403 guest_not_allowed): a holder session.
         NotFound: unknown property or report name. ValidationFailed: days out of 1..366.
     """
+    if ctx.holder_id is not None:
+        raise Forbidden("reports are for staff only", code="guest_not_allowed")
     if name not in REPORTS:
         raise NotFound(f"no report named {name}; known: {', '.join(sorted(REPORTS))}")
     if not 1 <= days <= MAX_FORECAST_DAYS:

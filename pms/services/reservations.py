@@ -189,13 +189,20 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
     """Book a stay: price it, sell the nights, write the reservation (CONFIRMED).
 
     A submission whose confirmation_number already exists returns that reservation instead
-    (created = False; inventory is taken once).
+    (created = False; inventory is taken once). Choosing the number is for staff and channels
+    (a channel's booking reference): a holder session may not send one, whatever its value, so
+    the answer never tells a guest whether another guest's number exists (it retries with an
+    Idempotency-Key instead).
 
     Raises:
         NotFound: no such property. ValidationFailed (422): bad dates, past arrival, occupancy,
-            room type / rate plan not of this property, stay not bookable under the plan.
+            room type / rate plan not of this property, stay not bookable under the plan,
+            confirmation_number from a holder session (field_not_allowed).
         RoomTypeUnavailable (409): a night is sold out. LockTimeout (503): busy.
     """
+    if body.confirmation_number and ctx.holder_id is not None:
+        raise _field_error("confirmation_number", "a guest session may not choose the "
+                           "confirmation number", code="field_not_allowed")
     if body.confirmation_number:
         existing = _by_confirmation(ctx, property_id, body.confirmation_number)
         if existing is not None:
@@ -266,8 +273,6 @@ def _by_confirmation(ctx: Ctx, property_id: uuid.UUID, number: str) -> Reservati
     if row is not None and row.property_id != property_id:
         raise AlreadyExists("this confirmation number belongs to a reservation of another "
                             "property", code="confirmation_number_taken")
-    if row is not None and ctx.holder_id is not None and row.guest_profile_id != ctx.holder_id:
-        raise AlreadyExists("this confirmation number is taken", code="confirmation_number_taken")
     return row
 
 

@@ -26,7 +26,7 @@ class PropertyAvailability:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("inventory:read", body=s.AvailabilityIn, response=s.AvailabilityOut,
+    @endpoint("inventory:read", body=s.AvailabilityIn, response=s.AvailabilityOut, guest="open",
               errors=(404, 422), summary="Search availability of a property",
               description=SEARCH_DOC + " Public (non-negotiated, active) rate plans only.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -39,6 +39,7 @@ class CorporateAvailability:
         self.deps = deps
 
     @endpoint("inventory:read", body=s.CorporateAvailabilityIn, response=s.AvailabilityOut,
+              guest="own",
               errors=(404, 422), summary="Search availability for a company",
               description=SEARCH_DOC + " With company_profile_id, only the negotiated plans in "
                           "that company's preferences.negotiated_rate_plan_ids are offered; "
@@ -54,6 +55,7 @@ class EnvAvailability:
         self.deps = deps
 
     @endpoint("inventory:read", query=s.AvailabilityQuery, response=s.EnvAvailabilityOut,
+              guest="open",
               errors=(422,), summary="Search availability across every property of the env",
               description=SEARCH_DOC + " One entry per property (at most 200), ordered by "
                           "property code; properties whose local date is past arrival_date are "

@@ -20,16 +20,22 @@ from pms.services.catalog import Kind
 
 
 def child_resource(kind: Kind, path: str, scope: str, body_in: type, body_patch: type,
-                   out: type) -> tuple[type, list[Route]]:
-    """A resource class serving list/create and get/update/delete for one kind."""
+                   out: type, *, guest_reads: bool = False) -> tuple[type, list[Route]]:
+    """A resource class serving list/create and get/update/delete for one kind.
+
+    `guest_reads` opens the two reads to guest sessions (the booking funnel shows room types
+    and packages); writes are always staff-only.
+    """
     read, write = f"{scope}:read", f"{scope}:write"
+    reads_for_guests = "open" if guest_reads else "deny"
     label = kind.label
 
     class Resource:
         def __init__(self, deps: Any) -> None:
             self.deps = deps
 
-        @endpoint(read, query=ListQuery, response=Page[out], summary=f"List {label}s")
+        @endpoint(read, query=ListQuery, response=Page[out], summary=f"List {label}s",
+                  guest=reads_for_guests)
         def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                    query: ListQuery) -> None:
             page = q.list_children(req.context.ctx, kind, property_id, limit=query.limit,
@@ -45,7 +51,7 @@ def child_resource(kind: Kind, path: str, scope: str, body_in: type, body_patch:
             resp.status = 201
             resp.location = f"/v1/properties/{property_id}/{path}/{row.id}"
 
-        @endpoint(read, response=out, summary=f"One {label}")
+        @endpoint(read, response=out, summary=f"One {label}", guest=reads_for_guests)
         def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                         id: Any) -> None:  # noqa: A002
             resp.media = kind.out(q.get_child(req.context.ctx, kind, property_id, id))
@@ -71,13 +77,13 @@ def child_resource(kind: Kind, path: str, scope: str, body_in: type, body_patch:
 
 
 RoomTypes, _rt = child_resource(catalog.ROOM_TYPE, "room-types", "properties",
-                                s.RoomTypeIn, s.RoomTypePatch, s.RoomTypeOut)
+                                s.RoomTypeIn, s.RoomTypePatch, s.RoomTypeOut, guest_reads=True)
 Rooms, _rooms = child_resource(catalog.ROOM, "rooms", "properties",
                                s.RoomIn, s.RoomPatch, s.RoomOut)
 RatePlans, _rp = child_resource(catalog.RATE_PLAN, "rate-plans", "rates",
                                 s.RatePlanIn, s.RatePlanPatch, s.RatePlanOut)
 Items, _items = child_resource(catalog.ITEM, "items", "properties", s.ItemIn, s.ItemPatch, s.ItemOut)
 Packages, _pk = child_resource(catalog.PACKAGE, "packages", "properties",
-                               s.PackageIn, s.PackagePatch, s.PackageOut)
+                               s.PackageIn, s.PackagePatch, s.PackageOut, guest_reads=True)
 
 ROUTES = [*_rt, *_rooms, *_rp, *_items, *_pk]

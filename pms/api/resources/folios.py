@@ -26,7 +26,7 @@ class ReservationFolio:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:read", response=FolioOut, summary="Folio of the reservation",
+    @endpoint("folios:read", response=FolioOut, summary="Folio of the reservation", guest="own",
               description="The guest folio (opened at check-in) with its charges, payments and "
                           "balance. 404 before check-in.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -38,7 +38,7 @@ class FoliosByRoom:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:read", query=FolioByRoomQuery, response=FolioOut,
+    @endpoint("folios:read", query=FolioByRoomQuery, response=FolioOut, guest="own",
               summary="Folio of the in-house stay in a room",
               description="Opens the OPEN folio of the CHECKED_IN stay in `room_number`.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -63,7 +63,8 @@ class FolioItem:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:read", response=FolioOut, summary="One folio with its lines and balance")
+    @endpoint("folios:read", response=FolioOut, summary="One folio with its lines and balance",
+              guest="own")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any) -> None:  # noqa: A002
         resp.media = cashiering.get_folio(req.context.ctx, property_id, id)
@@ -133,12 +134,14 @@ class FolioPayments:
         self.deps = deps
 
     @endpoint("folios:write", body=cs.PaymentIn, response=PaymentResultOut, status=201,
-              errors=(402, 409), summary="Take a payment (card via the payments service, cash, "
+              errors=(402, 409), also_status=(202,), summary="Take a payment (card via the payments service, cash, "
                                          "bank transfer, gift voucher)",
               description="Card payments are charges on the payments service, called after the "
                           "PENDING payment is committed. 201 CAPTURED; 202 PENDING when the "
                           "payments service did not answer (reconciled later); 402 "
-                          "payment_declined. Only payment_method_id references are accepted.")
+                          "payment_declined. Only payment_method_id references are accepted. "
+                          "Staff only: a guest pays through a pre-authorization (SPEC rule 8), "
+                          "never by declaring a cash payment.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                 body: cs.PaymentIn) -> None:  # noqa: A002
         _payment_response(resp, payments.post_payment(
@@ -151,7 +154,7 @@ class FolioPreAuthorizations:
         self.deps = deps
 
     @endpoint("folios:write", body=cs.PreAuthorizationIn, response=PaymentResultOut, status=201,
-              errors=(402, 409), summary="Pre-authorize an amount (payment intent with manual "
+              errors=(402, 409), guest="own", also_status=(202,), summary="Pre-authorize an amount (payment intent with manual "
                                          "confirmation)")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                 body: cs.PreAuthorizationIn) -> None:  # noqa: A002
@@ -163,7 +166,7 @@ class FolioInvoice:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:write", response=dict, status=201, errors=(409,),
+    @endpoint("folios:write", response=dict, status=201, errors=(409,), also_status=(200,),
               summary="Issue the numbered invoice of a closed folio",
               description="201 on first issue, 200 with the same invoice afterwards; 409 "
                           "folio_not_closed for an open folio.")
@@ -173,7 +176,7 @@ class FolioInvoice:
         resp.media = document
         resp.status = 201 if created else 200
 
-    @endpoint("folios:read", query=InvoiceQuery, response=dict,
+    @endpoint("folios:read", query=InvoiceQuery, response=dict, guest="own",
               summary="The issued invoice as JSON, or as PDF with format=pdf")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: InvoiceQuery) -> None:  # noqa: A002
@@ -190,7 +193,7 @@ class StayFolios:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:read", response=Page[FolioOut],
+    @endpoint("folios:read", response=Page[FolioOut], guest="own",
               summary="Every folio of a stay (guest folio first; one page)")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any) -> None:  # noqa: A002

@@ -23,7 +23,7 @@ class CheckIn:
         self.deps = deps
 
     @endpoint("frontdesk:write", body=s.CheckInIn, response=s.ReservationOut,
-              errors=(409, 422, 503), summary="Check in",
+              errors=(409, 422, 503), summary="Check in", guest="own",
               description="Send {} to take the assigned room or the first free room of the "
                           "booked type. The room must be of that type, vacant and in order; "
                           "an OPEN folio is opened with the stay.")
@@ -37,7 +37,7 @@ class CheckOut:
         self.deps = deps
 
     @endpoint("frontdesk:write", response=s.ReservationOut, errors=(409, 503),
-              summary="Check out",
+              summary="Check out", guest="own",
               description="Posts the room nights not yet charged; 409 folio_not_closable (with "
                           "balance and currency) while the folio has a balance, else closes "
                           "it, revokes active keys and leaves the room vacant and dirty.")
@@ -101,7 +101,8 @@ class InHouse:
         self.deps = deps
 
     @endpoint("frontdesk:read", query=ListQuery, response=Page[s.ReservationOut],
-              summary="In-house list (CHECKED_IN stays)")
+              summary="In-house list (CHECKED_IN stays)",
+              description="Staff only: guest sessions get 403 guest_not_allowed.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                query: ListQuery) -> None:
         page = q.in_house(req.context.ctx, property_id, limit=query.limit, cursor=query.cursor)

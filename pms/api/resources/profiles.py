@@ -16,7 +16,8 @@ class Profiles:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("profiles:write", body=ProfileIn, response=ProfileOut, status=201,
+    @endpoint("profiles:write", body=ProfileIn, response=ProfileOut, status=201, guest="own",
+              also_status=(200,),
               summary="Create or ensure a profile",
               description="The same email (case-insensitive) or external_ref returns the "
                           "existing profile with 200 instead of creating another.")
@@ -27,7 +28,7 @@ class Profiles:
         resp.status = 201 if created else 200
         resp.location = f"/v1/properties/{property_id}/profiles/{row.id}"
 
-    @endpoint("profiles:read", response=ProfileOut, summary="One profile")
+    @endpoint("profiles:read", response=ProfileOut, summary="One profile", guest="own")
     def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                     id: Any) -> None:  # noqa: A002
         resp.media = profile_out(profiles.get_profile(req.context.ctx, property_id, id))
@@ -37,7 +38,7 @@ class LoyaltyNumber:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("profiles:write", body=LoyaltyNumberIn, response=ProfileOut,
+    @endpoint("profiles:write", body=LoyaltyNumberIn, response=ProfileOut, guest="own",
               summary="Set the loyalty number")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                body: LoyaltyNumberIn) -> None:  # noqa: A002

@@ -27,6 +27,7 @@ class Reservations:
         self.deps = deps
 
     @endpoint("reservations:read", query=s.ReservationQuery, response=Page[s.ReservationOut],
+              guest="own",
               summary="List reservations",
               description="Filters: guest_profile_id, upcoming (arrival_date on or after the "
                           "property's today and not CANCELLED/CHECKED_OUT/NO_SHOW), last_name "
@@ -38,7 +39,8 @@ class Reservations:
                           next_cursor=page.next_cursor)
 
     @endpoint("reservations:write", body=s.ReservationIn, response=s.ReservationOut, status=201,
-              errors=(409, 422, 503), summary="Create a reservation",
+              errors=(409, 422, 503), summary="Create a reservation", guest="own",
+              also_status=(200,),
               description="Prices the stay and sells its nights in one transaction. A "
                           "confirmation_number that already exists returns that reservation "
                           "with 200 (duplicate submissions fold; inventory is taken once).")
@@ -49,14 +51,15 @@ class Reservations:
         resp.status = 201 if created else 200
         resp.location = _location(property_id, row)
 
-    @endpoint("reservations:read", response=s.ReservationOut, summary="One reservation")
+    @endpoint("reservations:read", response=s.ReservationOut, summary="One reservation",
+              guest="own")
     def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                     id: Any) -> None:  # noqa: A002
         resp.media = s.reservation_out(reservations.get_reservation(req.context.ctx,
                                                                     property_id, id))
 
     @endpoint("reservations:write", body=s.ReservationPatch, response=s.ReservationOut,
-              errors=(409, 422, 503), summary="Edit dates, occupancy, room type or rate plan",
+              errors=(409, 422, 503), guest="own", summary="Edit dates, occupancy, room type or rate plan",
               description="Re-checked and re-priced atomically. 409 reservation_not_editable "
                           "for CANCELLED, CHECKED_OUT and NO_SHOW.")
     def on_put_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -70,7 +73,7 @@ class Cancel:
         self.deps = deps
 
     @endpoint("reservations:write", response=s.ReservationOut, errors=(409, 503),
-              summary="Cancel a reservation",
+              summary="Cancel a reservation", guest="own",
               description="Releases the nights; cancellation_fee follows the rate plan's "
                           "cancellation_policy (deadline_hours before the arrival day).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -84,7 +87,7 @@ class PreCheckIn:
         self.deps = deps
 
     @endpoint("reservations:write", body=s.RegistrationIn, response=s.ReservationOut,
-              errors=(409, 422), summary="Store the pre-arrival registration")
+              errors=(409, 422), summary="Store the pre-arrival registration", guest="own")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RegistrationIn) -> None:  # noqa: A002
         resp.media = s.reservation_out(reservation_notes.pre_check_in(
@@ -113,20 +116,20 @@ class BoardingPass:
         self.deps = deps
 
     @endpoint("reservations:read", response=s.BoardingPassOut,
-              summary="Boarding pass: room, dates, guest, key count")
+              summary="Boarding pass: room, dates, guest, key count", guest="own")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any) -> None:  # noqa: A002
         resp.media = q.boarding_pass(req.context.ctx, property_id, id)
 
 
 def _child_resource(name: str, body_in: type, out: type, lister: Any, creator: Any,
-                    render: Any, label: str) -> type:
+                    render: Any, label: str, guest: str) -> type:
     class Resource:
         def __init__(self, deps: Any) -> None:
             self.deps = deps
 
         @endpoint("reservations:read", query=ListQuery, response=Page[out],
-                  summary=f"List the {label}s of a reservation")
+                  summary=f"List the {label}s of a reservation", guest=guest)
         def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                    id: Any, query: ListQuery) -> None:  # noqa: A002
             page = lister(req.context.ctx, property_id, id, limit=query.limit,
@@ -134,7 +137,7 @@ def _child_resource(name: str, body_in: type, out: type, lister: Any, creator: A
             resp.media = Page(data=[render(r) for r in page.items], next_cursor=page.next_cursor)
 
         @endpoint("reservations:write", body=body_in, response=out, status=201,
-                  summary=f"Add a {label} to a reservation")
+                  summary=f"Add a {label} to a reservation", guest=guest)
         def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                     id: Any, body: Any) -> None:  # noqa: A002
             resp.media = render(creator(req.context.ctx, property_id, id, body))
@@ -145,12 +148,14 @@ def _child_resource(name: str, body_in: type, out: type, lister: Any, creator: A
 
 
 Comments = _child_resource("Comments", s.CommentIn, s.CommentOut, q.list_comments,
-                           reservation_notes.add_comment, s.comment_out, "comment")
+                           reservation_notes.add_comment, s.comment_out, "comment",
+                           guest="deny")  # staff notes: never shown to the guest
 Messages = _child_resource("Messages", s.MessageIn, s.MessageOut, q.list_messages,
-                           reservation_notes.add_message, s.message_out, "message")
+                           reservation_notes.add_message, s.message_out, "message",
+                           guest="own")
 ServiceRequests = _child_resource("ServiceRequests", s.ServiceRequestIn, s.ServiceRequestOut,
                                   q.list_service_requests, reservation_notes.add_service_request,
-                                  s.service_request_out, "service request")
+                                  s.service_request_out, "service request", guest="own")
 
 ROUTES = [
     Route(BASE + "/reservations", Reservations),
