@@ -15,7 +15,8 @@ from typing import Any
 import peewee
 
 from pms.context import Ctx
-from pms.db.database import db
+from pms.db import locking
+from pms.db.database import db, is_postgres
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import unit_of_work
 from pms.domain import states
@@ -108,33 +109,54 @@ def mark_dirty(room: Room) -> None:
     room.hk_status = states.HK_MACHINE.transition(room.hk_status, "dirty").value
 
 
+# TEST-ONLY switch for the control run of tests/concurrency/test_checkin_auto_room.py: False
+# picks the first candidate without locking it, as before the fix, to show the race is real.
+PICK_UNDER_LOCK = True
+# TEST-ONLY hook (pretix's sleep-after-quota-check): runs right after a room was picked, so the
+# race test can hold the pick open while other check-ins pick theirs. Never set in production.
+_pause_after_pick: list[Any] = []
+
+
+def set_pause_after_pick(fn: Any) -> None:
+    _pause_after_pick.clear()
+    if fn is not None:
+        _pause_after_pick.append(fn)
+
+
 def auto_assign(row: Reservation, start: date) -> Room:
-    """The first free room of the booked type: vacant, in order, clean ones first."""
+    """The first free room of the booked type: vacant, in order, clean ones first, returned
+    locked (inside the caller's unit of work).
+
+    Concurrent check-ins must not all pick the same "first free" room and then queue on its
+    lock only to find it occupied (409 while other rooms are free). On PostgreSQL each picker
+    locks its candidate with FOR UPDATE SKIP LOCKED, so a room another check-in is taking is
+    skipped, not waited for; a room taken meanwhile fails the re-checked `status = VACANT`. On
+    SQLite the write transaction holds the database lock, so pickers run one after another.
+
+    Raises:
+        RoomUnavailable (409): no room of the type is free for the stay.
+    """
     busy = RoomStay.select(RoomStay.room).where(
         (RoomStay.start_date < row.departure_date) & (RoomStay.end_date > start)
         & (RoomStay.reservation != row.id))
     candidates = (Room.select().where(
         (Room.property == row.property_id) & (Room.room_type == row.room_type_id)
-        & (Room.status == states.RoomStatus.VACANT.value) & Room.id.not_in(busy))
+        & (Room.status == states.RoomStatus.VACANT.value) & Room.id.not_in(busy)
+        & Room.hk_status.not_in(list(OUT_OF_ORDER_MARKS)))
         .order_by((Room.hk_status == "DIRTY").asc(), Room.room_number))
-    for room in candidates:
-        if room.hk_status not in OUT_OF_ORDER_MARKS and not out_of_order(
-                room.id, start, row.departure_date):
+    rejected: list[uuid.UUID] = []
+    while True:
+        query = candidates.where(Room.id.not_in(rejected)) if rejected else candidates
+        if is_postgres() and PICK_UNDER_LOCK and locking.LOCKING_ENABLED:
+            query = query.for_update(skip_locked=True)
+        room = query.first()
+        if room is None:
+            raise RoomUnavailable("no vacant room of the booked type is free for this stay")
+        if not out_of_order(room.id, start, row.departure_date):
+            for pause in _pause_after_pick:
+                pause()
             return room
-    raise RoomUnavailable("no vacant room of the booked type is free for this stay")
-
-
-def shorten_stay(row: Reservation, departure: date) -> None:
-    """End a locked stay early at `departure` (inside the caller's unit of work): the nights
-    from `departure` to the booked departure go back to inventory, and the nightly prices and
-    totals keep only the nights stayed (packages and discounts in proportion, as a split)."""
-    unused = stay_nights(departure, row.departure_date)
-    if not unused:
-        return
-    release_rooms(row.property_id, row.room_type_id, unused)
-    kept, _ = _split_prices(row, departure)
-    _set_prices(row, kept)
-    row.departure_date = departure
+        rejected.append(room.id)  # in maintenance on these nights: try the next one
 
 
 # -- room assignment and move -------------------------------------------------------------------

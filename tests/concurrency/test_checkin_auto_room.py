@@ -1,0 +1,89 @@
+"""Check-in without a room number under real concurrency on PostgreSQL (issue 9): ten guests
+checked in at once, twelve rooms free, every check-in gets its own room.
+
+Threads (each with its own pooled connection) call the check-in service together; a test-only
+hook pauses each one right after it picked its room, so every picker overlaps the others. The
+control run picks without locking (`stays.PICK_UNDER_LOCK = False`, the code before the fix) and
+must refuse some guests although rooms are free, which shows the real test is able to fail.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from pms.db.database import db
+from pms.db.uow import read_scope
+from pms.errors import RoomUnavailable
+from pms.models import Reservation
+from pms.schemas.reservations import CheckInIn
+from pms.services import checkin, stays
+from tests.factories import make_booking_hotel, make_reservation
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+GUESTS, ROOMS = 10, 12
+# Each picker holds its room's lock through the pause; the others skip it, so nobody waits.
+LOCKED_PAUSE_S = 0.2
+# The control takes no lock: the pause makes every picker choose before anyone commits.
+CONTROL_PAUSE_S = 0.5
+
+
+@pytest.fixture
+def racing(pg_db) -> Iterator[None]:
+    yield
+    stays.set_pause_after_pick(None)
+    stays.PICK_UNDER_LOCK = True
+
+
+def _race(ctx) -> tuple[list[str], list[BaseException], list[Reservation]]:
+    hotel = make_booking_hotel(ctx, rooms=ROOMS)
+    guests = [make_reservation(ctx, hotel) for _ in range(GUESTS)]
+    barrier = threading.Barrier(GUESTS)
+
+    def check_in(reservation_id) -> str:
+        barrier.wait()
+        try:
+            checkin.check_in(ctx, hotel.id, reservation_id, CheckInIn())
+            return "in"
+        except RoomUnavailable:
+            return "room_unavailable"
+        finally:
+            db.close()
+
+    with ThreadPoolExecutor(max_workers=GUESTS) as pool:
+        futures = [pool.submit(check_in, g.id) for g in guests]
+    results, errors = [], []
+    for f in futures:
+        try:
+            results.append(f.result())
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertions
+            errors.append(exc)
+    with read_scope(ctx):
+        rows = list(Reservation.select().where(Reservation.id.in_([g.id for g in guests])))
+    return results, errors, rows
+
+
+def test_check_in_auto_room_succeeds_whenever_a_room_is_free(ctx, racing):
+    stays.set_pause_after_pick(lambda: time.sleep(LOCKED_PAUSE_S))
+    results, errors, rows = _race(ctx)
+    assert errors == []
+    assert results.count("in") == GUESTS, results
+    rooms = [r.room_id for r in rows]
+    assert all(r.status == "CHECKED_IN" for r in rows)
+    assert None not in rooms and len(set(rooms)) == GUESTS
+
+
+def test_control_without_a_locked_pick_refuses_guests_while_rooms_are_free(ctx, racing):
+    stays.PICK_UNDER_LOCK = False
+    stays.set_pause_after_pick(lambda: time.sleep(CONTROL_PAUSE_S))
+    results, errors, rows = _race(ctx)
+    assert errors == []
+    # every guest picked the same first free room: one got it, the others were refused
+    assert results.count("room_unavailable") >= 1, results
+    checked_in = [r.room_id for r in rows if r.status == "CHECKED_IN"]
+    assert len(set(checked_in)) == len(checked_in)
