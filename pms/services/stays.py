@@ -159,6 +159,19 @@ def auto_assign(row: Reservation, start: date) -> Room:
         rejected.append(room.id)  # in maintenance on these nights: try the next one
 
 
+def shorten_stay(row: Reservation, departure: date) -> None:
+    """End a locked stay early at `departure` (inside the caller's unit of work): the nights
+    from `departure` to the booked departure go back to inventory, and the nightly prices and
+    totals keep only the nights stayed (packages and discounts in proportion, as a split)."""
+    unused = stay_nights(departure, row.departure_date)
+    if not unused:
+        return
+    release_rooms(row.property_id, row.room_type_id, unused)
+    kept, _ = _split_prices(row, departure)
+    _set_prices(row, kept)
+    row.departure_date = departure
+
+
 # -- room assignment and move -------------------------------------------------------------------
 
 def assign_room(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
