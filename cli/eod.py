@@ -85,6 +85,11 @@ def end_of_day(
     """Run the night audit (no-shows, room and tax charges, housekeeping, figures, date roll)."""
     if property_code and all_properties:
         fail("use --property CODE or --all, not both", 2)
+    if not property_code and not all_properties:
+        # closing a business date is not undone by re-running: never pick "every property"
+        # for an operator who only forgot the option
+        fail("choose the properties to close: --property CODE for one, or --all for every "
+             "property of the env", 2)
     day = None
     if business_date:
         try:

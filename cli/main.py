@@ -9,6 +9,7 @@ from cli import db, demo, dev, eod, openapi, serve
 from cli import email as email_cli
 from cli import outbox as outbox_cli
 from cli import platform as platform_cli
+from cli.help import set_metavars
 
 app = typer.Typer(help="Hotel PMS maintenance: database, server, dev tokens, demo data, "
                        "night audit, outbox.", no_args_is_help=True, add_completion=False)
@@ -22,6 +23,7 @@ app.add_typer(eod.cashiering_app, name="cashiering")
 app.add_typer(outbox_cli.app, name="outbox")
 app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
+set_metavars(app)  # after every command is registered: no `<str>` / `<bool>` in --help
 
 
 def main() -> None:

@@ -72,6 +72,15 @@ def test_every_command_and_group_has_help(path: list[str]):
     assert "--help" in result.output
 
 
+@pytest.mark.parametrize("path", _all_command_paths(), ids=lambda p: " ".join(p) or "(root)")
+def test_help_shows_no_python_type_after_options(path: list[str]):
+    import re
+
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert not re.search(r"<(str|bool|int|float|UUID|list\[\w+\])>", result.output), result.output
+
+
 # -- db ----------------------------------------------------------------------------------------------
 
 def test_db_status_exits_3_while_migrations_are_pending_then_0(sqlite_env):

@@ -40,7 +40,7 @@ def invoke(env, *args):
 
 def test_end_of_day_json_then_safe_rerun(world):
     ctx, hotel, env = world
-    first = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--json")
+    first = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all", "--json")
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)
     (result,) = data["results"]
@@ -60,17 +60,30 @@ def test_end_of_day_table_with_progress_and_dry_run(world):
     assert out.exit_code == 0, out.output
     assert "Night audit" in out.output and "PREV" in out.output  # the table may wrap
     assert "room_charges" in out.output  # the per-step progress lines
-    real = invoke(env, "end-of-day", "--env", str(ctx.env_id))
+    real = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all")
     assert real.exit_code == 0 and "DONE" in real.output
 
 
 def test_end_of_day_bad_input_exits_non_zero(world):
     ctx, hotel, env = world
-    assert invoke(env, "end-of-day", "--env", "nope").exit_code == 2
-    assert invoke(env, "end-of-day", "--env", str(ctx.env_id), "--business-date",
+    assert invoke(env, "end-of-day", "--env", "nope", "--all").exit_code == 2
+    assert invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all", "--business-date",
                   "2026-99-01").exit_code == 2
     assert invoke(env, "end-of-day", "--env", str(ctx.env_id), "--property", "NOPE").exit_code == 1
-    assert invoke(env, "end-of-day", "--env", str(uuid.uuid4())).exit_code == 1
+    assert invoke(env, "end-of-day", "--env", str(uuid.uuid4()), "--all").exit_code == 1
+
+
+def test_end_of_day_requires_property_or_all_and_runs_nothing_without(world):
+    from pms.db.uow import read_scope
+    from pms.models.end_of_day import NightAuditRun
+
+    ctx, hotel, env = world
+    out = invoke(env, "end-of-day", "--env", str(ctx.env_id))
+    assert out.exit_code == 2
+    assert "--property" in out.output and "--all" in out.output and "Traceback" not in out.output
+    db.initialize(make_database(env["PMS_DATABASE_URL"]))
+    with read_scope(ctx):
+        assert NightAuditRun.select().count() == 0
 
 
 def test_cashiering_reconcile_json(world):
