@@ -23,6 +23,7 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
     from pms.db.database import init_db
     from pms.db.uow import read_scope
     from pms.models import Property, RatePlan, Room, RoomType
+    from pms.models.cashiering import TransactionCode
     from pms.schemas import catalog as s
     from pms.schemas.profiles import ProfileIn
     from pms.services import catalog, profiles
@@ -64,12 +65,16 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
             ProfileIn))
         for hook in SEED_HOOKS:
             hook(ctx, prop)
+    # also on a demo hotel seeded before the codes were part of it (idempotent)
+    seed_transaction_codes(ctx, prop)
     with read_scope(ctx):
         return {
             "env_id": str(env_id), "property_id": str(prop.id), "created": created,
             "room_types": RoomType.select().where(RoomType.property == prop.id).count(),
             "rooms": Room.select().where(Room.property == prop.id).count(),
             "rate_plans": RatePlan.select().where(RatePlan.property == prop.id).count(),
+            "transaction_codes": TransactionCode.select().where(
+                TransactionCode.property == prop.id).count(),
         }
 
 
@@ -119,3 +124,40 @@ def _seed_rates(ctx: Any, prop: Any) -> None:
 
 
 SEED_HOOKS.append(_seed_rates)
+
+
+# The demo hotel's charge codes (Berlin: VAT included, 7 % on lodging, 19 % on food and drink),
+# so the first room night, F&B or minibar charge on a fresh `make run` posts instead of failing
+# with an unknown transaction code.
+DEMO_TRANSACTION_CODES: tuple[dict[str, Any], ...] = (
+    {"code": "ROOM", "name": "Lodging", "category": "room", "ledger_account": "room_revenue",
+     "tax_rules": [{"code": "VAT7", "kind": "percentage", "rate": "7", "inclusive": True,
+                    "name": "VAT 7%"}]},
+    {"code": "FB", "name": "Restaurant and bar", "category": "F&B",
+     "ledger_account": "fnb_revenue",
+     "tax_rules": [{"code": "VAT19", "kind": "percentage", "rate": "19", "inclusive": True,
+                    "name": "VAT 19%"}]},
+    {"code": "MINIBAR", "name": "Minibar", "category": "mini bar",
+     "ledger_account": "fnb_revenue",
+     "tax_rules": [{"code": "VAT19", "kind": "percentage", "rate": "19", "inclusive": True,
+                    "name": "VAT 19%"}]},
+    {"code": "MISC", "name": "Miscellaneous", "category": "other",
+     "ledger_account": "other_revenue"},
+)
+
+
+def seed_transaction_codes(ctx: Any, prop: Any) -> None:
+    """Create the demo transaction codes the property does not have yet."""
+    from pms.db.uow import read_scope
+    from pms.models.cashiering import TransactionCode
+    from pms.schemas.cashiering import TransactionCodeIn
+    from pms.services import catalog
+    from pms.services.transaction_codes import TRANSACTION_CODE
+
+    with read_scope(ctx):
+        have = {c.code for c in TransactionCode.select(TransactionCode.code).where(
+            TransactionCode.property == prop.id)}
+    for body in DEMO_TRANSACTION_CODES:
+        if body["code"] not in have:
+            catalog.create_child(ctx, TRANSACTION_CODE, prop.id,
+                                 msgspec.convert(body, TransactionCodeIn))

@@ -226,6 +226,50 @@ def test_demo_seed_into_another_env_keeps_envs_apart(sqlite_env):
     assert table.exit_code == 0 and "property_id" in table.stdout
 
 
+def test_demo_hotel_takes_its_first_fnb_charge(sqlite_env):
+    from decimal import Decimal
+
+    import msgspec
+
+    from cli.demo import DEMO_ENV_ID
+    from pms.context import system_ctx
+    from pms.db.database import init_db
+    from pms.schemas.cashiering import ChargeIn
+    from pms.schemas.reservations import CheckInIn, ReservationIn
+    from pms.services import cashiering, checkin, reservations
+    from pms.services.folios import get_reservation_folio
+
+    assert invoke(["db", "migrate"], sqlite_env).exit_code == 0
+    seeded = invoke(["demo", "seed", "--json"], sqlite_env)
+    summary = json.loads(seeded.stdout)
+    assert summary["transaction_codes"] >= 2
+    # Given a guest checked in at the freshly seeded demo hotel
+    init_db(sqlite_env["PMS_DATABASE_URL"], pool_size=1)
+    ctx = system_ctx(DEMO_ENV_ID)
+    prop_id = uuid.UUID(summary["property_id"])
+    from pms.db.uow import read_scope
+    from pms.models import RatePlan, RoomType
+    from pms.services.catalog import load_property
+    from pms.services.reservations import business_date
+
+    with read_scope(ctx):
+        room_type = RoomType.get((RoomType.property == prop_id) & (RoomType.code == "STD"))
+        plan = RatePlan.get((RatePlan.property == prop_id) & (RatePlan.code == "BAR"))
+        today = business_date(load_property(prop_id), ctx.now)
+    body = msgspec.convert({
+        "room_type_id": str(room_type.id), "rate_plan_id": str(plan.id),
+        "arrival_date": str(today), "departure_date": str(today.fromordinal(today.toordinal() + 1)),
+        "adults": 1, "guest": {"first_name": "Ada", "last_name": "Lovelace"}}, ReservationIn)
+    res, _ = reservations.create_reservation(ctx, prop_id, body)
+    checkin.check_in(ctx, prop_id, res.id, CheckInIn())
+    folio = get_reservation_folio(ctx, prop_id, res.id)
+    # When the restaurant posts the first F&B charge, it is taken (with its VAT line)
+    out = cashiering.post_charge(ctx, prop_id, folio.id, msgspec.convert(
+        {"transaction_code": "FB", "amount": "11.90"}, ChargeIn))
+    assert out.charges_total == Decimal("11.90")
+    assert {c.category for c in out.charges} == {"F&B", "tax"}
+
+
 # -- openapi -----------------------------------------------------------------------------------------
 
 def test_openapi_prints_a_valid_openapi_3_1_document(sqlite_env):
