@@ -1,8 +1,13 @@
 """Dramatiq actors. Importing this module binds the global broker (the one sanctioned import-time
 side effect: `dramatiq workers.actors` imports it, and `@actor` binds at decoration time).
 
-Every actor takes ids and `env_id` (JSON primitives), is safe to run twice, sets its retries and
-time limit, names its permanent errors in `throws=`, and calls one service.
+Every actor is a `@tenant_actor` (workers.middleware): it is sent with the env id first, and its
+body gets the `ctx` of that env, with the tenant scope and one database connection open around
+it. Actors take ids (JSON primitives), are safe to run twice, set their retries and time limit,
+name their permanent errors in `throws=`, and call one service.
+
+The outbox relay does not run here: it is the `relay` process type (`pms-cli outbox relay
+--follow`), which also purges, or a thread of the embedded runtime (workers.runtime).
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from functools import lru_cache
 from typing import Any
 
 import dramatiq
+from dramatiq.middleware import CurrentMessage
 
 from pms.config import load_settings
+from pms.context import Ctx
 from pms.errors import InvalidTransition, NotFound, ValidationFailed
 from workers.broker import build_broker
-from workers.middleware import current_ctx
+from workers.middleware import tenant_actor
 
 SETTINGS = load_settings()
 broker = build_broker(SETTINGS)
@@ -34,110 +41,92 @@ def _platform() -> Any:
     return build_platform(SETTINGS)
 
 
-@lru_cache(maxsize=1)
-def _relay() -> Any:
-    from workers.publisher import build_publisher
-    from workers.relay import OutboxRelay
-    from workers.subscriptions import default_subscribers
-
-    return OutboxRelay(build_publisher(SETTINGS), subscribers=default_subscribers(),
-                       retention=_retention())
-
-
-def _retention() -> Any:
-    from datetime import timedelta
-
-    return timedelta(days=SETTINGS.outbox_retention_days)
-
-
-# -- outbox --------------------------------------------------------------------------------------
-
-@dramatiq.actor(queue_name="pms-relay", max_retries=0, time_limit=2 * MINUTE_MS)
-def relay_outbox() -> None:
-    """Nudge: publish what is due now (the periodic sweep catches up if this is lost)."""
-    _relay().run_once()
-
-
-@dramatiq.actor(queue_name="pms-relay", max_retries=3, time_limit=10 * MINUTE_MS)
-def purge_outbox() -> None:
-    """Periodic: delete published rows past retention and expired Idempotency-Key records."""
-    _relay().purge()
-
-
 # -- housekeeping --------------------------------------------------------------------------------
 
-@dramatiq.actor(max_retries=10, time_limit=MINUTE_MS, throws=PERMANENT)
-def housekeeping_departure(env_id: str, reservation_id: str, event_id: str | None = None) -> None:
+@tenant_actor(max_retries=10, time_limit=MINUTE_MS, throws=PERMANENT)
+def housekeeping_departure(ctx: Ctx, reservation_id: str, event_id: str | None = None) -> None:
     """After check-out: departure-clean task, room dirty (deduplicated per reservation)."""
     from pms.services.housekeeping import record_departure
 
-    record_departure(current_ctx(), uuid.UUID(reservation_id), source_event_id=event_id)
+    record_departure(ctx, uuid.UUID(reservation_id), source_event_id=event_id)
 
 
-@dramatiq.actor(max_retries=10, time_limit=2 * MINUTE_MS, throws=PERMANENT)
-def housekeeping_stayovers(env_id: str, property_id: str, business_date: str,
+@tenant_actor(max_retries=10, time_limit=2 * MINUTE_MS, throws=PERMANENT)
+def housekeeping_stayovers(ctx: Ctx, property_id: str, business_date: str,
                            event_id: str | None = None) -> None:
     """Night audit: one housekeeping_stayover_room message per occupied room."""
     from pms.services.housekeeping import fan_out_stayovers
 
-    fan_out_stayovers(uuid.UUID(env_id), uuid.UUID(property_id),
-                      date.fromisoformat(business_date), source_event_id=event_id,
-                      dispatch=dispatch_stayover)
+    fan_out_stayovers(ctx.env_id, uuid.UUID(property_id), date.fromisoformat(business_date),
+                      source_event_id=event_id, dispatch=dispatch_stayover)
 
 
-@dramatiq.actor(max_retries=10, time_limit=MINUTE_MS, throws=PERMANENT)
-def housekeeping_stayover_room(env_id: str, property_id: str, room_id: str, business_date: str,
+@tenant_actor(max_retries=10, time_limit=MINUTE_MS, throws=PERMANENT)
+def housekeeping_stayover_room(ctx: Ctx, property_id: str, room_id: str, business_date: str,
                                event_id: str | None = None) -> None:
     """One room: stayover task for the date, room dirty (deduplicated per room and date)."""
     from pms.services.housekeeping import create_stayover
 
-    create_stayover(current_ctx(), uuid.UUID(room_id), date.fromisoformat(business_date),
+    create_stayover(ctx, uuid.UUID(room_id), date.fromisoformat(business_date),
                     source_event_id=event_id)
 
 
 def dispatch_stayover(env_id: uuid.UUID, property_id: uuid.UUID, room_id: uuid.UUID,
                       business_date: date, event_id: str | None) -> None:
-    """The room dispatcher of pms.services.housekeeping.fan_out_stayovers."""
+    """The room dispatcher `housekeeping_stayovers` passes to fan_out_stayovers."""
     housekeeping_stayover_room.send(str(env_id), str(property_id), str(room_id),
                                     business_date.isoformat(), event_id)
 
 
 # -- notifications -------------------------------------------------------------------------------
 
-@dramatiq.actor(max_retries=8, min_backoff=1000, max_backoff=10 * MINUTE_MS,
-                time_limit=MINUTE_MS, throws=PERMANENT)
-def send_reservation_email(env_id: str, reservation_id: str, kind: str, event_id: str) -> None:
+@tenant_actor(max_retries=8, min_backoff=1000, max_backoff=10 * MINUTE_MS,
+              time_limit=MINUTE_MS, throws=PERMANENT)
+def send_reservation_email(ctx: Ctx, reservation_id: str, kind: str, event_id: str) -> None:
     """Booking confirmation, pre-arrival or check-out receipt (idempotent by event id)."""
     from pms.services.notifications import send_reservation_email as send
 
-    send(current_ctx(), uuid.UUID(reservation_id), kind, email=_platform().email, cause=event_id)
+    send(ctx, uuid.UUID(reservation_id), kind, email=_platform().email, cause=event_id)
 
 
-@dramatiq.actor(max_retries=8, min_backoff=1000, max_backoff=10 * MINUTE_MS,
-                time_limit=MINUTE_MS, throws=PERMANENT)
-def deliver_reservation_message(env_id: str, message_id: str) -> None:
+@tenant_actor(max_retries=8, min_backoff=1000, max_backoff=10 * MINUTE_MS,
+              time_limit=MINUTE_MS, throws=PERMANENT)
+def deliver_reservation_message(ctx: Ctx, message_id: str) -> None:
     """Deliver an outgoing reservation message by email and mark it SENT."""
     from pms.services.notifications import deliver_message
 
-    deliver_message(current_ctx(), uuid.UUID(message_id), email=_platform().email)
+    deliver_message(ctx, uuid.UUID(message_id), email=_platform().email)
 
 
 # -- async jobs ----------------------------------------------------------------------------------
 
-@dramatiq.actor(queue_name="pms-jobs", max_retries=3, time_limit=30 * MINUTE_MS, throws=PERMANENT)
-def run_job(env_id: str, job_id: str) -> None:
-    """Run a queued job (the night audit started over HTTP); a job not QUEUED is left alone."""
-    from pms.context import system_ctx
-    from pms.services.jobs import run_job as run
+JOB_RETRIES = 3
 
-    run(system_ctx(uuid.UUID(env_id), sub="job-worker"), uuid.UUID(job_id), platform=_platform())
+
+@tenant_actor(queue_name="pms-jobs", max_retries=JOB_RETRIES, time_limit=30 * MINUTE_MS,
+              throws=PERMANENT)
+def run_job(ctx: Ctx, job_id: str) -> None:
+    """Run a queued job (the night audit started over HTTP); sent by the relay's subscriber of
+    `hotel:pms:job:queued`. A broker redelivery (the previous worker died mid-run) resumes it;
+    when the last retry fails to even take the job, the job is marked FAILED, never left QUEUED."""
+    from pms.services import jobs
+
+    message = CurrentMessage.get_current_message()
+    try:
+        jobs.run_job(ctx, uuid.UUID(job_id), platform=_platform(),
+                     resume=bool(getattr(message, "redelivered", False)))
+    except Exception as exc:
+        retries = message.options.get("retries", 0) if message is not None else JOB_RETRIES
+        if retries >= JOB_RETRIES or isinstance(exc, PERMANENT):
+            jobs.fail_job(ctx, uuid.UUID(job_id), f"gave up: {type(exc).__name__}: {exc}")
+        raise
 
 
 # -- platform ------------------------------------------------------------------------------------
 
-@dramatiq.actor(max_retries=5, min_backoff=2000, time_limit=2 * MINUTE_MS, throws=PERMANENT)
-def initialize_environment(env_id: str, event_id: str | None = None) -> None:
+@tenant_actor(max_retries=5, min_backoff=2000, time_limit=2 * MINUTE_MS, throws=PERMANENT)
+def initialize_environment(ctx: Ctx, event_id: str | None = None) -> None:
     """Defaults and ledger settlement accounts for an env (idempotent)."""
     from pms.services.environments import initialize_environment as init
 
-    init(uuid.UUID(env_id), ledger=getattr(_platform(), "ledger", None), source_event_id=event_id)
+    init(ctx.env_id, ledger=getattr(_platform(), "ledger", None), source_event_id=event_id)

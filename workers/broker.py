@@ -12,9 +12,10 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import CurrentMessage
 
 from pms.config import Settings
-from workers.middleware import DbConnectionMiddleware, TenantContextMiddleware
+from workers.middleware import WorkerBoot
 
 # Bounded waits for the broker connection (pika URL query parameters), unless the URL sets them.
 AMQP_DEFAULTS = {
@@ -40,13 +41,15 @@ def is_stub(settings: Settings) -> bool:
 
 
 def build_broker(settings: Settings) -> dramatiq.Broker:
-    """The broker for `settings`, with the tenant and database middleware installed."""
+    """The broker for `settings`: CurrentMessage (the message id becomes the request id of
+    what an actor writes) and WorkerBoot (wires a `worker` process after boot). The tenant and
+    the connection of each message are opened by `@tenant_actor`, not by middleware."""
     broker: dramatiq.Broker
     if is_stub(settings):
         broker = StubBroker()
         broker.emit_after("process_boot")
     else:
         broker = RabbitmqBroker(url=bounded_amqp_url(settings.broker_url), confirm_delivery=True)
-    broker.add_middleware(DbConnectionMiddleware(settings))
-    broker.add_middleware(TenantContextMiddleware())
+    broker.add_middleware(CurrentMessage())
+    broker.add_middleware(WorkerBoot(settings))
     return broker

@@ -1,110 +1,111 @@
-"""Dramatiq middleware: the tenant context and the database connection of each message.
+"""How an actor's body gets its tenant and its database connection: `@tenant_actor`.
 
-Messages carry `env_id` as a keyword argument (actors take ids and env_id only). Before a message
-runs, `TenantContextMiddleware` makes a system `Ctx` for that env (request id = message id) and
-sets the tenant scope; `DbConnectionMiddleware` binds the database at process boot and opens /
-closes the connection around each message (peewee's framework-integration pattern).
+Every actor of this service acts inside one tenant env, named by the first argument of its
+message (`env_id`). `tenant_actor` makes that visible where the actor is defined: the body's first
+parameter is `ctx`, and the wrapper Dramatiq runs takes `env_id` in its place, builds the system
+`Ctx` (request id = the message id), opens `pms.db.scope.tenant_scope(env_id)` and one database
+connection scope around the body, and closes both when the body returns or raises. A body whose
+first parameter is not `ctx` is refused when the module is imported, so an actor can never run
+without a tenant because someone renamed a parameter.
+
+`WorkerBoot` is the middleware half: it wires the worker process once, at boot (see
+workers.runtime.wire_worker). Nothing here runs at import.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import uuid
-from contextvars import ContextVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import dramatiq
+from dramatiq.middleware import CurrentMessage
 
 from pms.config import Settings
 from pms.context import Ctx, system_ctx
-from pms.db import scope
+from pms.db.scope import tenant_scope
 
-_CTX: ContextVar[Ctx | None] = ContextVar("pms_worker_ctx", default=None)
-
-
-def current_ctx() -> Ctx:
-    """The context of the message being processed (RuntimeError outside a tenant message)."""
-    ctx = _CTX.get()
-    if ctx is None:
-        raise RuntimeError("no tenant message is being processed")
-    return ctx
+TENANT_PARAMETER = "ctx"
 
 
-class TenantContextMiddleware(dramatiq.Middleware):
-    """env_id from the message -> Ctx + tenant scope for the duration of the message."""
+@contextmanager
+def message_connection() -> Iterator[None]:
+    """One database connection scope for one message (pms.db.database.connection_scope: the
+    first statement opens it, the end of the message releases it). A transaction a failed body
+    left open is rolled back first, so a claim or a row lock never outlives its message."""
+    from pms.db.database import connection_scope, db
 
-    def __init__(self) -> None:
-        self._positions: dict[str, int | None] = {}
-
-    def _env_position(self, broker: dramatiq.Broker, actor_name: str) -> int | None:
-        if actor_name not in self._positions:
-            try:
-                fn = broker.get_actor(actor_name).fn
-                names = list(inspect.signature(fn).parameters)
-                self._positions[actor_name] = names.index("env_id") if "env_id" in names else None
-            except Exception:  # noqa: BLE001 - unknown actor: no tenant
-                self._positions[actor_name] = None
-        return self._positions[actor_name]
-
-    def before_process_message(self, broker: dramatiq.Broker, message: dramatiq.Message) -> None:
-        env = message.kwargs.get("env_id")
-        if env is None:
-            position = self._env_position(broker, message.actor_name)
-            if position is not None and position < len(message.args):
-                env = message.args[position]
-        if env is None:
-            message.options["pms_tokens"] = None
-            return
-        ctx = system_ctx(uuid.UUID(str(env)), sub=f"worker:{message.actor_name}",
-                         request_id=message.message_id)
-        message.options["pms_tokens"] = (_CTX.set(ctx), scope._ENV.set(ctx.env_id))
-
-    def _reset(self, message: dramatiq.Message) -> None:
-        tokens = message.options.pop("pms_tokens", None)
-        if tokens:
-            ctx_token, env_token = tokens
-            scope._ENV.reset(env_token)
-            _CTX.reset(ctx_token)
-
-    def after_process_message(self, broker: dramatiq.Broker, message: dramatiq.Message, *,
-                              result: Any = None, exception: BaseException | None = None) -> None:
-        self._reset(message)
-
-    def after_skip_message(self, broker: dramatiq.Broker, message: dramatiq.Message) -> None:
-        self._reset(message)
+    with connection_scope():
+        try:
+            yield
+        finally:
+            if db.in_transaction():
+                db.rollback()
 
 
-class DbConnectionMiddleware(dramatiq.Middleware):
-    """Bind the database at boot; connect before and close after every message."""
+def message_ctx(env_id: uuid.UUID, actor_name: str) -> Ctx:
+    """The system context of a message: a machine actor in `env_id`; request id = message id
+    (stored on the audit rows the message writes)."""
+    message = CurrentMessage.get_current_message()
+    return system_ctx(env_id, sub=f"worker:{actor_name}",
+                      request_id=message.message_id if message is not None else None)
+
+
+def _check_signature(fn: Callable[..., Any]) -> None:
+    names = list(inspect.signature(fn).parameters)
+    if not names or names[0] != TENANT_PARAMETER:
+        raise TypeError(
+            f"@tenant_actor {fn.__module__}.{fn.__qualname__}: the first parameter must be "
+            f"`{TENANT_PARAMETER}: Ctx` (the message's env_id becomes it), got {names[:1]}")
+
+
+def tenant_actor(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """`@tenant_actor(max_retries=..., time_limit=..., throws=...)` over `def body(ctx, ...)`.
+
+    The actor is sent as `actor.send(env_id, *rest)` (env_id as a str, the rest JSON
+    primitives); the body runs as `body(ctx, *rest)` in the tenant scope of env_id with one
+    connection scope around it.
+
+    Raises:
+        TypeError: at decoration, when the body's first parameter is not `ctx`.
+    """
+    def decorate(body: Callable[..., Any]) -> dramatiq.Actor[Any, Any]:
+        _check_signature(body)
+        name = options.pop("actor_name", body.__name__)
+
+        @functools.wraps(body)
+        def run(env_id: str, *args: Any, **kwargs: Any) -> Any:
+            ctx = message_ctx(uuid.UUID(str(env_id)), name)
+            with tenant_scope(ctx.env_id), message_connection():
+                return body(ctx, *args, **kwargs)
+
+        # Dramatiq never introspects the signature; drop the wrapped one so that nothing else
+        # does and sees `ctx` where the message carries env_id.
+        del run.__wrapped__
+        run.__signature__ = _wire_signature(body)  # type: ignore[attr-defined]
+        return dramatiq.actor(run, actor_name=name, **options)
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def _wire_signature(body: Callable[..., Any]) -> inspect.Signature:
+    signature = inspect.signature(body)
+    params = list(signature.parameters.values())
+    env = inspect.Parameter("env_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")
+    return signature.replace(parameters=[env, *params[1:]])
+
+
+class WorkerBoot(dramatiq.Middleware):
+    """Wires a worker process once, after it booted (the `worker` process type; the embedded
+    runtime wires itself in workers.runtime.start_embedded)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def _ensure_bound(self) -> None:
-        from pms.db.database import db, init_db
-
-        if db.obj is None:
-            init_db(self.settings.database_url, pool_size=self.settings.db_pool_size,
-                    statement_timeout_ms=self.settings.limits.statement_timeout_ms)
-
     def after_process_boot(self, broker: dramatiq.Broker) -> None:
-        self._ensure_bound()
+        from workers.runtime import wire_worker
 
-    def before_process_message(self, broker: dramatiq.Broker, message: dramatiq.Message) -> None:
-        from pms.db.database import db
-
-        self._ensure_bound()
-        db.connect(reuse_if_open=True)
-
-    def _close(self) -> None:
-        from pms.db.database import db
-
-        if db.obj is not None and not db.is_closed() and not db.in_transaction():
-            db.close()
-
-    def after_process_message(self, broker: dramatiq.Broker, message: dramatiq.Message, *,
-                              result: Any = None, exception: BaseException | None = None) -> None:
-        self._close()
-
-    def after_skip_message(self, broker: dramatiq.Broker, message: dramatiq.Message) -> None:
-        self._close()
+        wire_worker(self.settings)

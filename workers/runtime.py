@@ -1,12 +1,18 @@
-"""Background machinery a process starts for itself (never at import).
+"""What each entry point wires at start-up, in one visible place each (never at import).
 
-- `start_embedded(settings)`: the embedded default (`PMS_BROKER_URL=stub://`): a Dramatiq worker
-  with a few threads on the in-process StubBroker, plus a relay thread publishing to the
-  in-memory bus. Requests nudge the relay after commit.
-- `start_for_web(settings)`: what the `web` process needs: the embedded runtime for stub://
-  (unless `PMS_EMBEDDED_RUNTIME=0`), or else the relay nudge (a Dramatiq message sent from a
-  background thread; a nudge that fails is dropped: the `relay` process sweeps anyway) and the
-  dispatch of async jobs to the `run_job` actor.
+- `start_for_web(settings)` (gunicorn's `get_app()`, after fork): with a real broker the web
+  process starts nothing and registers nothing: requests write outbox rows and the `relay`
+  process publishes them (it polls with a short idle interval, so no nudge is sent). With
+  `stub://` it starts the embedded runtime (unless `PMS_EMBEDDED_RUNTIME=0`).
+- `start_embedded(settings)`: the embedded default: Dramatiq worker threads on the in-process
+  StubBroker, and a relay thread publishing to the in-memory bus; the only after-commit hook,
+  registered here, wakes that relay (its loop would find the rows anyway).
+- `wire_worker(settings)` (the `worker` process type, from workers.middleware.WorkerBoot after
+  Dramatiq booted the process): binds the database. Actors open their own tenant and connection
+  scope per message; nothing else is registered.
+
+Where the relay runs: only in the `relay` process type and, in the embedded default, in the
+thread started here; never in a Dramatiq worker.
 """
 
 from __future__ import annotations
@@ -21,28 +27,6 @@ from pms.config import Settings
 log = logging.getLogger("pms.runtime")
 
 
-class Nudger:
-    """Coalescing, fire-and-forget nudges from a daemon thread (requests never wait on it)."""
-
-    def __init__(self, send: Any) -> None:
-        self._send = send
-        self._pending = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="pms-relay-nudge", daemon=True)
-        self._thread.start()
-
-    def __call__(self, events: Any = None) -> None:
-        self._pending.set()
-
-    def _loop(self) -> None:
-        while True:
-            self._pending.wait()
-            self._pending.clear()
-            try:
-                self._send()
-            except Exception:  # noqa: BLE001 - dropped on purpose; the periodic sweep catches up
-                log.debug("relay nudge dropped", exc_info=True)
-
-
 @dataclass
 class Runtime:
     worker: Any = None
@@ -52,7 +36,6 @@ class Runtime:
 
     def shutdown(self) -> None:
         from pms.db.uow import clear_after_emit_hooks
-        from pms.services.housekeeping import set_room_dispatcher
 
         self.stop.set()
         if self.relay is not None:
@@ -62,7 +45,16 @@ class Runtime:
         if self.worker is not None:
             self.worker.stop()
         clear_after_emit_hooks()
-        set_room_dispatcher(None)
+
+
+def wire_worker(settings: Settings) -> None:
+    """The `worker` process: bind the database (once; a process that bound it already keeps
+    its binding)."""
+    from pms.db.database import db, init_db
+
+    if db.obj is None:
+        init_db(settings.database_url, pool_size=settings.db_pool_size,
+                statement_timeout_ms=settings.limits.statement_timeout_ms)
 
 
 def start_embedded(settings: Settings, *, worker_threads: int = 2,
@@ -71,7 +63,6 @@ def start_embedded(settings: Settings, *, worker_threads: int = 2,
     import dramatiq
 
     from pms.db.uow import register_after_emit
-    from pms.services.housekeeping import set_room_dispatcher
     from workers import actors
     from workers.publisher import build_publisher
     from workers.relay import OutboxRelay
@@ -88,7 +79,6 @@ def start_embedded(settings: Settings, *, worker_threads: int = 2,
     thread.start()
     runtime.threads.append(thread)
     register_after_emit(lambda events, relay=runtime.relay: relay.wake())
-    set_room_dispatcher(actors.dispatch_stayover)
     return runtime
 
 
@@ -96,15 +86,6 @@ def start_for_web(settings: Settings) -> Runtime:
     """The web process's background part (see module docstring)."""
     from workers.broker import is_stub
 
-    if is_stub(settings):
-        return start_embedded(settings) if settings.embedded_runtime else Runtime()
-    from pms.db.uow import register_after_emit
-    from pms.services import jobs
-    from pms.services.housekeeping import set_room_dispatcher
-    from workers import actors
-
-    register_after_emit(Nudger(actors.relay_outbox.send))
-    set_room_dispatcher(actors.dispatch_stayover)
-    # Async jobs (the night audit over HTTP) run on the worker processes, not in the web one.
-    jobs.set_dispatcher(lambda env_id, job_id: actors.run_job.send(str(env_id), str(job_id)))
+    if is_stub(settings) and settings.embedded_runtime:
+        return start_embedded(settings)
     return Runtime()

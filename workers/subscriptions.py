@@ -53,12 +53,19 @@ def _on_night_audit(event: Event) -> None:
                                            event["id"])
 
 
+def _on_job_queued(event: Event) -> None:
+    from workers import actors
+
+    actors.run_job.send(event["envid"], event["subject"])
+
+
 def default_subscribers() -> dict[str, list[Callable[[Event], None]]]:
     subs: dict[str, list[Callable[[Event], None]]] = {
         "hotel:pms:reservation:created": [_on_created],
         "hotel:pms:reservation:registration_stored": [_on_registration],
         "hotel:pms:reservation:checked_out": [_on_checked_out],
         "hotel:pms:reservation_message:created": [_on_message],
+        "hotel:pms:job:queued": [_on_job_queued],
     }
     for type_ in NIGHT_AUDIT_TYPES:
         subs[type_] = [_on_night_audit]

@@ -3,8 +3,9 @@
 Room marks go through `HK_MACHINE`, task statuses through `HK_TASK_MACHINE` (pms.domain.states).
 Reactions (`record_departure`, `create_stayover`) are safe to run twice: every task has a
 `dedupe_key` with a unique index, so a redelivered event or a re-run night audit creates nothing
-new. `fan_out_stayovers` dispatches one message per occupied room through a dispatcher that the
-worker runtime registers (this module never talks to a broker); without one it runs inline.
+new. `fan_out_stayovers` sends one message per occupied room through the dispatcher its caller
+passes (the worker's actor passes its own `.send`; this module never talks to a broker and keeps
+no registry); without one the rooms are handled inline.
 """
 
 from __future__ import annotations
@@ -52,16 +53,8 @@ from pms.services.catalog import load_property
 
 ACTIVE_TASK = (HkTaskStatus.OPEN.value, HkTaskStatus.IN_PROGRESS.value)
 
-# (env_id, property_id, room_id, business_date, source_event_id) -> None; set by workers.
+# (env_id, property_id, room_id, business_date, source_event_id) -> None; passed by the caller.
 RoomDispatcher = Callable[..., None]
-_dispatcher: list[RoomDispatcher] = []
-
-
-def set_room_dispatcher(fn: RoomDispatcher | None) -> None:
-    """Register how `fan_out_stayovers` sends one message per room (the worker runtime does)."""
-    _dispatcher.clear()
-    if fn is not None:
-        _dispatcher.append(fn)
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -315,7 +308,7 @@ def fan_out_stayovers(env_id: uuid.UUID, property_id: uuid.UUID, business_date: 
     """One stayover message per occupied room of the property (the night audit calls this
     after its transaction committed). Returns the number of rooms. Idempotent.
 
-    `dispatch` (else the registered dispatcher) sends each room's message; with neither, the
+    `dispatch` sends each room's message (the worker passes its actor's); without it the
     rooms are handled inline.
 
     Raises:
@@ -325,10 +318,9 @@ def fan_out_stayovers(env_id: uuid.UUID, property_id: uuid.UUID, business_date: 
         raise ValidationFailed("business_date must be a date")
     ctx = system_ctx(env_id, sub="housekeeping-fan-out")
     rooms = occupied_rooms(ctx, property_id)
-    send = dispatch or (_dispatcher[0] if _dispatcher else None)
     for room_id in rooms:
-        if send is not None:
-            send(env_id, property_id, room_id, business_date, source_event_id)
+        if dispatch is not None:
+            dispatch(env_id, property_id, room_id, business_date, source_event_id)
         else:
             create_stayover(ctx, room_id, business_date, source_event_id=source_event_id)
     return len(rooms)

@@ -1,45 +1,39 @@
 """Asynchronous jobs (`/v1/jobs/{id}`): the night audit started from the API runs as a job.
 
-`start_end_of_day` claims the night-audit run and queues the job in one unit of work (the run's
-event and audit row are the request's); after commit the job is handed to the dispatcher: a
-registered one (a worker actor) or, by default, a thread of this process. `run_job` is safe to
-call twice: only a QUEUED job starts. Job bookkeeping (status, result) is infrastructure and
-writes no events of its own; the night audit's steps write theirs.
+`start_end_of_day` claims the night-audit run and queues the job in one unit of work: the job
+row, its outbox event `hotel:pms:job:queued` and its audit row commit with the run's own pair,
+so a job answered 202 is never lost. The relay hands the event to the internal subscriber that
+sends the `run_job` actor (workers.subscriptions); nothing is sent to a broker after commit.
+
+`run_job` is safe to call twice: a finished job is left alone, a QUEUED one starts, a RUNNING
+one is resumed only when the caller says its previous runner died (a redelivered message; the
+night audit resumes step by step). Whatever escapes the run (an error, a time limit) marks the
+job FAILED, and `fail_job` does the same for a job whose message was given up on: a job never
+stays QUEUED or RUNNING because its run crashed.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-import threading
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from pms.context import Ctx
-from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
-from pms.db.scope import tenant_scope
-from pms.db.uow import read_scope, unit_of_work
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.states import JOB_INITIAL, JOB_MACHINE, JobStatus
 from pms.errors import Conflict, NotFound
 from pms.models import Property
-from pms.models.platform import Job
+from pms.models.platform import Job, OutboxEvent
 from pms.schemas.common import to_data
 from pms.schemas.end_of_day import EndOfDayIn, NightAuditRunOut
+from pms.schemas.jobs import job_out
 from pms.services.reservations import business_date as current_business_date
 
 log = logging.getLogger("pms.jobs")
 END_OF_DAY = "end_of_day"
-
-Dispatcher = Callable[[uuid.UUID, uuid.UUID], None]  # (env_id, job_id)
-_dispatcher: list[Dispatcher] = []
-
-
-def set_dispatcher(fn: Dispatcher | None) -> None:
-    """Register how queued jobs run (a worker actor's `.send`); None restores the thread."""
-    _dispatcher.clear()
-    if fn is not None:
-        _dispatcher.append(fn)
+JOB_QUEUED = "hotel:pms:job:queued"
 
 
 class JobNotFinished(Conflict):
@@ -73,64 +67,92 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
         if not done:
             job = Job.create(kind=END_OF_DAY, status=JOB_INITIAL.value, property_id=property_id,
                              input={"business_date": day.isoformat(), "run_id": str(run.id)})
-            uow.after_commit(lambda: dispatch(ctx, job.id, platform))
+            _record_queued(uow, job)
     if job is None:
         with read_scope(ctx):
             return None, eod.run_out(run, eod._steps_of(run))
     return job, None
 
 
-def dispatch(ctx: Ctx, job_id: uuid.UUID, platform: Any = None) -> None:
-    if _dispatcher:
-        _dispatcher[0](ctx.env_id, job_id)
-        return
-    thread = threading.Thread(target=_run_in_thread, args=(ctx, job_id, platform),
-                              name=f"job-{job_id}", daemon=True)
-    thread.start()
+def _record_queued(uow: UnitOfWork, job: Job) -> None:
+    """The job's audit row and its `hotel:pms:job:queued` event, in the caller's transaction.
+
+    NOTE: written here rather than through `uow.emit`, which bumps a `version` column: a job is
+    born once and never changes as an aggregate, so its only event is version 1.
+    """
+    data = to_data(job_out(job))
+    uow.audit("job.queued", job, after=data)
+    uow.events.append(OutboxEvent.create(
+        type=JOB_QUEUED, subject=str(job.id), aggregate_type="job", aggregate_version=1,
+        property_id=job.property_id, idempotency_key=f"{JOB_QUEUED}:{job.id}:1", data=data,
+        traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now))
 
 
-def _run_in_thread(ctx: Ctx, job_id: uuid.UUID, platform: Any) -> None:
-    try:
-        run_job(ctx, job_id, platform=platform)
-    finally:
-        if not db.is_closed():
-            db.close()
+def _transition(ctx: Ctx, job_id: uuid.UUID, trigger: str, *, allowed: tuple[JobStatus, ...],
+                **values: Any) -> bool:
+    """Apply `trigger` to the job if its status is one of `allowed` (under its row lock)."""
+    with unit_of_work(ctx):
+        job = for_update(Job.select().where(Job.id == job_id)).first()
+        if job is None or job.status not in allowed or not JOB_MACHINE.can(job.status, trigger):
+            return False
+        values["status"] = JOB_MACHINE.transition(job.status, trigger).value
+        Job.update(**values).where(Job.id == job_id).execute()
+        return True
 
 
-def _set(ctx: Ctx, job_id: uuid.UUID, trigger: str, **values: Any) -> bool:
-    with tenant_scope(ctx.env_id):
-        db.connect(reuse_if_open=True)
-        with db.atomic():
-            job = for_update(Job.select().where(Job.id == job_id)).first()
-            if job is None or not JOB_MACHINE.can(job.status, trigger):
-                return False
-            values["status"] = JOB_MACHINE.transition(job.status, trigger).value
-            Job.update(**values).where(Job.id == job_id).execute()
-            return True
+def _take(ctx: Ctx, job_id: uuid.UUID, *, resume: bool) -> bool:
+    """QUEUED -> RUNNING; or, with `resume`, a RUNNING job whose runner died is taken over."""
+    if _transition(ctx, job_id, "start", allowed=(JobStatus.QUEUED,),
+                   started_at=dt.datetime.now(dt.UTC)):
+        return True
+    if not resume:
+        return False
+    with read_scope(ctx):
+        job = Job.get_or_none(Job.id == job_id)
+    return job is not None and job.status == JobStatus.RUNNING
 
 
-def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None) -> None:
-    """Run a queued job to its end (idempotent: a job that is not QUEUED is left alone)."""
-    import datetime as dt
+def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool = False) -> None:
+    """Run a queued job to its end (idempotent: a finished job is left alone).
 
+    Args:
+        resume: the previous delivery of this job's message died mid-run (a broker
+            redelivery): a RUNNING job is resumed (the night audit skips its finished steps).
+            Without it a RUNNING job belongs to a live runner and is left alone.
+
+    Raises:
+        whatever the database raises while taking the job (the job stays QUEUED, the message
+        is retried; `fail_job` ends it when retries run out).
+    """
     from pms.services import end_of_day as eod
 
-    if not _set(ctx, job_id, "start", started_at=dt.datetime.now(dt.UTC)):
+    if not _take(ctx, job_id, resume=resume):
         return
-    with read_scope(ctx):
-        job = Job.get_by_id(job_id)
     try:
+        with read_scope(ctx):
+            job = Job.get_by_id(job_id)
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
                                      business_date=dt.date.fromisoformat(job.input["business_date"]),
                                      run_id=uuid.UUID(job.input["run_id"]))
-        trigger = "succeed" if result.status == "DONE" else "fail"
-        _set(ctx, job_id, trigger, result=to_data(result), error=result.error,
-             finished_at=dt.datetime.now(dt.UTC))
-    except Exception as exc:  # noqa: BLE001 - recorded on the job, never lost
+    except BaseException as exc:
+        # NOTE: BaseException on purpose: a time limit or a shutdown interrupt must not leave
+        # the job RUNNING; the interrupt is re-raised after the job is marked.
         log.exception("job failed", extra={"job_id": str(job_id)})
-        _set(ctx, job_id, "fail", error=f"{type(exc).__name__}: {exc}"[:2000],
-             finished_at=dt.datetime.now(dt.UTC))
+        fail_job(ctx, job_id, f"{type(exc).__name__}: {exc}")
+        if not isinstance(exc, Exception):
+            raise
+        return
+    trigger = "succeed" if result.status == "DONE" else "fail"
+    _transition(ctx, job_id, trigger, allowed=(JobStatus.RUNNING,), result=to_data(result),
+                error=result.error, finished_at=dt.datetime.now(dt.UTC))
+
+
+def fail_job(ctx: Ctx, job_id: uuid.UUID, error: str) -> bool:
+    """Mark a QUEUED or RUNNING job FAILED with `error` (a finished job is left alone).
+    Returns whether the job changed."""
+    return _transition(ctx, job_id, "fail", allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
+                       error=error[:2000], finished_at=dt.datetime.now(dt.UTC))
 
 
 def list_jobs(ctx: Ctx, *, limit: int, cursor: str | None) -> Any:

@@ -14,11 +14,26 @@ from tests.helpers import assert_problem
 
 
 @pytest.fixture(autouse=True)
-def thread_dispatcher():
-    from pms.services import jobs
+def job_worker(database):
+    """StubBroker worker threads: the job runs once the relay hands its queued event to
+    `run_job` (see pump)."""
+    import dramatiq
 
-    jobs.set_dispatcher(None)  # the default: a thread of this process
-    yield
+    from workers import actors
+
+    worker = dramatiq.Worker(actors.broker, worker_threads=1, worker_timeout=50)
+    worker.start()
+    yield actors.broker
+    worker.stop()
+
+
+def pump(env_id):
+    """Relay the env's outbox (the job's `hotel:pms:job:queued` sends `run_job`)."""
+    from workers.publisher import LocalEventPublisher
+    from workers.relay import OutboxRelay
+    from workers.subscriptions import default_subscribers
+
+    OutboxRelay(LocalEventPublisher(), subscribers=default_subscribers(), env_id=env_id).run_once()
 
 
 @pytest.fixture
@@ -30,6 +45,7 @@ def hotel(ctx, database):
 
 
 def wait_job(api, job_id, timeout=15.0):
+    pump(api.env_id)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = api.get(f"/v1/jobs/{job_id}").json

@@ -113,15 +113,13 @@ def test_fan_out_stayovers_covers_only_occupied_rooms_and_is_idempotent(ctx, hot
     assert sorted(t.room_id for t in tasks) == sorted([rooms[0].id, rooms[2].id])
 
 
-def test_fan_out_uses_the_registered_dispatcher(ctx, hotel):
+def test_fan_out_uses_the_dispatcher_its_caller_passes(ctx, hotel):
     prop, rooms = hotel
     occupy(ctx, rooms[1])
     sent = []
-    hk.set_room_dispatcher(lambda *args: sent.append(args))
-    try:
-        assert hk.fan_out_stayovers(ctx.env_id, prop.id, date(2026, 3, 3)) == 1
-    finally:
-        hk.set_room_dispatcher(None)
+    assert hk.fan_out_stayovers(ctx.env_id, prop.id, date(2026, 3, 3),
+                                dispatch=lambda *args: sent.append(args)) == 1
+    assert not hasattr(hk, "set_room_dispatcher")  # no process-wide registry to forget
     assert sent == [(ctx.env_id, prop.id, rooms[1].id, date(2026, 3, 3), None)]
 
 

@@ -3,6 +3,9 @@
 Check-out makes one departure-clean task and a receipt; a booking sends a confirmation; an
 outgoing message is delivered; night-audit fan-out makes one stayover per occupied room. Every
 reaction is run twice (the events are replayed with their ids) and creates nothing new.
+Also the actors' wiring rules: `@tenant_actor` opens the tenant and one connection per message
+and refuses, at decoration, a body without `ctx`; the worker runs no relay; a job queued over
+the API reaches `run_job` through the outbox and a crashed run ends FAILED.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from tests.factories import (
     pay_folio,
 )
 from workers import actors
-from workers.middleware import current_ctx
+from workers.middleware import tenant_actor
 from workers.publisher import LocalEventPublisher
 from workers.relay import OutboxRelay
 from workers.subscriptions import default_subscribers
@@ -125,30 +128,71 @@ def test_night_audit_fan_out_sends_one_message_per_occupied_room(ctx, worker):
     assert {t.business_date for t in tasks} == {day}
 
 
-def test_middleware_gives_actors_the_env_of_the_message(ctx, worker):
+def test_tenant_actor_opens_the_env_of_the_message_and_one_connection(ctx, worker):
+    from pms.db.database import db
+    from pms.db.scope import current_env
+
     seen = []
 
-    @dramatiq.actor(max_retries=0, time_limit=5000, actor_name=f"probe_{uuid.uuid4().hex}")
-    def probe(env_id: str) -> None:
-        seen.append(current_ctx().env_id)
+    @tenant_actor(max_retries=0, time_limit=5000, actor_name=f"probe_{uuid.uuid4().hex}")
+    def probe(ctx, marker: str) -> None:
+        closed_at_start = db.is_closed()
+        db.execute_sql("SELECT 1")
+        seen.append((ctx.env_id, current_env(), marker, closed_at_start, db.is_closed(),
+                     ctx.request_id))
 
-    probe.send(str(ctx.env_id))
+    env = ctx.env_id
+    first = probe.send(str(env), "m1")
     worker.join(probe.queue_name, fail_fast=True)
-    assert seen == [ctx.env_id]
-    with pytest.raises(RuntimeError):
-        current_ctx()
+    second = probe.send(str(env), "m2")
+    worker.join(probe.queue_name, fail_fast=True)
+    # each message opened its own connection and released it at its end
+    assert seen == [(env, env, "m1", True, False, first.message_id),
+                    (env, env, "m2", True, False, second.message_id)]
+    assert current_env() is None
 
 
-def test_every_actor_declares_retries_time_limit_and_permanent_errors():
+def test_tenant_actor_refuses_a_body_without_ctx_at_decoration():
+    with pytest.raises(TypeError, match="first parameter must be `ctx"):
+        @tenant_actor(max_retries=0, actor_name=f"bad_{uuid.uuid4().hex}")
+        def renamed(env: str, reservation_id: str) -> None:  # pragma: no cover - never runs
+            raise AssertionError
+
+
+def test_tenant_actor_closes_the_connection_and_rolls_back_when_the_body_fails(ctx, worker):
+    from pms.db.database import db
+
+    after = []
+
+    @tenant_actor(max_retries=0, time_limit=5000, actor_name=f"boom_{uuid.uuid4().hex}")
+    def boom(ctx) -> None:
+        db.begin()
+        raise RuntimeError("boom")
+
+    @tenant_actor(max_retries=0, time_limit=5000, actor_name=f"look_{uuid.uuid4().hex}")
+    def look(ctx) -> None:
+        after.append((db.is_closed(), db.in_transaction()))
+
+    boom.send(str(ctx.env_id))
+    worker.join(boom.queue_name, fail_fast=False)
+    look.send(str(ctx.env_id))
+    worker.join(look.queue_name, fail_fast=False)
+    assert after == [(True, False)]
+
+
+def test_every_actor_is_tenant_scoped_and_declares_retries_time_limit_and_permanent_errors():
     for name in ("housekeeping_departure", "housekeeping_stayovers", "housekeeping_stayover_room",
                  "send_reservation_email", "deliver_reservation_message",
-                 "initialize_environment"):
-        options = getattr(actors, name).options
+                 "initialize_environment", "run_job"):
+        actor = getattr(actors, name)
+        options = actor.options
         assert "max_retries" in options and "time_limit" in options, name
         assert options.get("throws"), name
-    for name in ("relay_outbox", "purge_outbox"):
-        options = getattr(actors, name).options
-        assert "max_retries" in options and "time_limit" in options, name
+        assert list(__import__("inspect").signature(actor.fn).parameters)[0] == "env_id", name
+
+
+def test_the_worker_runs_no_relay():
+    assert not any("relay" in name or "purge" in name for name in actors.broker.actors)
 
 
 def test_night_audit_event_drives_one_stayover_per_in_house_room(ctx, worker):

@@ -1,30 +1,13 @@
-"""The embedded default end to end (StubBroker worker threads + in-process relay), and the rule
-that a request never waits on the broker: a nudge that fails is dropped."""
+"""The embedded default end to end (StubBroker worker threads + in-process relay)."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 from pms.db.uow import read_scope
 from pms.models import OutboxEvent, SandboxEmail
 from tests.factories import make_booking_hotel, make_profile, make_reservation
-from workers.runtime import Nudger, start_embedded
-
-
-def test_a_failing_nudge_never_reaches_the_caller():
-    calls = threading.Event()
-
-    def broken():
-        calls.set()
-        raise ConnectionError("broker down")
-
-    nudge = Nudger(broken)
-    started = time.perf_counter()
-    nudge([])
-    assert time.perf_counter() - started < 0.05
-    assert calls.wait(2)
-    nudge([])  # the nudger survives the failure
+from workers.runtime import start_embedded
 
 
 def test_embedded_runtime_publishes_and_reacts_after_commit(ctx, database, base_settings):
