@@ -2,9 +2,17 @@
 
 - An instance-wide in-flight gauge: the master creates a small shared file; `pre_fork` gives
   each worker a slot, so `/v1/health` reports the sum over every worker of the instance.
-- Draining: on SIGTERM the master raises the draining flag (health answers `draining`, new
-  requests get 503), waits until in-flight requests reach zero (at most PMS_DRAIN_SECONDS), then
-  performs gunicorn's normal graceful stop.
+- Draining (README "Deploys and pooling"): on SIGTERM the master first lowers readiness
+  (`/v1/health` answers 503 `draining`) and keeps serving every request for PMS_DRAIN_SECONDS, so
+  the load balancer's health checks take the instance out of rotation before it stops taking
+  work; then it refuses what still arrives on kept-alive connections (503, retried elsewhere by
+  the balancer) and performs gunicorn's graceful stop for the requests in flight. The budgets
+  nest: balancer detection (check interval x fall) < drain time < `graceful_timeout`, which here
+  counts from the SIGTERM (the drain included) < the orchestrator's grace (30 s). A second
+  SIGTERM skips the rest of the drain; SIGINT/SIGQUIT stop at once.
+- SIGHUP (in-place reload: new workers, old ones stopped gracefully) is kept working, but deploys
+  replace instances behind the load balancer: a reload has no readiness phase, and gunicorn has
+  open reports of requests dropped on HUP.
 - `header_map = "drop"` (gunicorn's default, kept explicit): headers with underscores such as
   `X-Platform_Env-Id` are dropped, so they can never pose as the tenant header.
 - The control socket (gunicorn >= 25.1, for `gunicornc`) defaults to ONE path per user
@@ -36,7 +44,10 @@ workers = int(os.environ.get("WEB_CONCURRENCY", str(2 * (os.cpu_count() or 1))))
 worker_class = os.environ.get("PMS_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("PMS_THREADS", "2"))
 timeout = 30
-graceful_timeout = 30
+# The whole shutdown budget from SIGTERM, drain included (see _install_drain); below the
+# orchestrator's 30 s grace, so SIGKILL never interrupts a request we accepted.
+graceful_timeout = 25
+DEFAULT_DRAIN_S = 10.0  # > HAProxy's inter 2s x fall 2 (+ a slow check) in README's config
 keepalive = 5
 header_map = "drop"
 accesslog = None
@@ -69,27 +80,41 @@ def on_starting(server):  # noqa: ANN001, ANN201
     _install_drain(server)
 
 
+def _drain_seconds(budget: float) -> float:
+    """PMS_DRAIN_SECONDS, kept below the graceful budget so in-flight requests get time too."""
+    drain_s = float(os.environ.get("PMS_DRAIN_SECONDS", str(DEFAULT_DRAIN_S)))
+    return max(0.0, min(drain_s, budget - 5.0))
+
+
 def _install_drain(server) -> None:  # noqa: ANN001
     original = server.handle_term
-    drain_s = float(os.environ.get("PMS_DRAIN_SECONDS", "5"))
+    budget = float(server.cfg.graceful_timeout)
+    drain_s = _drain_seconds(budget)
+    stop_now = threading.Event()
 
     def handle_term() -> None:
         if _state.get("draining"):
-            original()
+            stop_now.set()  # a second SIGTERM: stop taking work now
+            if _state.get("stopping"):
+                original()
             return
         _state["draining"] = True
-        inflight.set_flag(str(_state["path"]), 1)
-        server.log.info("SIGTERM: draining (up to %.1fs)", drain_s)
+        started = time.monotonic()
+        inflight.set_flag(str(_state["path"]), inflight.DRAINING)
+        server.log.info("SIGTERM: draining for %.1fs, then a graceful stop", drain_s)
 
-        def wait_then_stop() -> None:
-            deadline = time.monotonic() + drain_s
-            while time.monotonic() < deadline:
-                if inflight.read_total(str(_state["path"])) <= 0:
-                    break
-                time.sleep(0.05)
+        def drain_then_stop() -> None:
+            # the wait is the point: the balancer needs check interval x fall to notice
+            stop_now.wait(drain_s)
+            inflight.set_flag(str(_state["path"]), inflight.STOPPING)
+            # what is left of the budget goes to the requests in flight (Arbiter.stop reads
+            # graceful_timeout when it starts waiting for the workers)
+            left = max(1, int(budget - (time.monotonic() - started)))
+            server.cfg.set("graceful_timeout", left)
+            _state["stopping"] = True
             os.kill(os.getpid(), signal.SIGTERM)
 
-        threading.Thread(target=wait_then_stop, daemon=True).start()
+        threading.Thread(target=drain_then_stop, daemon=True, name="pms-drain").start()
 
     server.handle_term = handle_term
 

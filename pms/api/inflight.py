@@ -3,7 +3,15 @@
 `LocalInflight` counts one process. Under gunicorn, `pms/gunicorn_conf.py` gives every worker a
 slot in a shared memory file (`PMS_INFLIGHT_FILE`, slot `PMS_INFLIGHT_SLOT`) so that
 `/v1/health` reports the sum over all workers of the instance, and the master's SIGTERM handler
-raises the draining flag there.
+moves the instance through two phases there (the flag slot):
+
+- DRAINING: `/v1/health` answers 503 `draining` so the load balancer takes the instance out of
+  rotation, while every request that still arrives is served normally (the balancer has not
+  noticed yet; refusing would only be safe if every client retried).
+- STOPPING: after the drain time, gunicorn stops accepting and finishes what is in flight; a
+  request that still arrives on a kept-alive connection is refused with 503 `draining` (the
+  load balancer retries it elsewhere; nothing was done), so the shutdown budget only has to
+  cover requests that were already running.
 """
 
 from __future__ import annotations
@@ -17,13 +25,15 @@ from typing import Protocol
 SLOT = struct.Struct("<q")
 MAX_SLOTS = 256
 FLAG_SLOT = 0  # slot 0 holds the draining flag; workers use 1..MAX_SLOTS-1
+READY, DRAINING, STOPPING = 0, 1, 2  # values of the flag slot
 
 
 class Inflight(Protocol):
     def enter(self) -> None: ...
     def leave(self) -> None: ...
     def total(self) -> int: ...
-    def draining(self) -> bool: ...
+    def draining(self) -> bool: ...  # readiness is down (health answers 503)
+    def refusing(self) -> bool: ...  # new requests are refused with 503
 
 
 class LocalInflight:
@@ -48,7 +58,12 @@ class LocalInflight:
     def draining(self) -> bool:
         return self._draining
 
+    def refusing(self) -> bool:
+        return self._draining
+
     def start_draining(self) -> None:
+        """Readiness down and new work refused at once: a single process has no load balancer
+        in front whose health checks would need a drain window first."""
         self._draining = True
 
 
@@ -86,8 +101,14 @@ class SharedInflight:
     def total(self) -> int:
         return sum(SLOT.unpack_from(self._map, i * SLOT.size)[0] for i in range(1, MAX_SLOTS))
 
+    def _flag(self) -> int:
+        return int(SLOT.unpack_from(self._map, FLAG_SLOT * SLOT.size)[0])
+
     def draining(self) -> bool:
-        return SLOT.unpack_from(self._map, FLAG_SLOT * SLOT.size)[0] != 0
+        return self._flag() != READY
+
+    def refusing(self) -> bool:
+        return self._flag() >= STOPPING
 
 
 def set_flag(path: str, value: int) -> None:

@@ -1,5 +1,5 @@
 """Request plumbing that runs around every responder: request id, in-flight gauge and draining,
-the body limit, and the database connection (connect/close only; transactions are the services').
+the body limit, and the request's database connection scope (transactions are the services').
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import time
 import falcon
 
 from pms.api.inflight import Inflight
-from pms.db.database import db
-from pms.errors import BadRequest, Draining, PayloadTooLarge
+from pms.api.jsonmedia import inspect_body
+from pms.db.database import connection_scope, db
+from pms.errors import BadRequest, Draining, PayloadTooLarge, ValidationFailed
 from pms.logging import FastLine
 
 access_log = FastLine("pms.access", "request")
@@ -53,13 +54,14 @@ class RequestIdMiddleware:
 
 
 class InflightMiddleware:
-    """Count requests in progress; while draining, refuse new work with 503 (health still answers)."""
+    """Count requests in progress; once the instance stops taking work, refuse new requests with
+    503 (health still answers). While it only drains, requests are served (pms/api/inflight.py)."""
 
     def __init__(self, gauge: Inflight) -> None:
         self.gauge = gauge
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if self.gauge.draining() and req.path != HEALTH_PATH:
+        if self.gauge.refusing() and req.path != HEALTH_PATH:
             raise Draining("the instance is shutting down; retry on another instance",
                            retry_after=1)
         self.gauge.enter()
@@ -73,39 +75,95 @@ class InflightMiddleware:
 
 
 class BodyMiddleware:
-    """Read a request body once, refusing more than `max_bytes` without reading it whole."""
+    """Read a request body once, refusing more than `max_bytes` without reading it whole, and
+    inspect it once for every responder (pms.api.jsonmedia.inspect_body): too deep -> 400,
+    NUL in any string -> 422. The decoded document is left in `req.context.json_body` for the
+    card guard and the money-form check; `req.context.raw_body` keeps the bytes.
+
+    A body sent with `Transfer-Encoding: chunked` has no Content-Length: it is read from the
+    raw stream, at most `max_bytes + 1` bytes of it. (gunicorn's `pre_request` hook marks such
+    connections, and those announcing a body over the limit, to close after the answer: an
+    unread rest could not be skipped cheaply, and the client must not send another request on
+    the connection expecting an answer.)
+
+    NUL in the query string or the path is refused here too (422): PostgreSQL cannot compare
+    text with NUL, and no parameter of ours needs it.
+    """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.raw_body = b""
+        req.context.json_body = None
+        _refuse_nul_outside_body(req)
         if req.method not in ("POST", "PUT", "PATCH", "DELETE"):
             return
+        raw = self._read(req)
+        req.context.raw_body = raw
+        if raw and _declares_json(req.content_type):
+            req.context.json_body = inspect_body(raw)
+
+    def _read(self, req: falcon.Request) -> bytes:
         length = req.content_length
         if length is not None and length > self.max_bytes:
             raise PayloadTooLarge(f"request bodies are limited to {self.max_bytes} bytes",
                                   max_bytes=self.max_bytes)
+        chunked = length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
+        # NOTE: Falcon's bounded_stream reads nothing without a Content-Length; a chunked body
+        # is read from the server's stream, which ends where the last chunk does.
+        stream = req.stream if chunked else req.bounded_stream
         try:
-            raw = req.bounded_stream.read(self.max_bytes + 1)
+            raw = stream.read(self.max_bytes + 1)
         except (OSError, ValueError) as exc:
             raise BadRequest("the request body could not be read") from exc
         if len(raw) > self.max_bytes:
             raise PayloadTooLarge(f"request bodies are limited to {self.max_bytes} bytes",
                                   max_bytes=self.max_bytes)
-        req.context.raw_body = raw
+        return raw
+
+
+def _declares_json(content_type: str | None) -> bool:
+    """No content type (read as JSON by the responders) or a JSON one; others answer 415 later."""
+    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    return not kind or kind == "application/json" or kind.endswith("+json")
+
+
+def _refuse_nul_outside_body(req: falcon.Request) -> None:
+    query = req.query_string
+    if "%00" in query or "\x00" in query:
+        fields = sorted({name for name, value in req.params.items()
+                         if "\x00" in name or any("\x00" in v for v in
+                                                  (value if isinstance(value, list) else [value]))})
+        raise ValidationFailed("the query string must not contain NUL (%00)", errors=[
+            {"field": name.replace("\x00", "%00") or "query", "message": "must not contain NUL"}
+            for name in fields or ["query"]])
+    if "\x00" in req.path:
+        raise ValidationFailed("the path must not contain NUL (%00)",
+                               errors=[{"field": "path", "message": "must not contain NUL"}])
 
 
 class DatabaseMiddleware:
-    """The request thread's database connection: on PostgreSQL it is kept between requests
-    while healthy (PmsPostgresDatabase.release_after_request); on SQLite it is closed after
-    each request (peewee's framework pattern)."""
+    """The request's connection scope (`pms.db.database.connection_scope`): entered in
+    process_request, left in process_response, so every statement of the request, its
+    Idempotency-Key record included, uses one connection. On PostgreSQL a healthy idle
+    connection stays with the request thread for its next request (`keep_idle`).
+
+    NOTE: Falcon runs process_response in the reverse order of the middleware list, so this
+    component must come BEFORE every component that touches the database in its
+    process_response (IdempotencyMiddleware): its scope then ends after theirs.
+    """
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if db.obj is not None:
-            db.obj.resume_for_request()
+        if db.obj is None:
+            return
+        scope = connection_scope(keep_idle=True)
+        scope.__enter__()
+        req.context.db_scope = scope
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
                          req_succeeded: bool) -> None:
-        if db.obj is not None and not db.obj.is_closed():
-            db.obj.release_after_request()
+        scope = getattr(req.context, "db_scope", None)
+        if scope is not None:
+            req.context.db_scope = None
+            scope.__exit__(None, None, None)

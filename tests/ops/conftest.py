@@ -1,10 +1,13 @@
 """Real gunicorn instances for the operations tests: `gunicorn` starts one with the project's
-settings (`pms.gunicorn_conf`) on the per-run PostgreSQL database; `row_lock` holds a property's
-row lock from a superuser connection so that writes to it stay in flight until released."""
+settings (`pms.gunicorn_conf`) on the per-run PostgreSQL database (the Procfile's `web` command
+as written, with PORT and the given environment); `row_lock` holds a property's row lock from a
+superuser connection so that writes to it stay in flight until released. `restart()` starts an
+instance again on its port, as a rolling deploy does."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -33,26 +36,45 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def procfile_command(name: str) -> list[str]:
+    """A Procfile process's command line, split as a shell would."""
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        key, _, command = line.partition(":")
+        if key.strip() == name:
+            return shlex.split(command.strip())
+    raise LookupError(f"no {name!r} process in the Procfile")
+
+
 class Gunicorn:
-    """One gunicorn master (and its workers) in a subprocess."""
+    """One gunicorn master (and its workers) in a subprocess, started by the Procfile's `web`
+    command with the virtualenv's bin first on PATH."""
 
     def __init__(self, settings: Settings, database: Any, log_dir: Path,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, *, port: int | None = None) -> None:
         self.settings = settings
-        self.port = free_port()
+        self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_dir / f"gunicorn-{self.port}.log"
         inherited = {k: v for k, v in os.environ.items() if not k.startswith("PMS_")}
-        full_env = {**inherited, "PMS_DATABASE_URL": database.app_url,
+        bin_dir = str(Path(sys.executable).parent)
+        self.env = {**inherited, "PMS_DATABASE_URL": database.app_url,
                     "PMS_MIGRATION_DATABASE_URL": database.owner_url,
                     "PMS_JWKS_URL": settings.jwks_url, "PMS_LOG_LEVEL": "WARNING",
                     "PMS_EMBEDDED_RUNTIME": "0",
+                    "PATH": bin_dir + os.pathsep + inherited.get("PATH", ""),
                     "PORT": str(self.port), **(env or {})}
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "python:pms.gunicorn_conf",
-             "pms.app:get_app()"], cwd=ROOT, env=full_env, stdout=self._log,
-            stderr=subprocess.STDOUT)
+        self._log = self.log_path.open("ab")
+        self.proc = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(procfile_command("web"), cwd=ROOT, env=self.env,
+                                stdout=self._log, stderr=subprocess.STDOUT)
+
+    def restart(self) -> None:
+        """Start again on the same port once the previous master has exited."""
+        if self.proc.poll() is None:
+            raise RuntimeError("the previous master is still running")
+        self.proc = self._spawn()
 
     def headers(self, env_id: uuid.UUID, **extra: str) -> dict[str, str]:
         token = mint_token(self.settings, env_id=env_id)
