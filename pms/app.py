@@ -72,8 +72,10 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
             BodyMiddleware(settings.limits.max_body_bytes),
             CardDataMiddleware(),
-            IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps),
+            # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so
+            # the connection scope ends after the Idempotency-Key record is written in it.
             DatabaseMiddleware(),
+            IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps),
         ],
     )
     app.req_options.media_handlers = falcon.media.Handlers({falcon.MEDIA_JSON: json_handler})

@@ -16,7 +16,7 @@ import peewee
 from pms import __version__
 from pms.api.spec import endpoint
 from pms.db.database import db
-from pms.db.scope import unscoped
+from pms.db.scope import tenant_free, unscoped
 from pms.routes import Route
 
 
@@ -44,8 +44,8 @@ class HealthOut(msgspec.Struct):
 def check_database() -> Check:
     started = time.perf_counter()
     try:
-        db.connect(reuse_if_open=True)
-        db.execute_sql("SELECT 1").fetchone()
+        with tenant_free():
+            db.execute_sql("SELECT 1").fetchone()
     except Exception as exc:  # noqa: BLE001 - a health check reports, it does not raise
         return Check(ok=False, detail=type(exc).__name__)
     return Check(ok=True, latency_ms=round((time.perf_counter() - started) * 1000, 2))

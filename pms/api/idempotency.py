@@ -42,6 +42,9 @@ from pms.errors import (
     IdempotencyResponseLost,
 )
 from pms.models.platform import AuditEntry, IdempotencyRecord
+from pms.services.idempotency import purge_expired
+
+__all__ = ["IdempotencyMiddleware", "fingerprint", "purge_expired"]
 
 log = logging.getLogger("pms.idempotency")
 
@@ -97,7 +100,6 @@ class IdempotencyMiddleware:
     def _claim(self, ctx: Any, key: str, fp: str) -> IdempotencyRecord | None:
         """Insert a running record; return the existing one if the key is taken."""
         with tenant_scope(ctx.env_id):
-            db.connect(reuse_if_open=True)
             try:
                 with commit_without_waiting(), db.atomic():
                     IdempotencyRecord.create(key=key, fingerprint=fp, state="running",
@@ -151,35 +153,24 @@ class IdempotencyMiddleware:
         key, fp = claim
         ctx = req.context.ctx
         status = resp.status_code
-        with tenant_scope(ctx.env_id):
-            db.connect(reuse_if_open=True)
-            with commit_without_waiting(), db.atomic():
-                query = IdempotencyRecord.key == key
-                if status >= 500 or status in NOT_STORED:
-                    IdempotencyRecord.delete().where(query).execute()
-                    return
-                body = resp.text
-                if body is None and resp.media is not None:
-                    body = self.dumps(resp.media).decode()
-                headers = {"content-type": resp.content_type}
-                if resp.location:
-                    headers["location"] = resp.location
-                IdempotencyRecord.update(
-                    state="done", response_status=status, response_body=body or "",
-                    response_headers=headers,
-                ).where(query).execute()
+        with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
+            query = IdempotencyRecord.key == key
+            if status >= 500 or status in NOT_STORED:
+                IdempotencyRecord.delete().where(query).execute()
+                return
+            body = resp.text
+            if body is None and resp.media is not None:
+                body = self.dumps(resp.media).decode()
+            headers = {"content-type": resp.content_type}
+            if resp.location:
+                headers["location"] = resp.location
+            IdempotencyRecord.update(
+                state="done", response_status=status, response_body=body or "",
+                response_headers=headers,
+            ).where(query).execute()
 
 
 def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def purge_expired(ctx: Any) -> int:
-    """Delete the env's expired records (periodic job, run per env)."""
-    with tenant_scope(ctx.env_id):
-        db.connect(reuse_if_open=True)
-        with db.atomic():
-            return IdempotencyRecord.delete().where(
-                IdempotencyRecord.expires_at <= ctx.now).execute()
 
 

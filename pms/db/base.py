@@ -28,9 +28,16 @@ class BaseModel(peewee.Model):
         database = db
         legacy_table_names = False
 
-    def save(self, *args: Any, **kwargs: Any) -> int:
+    def save(self, force_insert: bool = False, only: Any = None) -> int:
+        """Stamp `updated_at` (the one place it is stamped, for every database and save path)
+        and write the row with `_write`."""
         self.updated_at = utcnow()
-        return super().save(*args, **kwargs)
+        if only is not None:
+            only = [*only, type(self).updated_at]
+        return self._write(force_insert, only)
+
+    def _write(self, force_insert: bool, only: Any) -> int:
+        return super().save(force_insert=force_insert, only=only)
 
 
 _FETCH_SQL: dict[Any, tuple[str, list[str]]] = {}
@@ -84,12 +91,7 @@ class TenantModel(BaseModel):
             compiled = _FETCH_SQL[key] = (sql, [f.column_name for f in cls._meta.sorted_fields])
         sql, columns = compiled
         params = (cls.env_id.db_value(env), cls.id.db_value(id_), 1)
-        target = database.obj if hasattr(database, "obj") else database
-        if hasattr(target, "execute_prepared"):
-            cursor = target.execute_prepared(f"pms_fetch_{cls._meta.table_name}", sql, params,
-                                             ("uuid", "uuid", "int"))
-        else:
-            cursor = database.execute_sql(sql, params)
+        cursor = database.execute_sql(sql, params)
         row = cursor.fetchone()
         if row is None:
             return None
@@ -134,7 +136,7 @@ class TenantModel(BaseModel):
         elif uuid.UUID(str(given)) != env:
             raise PermissionError("refusing to write a row of another env")
 
-    def save(self, force_insert: bool = False, only: Any = None) -> int:
+    def _write(self, force_insert: bool, only: Any) -> int:
         if self.env_id is None:
             self.env_id = require_env()
         elif not is_unscoped() and self.env_id != require_env():
@@ -143,7 +145,7 @@ class TenantModel(BaseModel):
             rows = self._save_compiled(force_insert)
             if rows is not None:
                 return rows
-        return super().save(force_insert=force_insert, only=only)
+        return super()._write(force_insert, only)
 
     def _save_compiled(self, force_insert: bool) -> int | None:
         """peewee's `save()` for the common case, with the statement's text compiled once per

@@ -1,16 +1,40 @@
-"""The database handle: a `DatabaseProxy` bound at start-up by `init_db(url)`.
+"""The database handle: a `DatabaseProxy` bound at start-up by `init_db(url)`, and the one
+connection scope every entry point opens (`connection_scope()`).
 
-PostgreSQL runs pooled, with a statement timeout, and every transaction it begins carries the
-active tenant in `app.env_id` (set with `set_config(..., true)` in the same round trip as BEGIN),
-which the row-level-security policies read. SQLite runs in WAL mode with foreign keys on.
+What the PostgreSQL class adds to peewee's pooled database, and why (nothing else):
+
+- **Transaction settings ride with the first statement.** `begin()` sends nothing; the
+  transaction's first statement goes out as `BEGIN; SELECT set_config(...); <statement>` in one
+  round trip, carrying `statement_timeout`, `lock_timeout`, the tenant (`app.env_id`, read by the
+  row-level-security policies) and `app.cross_env` (the relay's wider policy on the outbox and
+  audit tables), all transaction-local (`set_config(..., true)` is `SET LOCAL`). A transaction
+  that ran no statement sends neither BEGIN nor COMMIT.
+- **Statements outside a transaction** are sent as `SELECT set_config(...); <statement>`, which
+  PostgreSQL runs as ONE implicit transaction, so the same settings cover the statement and
+  vanish with it.
+- **Nothing session-level, ever** (PgBouncer transaction pooling, issue 17): no `options`
+  startup parameter, no SQL `PREPARE`, no `SET` without `LOCAL`. A server connection handed to
+  the next client carries none of our state. NOTE: a PL/pgSQL `pms_scope(...)` function in
+  place of the inline `set_config` calls measured no faster (85-110 us vs 85-100 us per round
+  trip on the loaded 2-core box, both within noise of each other) and would have needed the
+  migration before the first connection, so the settings stay inline.
+- **No statement can skip the settings**: `execute_sql` (every peewee query) adds them, and a
+  direct `cursor()` while a BEGIN is pending sends the BEGIN and settings first; a direct
+  `cursor()` outside any transaction is refused (its statements would run in autocommit
+  without the tenant).
+- **Strict tenancy for tests** (`strict_tenancy`): records, or raises on, any statement that
+  would run with no tenant outside `tenant_free()` / `unscoped()`.
+- **jsonb decoded by msgspec** (PERF), registered once per new connection.
+
+SQLite runs in WAL mode with foreign keys on; write transactions take the lock up front.
 """
 
 from __future__ import annotations
 
-import re
+import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,7 +47,7 @@ from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 from psycopg2.extras import register_default_jsonb
 
 from pms.config import sqlite_path
-from pms.db.scope import current_env, is_unscoped
+from pms.db.scope import current_env, is_tenant_free, is_unscoped
 
 db: peewee.DatabaseProxy = peewee.DatabaseProxy()
 
@@ -38,110 +62,127 @@ SQLITE_PRAGMAS = (
 # Every write transaction waits at most this long for a row lock, then fails (503 Busy with
 # Retry-After) instead of queueing: below the 5 s statement timeout.
 DEFAULT_LOCK_TIMEOUT_MS = 4000
+DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+
+_ISOLATION_LEVELS = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}
 
 
-class PmsPostgresDatabase(PooledPostgresqlDatabase):
-    """Pooled PostgreSQL whose every transaction is bound to the active tenant scope."""
+class UnscopedStatement(RuntimeError):
+    """Raised by strict tenancy (tests) for a statement that would run without a tenant."""
+
+
+class _ScopeState(threading.local):
+    """Per-thread bookkeeping of the connection scope and the deferred BEGIN."""
+
+    depth = 0
+    kept_since: float | None = None
+    pending_begin: str | None = None
+    pending_unscoped = False
+    nowait = False
+    direct_ok = False
+
+
+class _ScopedConnections:
+    """`connection_scope()` for both databases: the outermost scope of a thread owns the
+    connection it opens (or the one an earlier request scope kept) and releases it at exit."""
+
+    # PERF: a request thread keeps its idle connection between requests (Django's persistent
+    # connections) instead of checking it in and out of the pool, whose check-out pings it (one
+    # round trip per request). A kept connection idle longer than this goes back through the
+    # pool, which pings it before handing it out again.
+    PING_AFTER_IDLE_S = 2.0
+
+    _scope: _ScopeState
+
+    @contextmanager
+    def connection_scope(self, *, keep_idle: bool = False) -> Iterator[None]:
+        """One connection for the block (see module `connection_scope`)."""
+        state = self._scope
+        if state.depth:
+            state.depth += 1
+            try:
+                yield
+            finally:
+                state.depth -= 1
+            return
+        kept = state.kept_since
+        state.kept_since = None
+        if kept is not None and not self.is_closed() and (
+                time.monotonic() - kept >= self.PING_AFTER_IDLE_S):
+            self.close()  # back to the pool, which pings it at the next check-out
+        owns = kept is not None or self.is_closed()
+        state.depth = 1
+        try:
+            yield
+        finally:
+            state.depth = 0
+            if owns and not self.is_closed() and not self.in_transaction():
+                if keep_idle and self._keepable():
+                    state.kept_since = time.monotonic()
+                else:
+                    self.close()
+
+    def _keepable(self) -> bool:
+        return False
+
+
+class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
+    """Pooled PostgreSQL whose every statement runs with the tenant and timeout settings."""
 
     field_types = {**PooledPostgresqlDatabase.field_types, "JSON": "JSONB", "TIMESTAMPTZ": "TIMESTAMPTZ"}
 
-    # PERF: the pool pings (`SELECT 1`, one round trip) every connection it hands out, and the
-    # request middleware hands the connection back after every request, so a cheap GET paid a
-    # fourth round trip. A connection checked back in idle moments ago is trusted without the
-    # ping; one idle longer than PING_AFTER_IDLE_S (or not idle) still gets peewee's full check.
-    PING_AFTER_IDLE_S = 2.0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._returned_at: dict[int, float] = {}
-        self._prepared: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+    def __init__(self, *args: Any, statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS,
+                 lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS, **kwargs: Any) -> None:
+        self._scope = _ScopeState()
+        self._jsonb_registered: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.statement_timeout_ms = int(statement_timeout_ms)
+        self.lock_timeout_ms = int(lock_timeout_ms)
+        # TEST-ONLY: None (off), or a callable taking the SQL of a statement that would run
+        # with no tenant outside tenant_free()/unscoped() (record it, or raise).
+        self.strict_tenancy: Callable[[str], None] | None = None
         super().__init__(*args, **kwargs)
 
-    def _connect(self) -> Any:
-        conn = super()._connect()
-        if conn not in self._prepared:  # a new connection (the pool's own are known)
+    def _initialize_connection(self, conn: Any) -> None:
+        # peewee's hook after every connect (each pool check-out): register once per connection.
+        if conn not in self._jsonb_registered:
             # PERF: jsonb columns decoded by msgspec rather than json.loads
             register_default_jsonb(conn_or_curs=conn, loads=msgspec.json.decode)
-            self._prepared[conn] = set()
-        return conn
+            self._jsonb_registered.add(conn)
 
-    def _can_reuse(self, conn: Any) -> bool:
-        reusable = bool(super()._can_reuse(conn))
-        if reusable:
-            self._returned_at[id(conn)] = time.monotonic()
-        return reusable
+    def _keepable(self) -> bool:
+        conn = self._state.conn
+        return (conn is not None and not conn.closed
+                and conn.get_transaction_status() == TRANSACTION_STATUS_IDLE)
 
-    def _is_closed(self, conn: Any) -> bool:
-        returned = self._returned_at.pop(id(conn), None)
-        if (returned is not None and time.monotonic() - returned < self.PING_AFTER_IDLE_S
-                and not conn.closed
-                and conn.get_transaction_status() == TRANSACTION_STATUS_IDLE):
-            return False
-        return bool(super()._is_closed(conn))
+    # -- the settings ----------------------------------------------------------------------
 
-    # PERF: a request thread keeps its connection between requests (Django's persistent
-    # connections) instead of checking it in and out of the pool each time: the web process
-    # has a fixed number of request threads, each needing one connection at a time, so the
-    # pool bookkeeping bought nothing. Only a connection that is open, idle and outside any
-    # transaction is kept; one kept longer than PING_AFTER_IDLE_S goes back through the pool,
-    # which pings it before handing it out again.
-    def release_after_request(self) -> None:
-        """End of a request: keep this thread's connection if it is healthy, else return it."""
-        state = self._state
-        conn = state.conn
-        if state.closed or conn is None:
-            return
-        if (not self.in_transaction() and not conn.closed
-                and conn.get_transaction_status() == TRANSACTION_STATUS_IDLE):
-            state.pms_kept_since = time.monotonic()
-            return
-        state.pms_kept_since = None
-        self.close()
+    def _settings_sql(self, *, nowait: bool = False) -> tuple[str, bool]:
+        """`SELECT set_config(...)` for the active scope (literals: a UUID and fixed words),
+        and whether it leaves the tenant unset outside a declared tenant-free path."""
+        env = current_env()
+        cross = is_unscoped()
+        sql = (f"SELECT set_config('statement_timeout', '{self.statement_timeout_ms}', true), "
+               f"set_config('lock_timeout', '{self.lock_timeout_ms}', true), "
+               f"set_config('app.env_id', '{env or ''}', true), "
+               f"set_config('app.cross_env', '{'on' if cross else 'off'}', true)")
+        if nowait:
+            sql += ", set_config('synchronous_commit', 'off', true)"
+        return sql, env is None and not cross and not is_tenant_free()
 
-    def resume_for_request(self) -> None:
-        """Start of a request: a connection kept idle for long is checked by the pool again."""
-        state = self._state
-        since = getattr(state, "pms_kept_since", None)
-        if since is None:
-            return
-        state.pms_kept_since = None
-        if state.closed or time.monotonic() - since < self.PING_AFTER_IDLE_S:
-            return
-        conn = state.conn
-        self.close()
-        self._returned_at.pop(id(conn), None)  # so the next checkout pings it
-
-    def _close_raw(self, conn: Any) -> None:
-        self._returned_at.pop(id(conn), None)
-        super()._close_raw(conn)
-
-    # PERF: BEGIN and the tenant settings ride along with the transaction's first statement
-    # (psycopg2 sends the statements in one round trip and returns the last one's result), and
-    # a transaction that ran no statement sends neither COMMIT nor ROLLBACK. The settings are
-    # made by statements PREPAREd once per connection (`pms_begin`, `pms_scope`), so PostgreSQL
-    # does not parse and plan the same SELECT for every request. Every setting is
-    # transaction-local (is_local = true; set_config('lock_timeout', ..., true) is SET LOCAL),
-    # so none leaks to the next user of a pooled connection. `app.cross_env` only widens the
-    # policies of the outbox and audit tables (the relay); see pms.db.migrator.
-    SESSION_STATEMENTS = {
-        "pms_begin": ("(text, text) AS SELECT set_config('lock_timeout', '"
-                      + str(DEFAULT_LOCK_TIMEOUT_MS) + "', true), "
-                      "set_config('app.env_id', $1, true), set_config('app.cross_env', $2, true)"),
-        "pms_scope": ("(text, text) AS SELECT set_config('app.env_id', $1, true), "
-                      "set_config('app.cross_env', $2, true)"),
-        "pms_begin_nowait": ("(text, text) AS SELECT set_config('lock_timeout', '"
-                             + str(DEFAULT_LOCK_TIMEOUT_MS) + "', true), "
-                             "set_config('synchronous_commit', 'off', true), "
-                             "set_config('app.env_id', $1, true), "
-                             "set_config('app.cross_env', $2, true)"),
-    }
-    BEGIN_SQL = "BEGIN; EXECUTE pms_begin (%s, %s); "
-    BEGIN_NOWAIT_SQL = "BEGIN; EXECUTE pms_begin_nowait (%s, %s); "
-
-    def begin(self, isolation_level: Any = None) -> None:  # noqa: D102
+    def begin(self, isolation_level: str | None = None) -> None:
+        """Defer BEGIN (with `isolation_level`, e.g. "SERIALIZABLE", when given) to the
+        transaction's first statement, which carries it and the settings."""
         if self.is_closed():
             self.connect()  # as peewee's BEGIN would have (autoconnect), before the txn is pushed
-        env = current_env()
-        self._state.pms_begin = (str(env) if env else "", "on" if is_unscoped() else "off")
+        begin = "BEGIN"
+        if isolation_level is not None:
+            level = str(isolation_level).upper()
+            if level not in _ISOLATION_LEVELS:
+                raise ValueError(f"unknown isolation level: {isolation_level!r}")
+            begin += f" ISOLATION LEVEL {level}"
+        state = self._scope
+        settings, state.pending_unscoped = self._settings_sql(nowait=state.nowait)
+        state.pending_begin = f"{begin}; {settings}; "
 
     @contextmanager
     def commit_without_waiting(self) -> Iterator[None]:
@@ -149,111 +190,95 @@ class PmsPostgresDatabase(PooledPostgresqlDatabase):
         (`synchronous_commit = off`, transaction-local). Only for bookkeeping whose loss in a
         database crash is harmless: the next synchronous commit on the server flushes it anyway,
         because the WAL is flushed in order."""
-        previous = getattr(self._state, "pms_nowait", False)
-        self._state.pms_nowait = True
+        state = self._scope
+        previous = state.nowait
+        state.nowait = True
         try:
             yield
         finally:
-            self._state.pms_nowait = previous
+            state.nowait = previous
 
-    # Reads outside a transaction (`scoped_statements()`): each statement is sent as
-    # "EXECUTE pms_scope (...); <statement>", which PostgreSQL runs as ONE implicit transaction,
-    # so the transaction-local settings cover the statement and vanish with it. One round trip,
-    # no BEGIN/COMMIT; READ COMMITTED gives each statement its own snapshot either way.
-    SCOPE_SQL = "EXECUTE pms_scope (%s, %s); "
-
-    def _execute_cursor(self, sql: str, params: Any, **cursor_options: Any) -> Any:
-        state = self._state
-        prefix, prefix_params = None, ()
-        if getattr(state, "pms_begin", None) is not None:
-            if getattr(state, "pms_nowait", False):
-                name, prefix = "pms_begin_nowait", self.BEGIN_NOWAIT_SQL
-            else:
-                name, prefix = "pms_begin", self.BEGIN_SQL
-            self._prepare(state.conn, name, self.SESSION_STATEMENTS[name])
-            prefix_params, state.pms_begin = state.pms_begin, None
-        elif getattr(state, "pms_scoped", False) and not self.in_transaction():
-            self._prepare(state.conn, "pms_scope", self.SESSION_STATEMENTS["pms_scope"])
-            env = current_env()
-            prefix = self.SCOPE_SQL
-            prefix_params = (str(env) if env else "", "on" if is_unscoped() else "off")
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        """peewee's execute_sql, with the pending BEGIN and settings, or the settings of an
+        implicit transaction, sent in the same round trip."""
+        state = self._scope
+        prefix = state.pending_begin
         if prefix is not None:
-            if not params:
-                sql = sql.replace("%", "%%")  # the combined statement is interpolated
+            state.pending_begin = None
+            unscoped_ = state.pending_unscoped
+        elif not self.in_transaction():
+            prefix, unscoped_ = self._settings_sql()
+            prefix += "; "
+        if prefix is not None:
+            if unscoped_ and self.strict_tenancy is not None:
+                self.strict_tenancy(sql)
+            # NOTE: peewee always passes a params tuple, so psycopg2 interpolates the whole
+            # string: the prefix holds no `%` and the statement's own are already escaped.
             sql = prefix + sql
-            params = (*prefix_params, *(params or ()))
-        return super()._execute_cursor(sql, params, **cursor_options)
-
-    def _prepare(self, conn: Any, name: str, declaration: str) -> None:
-        """PREPARE `name` on this connection unless it already has it (its own round trip,
-        once per connection: a PREPARE sent together with a statement that then fails would
-        stay prepared on the server while we believed it was not)."""
-        prepared = self._prepared.get(conn)
-        if prepared is None:
-            prepared = self._prepared[conn] = set()
-        if name in prepared:
-            return
-        with peewee.__exception_wrapper__:
-            conn.cursor().execute(f"PREPARE {name} {declaration}")
-        prepared.add(name)
-
-    def execute_prepared(self, name: str, sql: str, params: tuple[Any, ...],
-                         types: tuple[str, ...]) -> Any:
-        """Run `sql` (with %s placeholders) as a per-connection prepared statement.
-
-        PERF: a hot by-id read spends more time being planned than executed; the generic plan
-        of a prepared statement skips that. Inside a transaction the plain statement is used
-        (prepared statements serve the single-statement read path).
-        """
-        if self.in_transaction():
-            return self.execute_sql(sql, params)
-        conn = self.connection()
-        prepared = self._prepared.get(conn)
-        if prepared is None or name not in prepared:
-            numbers = iter(range(1, len(params) + 1))
-            body = re.sub(r"%s", lambda _m: f"${next(numbers)}", sql)
-            self._prepare(conn, name, f"({', '.join(types)}) AS {body}")
-        return self.execute_sql(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
-
-    @contextmanager
-    def scoped_statements(self) -> Iterator[None]:
-        """Run the block's statements each in its own tenant-scoped implicit transaction."""
-        if self.is_closed():
-            self.connect()
-        previous = getattr(self._state, "pms_scoped", False)
-        self._state.pms_scoped = True
+        state.direct_ok = True
         try:
-            yield
+            return super().execute_sql(sql, params)
         finally:
-            self._state.pms_scoped = previous
+            state.direct_ok = False
 
-    def commit(self) -> None:  # noqa: D102
-        if getattr(self._state, "pms_begin", None) is not None:
-            self._state.pms_begin = None  # nothing ran: nothing to commit
+    def cursor(self, named_cursor: Any = None) -> Any:
+        """A cursor for statements of the current transaction; see the module docstring."""
+        state = self._scope
+        if state.direct_ok:
+            return super().cursor(named_cursor)
+        pending = state.pending_begin
+        if pending is not None:  # a direct cursor as the transaction's first statement
+            state.pending_begin = None
+            if state.pending_unscoped and self.strict_tenancy is not None:
+                self.strict_tenancy("<direct cursor>")
+            with peewee.__exception_wrapper__:
+                super().cursor().execute(pending.rstrip("; "))
+        elif not self.in_transaction():
+            conn = None if self.is_closed() else self._state.conn
+            if conn is None or conn.get_transaction_status() == TRANSACTION_STATUS_IDLE:
+                raise UnscopedStatement(
+                    "db.cursor() outside a transaction would run without the tenant settings; "
+                    "use execute_sql() or open a transaction")
+        return super().cursor(named_cursor)
+
+    def commit(self) -> None:
+        """COMMIT, or nothing when the transaction never ran a statement."""
+        state = self._scope
+        if state.pending_begin is not None:
+            state.pending_begin = None
             return
-        super().commit()
+        state.direct_ok = True
+        try:
+            super().commit()
+        finally:
+            state.direct_ok = False
 
-    def rollback(self) -> None:  # noqa: D102
-        if getattr(self._state, "pms_begin", None) is not None:
-            self._state.pms_begin = None
+    def rollback(self) -> None:
+        """ROLLBACK, or nothing when the transaction never ran a statement."""
+        state = self._scope
+        if state.pending_begin is not None:
+            state.pending_begin = None
             return
-        super().rollback()
+        state.direct_ok = True
+        try:
+            super().rollback()
+        finally:
+            state.direct_ok = False
 
 
-class PmsSqliteDatabase(peewee.SqliteDatabase):
-    """SQLite in WAL mode; write transactions take the lock up front (BEGIN IMMEDIATE)."""
+class PmsSqliteDatabase(_ScopedConnections, peewee.SqliteDatabase):
+    """SQLite in WAL mode; write transactions take the lock up front (BEGIN IMMEDIATE). A
+    connection scope always closes what it opened (an SQLite connection costs a file open;
+    `keep_idle` is PostgreSQL's)."""
 
     field_types = {**peewee.SqliteDatabase.field_types, "JSON": "JSON"}
 
-    def release_after_request(self) -> None:
-        """End of a request: close the connection (an SQLite connection costs a file open)."""
-        self.close()
-
-    def resume_for_request(self) -> None:
-        """Start of a request: nothing kept, nothing to check."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._scope = _ScopeState()
+        super().__init__(*args, **kwargs)
 
 
-def _pg_params(url: str, *, pool_size: int, statement_timeout_ms: int) -> dict[str, Any]:
+def _pg_params(url: str, *, pool_size: int) -> dict[str, Any]:
     parsed = urlparse(url)
     params: dict[str, Any] = {
         "database": unquote(parsed.path.lstrip("/")),
@@ -265,9 +290,10 @@ def _pg_params(url: str, *, pool_size: int, statement_timeout_ms: int) -> dict[s
     if parsed.password:
         params["password"] = unquote(parsed.password)
     query = dict(parse_qsl(parsed.query))
-    options = query.pop("options", "")
-    options += f" -c statement_timeout={statement_timeout_ms}"
-    params["options"] = options.strip()
+    if "options" in query:
+        # PgBouncer refuses the `options` startup parameter; settings are transaction-local.
+        raise ValueError("the database URL must not carry `options` (PgBouncer refuses it); "
+                         "the timeouts are set per transaction")
     params["application_name"] = query.pop("application_name", "pms")
     params.update(query)
     params["max_connections"] = pool_size
@@ -277,11 +303,12 @@ def _pg_params(url: str, *, pool_size: int, statement_timeout_ms: int) -> dict[s
     return params
 
 
-def make_database(url: str, *, pool_size: int = 8, statement_timeout_ms: int = 5000) -> peewee.Database:
+def make_database(url: str, *, pool_size: int = 8,
+                  statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS) -> peewee.Database:
     """A database object for `url` (postgresql:// or sqlite:///), not yet connected."""
     if url.startswith(("postgres://", "postgresql://")):
-        return PmsPostgresDatabase(**_pg_params(
-            url, pool_size=pool_size, statement_timeout_ms=statement_timeout_ms))
+        return PmsPostgresDatabase(statement_timeout_ms=statement_timeout_ms,
+                                   **_pg_params(url, pool_size=pool_size))
     if url.startswith("sqlite://"):
         path = sqlite_path(url)
         if path not in ("", ":memory:"):
@@ -291,7 +318,8 @@ def make_database(url: str, *, pool_size: int = 8, statement_timeout_ms: int = 5
     raise ValueError(f"unsupported database URL scheme: {url.split(':', 1)[0]}")
 
 
-def init_db(url: str, *, pool_size: int = 8, statement_timeout_ms: int = 5000) -> peewee.Database:
+def init_db(url: str, *, pool_size: int = 8,
+            statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS) -> peewee.Database:
     """Bind the global proxy to a new database for `url` and return it."""
     database = make_database(url, pool_size=pool_size, statement_timeout_ms=statement_timeout_ms)
     db.initialize(database)
@@ -304,12 +332,29 @@ def is_postgres(database: peewee.Database | None = None) -> bool:
 
 
 @contextmanager
-def read_statements() -> Iterator[None]:
-    """Tenant-scoped reads: single-round-trip statements on PostgreSQL, a transaction on SQLite."""
+def connection_scope(*, keep_idle: bool = False) -> Iterator[None]:
+    """The one connection of an entry point (a request, a worker message, a relay loop, a CLI
+    command). The outermost scope of a thread owns the connection: if none is open, the first
+    statement opens one (peewee's autoconnect) and the scope releases it at exit; inner scopes,
+    and connections opened outside any scope, are left alone. Services never connect or close.
+
+    Args:
+        keep_idle: PostgreSQL request threads only: keep a healthy idle connection for the
+            thread's next scope instead of checking it back in (see PING_AFTER_IDLE_S).
+    """
     target = db.obj
-    if isinstance(target, PmsPostgresDatabase):
-        with target.scoped_statements():
-            yield
+    if target is None:
+        raise RuntimeError("the database is not initialised (init_db)")
+    with target.connection_scope(keep_idle=keep_idle):
+        yield
+
+
+@contextmanager
+def read_statements() -> Iterator[None]:
+    """Tenant-scoped reads: each statement its own scoped implicit transaction on PostgreSQL
+    (the default there), one transaction on SQLite (one snapshot for the block)."""
+    if isinstance(db.obj, PmsPostgresDatabase):
+        yield
     else:
         with db.atomic():
             yield
@@ -329,4 +374,3 @@ def commit_without_waiting() -> Iterator[None]:
 def write_begin_args() -> dict[str, Any]:
     """Arguments for `db.atomic()` of a write transaction (SQLite: BEGIN IMMEDIATE)."""
     return {"lock_type": "IMMEDIATE"} if isinstance(db.obj, peewee.SqliteDatabase) else {}
-

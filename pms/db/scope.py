@@ -2,7 +2,9 @@
 
 `TenantModel` refuses to build a query without an active scope (django-scopes' idea, ported to
 peewee). `unscoped()` is the escape hatch for cross-env machinery (the outbox relay, migrations,
-tests that prove RLS); grep for it in review.
+tests that prove RLS); grep for it in review. `tenant_free()` declares statements that touch no
+tenant row at all (a health ping, the migration bookkeeping), so that the strict tenancy check of
+the tests (pms.db.database) can tell them from a forgotten scope.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from contextvars import ContextVar
 
 _ENV: ContextVar[uuid.UUID | None] = ContextVar("pms_env_scope", default=None)
 _UNSCOPED: ContextVar[bool] = ContextVar("pms_unscoped", default=False)
+_TENANT_FREE: ContextVar[bool] = ContextVar("pms_tenant_free", default=False)
 
 
 class ScopeError(RuntimeError):
@@ -26,6 +29,10 @@ def current_env() -> uuid.UUID | None:
 
 def is_unscoped() -> bool:
     return _UNSCOPED.get()
+
+
+def is_tenant_free() -> bool:
+    return _TENANT_FREE.get()
 
 
 def require_env() -> uuid.UUID:
@@ -53,3 +60,14 @@ def unscoped() -> Iterator[None]:
         yield
     finally:
         _UNSCOPED.reset(token)
+
+
+@contextmanager
+def tenant_free() -> Iterator[None]:
+    """Declare that the block's statements read or write no tenant row (the database sees no
+    tenant and row-level security shows nothing, as without the declaration)."""
+    token = _TENANT_FREE.set(True)
+    try:
+        yield
+    finally:
+        _TENANT_FREE.reset(token)

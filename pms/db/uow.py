@@ -160,10 +160,8 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     if db.in_transaction():
         raise RuntimeError("unit_of_work() must not be nested")
     uow = UnitOfWork(ctx)
-    with tenant_scope(ctx.env_id):
-        db.connect(reuse_if_open=True)
-        with db.atomic(**write_begin_args()):
-            yield uow
+    with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
+        yield uow
     uow.run_after_commit()
 
 
@@ -175,7 +173,6 @@ def read_scope(ctx: Ctx) -> Iterator[None]:
         if db.in_transaction():
             yield
             return
-        db.connect(reuse_if_open=True)
         with read_statements():
             yield
 

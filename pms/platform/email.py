@@ -51,7 +51,6 @@ class EmbeddedEmail:
         from pms.models.environment import SandboxEmail
 
         with tenant_scope(env_id):
-            db.connect(reuse_if_open=True)
             existing = None
             try:
                 with db.atomic(**write_begin_args()):
@@ -70,14 +69,12 @@ class EmbeddedEmail:
         from pms.db.scope import tenant_scope
         from pms.models.environment import SandboxEmail
 
-        with tenant_scope(env_id):
-            db.connect(reuse_if_open=True)
-            with db.atomic():
-                rows = SandboxEmail.select().order_by(SandboxEmail.created_at.desc()).limit(limit)
-                return [{"id": r.message_id, "to": r.to, "subject": r.subject, "body": r.body,
-                         "template": r.template, "meta": r.meta,
-                         "idempotency_key": r.idempotency_key,
-                         "sent_at": r.created_at.isoformat()} for r in rows]
+        with tenant_scope(env_id), db.atomic():
+            rows = SandboxEmail.select().order_by(SandboxEmail.created_at.desc()).limit(limit)
+            return [{"id": r.message_id, "to": r.to, "subject": r.subject, "body": r.body,
+                     "template": r.template, "meta": r.meta,
+                     "idempotency_key": r.idempotency_key,
+                     "sent_at": r.created_at.isoformat()} for r in rows]
 
 
 class HttpEmail:

@@ -345,8 +345,6 @@ def ensure_inventory(ctx: Ctx, property_id: uuid.UUID, room_type_id: uuid.UUID, 
     from pms.db.scope import tenant_scope
 
     nights = [start + timedelta(days=i) for i in range(max((end - start).days, 0))]
-    with tenant_scope(ctx.env_id):
-        db.connect(reuse_if_open=True)
-        with db.atomic(**write_begin_args()):
-            for i in range(0, len(nights), 500):
-                ensure_days(property_id, room_type_id, nights[i:i + 500])
+    with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
+        for i in range(0, len(nights), 500):
+            ensure_days(property_id, room_type_id, nights[i:i + 500])

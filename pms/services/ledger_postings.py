@@ -80,12 +80,10 @@ def _send(ctx: Ctx, ledger: Any, row: LedgerPosting) -> bool:
             LedgerPosting.update(attempts=LedgerPosting.attempts + 1).where(
                 LedgerPosting.id == row.id).execute()
         return False
-    with tenant_scope(ctx.env_id):
-        db.connect(reuse_if_open=True)
-        with db.atomic():
-            LedgerPosting.update(status=POSTED, external_id=posting.id, posted_at=ctx.now,
-                                 attempts=LedgerPosting.attempts + 1).where(
-                (LedgerPosting.id == row.id) & (LedgerPosting.status == PENDING)).execute()
+    with tenant_scope(ctx.env_id), db.atomic():
+        LedgerPosting.update(status=POSTED, external_id=posting.id, posted_at=ctx.now,
+                             attempts=LedgerPosting.attempts + 1).where(
+            (LedgerPosting.id == row.id) & (LedgerPosting.status == PENDING)).execute()
     return True
 
 

@@ -1,6 +1,9 @@
 """The shortcuts on the per-request path keep their rules: the access line, the request id, the
-identity derived from a cached token, the connection a request thread keeps between requests,
-and the statements prepared once per connection."""
+identity derived from a cached token, the connection scope of a request (one connection, kept
+by its thread between requests), and commits that do not wait for the WAL flush.
+
+NOTE: the tests of the per-connection PREPAREd statements are gone with them (issue 17: no
+SQL-level PREPARE behind PgBouncer)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import uuid
 import pytest
 
 from pms.db.database import make_database
+from pms.db.scope import tenant_free
 from pms.devkeys import mint_token
 from pms.logging import FastLine, JsonFormatter
 from tests import pg
@@ -121,37 +125,52 @@ def pgdb(pg_database):
         database.close_all()
 
 
+def _request(database):
+    """What DatabaseMiddleware does around one request."""
+    return database.connection_scope(keep_idle=True)
+
+
 @pytest.mark.postgres
 def test_an_idle_connection_stays_with_its_thread_between_requests(pgdb):
-    pgdb.connect()
-    pid = pg.backend_pid(pgdb)
-    pgdb.release_after_request()
+    with _request(pgdb):
+        pid = pg.backend_pid(pgdb)
     assert not pgdb.is_closed() and len(pgdb._in_use) == 1  # not checked in
-    pgdb.resume_for_request()
-    assert pg.backend_pid(pgdb) == pid
+    with _request(pgdb):
+        assert pg.backend_pid(pgdb) == pid
 
 
 @pytest.mark.postgres
 def test_a_connection_left_in_a_transaction_goes_back_to_the_pool_rolled_back(pgdb):
-    pgdb.connect()
-    pgdb.connection().cursor().execute("BEGIN; CREATE TEMP TABLE left_behind (x int)")
-    pgdb.release_after_request()
+    with _request(pgdb):
+        pgdb.connection().cursor().execute("BEGIN; CREATE TEMP TABLE left_behind (x int)")
     assert pgdb.is_closed() and len(pgdb._in_use) == 0
-    pgdb.connect()
-    exists = pgdb.execute_sql("SELECT to_regclass('pg_temp.left_behind')").fetchone()[0]
+    with _request(pgdb), tenant_free():
+        exists = pgdb.execute_sql("SELECT to_regclass('pg_temp.left_behind')").fetchone()[0]
     assert exists is None  # the open transaction was rolled back, not carried on
 
 
 @pytest.mark.postgres
 def test_a_kept_connection_idle_past_the_threshold_is_pinged_and_replaced(pgdb):
     pgdb.PING_AFTER_IDLE_S = 0.0
-    pgdb.connect()
-    pid = pg.backend_pid(pgdb)
-    pgdb.release_after_request()
+    with _request(pgdb):
+        pid = pg.backend_pid(pgdb)
     pg.terminate_backend(pid)
-    pgdb.resume_for_request()
-    pgdb.connect(reuse_if_open=True)
-    assert pg.backend_pid(pgdb) != pid
+    with _request(pgdb):
+        assert pg.backend_pid(pgdb) != pid
+
+
+@pytest.mark.postgres
+def test_a_scope_releases_only_the_connection_it_opened(pgdb):
+    pgdb.connect()  # opened outside any scope: not the scope's to release
+    with pgdb.connection_scope():
+        pg.backend_pid(pgdb)
+    assert not pgdb.is_closed()
+    pgdb.close()
+    with pgdb.connection_scope():
+        with pgdb.connection_scope():  # an inner scope never releases the outer one's
+            pg.backend_pid(pgdb)
+        assert not pgdb.is_closed()
+    assert pgdb.is_closed() and len(pgdb._in_use) == 0
 
 
 @pytest.mark.postgres
@@ -162,26 +181,78 @@ def test_a_kept_connection_carries_no_tenant_into_the_next_request(pg_db, ctx):
     from tests.factories import make_property
 
     prop = make_property(ctx)
-    with read_scope(ctx):
-        assert Property.fetch(prop.id) is not None
-        seen = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0]
-    assert seen == str(ctx.env_id)
-    db.obj.release_after_request()
-    db.obj.resume_for_request()
-    leftover = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0]
-    assert leftover in (None, "")
+    with _request(db.obj):
+        with read_scope(ctx):
+            assert Property.fetch(prop.id) is not None
+            seen = db.execute_sql("SELECT current_setting('app.env_id', true)").fetchone()[0]
+        assert seen == str(ctx.env_id)
+    with _request(db.obj), tenant_free():
+        leftover = db.connection().cursor()
+        leftover.execute("SELECT current_setting('app.env_id', true)")  # raw: no settings sent
+        assert leftover.fetchone()[0] in (None, "")
 
 
-# -- statements prepared once per connection ----------------------------------------------------
+# -- one connection per request, the Idempotency-Key record included ---------------------------
+
+
+def test_a_request_with_an_idempotency_key_uses_one_connection(api, database):
+    """The rule: the idempotency record is written inside the request's connection scope (the
+    database middleware's process_response runs after the idempotency middleware's)."""
+    opened: list[int] = []
+    real_connect = database.connect
+
+    def counting_connect(reuse_if_open=False):  # noqa: ANN001, ANN202
+        did = real_connect(reuse_if_open=reuse_if_open)
+        opened.extend([1] if did else [])
+        return did
+
+    if not database.is_closed():
+        database.close()
+    database.connect = counting_connect  # this instance only, removed below
+    try:
+        resp = api.post("/v1/properties", {"propertyCode": "ONECONN", "timezone": "UTC",
+                                           "currencyCode": "EUR"},
+                        headers={"Idempotency-Key": uuid.uuid4().hex})
+    finally:
+        del database.connect
+    assert resp.status_code == 201
+    assert len(opened) == 1  # the claim, the change and the stored response: one connection
 
 
 @pytest.mark.postgres
-def test_a_prepared_statement_whose_first_run_fails_still_works_afterwards(pgdb):
-    pgdb.connect()
-    with pytest.raises(Exception, match="division by zero"):
-        pgdb.execute_prepared("pms_test_divide", "SELECT 10 / %s", (0,), ("int",))
-    assert pgdb.execute_prepared("pms_test_divide", "SELECT 10 / %s", (2,),
-                                 ("int",)).fetchone()[0] == 5
+def test_a_request_with_an_idempotency_key_holds_one_backend(api, backend):
+    from pms.db.database import db
+
+    if backend != "postgres":
+        pytest.skip("backends are PostgreSQL's")
+    key = uuid.uuid4().hex
+    before = _backends_of(db)
+    resp = api.post("/v1/properties", {"propertyCode": "ONEBE", "timezone": "UTC",
+                                       "currencyCode": "EUR"}, headers={"Idempotency-Key": key})
+    assert resp.status_code == 201
+    assert len(db.obj._in_use) <= 1  # one connection checked out (kept by this thread) at most
+    assert _backends_of(db) - before <= 1
+    with _request(db.obj):
+        from pms.db.scope import tenant_scope
+        from pms.models.platform import IdempotencyRecord
+
+        with tenant_scope(api.env_id):
+            row = IdempotencyRecord.get(IdempotencyRecord.key == key)
+    assert row.state == "done" and row.response_status == 201
+
+
+def _backends_of(db) -> int:  # noqa: ANN001
+    import psycopg2
+
+    conn = psycopg2.connect(pg.admin_url())
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s "
+                        "AND pid <> pg_backend_pid()", (db.obj.database,))
+            return int(cur.fetchone()[0])
+    finally:
+        conn.close()
 
 
 @pytest.mark.postgres
@@ -230,7 +301,7 @@ def test_the_idempotency_claim_and_response_skip_the_flush_but_the_change_does_n
 
     def spy_begin(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         real_begin(self, *args, **kwargs)
-        begun.append(bool(getattr(self._state, "pms_nowait", False)))
+        begun.append("synchronous_commit" in self._scope.pending_begin)
 
     monkeypatch.setattr(PmsPostgresDatabase, "begin", spy_begin)
     resp = api.post("/v1/properties", {"propertyCode": "NOWAIT", "timezone": "UTC",
