@@ -5,6 +5,7 @@ unusual takes peewee's path."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import peewee
 import pytest
@@ -15,7 +16,7 @@ from pms.db.database import db
 from pms.db.scope import tenant_scope
 from pms.models import Property
 
-pytestmark = pytest.mark.postgres
+OLD = datetime(2001, 1, 1, tzinfo=UTC)
 
 
 def _new(code: str) -> Property:
@@ -27,6 +28,7 @@ def _peewee_save(row: Property, **kw) -> int:
     return peewee.Model.save(row, **kw)
 
 
+@pytest.mark.postgres
 def test_an_insert_writes_the_row_peewee_writes(pg_db, ctx):
     with tenant_scope(ctx.env_id), db.atomic():
         compiled, plain = _new("CMP1"), _new("CMP2")
@@ -41,8 +43,12 @@ def test_an_insert_writes_the_row_peewee_writes(pg_db, ctx):
     assert {k: v for k, v in got["CMP1"].items() if k not in strip} == \
         {k: v for k, v in got["CMP2"].items() if k not in strip}
     assert got["CMP1"]["display_address"] == {"city": "Berlin"}
+    # both paths stamp updated_at at save time (the instants differ by the test's own pace)
+    stamped = [got[c]["updated_at"] for c in ("CMP1", "CMP2")]
+    assert all(s is not None for s in stamped) and abs(stamped[0] - stamped[1]) < timedelta(minutes=1)
 
 
+@pytest.mark.postgres
 def test_an_update_changes_the_row_and_reports_one_row(pg_db, ctx):
     with tenant_scope(ctx.env_id), db.atomic():
         row = _new("CMP3")
@@ -52,6 +58,7 @@ def test_an_update_changes_the_row_and_reports_one_row(pg_db, ctx):
         assert Property.fetch(row.id).name == "Renamed"
 
 
+@pytest.mark.postgres
 def test_an_update_never_reaches_another_envs_row(pg_db, ctx):
     other = Ctx(env_id=uuid.uuid4())
     with tenant_scope(other.env_id), db.atomic():
@@ -65,6 +72,7 @@ def test_an_update_never_reaches_another_envs_row(pg_db, ctx):
         assert Property.fetch(theirs.id).code == "THEIRS"
 
 
+@pytest.mark.postgres
 def test_an_expression_value_takes_peewees_path(pg_db, ctx):
     with tenant_scope(ctx.env_id), db.atomic():
         row = _new("CMP4")
@@ -72,3 +80,22 @@ def test_an_expression_value_takes_peewees_path(pg_db, ctx):
         row.name = peewee.fn.UPPER("shouted")
         assert row.save() == 1
         assert Property.fetch(row.id).name == "SHOUTED"
+
+
+def test_updated_at_is_stamped_by_every_update_on_both_databases(database, ctx):
+    """The rule: `updated_at` is stamped in one place (BaseModel.save) for every save path, the
+    compiled one of PostgreSQL included."""
+    with tenant_scope(ctx.env_id), db.atomic():
+        row = _new("STAMP")
+        row.save(force_insert=True)
+        Property.update(updated_at=OLD).where(Property.id == row.id).execute()
+        row = Property.fetch(row.id)
+        assert row.updated_at == OLD
+        row.name = "Stamped"
+        assert row.save() == 1
+        assert Property.fetch(row.id).updated_at > OLD
+        Property.update(updated_at=OLD).where(Property.id == row.id).execute()
+        row.name = "Stamped again"
+        row.save(only=[Property.name])  # a partial save stamps it too
+        again = Property.fetch(row.id)
+    assert again.updated_at > OLD and again.name == "Stamped again"
