@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import typer
 
-from cli.output import emit
+from cli.output import emit, open_database
 from pms.config import Settings, load_settings
 
 app = typer.Typer(help="Demo data.", no_args_is_help=True)
@@ -86,7 +86,9 @@ SEED_HOOKS: list[Any] = []
 def seed(env: uuid.UUID = typer.Option(DEMO_ENV_ID, "--env", help="Tenant env id."),
          json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Create the demo hotel (skipped when it exists)."""
-    summary = seed_demo(load_settings(), env)
+    settings = load_settings()
+    open_database(settings)  # a clear message, not a traceback, when not migrated
+    summary = seed_demo(settings, env)
     emit(summary, as_json=json_out, title="Demo hotel", columns=["field", "value"],
          rows=[[k, v] for k, v in summary.items()])
 

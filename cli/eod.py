@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cli.output import console, emit, fail, parse_uuid
+from cli.output import console, emit, fail, open_database, parse_uuid
 from pms.config import load_settings
 
 cashiering_app = typer.Typer(help="Cashiering maintenance.", no_args_is_help=True)
@@ -21,12 +21,11 @@ cashiering_app = typer.Typer(help="Cashiering maintenance.", no_args_is_help=Tru
 
 def _setup(env: str) -> tuple[Any, Any, uuid.UUID]:
     from pms.context import system_ctx
-    from pms.db.database import init_db
     from pms.platform import build_platform
 
     env_id = parse_uuid(env)
     settings = load_settings()
-    init_db(settings.database_url, pool_size=2)
+    open_database(settings)
     return system_ctx(env_id, sub="pms-cli end-of-day"), build_platform(settings), env_id
 
 

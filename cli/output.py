@@ -46,7 +46,8 @@ def emit(data: Any, *, as_json: bool, title: str = "", columns: Sequence[str] = 
 def fail(message: str, code: int = 1) -> None:
     import typer
 
-    err_console.print(f"[red]error:[/red] {message}")
+    # one line, unwrapped: paths and commands in the message stay copyable and greppable
+    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 
@@ -57,3 +58,33 @@ def parse_uuid(value: str, name: str = "--env") -> uuid.UUID:
     except ValueError:
         fail(f"{name} must be a UUID, not {value!r}", 2)
         raise  # unreachable: fail() exits
+
+
+def open_database(settings: Any, *, pool_size: int = 2) -> Any:
+    """Bind the database of `settings` for a command, or exit 1 with a clear message (no
+    traceback) when it is missing or not migrated. An embedded SQLite file is never created
+    here: a command run against an empty PMS_HOME must say so, not make an empty database."""
+    from pathlib import Path
+
+    from pms.config import sqlite_path
+    from pms.db.database import init_db
+    from pms.db.migrator import status
+
+    url = settings.database_url
+    where = url.split("@")[-1]  # never print a password
+    if url.startswith("sqlite://"):
+        path = sqlite_path(url)
+        where = path
+        if path not in ("", ":memory:") and not Path(path).exists():
+            fail(f"no database at {path}: run `pms-cli db migrate` first (embedded files live "
+                 f"under PMS_HOME={settings.home}; set PMS_HOME or PMS_DATABASE_URL to use "
+                 "another)")
+    try:
+        pending = status(settings.migration_database_url).pending
+    except Exception as exc:  # noqa: BLE001 - any failure to read it is reported, not raised
+        fail(f"cannot open the database at {where}: {type(exc).__name__}: {exc}")
+        raise  # unreachable: fail() exits
+    if pending:
+        fail(f"the database at {where} is not migrated ({len(pending)} pending, first "
+             f"{pending[0]}): run `pms-cli db migrate`")
+    return init_db(url, pool_size=pool_size)

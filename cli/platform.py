@@ -7,7 +7,7 @@ import threading
 
 import typer
 
-from cli.output import console, emit, fail, parse_uuid
+from cli.output import console, emit, fail, open_database, parse_uuid
 from pms.config import load_settings
 
 app = typer.Typer(help="Platform events: consume service-updated events, initialize an env.",
@@ -31,14 +31,13 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
             json_out: bool = typer.Option(False, "--json", help="Print a JSON summary at exit.")
             ) -> None:
     """Consume platform service-updated events and initialize envs (manual acks, DLQ)."""
-    from pms.db.database import init_db
     from pms.services.environments import initialize_environment
     from workers.consumer import PlatformEventConsumer
 
     settings = load_settings()
     if not settings.broker_url.startswith(("amqp://", "amqps://")):
         fail("platform consume needs PMS_BROKER_URL=amqp://... (the embedded stub:// has no bus)", 2)
-    init_db(settings.database_url, pool_size=2)
+    open_database(settings)
     ledger = _ledger(settings)
     consumer = PlatformEventConsumer(
         settings.broker_url, settings.event_exchange, queue,
@@ -63,12 +62,11 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
 def init(env: str = typer.Option(..., "--env", help="The env id (UUID)."),
          json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Initialize one env now (defaults + ledger settlement accounts); idempotent."""
-    from pms.db.database import init_db
     from pms.services.environments import initialize_environment
 
     env_id = parse_uuid(env)
     settings = load_settings()
-    init_db(settings.database_url, pool_size=2)
+    open_database(settings)
     result = initialize_environment(env_id, ledger=_ledger(settings), source_event_id="cli")
     emit(result.as_dict(), as_json=json_out, title="Environment",
          columns=["env", "created", "ledger accounts ready", "error"],

@@ -39,11 +39,13 @@ class Limits:
 class Settings:
     """Everything the processes need, resolved once at start-up."""
 
-    database_url: str = "sqlite:///var/pms.db"
-    migration_database_url: str = "sqlite:///var/pms.db"
+    # The embedded files live under PMS_HOME (see `default_home`), never the working directory.
+    database_url: str = field(default_factory=lambda: embedded_database_url(default_home()))
+    migration_database_url: str = field(
+        default_factory=lambda: embedded_database_url(default_home()))
     broker_url: str = "stub://"
     event_exchange: str = "platform.events"
-    jwks_url: str = "file://var/dev-jwks.json"
+    jwks_url: str = field(default_factory=lambda: embedded_jwks_url(default_home()))
     jwt_issuer: str = "pms-dev"
     jwt_audience: str = "hotel-pms"
     jwt_algorithms: tuple[str, ...] = ("RS256", "ES256")
@@ -62,6 +64,7 @@ class Settings:
     # Off for processes that share a database with a real relay (test servers, benchmarks).
     embedded_runtime: bool = True
     limits: Limits = field(default_factory=Limits)
+    home: Path = field(default_factory=lambda: default_home())
 
     @property
     def is_postgres(self) -> bool:
@@ -77,7 +80,8 @@ class Settings:
 
     @property
     def jwks_path(self) -> Path:
-        """The local key-set path of a `file://` JWKS URL (relative paths from the cwd)."""
+        """The local key-set path of a `file://` JWKS URL (`load_settings` anchors relative
+        paths under PMS_HOME)."""
         return Path(file_url_path(self.jwks_url))
 
     @property
@@ -99,6 +103,45 @@ def sqlite_path(url: str) -> str:
     parsed = urlparse(url)
     path = parsed.path
     return path[1:] if path.startswith("/") else path
+
+
+def default_home(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the embedded default keeps its files (SQLite database, development keys).
+
+    `PMS_HOME` when set. Otherwise, when the package runs from its source checkout (the
+    repository's `setup.cfg` beside it: `make run`, an editable install), the checkout's `var/`
+    directory, whatever the working directory; installed anywhere else, the per-user data
+    directory (`$XDG_DATA_HOME/hotel-pms`, by default `~/.local/share/hotel-pms`). Never the
+    working directory: `pms-cli` run from elsewhere must find the same database, not silently
+    create an empty one.
+    """
+    env = os.environ if environ is None else environ
+    if env.get("PMS_HOME"):
+        return Path(env["PMS_HOME"]).expanduser().resolve()
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "setup.cfg").is_file() and (checkout / "pms" / "config.py").is_file():
+        return checkout / "var"
+    data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data).expanduser() / "hotel-pms"
+
+
+def embedded_database_url(home: Path) -> str:
+    return f"sqlite:///{home / 'pms.db'}"
+
+
+def embedded_jwks_url(home: Path) -> str:
+    return f"file://{home / 'dev-jwks.json'}"
+
+
+def anchor_url(url: str, home: Path) -> str:
+    """A `sqlite:///relative` or `file://relative` URL made absolute under `home` (other URLs,
+    absolute paths and in-memory SQLite unchanged)."""
+    for prefix in ("sqlite:///", "file://"):
+        if url.startswith(prefix):
+            rest = url[len(prefix):]
+            if rest and not rest.startswith("/") and rest != ":memory:":
+                return prefix + str(home / rest)
+    return url
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -128,17 +171,19 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
     else:
         env.update(environ)
     base = Settings()
-    database_url = env.get("PMS_DATABASE_URL", base.database_url)
+    home = default_home(env)
+    database_url = anchor_url(env.get("PMS_DATABASE_URL") or embedded_database_url(home), home)
     algorithms = tuple(
         a.strip() for a in env.get("PMS_JWT_ALGORITHMS", ",".join(base.jwt_algorithms)).split(",")
         if a.strip()
     )
     return Settings(
         database_url=database_url,
-        migration_database_url=env.get("PMS_MIGRATION_DATABASE_URL", database_url),
+        migration_database_url=anchor_url(env.get("PMS_MIGRATION_DATABASE_URL") or database_url,
+                                          home),
         broker_url=env.get("PMS_BROKER_URL", base.broker_url),
         event_exchange=env.get("PMS_EVENT_EXCHANGE", base.event_exchange),
-        jwks_url=env.get("PMS_JWKS_URL", base.jwks_url),
+        jwks_url=anchor_url(env.get("PMS_JWKS_URL") or embedded_jwks_url(home), home),
         jwt_issuer=env.get("PMS_JWT_ISSUER", base.jwt_issuer),
         jwt_audience=env.get("PMS_JWT_AUDIENCE", base.jwt_audience),
         jwt_algorithms=algorithms,
@@ -152,4 +197,5 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         drain_seconds=float(env.get("PMS_DRAIN_SECONDS", base.drain_seconds)),
         log_level=env.get("PMS_LOG_LEVEL", base.log_level),
         embedded_runtime=env.get("PMS_EMBEDDED_RUNTIME", "1").lower() not in ("0", "false", "no"),
+        home=home,
     )

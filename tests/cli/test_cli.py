@@ -270,6 +270,49 @@ def test_demo_hotel_takes_its_first_fnb_charge(sqlite_env):
     assert {c.category for c in out.charges} == {"F&B", "tax"}
 
 
+# -- embedded paths (issue 9: pms-cli only worked from the repository root) -----------------------
+
+def test_embedded_paths_do_not_depend_on_the_working_directory(tmp_path, monkeypatch):
+    from pms.config import default_home, load_settings
+
+    monkeypatch.chdir(tmp_path)
+    anchored = load_settings({})
+    assert anchored.home == default_home({}) and anchored.home.is_absolute()
+    assert anchored.database_url == f"sqlite:///{anchored.home}/pms.db"
+    assert anchored.jwks_path == anchored.home / "dev-jwks.json"
+    home = tmp_path / "home"
+    assert load_settings({"PMS_HOME": str(home)}).database_url == f"sqlite:///{home}/pms.db"
+    relative = load_settings({"PMS_HOME": str(home), "PMS_DATABASE_URL": "sqlite:///x/a.db",
+                              "PMS_JWKS_URL": "file://k/jwks.json"})
+    assert relative.database_url == f"sqlite:///{home}/x/a.db"
+    assert relative.jwks_path == home / "k" / "jwks.json"
+
+
+def test_cli_elsewhere_refuses_a_missing_or_unmigrated_database_without_traceback(tmp_path,
+                                                                              monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    env = {"PMS_HOME": str(tmp_path / "home"), "PMS_DATABASE_URL": "",
+           "PMS_MIGRATION_DATABASE_URL": "", "PMS_JWKS_URL": ""}
+    for args in (["end-of-day", "--env", str(uuid.uuid4()), "--all"], ["demo", "seed"],
+                 ["email", "list", "--env", str(uuid.uuid4())]):
+        result = runner.invoke(app, args, env=env)
+        assert result.exit_code == 1, (args, result.output)
+        assert "pms-cli db migrate" in result.output and "Traceback" not in result.output
+    assert list(elsewhere.iterdir()) == []  # no var/pms.db made in the working directory
+    assert not (tmp_path / "home" / "pms.db").exists()  # nor an empty one in PMS_HOME
+    # an existing but unmigrated file is refused as clearly
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "pms.db").touch()
+    result = runner.invoke(app, ["demo", "seed"], env=env)
+    assert result.exit_code == 1 and "not migrated" in result.output, result.output
+    # after `db migrate` (into PMS_HOME) the same command works from here
+    assert runner.invoke(app, ["db", "migrate"], env=env).exit_code == 0
+    assert runner.invoke(app, ["demo", "seed", "--json"], env=env).exit_code == 0
+    assert list(elsewhere.iterdir()) == []
+
+
 # -- openapi -----------------------------------------------------------------------------------------
 
 def test_openapi_prints_a_valid_openapi_3_1_document(sqlite_env):

@@ -69,8 +69,10 @@ def test_serve_prints_a_curl_line_that_returns_the_demo_property(tmp_path: Path)
     port = _free_port()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PMS_") and k != "WEB_CONCURRENCY"}
-    env.update({"PMS_DRAIN_SECONDS": "1"})
-    proc = subprocess.Popen([*_cli(), "serve", "--port", str(port)], cwd=tmp_path, env=env,
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env.update({"PMS_DRAIN_SECONDS": "1", "PMS_HOME": str(home)})
+    proc = subprocess.Popen([*_cli(), "serve", "--port", str(port)], cwd=elsewhere, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")),
@@ -110,9 +112,10 @@ def test_serve_prints_a_curl_line_that_returns_the_demo_property(tmp_path: Path)
         # two workers on the embedded SQLite file, whatever the CPU count (serve execs gunicorn)
         assert _children(proc.pid) == 2
 
-        # the embedded default's files live in the working directory
-        assert (tmp_path / "var" / "pms.db").exists()
-        assert (tmp_path / "var" / "dev-jwks.json").exists()
+        # the embedded default's files live under PMS_HOME, not in the working directory
+        assert (home / "pms.db").exists()
+        assert (home / "dev-jwks.json").exists()
+        assert not (elsewhere / "var").exists()
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
