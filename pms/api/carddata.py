@@ -2,18 +2,19 @@
 payment card number is refused with 422 `card_data_refused` before it is parsed into a schema,
 stored, fingerprinted for idempotency or logged (SPEC rule 3: only payment_method_id references).
 
-It runs right after the body is read (`BodyMiddleware`) and before the idempotency middleware and
-the responders. The problem body names the fields, never their values.
+It runs right after the body is read and inspected (`BodyMiddleware`, which leaves the decoded
+document in `req.context.json_body`) and before the idempotency middleware and the responders.
+A body that is not JSON is scanned as text. The problem body names the fields, never their
+values. Detection rules (brands, separators, Unicode digits, phone fields): pms/domain/luhn.py.
 """
 
 from __future__ import annotations
 
-import json
 from urllib.parse import unquote_plus
 
 import falcon
 
-from pms.domain.luhn import card_number_paths, contains_card_number
+from pms.domain.luhn import card_number_paths, contains_card_number, phone_field
 from pms.errors import CardDataRefused
 
 
@@ -24,15 +25,29 @@ class CardDataMiddleware:
         fields: list[str] = []
         raw: bytes = getattr(req.context, "raw_body", b"") or b""
         if raw:
-            text = raw.decode("utf-8", errors="replace")
-            try:
-                fields = card_number_paths(json.loads(text))
-            except ValueError:
-                fields = ["body"] if contains_card_number(text) else []
-        if req.query_string and contains_card_number(unquote_plus(req.query_string)):
-            fields.append("query")
+            doc = getattr(req.context, "json_body", None)
+            if doc is not None:
+                fields = card_number_paths(doc)
+            elif contains_card_number(raw.decode("utf-8", errors="replace")):
+                fields = ["body"]
+        if req.query_string:
+            fields.extend(_query_fields(req))
         if fields:
             raise CardDataRefused(
                 "card numbers must never be sent to this service: tokenize the card with the "
                 "payments service and send its payment_method_id",
                 errors=[{"field": f, "message": "looks like a card number"} for f in fields])
+
+
+def _query_fields(req: falcon.Request) -> list[str]:
+    """Query parameters (by name) holding a card number; a name that holds one is `query`."""
+    found = []
+    for name, value in req.params.items():
+        values = value if isinstance(value, list) else [value]
+        if contains_card_number(name):
+            found.append("query")
+        elif any(contains_card_number(v, phone=phone_field(name)) for v in values):
+            found.append(name)
+    if not found and contains_card_number(unquote_plus(req.query_string)):
+        found.append("query")  # in a part Falcon does not parse into parameters
+    return found

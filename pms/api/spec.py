@@ -23,6 +23,7 @@ import falcon
 import msgspec
 
 from pms.errors import BadRequest, Forbidden, UnsupportedMediaType, ValidationFailed
+from pms.schemas.money import check_money_form
 
 SCOPE_PREFIX = "hotel:pms:"
 SPEC_ATTR = "__pms_endpoint__"
@@ -121,13 +122,16 @@ def decode_body(req: falcon.Request, decoder: msgspec.json.Decoder) -> Any:
     if content_type and not (content_type == "application/json" or content_type.endswith("+json")):
         raise UnsupportedMediaType("request bodies must be application/json")
     try:
-        return decoder.decode(raw)
+        value = decoder.decode(raw)
     except msgspec.ValidationError as exc:
         errors = _field_errors(exc)
         raise ValidationFailed(f"the request body is not valid: {errors[0]['message']}",
                                errors=errors) from exc
     except msgspec.DecodeError as exc:
         raise BadRequest(f"the request body is not valid JSON: {exc}", code="malformed_json") from exc
+    # Money fields as the client wrote them (a decimal string; msgspec accepts any Decimal).
+    check_money_form(decoder.type, getattr(req.context, "json_body", None))
+    return value
 
 
 def decode_query(req: falcon.Request, schema: type) -> Any:

@@ -1,17 +1,53 @@
-"""Card-number detection: Luhn-valid runs of 13 to 19 digits, with optional single spaces or
-dashes between digits. Pure functions; used by the card-data guard before a body is parsed or
-logged. UUID-shaped strings and "+"-prefixed phone numbers are ignored (false positives).
+"""Card-number detection for the card-data guard (pms/api/carddata.py). Pure functions.
+
+A candidate is a run of digits, optionally split into groups by short runs of separators
+(spaces, tabs, newlines, dots, dashes, underscores, slashes), that has a known card brand's
+prefix and length and passes the Luhn checksum. The text is normalized first: NFKC (so
+full-width "４１１１" reads as "4111"), any Unicode decimal digit read as its ASCII digit, and
+invisible format characters (zero-width spaces) removed, so none of them hides a number.
+
+False positives are kept low by the brand rule (an all-zero `floor=0000000000000000` is no
+card) and by ignoring UUID-shaped strings. A "+"-prefixed number of at most 15 digits (E.164's
+maximum) is a phone number, but only in a field whose name says phone (`phone_field`): in any
+other field "+4111111111111111" is a card number written with a plus.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-_RUN = re.compile(r"(?<![0-9])[0-9](?:[ -]?[0-9])*")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 MIN_DIGITS, MAX_DIGITS = 13, 19
+E164_MAX_DIGITS = 15
+
+# Separators that may sit between groups of a written card number, at most three in a row.
+_SEP = r"[\s._/\\-]{1,3}"
+_RUN = re.compile(rf"(?<![0-9])[0-9]+(?:{_SEP}[0-9]+)*")
+_SPLIT = re.compile(_SEP)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_PHONE_NAME = re.compile(r"phone|mobile|fax|(?:^|_)tel(?:$|_)", re.IGNORECASE)
+
+# (prefix range low, high, lengths): the issuer ranges of the card brands in use (Visa,
+# Mastercard incl. the 2-series, Amex, Diners, JCB, Discover/UnionPay/RuPay and other 6-series,
+# Maestro, Mir). A number outside them is no card, whatever its checksum.
+_BRANDS: tuple[tuple[str, str, frozenset[int]], ...] = (
+    ("4", "4", frozenset({13, 16, 19})),
+    ("51", "55", frozenset({16})),
+    ("2221", "2720", frozenset({16})),
+    ("2200", "2204", frozenset(range(16, 20))),
+    ("34", "34", frozenset({15})),
+    ("37", "37", frozenset({15})),
+    ("300", "305", frozenset(range(14, 20))),
+    ("36", "36", frozenset(range(14, 20))),
+    ("38", "39", frozenset(range(16, 20))),
+    ("3528", "3589", frozenset(range(16, 20))),
+    ("50", "50", frozenset(range(13, 20))),
+    ("56", "58", frozenset(range(13, 20))),
+    ("6", "6", frozenset(range(13, 20))),
+    ("81", "82", frozenset({16})),
+)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -27,10 +63,38 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+def card_brand_shaped(digits: str) -> bool:
+    """True when `digits` has a card brand's prefix and length (before any checksum)."""
+    size = len(digits)
+    for low, high, lengths in _BRANDS:
+        if size in lengths and low <= digits[:len(low)] <= high:
+            return True
+    return False
+
+
+def looks_like_card(digits: str) -> bool:
+    """A brand's prefix and length, and a valid Luhn checksum."""
+    return card_brand_shaped(digits) and luhn_valid(digits)
+
+
+def normalize(text: str) -> str:
+    """NFKC, every Unicode decimal digit as ASCII, format characters (zero-width) removed."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    out = []
+    for ch in text:
+        if ch.isdecimal() and not ch.isascii():
+            out.append(str(unicodedata.decimal(ch)))
+        elif unicodedata.category(ch) != "Cf":
+            out.append(ch)
+    return "".join(out)
+
+
 def _candidates(run: str) -> Iterator[str]:
     """The run's digits, and every contiguous sub-sequence of its separator groups (so a card
     number written after another number, "room 12 4111 1111 1111 1111", is still found)."""
-    groups = re.split(r"[ -]", run)
+    groups = _SPLIT.split(run)
     for i in range(len(groups)):
         digits = ""
         for group in groups[i:]:
@@ -41,32 +105,47 @@ def _candidates(run: str) -> Iterator[str]:
                 yield digits
 
 
-def contains_card_number(text: str) -> bool:
-    """True when `text` holds something that looks like a payment card number."""
+def phone_field(name: str) -> bool:
+    """Whether a field named `name` (its last path segment) holds a phone number."""
+    last = re.split(r"[.\[]", name)[-1] if name else ""
+    return bool(_PHONE_NAME.search(last))
+
+
+def contains_card_number(text: str, *, phone: bool = False) -> bool:
+    """True when `text` holds something that looks like a payment card number. With
+    `phone=True` (a phone field), a "+"-prefixed run of at most 15 digits is a phone number."""
     if len(text) < MIN_DIGITS:
         return False
-    text = _UUID.sub(" ", text)
+    text = _UUID.sub(" ", normalize(text))
     for match in _RUN.finditer(text):
-        if match.start() and text[match.start() - 1] == "+":
-            continue  # an international phone number (+49 30 ...), never a card
-        if any(luhn_valid(c) for c in _candidates(match.group(0))):
+        run = match.group(0)
+        if phone and match.start() and text[match.start() - 1] == "+":
+            if sum(ch.isdigit() for ch in run) <= E164_MAX_DIGITS:
+                continue
+        if any(looks_like_card(c) for c in _candidates(run)):
             return True
     return False
 
 
-def card_number_paths(value: Any, path: str = "") -> list[str]:
-    """JSON paths (`a.b[0]`) of every key or value in a decoded JSON document that holds one."""
+def card_number_paths(value: Any) -> list[str]:
+    """JSON paths (`a.b[0]`) of every key or value in a decoded JSON document that holds one.
+    Walks without recursion (the document's depth is bounded before, but need not be)."""
     found: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            sub = f"{path}.{key}" if path else str(key)
-            if contains_card_number(str(key)):
-                found.append(sub)
-            found.extend(card_number_paths(item, sub))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found.extend(card_number_paths(item, f"{path}[{i}]"))
-    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        if contains_card_number(str(value) if not isinstance(value, float) else repr(value)):
-            found.append(path or "body")
-    return found
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                sub_path = f"{path}.{key}" if path else str(key)
+                if contains_card_number(str(key)):
+                    found.append(sub_path)
+                stack.append((sub_path, sub))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", sub) for i, sub in enumerate(item))
+        elif isinstance(item, str):
+            if contains_card_number(item, phone=phone_field(path)):
+                found.append(path or "body")
+        elif item is not None and not isinstance(item, bool):
+            if contains_card_number(str(item)):
+                found.append(path or "body")
+    return sorted(found)  # the stack walk visits in reverse; name the fields in a stable order

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Generic, TypeVar
 
 import msgspec
 
+from pms.domain.money import MONEY_PATTERN, SIGNED_MONEY_PATTERN
+
 T = TypeVar("T")
 
 Code = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
@@ -14,8 +16,15 @@ Code = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=r"^[A-Za
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 Text = Annotated[str, msgspec.Meta(max_length=4000)]
 Currency = Annotated[str, msgspec.Meta(pattern=r"^[A-Z]{3}$", description="ISO 4217 code")]
-Amount = Annotated[Decimal, msgspec.Meta(description='Non-negative decimal string, e.g. "129.00"')]
-SignedAmount = Annotated[Decimal, msgspec.Meta(description='Decimal string, may be negative')]
+# Money: read from the JSON string by pms.domain.money.parse_money (pms/schemas/money.py finds
+# these fields by the "money" marker); the pattern documents the same form in the OpenAPI.
+Amount = Annotated[Decimal, msgspec.Meta(
+    description='Non-negative decimal string, e.g. "129.00" (never a JSON number); no more '
+                "decimal places than the currency has",
+    extra_json_schema={"pattern": MONEY_PATTERN}, extra={"money": "unsigned"})]
+SignedAmount = Annotated[Decimal, msgspec.Meta(
+    description='Decimal string, may be negative, e.g. "-12.50" (never a JSON number)',
+    extra_json_schema={"pattern": SIGNED_MONEY_PATTERN}, extra={"money": "signed"})]
 Email = Annotated[str, msgspec.Meta(max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
 Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 +().-]{3,40}$")]
 Limit = Annotated[int, msgspec.Meta(ge=1, le=200)]

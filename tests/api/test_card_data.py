@@ -43,11 +43,39 @@ def test_detects_card_numbers(text):
 
 
 @pytest.mark.parametrize("text", ["4111111111111112", "2026-11-21", "+49 30 1234567",
-                                  "+4111111111111111", "+41 1111 1111 1111 1",
                                   "12345678-1234-5678-1234-567812345678", "123456789012",
-                                  "Room 101, 2 adults", "99999999999999999999999"])
+                                  "Room 101, 2 adults", "99999999999999999999999",
+                                  "0000000000000000", "floor=0000000000000000",
+                                  "1234567890123452"])
 def test_ignores_non_card_digits(text):
     assert not contains_card_number(text)
+
+
+@pytest.mark.parametrize("text", [
+    "+4111111111111111", "+4111 1111 1111 1111", "4111.1111.1111.1111", "4111/1111/1111/1111",
+    "4111_1111_1111_1111", "4111\t1111\t1111\t1111", "4111\n1111\n1111\n1111",
+    "4111  1111  1111  1111", "4111 - 1111 - 1111 - 1111", "４１１１１１１１１１１１１１１１",
+    "４１１１　１１１１　１１１１　１１１１", "4111\u200b1111\u200b1111\u200b1111",
+    "\u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661",
+])
+def test_card_guard_sees_through_plus_signs_separators_and_unicode_digits(text):
+    assert contains_card_number(text)
+
+
+def test_card_guard_requires_a_card_brand_prefix_and_length_not_only_luhn():
+    # Luhn-valid, but no card: all zeros, an unknown prefix, a Visa prefix at a foreign length.
+    for digits in ("0000000000000000", "1234567890123452", "41111111111111113"):
+        assert luhn_valid(digits)
+        assert not contains_card_number(digits)
+
+
+def test_card_guard_phone_exemption_applies_only_to_phone_fields():
+    phone = "+378282246310005"  # 15 digits after "+": a possible E.164 number, and an Amex
+    assert contains_card_number(phone)
+    assert not contains_card_number(phone, phone=True)
+    assert contains_card_number("+4111111111111111", phone=True)  # 16 digits: no phone
+    doc = {"contacts": {"phone": phone}, "notes": phone, "guest": {"mobile_phone": phone}}
+    assert card_number_paths(doc) == ["notes"]
 
 
 def test_paths_name_the_fields_and_numbers_count():
