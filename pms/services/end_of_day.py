@@ -142,21 +142,46 @@ def _step_figures(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
     return figures["rooms_sold"], {}
 
 
-def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
-                    ) -> tuple[int, dict[str, Any]]:
+def overstays(property_id: uuid.UUID, day: date) -> list[dict[str, Any]]:
+    """Guests still CHECKED_IN on or after their departure date `day` (call inside a scope)."""
+    rows = (Reservation.select(Reservation.id, Reservation.confirmation_number,
+                               Reservation.departure_date, Room.room_number)
+            .join(Room, peewee.JOIN.LEFT_OUTER, on=(Reservation.room == Room.id))
+            .where((Reservation.property == property_id)
+                   & (Reservation.status == ReservationStatus.CHECKED_IN.value)
+                   & (Reservation.departure_date <= day))
+            .order_by(Reservation.departure_date, Reservation.confirmation_number).dicts())
+    return [{"reservation_id": str(r["id"]), "confirmation_number": r["confirmation_number"],
+             "room_number": r["room_number"], "departure_date": r["departure_date"].isoformat()}
+            for r in rows]
+
+
+def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
+                    run: NightAuditRun) -> tuple[int, dict[str, Any]]:
+    # Decision (documented in the run's figures and the README): guests in house past their
+    # departure do not block the date roll, since one late guest must not stop a hotel's
+    # business date, but they are never rolled over silently: they are listed in the step's
+    # detail and the run's figures (so in the night_audit events), and logged as a warning.
+    late = overstays(prop.id, day)
+    if late:
+        log.warning("night audit: %d guest(s) in house past departure", len(late),
+                    extra={"property_id": str(prop.id), "business_date": day.isoformat(),
+                           "reservations": [r["reservation_id"] for r in late]})
+        run.figures = {**(run.figures or {}), "overstays": late}
+        run.save()
     target = day + timedelta(days=1)
     rolled = (Property.update(business_date=target)
               .where((Property.id == prop.id)
                      & (Property.business_date.is_null() | (Property.business_date < target)))
               .execute())
-    return rolled, {"business_date": target.isoformat()}
+    return rolled, {"business_date": target.isoformat(), "overstays": late}
 
 
 STEP_FUNCS: dict[str, Callable[..., tuple[int, dict[str, Any]]]] = {
     "no_shows": _step_no_shows, "room_charges": _step_room_charges,
     "housekeeping": _step_housekeeping, "figures": _step_figures, "roll_date": _step_roll_date,
 }
-NEEDS_RUN = {"room_charges", "figures"}
+NEEDS_RUN = {"room_charges", "figures", "roll_date"}
 
 
 def _record(uow: UnitOfWork, run: NightAuditRun, action: str) -> None:
@@ -289,7 +314,8 @@ def preview(prop: Property, day: date) -> NightAuditRunOut:
         NightAuditStepOut(name="housekeeping", count=occupied, duration_ms=0),
         NightAuditStepOut(name="figures", count=0, duration_ms=0),
         NightAuditStepOut(name="roll_date", count=1, duration_ms=0,
-                          detail={"business_date": (day + timedelta(days=1)).isoformat()}),
+                          detail={"business_date": (day + timedelta(days=1)).isoformat(),
+                                  "overstays": overstays(prop.id, day)}),
     ]
     return NightAuditRunOut(id=None, property_id=prop.id, business_date=day, status="PREVIEW",
                             dry_run=True, steps=steps, next_business_date=day + timedelta(days=1))

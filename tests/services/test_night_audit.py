@@ -191,3 +191,20 @@ def test_check_out_posts_missing_nights_with_the_same_tax_lines_and_a_ledger_pos
         posting = LedgerPosting.get()
         assert posting.status == "PENDING" and {ln["account"] for ln in posting.lines} == {
             "guest_ledger", "room_revenue", "tax_payable"}
+
+
+def test_night_audit_reports_guests_in_house_past_departure(ctx, hotel, caplog):
+    # Given a guest who should have left on the business date and is still checked in
+    stay = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=1)).isoformat())
+    departure = hotel.today + timedelta(days=1)
+    run_night_audit(ctx, hotel.id, business_date=hotel.today)
+    # When the audit of the departure date runs
+    with caplog.at_level("WARNING", logger="pms.night_audit"):
+        result = run_night_audit(ctx, hotel.id, business_date=departure)
+    # Then the date rolls (an overstay does not block) but the guest is reported, not hidden
+    assert result.status == "DONE" and result.next_business_date == departure + timedelta(days=1)
+    (late,) = result.figures["overstays"]
+    assert late["reservation_id"] == str(stay.id) and late["departure_date"] == str(departure)
+    roll = next(s for s in result.steps if s.name == "roll_date")
+    assert roll.detail["overstays"] == [late]
+    assert any("past departure" in r.getMessage() for r in caplog.records)
