@@ -22,6 +22,7 @@ from typing import Any
 import peewee
 
 from pms.context import Ctx
+from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.states import (
@@ -32,7 +33,7 @@ from pms.domain.states import (
     HkStatus,
     ReservationStatus,
 )
-from pms.errors import NotFound, PmsError
+from pms.errors import Conflict, NotFound, PmsError
 from pms.models import Property, Reservation, Room
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.common import to_data
@@ -46,6 +47,13 @@ log = logging.getLogger("pms.night_audit")
 
 STEPS = ("no_shows", "room_charges", "housekeeping", "figures", "roll_date")
 Progress = Callable[[str, str, int], None]  # (step, "start" | "done" | "skip", count)
+
+
+class NightAuditUnderWay(Conflict):
+    """Raised when a second start of the night audit of one property and business date races
+    the first one's start (409: the run is already under way; its id is in `run_id`)."""
+
+    code = "end_of_day_in_progress"
 
 
 class SimulatedCrash(BaseException):
@@ -191,14 +199,31 @@ def _record(uow: UnitOfWork, run: NightAuditRun, action: str) -> None:
 def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date
              ) -> tuple[NightAuditRun, bool]:
     """Inside a unit of work: the run row of (property, day), created RUNNING or resumed;
-    (run, True) when it is DONE already (then nothing is written)."""
+    (run, True) when it is DONE already (then nothing is written).
+
+    Raises:
+        NightAuditUnderWay (409 end_of_day_in_progress): a concurrent start created the row
+            first (PostgreSQL; SQLite writers are serialized). The caller's transaction stays
+            usable, so the API answers 409 instead of a 500 IntegrityError.
+    """
     run = for_update(NightAuditRun.select().where(
         (NightAuditRun.property == prop_id) & (NightAuditRun.business_date == day))).first()
     done = run is not None and run.status == AuditRunStatus.DONE
     if run is None:
         run = NightAuditRun(env_id=ctx.env_id, property=prop_id, business_date=day,
                             status=AUDIT_RUN_INITIAL.value, started_at=ctx.now)
-        run.save(force_insert=True)
+        try:
+            # A savepoint: on PostgreSQL a concurrent first start's insert makes this one wait
+            # for it and then fail on the run's unique key; the savepoint keeps the caller's
+            # transaction usable so the answer is a clear 409, not an IntegrityError (500).
+            with db.atomic():
+                run.save(force_insert=True)
+        except peewee.IntegrityError:
+            other = NightAuditRun.get_or_none((NightAuditRun.property == prop_id)
+                                              & (NightAuditRun.business_date == day))
+            raise NightAuditUnderWay(
+                f"the night audit of {day} is already under way", retry_after=5,
+                run_id=str(other.id) if other else None, business_date=day.isoformat()) from None
         _record(uow, run, "started")
     elif not done:
         run.status = AUDIT_RUN_MACHINE.transition(run.status, "resume").value
@@ -210,12 +235,15 @@ def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date
 
 
 def _claim(ctx: Ctx, prop_id: uuid.UUID, day: date) -> tuple[NightAuditRun, bool]:
+    """Claim the run for a runner that runs it here and now (CLI, job): one that lost the
+    race to create the row resumes it instead (its steps serialize on the run's lock)."""
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
             run, done = claim_in(uow, ctx, prop_id, day)
-        return run, done
-    except peewee.IntegrityError:  # a concurrent first run inserted the row: resume it
-        return _claim(ctx, prop_id, day)
+    except NightAuditUnderWay:
+        with lock_errors(), unit_of_work(ctx) as uow:
+            run, done = claim_in(uow, ctx, prop_id, day)
+    return run, done
 
 
 def _run_step(ctx: Ctx, run_id: uuid.UUID, name: str, position: int, hooks: Hooks) -> bool:
@@ -251,6 +279,7 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
 
     Raises:
         NotFound: no such property. Busy (503): another runner holds the run row too long.
+        NightAuditUnderWay (409 end_of_day_in_progress): a concurrent first start won.
     """
     hooks = hooks or Hooks()
     with read_scope(ctx):
