@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from pms.db.failures import redacted_traceback
+
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
     "message", "asctime", "taskName"}
 
@@ -42,8 +44,9 @@ class JsonFormatter(logging.Formatter):
         for key, value in record.__dict__.items():
             if key not in _STANDARD and key[0] != "_":
                 payload[key] = value
-        if record.exc_info:
-            payload["exc"] = self.formatException(record.exc_info)
+        if record.exc_info and record.exc_info[1] is not None:
+            # database messages hold the statement's values: redacted (pms.db.failures)
+            payload["exc"] = redacted_traceback(record.exc_info[1])
         try:
             return _encode(payload).decode()
         except (TypeError, ValueError, OverflowError):  # e.g. a dict with non-string keys

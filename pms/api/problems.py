@@ -6,8 +6,9 @@ import logging
 from typing import Any
 
 import falcon
-import peewee
 
+from pms.db import failures
+from pms.db.locking import LockTimeout
 from pms.errors import Busy, PmsError
 
 log = logging.getLogger("pms.api")
@@ -68,26 +69,28 @@ def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTT
 
 def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
                       params: dict[str, Any]) -> None:
+    """Anything not raised as a PmsError: a database condition on the allow-list of
+    pms.db.failures answers 503 with Retry-After (retry, not a bug); everything else is a 500
+    `internal_error` with its traceback in the log (database messages redacted)."""
     if isinstance(ex, falcon.HTTPError):
         handle_http_error(req, resp, ex, params)
         return
-    if isinstance(ex, peewee.OperationalError | peewee.InterfaceError):
-        # The database could not finish in time or is out of reach: a condition to retry
-        # (503 with Retry-After), never the client's fault and not a bug. Lock waits queued
-        # behind another waiter can end in the statement timeout rather than lock_timeout.
-        from pms.db.locking import LockTimeout, is_lock_failure
-
+    request_id = getattr(req.context, "request_id", None)
+    kind = failures.classify(ex)
+    if kind is not None:
         busy = (LockTimeout("the rows are busy; retry shortly", retry_after=1)
-                if is_lock_failure(ex) else
+                if kind == failures.BUSY else
                 Busy("the database is unavailable; retry shortly", retry_after=1,
                      code="database_unavailable"))
         log.warning("database error answered 503", extra={
-            "request_id": getattr(req.context, "request_id", None), "path": req.path,
-            "error": str(ex).splitlines()[0] if str(ex) else type(ex).__name__})
+            "request_id": request_id, "path": req.path, **failures.describe(ex)})
         handle_pms_error(req, resp, busy, params)
         return
-    request_id = getattr(req.context, "request_id", None)
-    log.exception("unhandled error", extra={"request_id": request_id, "path": req.path})
+    # NOTE: no exc_info: a handler formatting it would print the driver's message, which holds
+    # the statement's values; the traceback goes out redacted instead.
+    log.error("unhandled error", extra={
+        "request_id": request_id, "path": req.path, **failures.describe(ex),
+        "exc": failures.redacted_traceback(ex)})
     _render(resp, 500, problem_body(500, "internal_error", "Internal error",
                                     "the request could not be completed; it was logged",
                                     request_id=request_id))

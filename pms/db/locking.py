@@ -14,6 +14,7 @@ from typing import Any
 
 import peewee
 
+from pms.db import failures
 from pms.db.database import db, is_postgres
 from pms.errors import Busy
 
@@ -47,14 +48,13 @@ def lock_errors() -> Iterator[None]:
     """Turn PostgreSQL lock-timeout / deadlock errors into Busy (503 + Retry-After)."""
     try:
         yield
-    except peewee.OperationalError as exc:
+    except peewee.DatabaseError as exc:
         if is_lock_failure(exc):
             raise LockTimeout("the rows are busy; retry shortly", retry_after=1) from exc
         raise
 
 
 def is_lock_failure(exc: Any) -> bool:
-    """A lock timeout, a deadlock, or a statement cancelled by its timeout (PostgreSQL)."""
-    orig = getattr(exc, "orig", None) or (exc.args[0] if exc.args else None)
-    pgcode = getattr(orig, "pgcode", None) or getattr(exc, "pgcode", None)
-    return pgcode in ("55P03", "40P01", "57014")
+    """A lock or statement timeout, a deadlock, a serialization failure, or SQLite busy
+    (pms.db.failures.BUSY)."""
+    return failures.classify(exc) == failures.BUSY
