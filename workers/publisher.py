@@ -22,7 +22,7 @@ import pika.exceptions
 
 from pms.config import Settings
 from pms.events import routing_key as routing_key_of
-from pms.services.outbox import BrokerUnavailable, PublishRejected
+from pms.services.relay import BrokerUnavailable, PublishRejected
 
 CONTENT_TYPE = "application/cloudevents+json"
 
@@ -50,8 +50,45 @@ def amqp_parameters(url: str, *, connect_timeout: float = 3.0, heartbeat: int = 
     return params
 
 
+class _Inflight:
+    """One `publish_many` call's bookkeeping: delivery tag -> index, outcomes, returns. Local to
+    the call; the channel callbacks reach it only while that call runs."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.outcomes: list[Exception | None] = [BrokerUnavailable("not confirmed")] * len(events)
+        self.pending: dict[int, int] = {}
+        self.returned: set[str] = set()
+        self.message_ids = [e["id"] for e in events]
+
+    def confirm(self, method: Any) -> None:
+        nack = isinstance(method, pika.spec.Basic.Nack)
+        tags = ([t for t in self.pending if t <= method.delivery_tag] if method.multiple
+                else [method.delivery_tag])
+        for tag in tags:
+            index = self.pending.pop(tag, None)
+            if index is None:
+                continue
+            if nack:
+                self.outcomes[index] = PublishRejected("nacked by the broker")
+            elif self.message_ids[index] in self.returned:
+                self.outcomes[index] = PublishRejected(
+                    "unroutable: no queue is bound for this routing key")
+            else:
+                self.outcomes[index] = None
+
+    def fail_pending(self, exc: Exception) -> None:
+        for index in self.pending.values():
+            self.outcomes[index] = exc
+        self.pending = {}
+
+
 class AmqpEventPublisher:
-    """One pika BlockingConnection with confirms; reconnects lazily after a failure."""
+    """One pika BlockingConnection with confirms; reconnects lazily after a failure.
+
+    Owned by ONE thread (pika connections are not thread-safe): the first thread that
+    publishes owns it, and any other thread gets a RuntimeError instead of corrupting the
+    connection. Build one publisher per relay thread.
+    """
 
     def __init__(self, url: str, exchange: str, *, connect_timeout: float = 3.0,
                  heartbeat: int = 5, blocked_timeout: float = 10.0,
@@ -64,7 +101,18 @@ class AmqpEventPublisher:
         self._connection: pika.BlockingConnection | None = None
         self._channel: Any = None
         self._pipe: Any = None
+        self._next_tag = 1
+        self._inflight: _Inflight | None = None
+        self._owner: int | None = None
         self.confirm_timeout = confirm_timeout
+
+    def _check_thread(self) -> None:
+        ident = threading.get_ident()
+        if self._owner is None:
+            self._owner = ident
+        elif self._owner != ident:
+            raise RuntimeError("AmqpEventPublisher used from a second thread; pika connections "
+                               "are not thread-safe: build one publisher per thread")
 
     def _open(self) -> Any:
         if self._channel is not None and self._channel.is_open:
@@ -84,6 +132,7 @@ class AmqpEventPublisher:
 
     def publish(self, event: dict[str, Any], *, routing_key: str | None = None) -> None:
         """Publish one event and wait for the broker's confirm (see module docstring)."""
+        self._check_thread()
         channel = self._open()
         props = self._props(event)
         try:
@@ -127,24 +176,14 @@ class AmqpEventPublisher:
         return pipe
 
     def _on_confirm(self, frame: Any) -> None:
-        method = frame.method
-        nack = isinstance(method, pika.spec.Basic.Nack)
-        tags = ([t for t in self._pending if t <= method.delivery_tag] if method.multiple
-                else [method.delivery_tag])
-        for tag in tags:
-            index = self._pending.pop(tag, None)
-            if index is None:
-                continue
-            if nack:
-                self._outcomes[index] = PublishRejected("nacked by the broker")
-            elif self._message_ids[index] in self._returned:
-                self._outcomes[index] = PublishRejected(
-                    "unroutable: no queue is bound for this routing key")
-            else:
-                self._outcomes[index] = None
+        # Confirms arrive only while publish_many drives the connection (same thread); one
+        # that arrives with no call in progress belongs to an abandoned batch and is dropped.
+        if self._inflight is not None:
+            self._inflight.confirm(frame.method)
 
     def _on_return(self, _channel: Any, _method: Any, props: Any, _body: bytes) -> None:
-        self._returned.add(props.message_id)
+        if self._inflight is not None:
+            self._inflight.returned.add(props.message_id)
 
     def publish_many(self, events: list[dict[str, Any]]) -> list[Exception | None]:
         """Publish a batch with all messages in flight; one outcome per event, in order.
@@ -153,35 +192,34 @@ class AmqpEventPublisher:
         BrokerUnavailable = not confirmed because the connection failed or the confirms did not
         come within `confirm_timeout` (the row stays as it was).
         """
-        self._outcomes: list[Exception | None] = [BrokerUnavailable("not confirmed")] * len(events)
-        self._pending: dict[int, int] = {}
-        self._returned: set[str] = set()
-        self._message_ids = [e["id"] for e in events]
+        self._check_thread()
+        batch = _Inflight(events)
+        if not events:
+            return []
         try:
             pipe = self._open_pipe()
+            self._inflight = batch
             for index, event in enumerate(events):
                 pipe._impl.basic_publish(self.exchange, routing_key_of(event["type"]),
                                          _body(event), properties=self._props(event),
                                          mandatory=True)
-                self._pending[self._next_tag] = index
+                batch.pending[self._next_tag] = index
                 self._next_tag += 1
             deadline = time.monotonic() + self.confirm_timeout
-            while self._pending:
+            while batch.pending:
                 if time.monotonic() > deadline:
                     raise BrokerUnavailable("publisher confirms did not arrive in time")
                 self._connection.process_data_events(time_limit=0.05)
         except BrokerUnavailable as exc:
             self.abort()
-            self._fail_pending(exc)
-        except (pika.exceptions.AMQPError, OSError) as exc:
+            batch.fail_pending(exc)
+        except (pika.exceptions.AMQPError, OSError, AttributeError) as exc:
+            # AttributeError: pika's impl after its connection vanished under it
             self.abort()
-            self._fail_pending(BrokerUnavailable(f"{type(exc).__name__} {exc}"))
-        return list(self._outcomes)
-
-    def _fail_pending(self, exc: Exception) -> None:
-        for index in self._pending.values():
-            self._outcomes[index] = exc
-        self._pending = {}
+            batch.fail_pending(BrokerUnavailable(f"{type(exc).__name__} {exc}"))
+        finally:
+            self._inflight = None
+        return list(batch.outcomes)
 
     def _props(self, event: dict[str, Any]) -> pika.BasicProperties:
         return pika.BasicProperties(

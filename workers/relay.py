@@ -1,10 +1,14 @@
-"""The outbox relay loop: sweep due rows to the bus, push audit rows, purge old ones.
+"""The outbox relay loop: sweep due rows to the bus, run reactions, push audit rows, purge.
 
-`OutboxRelay.run_once()` drains what is due now (batch after batch); `run_forever(stop)` is the
-`relay` process (`pms-cli outbox relay --follow`) and the embedded worker thread: it sleeps
-between sweeps unless nudged (`wake()`), backs off while the broker is unreachable, and runs the
-periodic purge (published rows past the retention period, expired Idempotency-Key records).
-The database work is pms.services.outbox; the relay only orchestrates.
+`OutboxRelay.run_forever(stop)` is the `relay` process (`pms-cli outbox relay --follow`) and the
+embedded relay thread: each sweep opens its own connection scope, heartbeats its partition
+leases, drains what is due batch by batch, then sleeps `idle_interval` unless woken (`wake()`).
+On stop it finishes the batch in hand and gives back its leases. `run_once()` is a one-shot
+relay (CLI `--once`, tests): it gives its leases back when it returns.
+
+One relay is one thread with its own publisher: pika connections are not thread-safe, so a
+relay refuses to be driven from two threads. The database work is pms.services.relay and
+pms.services.audit_push; this module only orchestrates.
 """
 
 from __future__ import annotations
@@ -13,16 +17,42 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from pms.db.database import is_postgres
-from pms.services import outbox
-from pms.services.outbox import Publisher, RelayResult, Subscriber
+from pms.db.database import db
+from pms.db.fields import utcnow
+from pms.services import outbox_ops, relay
+from pms.services.audit_push import push_audit_batch
+from pms.services.relay import Publisher, RelayResult, Subscriber
 
 log = logging.getLogger("pms.relay")
+
+# After a sweep in which nobody took audit rows, the next audit probe waits this long.
+AUDIT_UNTAKEN_PAUSE_S = 30.0
+
+
+@contextmanager
+def connection_scope() -> Iterator[None]:
+    """Open a connection if none is open and close it at exit only if opened here."""
+    from pms.db import database
+
+    scope = getattr(database, "connection_scope", None)
+    if scope is not None:  # pms.db.database's own, once it exists
+        with scope():
+            yield
+        return
+    opened = db.is_closed()
+    if opened:
+        db.connect()
+    try:
+        yield
+    finally:
+        if opened:
+            db.close()
 
 
 @dataclass
@@ -31,6 +61,9 @@ class RelayTotals:
     claimed: int = 0
     published: int = 0
     failed: int = 0
+    parked: int = 0
+    dispatched: int = 0
+    dispatch_failed: int = 0
     audit_pushed: int = 0
     broker_error: str | None = None
     published_ids: list[str] = field(default_factory=list)
@@ -40,25 +73,32 @@ class RelayTotals:
         self.claimed += result.claimed
         self.published += result.published
         self.failed += result.failed
+        self.parked += result.parked
+        self.dispatched += result.dispatched
+        self.dispatch_failed += result.dispatch_failed
         self.published_ids.extend(result.published_ids)
         if result.broker_error:
             self.broker_error = result.broker_error
 
     def as_dict(self) -> dict[str, Any]:
         return {"batches": self.batches, "claimed": self.claimed, "published": self.published,
-                "failed": self.failed, "audit_pushed": self.audit_pushed,
+                "failed": self.failed, "parked": self.parked, "dispatched": self.dispatched,
+                "dispatch_failed": self.dispatch_failed, "audit_pushed": self.audit_pushed,
                 "broker_error": self.broker_error}
 
 
 class OutboxRelay:
-    """Publishes outbox rows through `publisher`, then feeds the internal subscribers."""
+    """Publishes outbox rows through `publisher` (used by one thread only), then runs the
+    internal subscribers' reactions on their own cursor."""
 
     def __init__(self, publisher: Publisher, *, batch_size: int = 500,
-                 idle_interval: float = 1.0, max_broker_backoff: float = 5.0,
+                 idle_interval: float = 0.3, max_broker_backoff: float = 5.0,
                  subscribers: dict[str, list[Subscriber]] | None = None,
                  push_audit: bool = False, retention: timedelta = timedelta(days=7),
                  purge_every: float = 3600.0, env_id: uuid.UUID | None = None,
-                 now: Callable[[], datetime] | None = None) -> None:
+                 now: Callable[[], datetime] | None = None,
+                 lease_s: float = relay.DEFAULT_LEASE_S,
+                 max_attempts: int = relay.MAX_ATTEMPTS, owner: str | None = None) -> None:
         self.publisher = publisher
         self.batch_size = batch_size
         self.idle_interval = idle_interval
@@ -68,75 +108,136 @@ class OutboxRelay:
         self.retention = retention
         self.purge_every = purge_every
         self.env_id = env_id
-        self._now = now or (lambda: datetime.now(UTC))
+        self.lease_s = lease_s
+        self.max_attempts = max_attempts
+        self.owner = owner or relay.new_owner()
+        self.lease = relay.PartitionLease(self.owner, lease_s=lease_s)
+        self._now = now or utcnow
         self._wake = threading.Event()
         self._last_purge = 0.0
+        self._audit_paused_until = 0.0
+        self._thread: int | None = None
 
     def wake(self) -> None:
-        """Nudge: sweep now instead of at the end of the idle interval."""
+        """Nudge: sweep now instead of at the end of the idle interval (any thread)."""
         self._wake.set()
 
-    def run_once(self, *, max_batches: int | None = None,
-                 on_batch: Callable[[RelayResult], None] | None = None) -> RelayTotals:
-        """Publish every due row (stopping at a broker error); push audit rows if enabled."""
+    def _guard(self) -> None:
+        ident = threading.get_ident()
+        if self._thread is None:
+            self._thread = ident
+        elif self._thread != ident:
+            raise RuntimeError("an OutboxRelay (and its publisher) belongs to one thread; "
+                               "build one relay per thread")
+
+    def sweep(self, *, max_batches: int | None = None,
+              on_batch: Callable[[RelayResult], None] | None = None,
+              stop: threading.Event | None = None) -> RelayTotals:
+        """Heartbeat if due, publish every due row of this relay's partitions batch by batch
+        (stopping at a broker error or `stop`), run due reactions, push audit rows. Leases are
+        kept for the next sweep."""
+        self._guard()
         totals = RelayTotals()
-        if max_batches is None and on_batch is None and is_postgres():
-            # PostgreSQL: database and broker work overlap (see outbox.relay_pipelined).
-            for result in outbox.relay_pipelined(self.publisher, limit=self.batch_size,
-                                                 now=self._now(), subscribers=self.subscribers,
-                                                 env_id=self.env_id):
-                totals.add(result)
-        else:
-            while max_batches is None or totals.batches < max_batches:
-                result = outbox.relay_batch(self.publisher, limit=self.batch_size,
-                                            now=self._now(), subscribers=self.subscribers,
-                                            env_id=self.env_id)
-                totals.add(result)
-                if on_batch is not None:
-                    on_batch(result)
-                if (result.broker_error or result.claimed < self.batch_size
-                        or result.published == 0):
-                    break
-        while self.push_audit and not totals.broker_error:
-            audit = outbox.push_audit_batch(self.publisher, limit=self.batch_size,
-                                            env_id=self.env_id)
+        now = self._now()
+        if self.lease.due(now):
+            self.lease.heartbeat(now)
+        while max_batches is None or totals.batches < max_batches:
+            now = self._now()
+            rows = relay.claim_batch(owner=self.owner, limit=self.batch_size, now=now,
+                                     lease_s=self.lease_s, env_id=self.env_id)
+            result = relay.relay_rows(self.publisher, rows, owner=self.owner, now=now,
+                                      subscribers=self.subscribers, lease_s=self.lease_s,
+                                      max_attempts=self.max_attempts)
+            totals.add(result)
+            if on_batch is not None:
+                on_batch(result)
+            if (result.broker_error or result.claimed < self.batch_size
+                    or (stop is not None and stop.is_set())):
+                break
+        if not totals.broker_error:
+            self._dispatch_due(totals)
+        if self.push_audit and not totals.broker_error:
+            self._push_audit(totals)
+        return totals
+
+    def _dispatch_due(self, totals: RelayTotals) -> None:
+        """Reactions left behind: backing off after a failure, or by a relay that stopped."""
+        now = self._now()
+        rows = relay.claim_dispatch(owner=self.owner, types=self.subscribers,
+                                    limit=self.batch_size, now=now, lease_s=self.lease_s,
+                                    env_id=self.env_id)
+        if rows:
+            ok, failed = relay.dispatch_rows(rows, self.subscribers, now=now)
+            totals.dispatched += ok
+            totals.dispatch_failed += failed
+
+    def _push_audit(self, totals: RelayTotals) -> None:
+        if time.monotonic() < self._audit_paused_until:
+            return
+        while True:
+            audit = push_audit_batch(self.publisher, limit=self.batch_size, env_id=self.env_id,
+                                     owner=self.owner, now=self._now(), lease_s=self.lease_s)
             totals.audit_pushed += audit.published
             if audit.broker_error:
                 totals.broker_error = audit.broker_error
+            if audit.failed:
+                self._audit_paused_until = time.monotonic() + AUDIT_UNTAKEN_PAUSE_S
             if audit.claimed < self.batch_size or audit.published == 0:
-                break
-        return totals
+                return
+
+    def run_once(self, *, max_batches: int | None = None,
+                 on_batch: Callable[[RelayResult], None] | None = None) -> RelayTotals:
+        """One sweep by a one-shot relay; its leases are given back before it returns."""
+        try:
+            return self.sweep(max_batches=max_batches, on_batch=on_batch)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Give back partitions, row leases and the node (best effort: they expire anyway)."""
+        try:
+            self.lease.release()
+        except Exception:  # noqa: BLE001 - e.g. the database is down; the leases expire
+            log.warning("relay %s could not release its leases", self.owner, exc_info=True)
 
     def purge(self) -> dict[str, int]:
         """Delete published rows past retention and expired idempotency records."""
         now = self._now()
-        purged = outbox.purge_published(older_than=self.retention, now=now)
-        keys = outbox.purge_idempotency(outbox.known_envs(), now=now)
+        purged = outbox_ops.purge_published(older_than=self.retention, now=now)
+        keys = outbox_ops.purge_idempotency(outbox_ops.known_envs(), now=now)
         return {"outbox_rows": purged, "idempotency_records": keys}
 
     def run_forever(self, stop: threading.Event) -> None:
-        """Sweep until `stop` is set (the `relay` process and the embedded worker thread)."""
+        """Sweep until `stop` is set, then give the leases back and close the publisher."""
         backoff = 0.0
-        while not stop.is_set():
+        try:
+            while not stop.is_set():
+                try:
+                    with connection_scope():
+                        totals = self.sweep(stop=stop)
+                        if time.monotonic() - self._last_purge >= self.purge_every:
+                            self._last_purge = time.monotonic()
+                            log.info("outbox purge: %s", self.purge())
+                except Exception:  # noqa: BLE001 - e.g. the database restarting; try again
+                    log.warning("relay sweep failed", exc_info=True)
+                    totals = RelayTotals(broker_error="sweep failed")
+                if totals.broker_error:
+                    backoff = min(max(backoff * 2, 0.2), self.max_broker_backoff)
+                    log.warning("relay sweep stopped (%s); next try in %.1fs",
+                                totals.broker_error, backoff)
+                    stop.wait(backoff)
+                    continue
+                backoff = 0.0
+                if totals.claimed >= self.batch_size:
+                    continue  # more is due: no pause
+                self._wake.wait(self.idle_interval)
+                self._wake.clear()
+        finally:
             try:
-                totals = self.run_once()
-                if time.monotonic() - self._last_purge >= self.purge_every:
-                    self._last_purge = time.monotonic()
-                    log.info("outbox purge: %s", self.purge())
-            except Exception:  # noqa: BLE001 - e.g. the database restarting; try again shortly
-                log.warning("relay sweep failed", exc_info=True)
-                totals = RelayTotals(broker_error="sweep failed")
-            if totals.broker_error:
-                backoff = min(max(backoff * 2, 0.2), self.max_broker_backoff)
-                log.warning("broker unavailable (%s); next try in %.1fs",
-                            totals.broker_error, backoff)
-                stop.wait(backoff)
-                continue
-            backoff = 0.0
-            if totals.published and totals.claimed >= self.batch_size:
-                continue
-            self._wake.wait(self.idle_interval)
-            self._wake.clear()
-        close = getattr(self.publisher, "close", None)
-        if close is not None:
-            close()
+                with connection_scope():
+                    self.release()
+            except Exception:  # noqa: BLE001 - the database is down: the leases expire
+                log.warning("relay %s stopped without releasing its leases", self.owner)
+            close = getattr(self.publisher, "close", None)
+            if close is not None:
+                close()

@@ -142,8 +142,10 @@ class KillAfterConfirm(AmqpEventPublisher):
         os.kill(os.getpid(), 9)                           # ...and die before the row update
 
 init_db(sys.argv[1])
-outbox.relay_batch(KillAfterConfirm(sys.argv[2], sys.argv[3]), env_id=uuid.UUID(sys.argv[4]))
+outbox.relay_batch(KillAfterConfirm(sys.argv[2], sys.argv[3]), env_id=uuid.UUID(sys.argv[4]),
+                   lease_s=float(sys.argv[5]))
 """
+KILLED_LEASE_S = 30.0
 
 
 def db_url(database, request):
@@ -153,20 +155,31 @@ def db_url(database, request):
 
 
 def test_relay_killed_after_confirm_redelivers_with_the_same_id(ctx, database, bus, request):
+    # Was flaky on a loaded machine: the killed relay held its rows with FOR UPDATE in an open
+    # transaction, and the next relay ran before the server had noticed the dead client, so
+    # SKIP LOCKED skipped the row (claimed 0). The test assumed an instant cleanup. Now no
+    # transaction is open while publishing: the dead relay's row lease decides, and the test
+    # reads the clock it passes instead of waiting for the lease to run out.
     queue = bus.queue("#")
     with unit_of_work(ctx) as uow:
         row = Property.create(code=f"K{uuid.uuid4().hex[:6]}", name="Kill", timezone="UTC",
                               currency_code="EUR")
         uow.emit(event_type("property", "created"), row, {"id": str(row.id)})
-    if database.is_closed() is False and not isinstance(database, type(None)):
+    if not database.is_closed():
         database.close()
     proc = subprocess.run([sys.executable, "-c", KILLER, db_url(database, request), bus.url,
-                           bus.exchange, str(ctx.env_id)], capture_output=True, timeout=60)
+                           bus.exchange, str(ctx.env_id), str(KILLED_LEASE_S)],
+                          capture_output=True, timeout=60)
     assert proc.returncode == -9, proc.stderr.decode()
+    killed_at = datetime.now(UTC)
     (event_row,) = env_rows(ctx.env_id)
-    assert event_row.published_at is None
+    assert event_row.published_at is None and event_row.lease_owner is not None
     pub = AmqpEventPublisher(bus.url, bus.exchange)
-    assert outbox.relay_batch(pub, env_id=ctx.env_id).published == 1
+    # While the dead relay's lease runs, nobody else publishes the row...
+    assert outbox.relay_batch(pub, env_id=ctx.env_id).claimed == 0
+    # ...once it has run out, the row is due again and goes out with the same id.
+    after = killed_at + timedelta(seconds=KILLED_LEASE_S + 1)
+    assert outbox.relay_batch(pub, env_id=ctx.env_id, now=after).published == 1
     pub.close()
     ids = [props.message_id for props, _ in bus.drain(queue)]
     assert ids == [str(event_row.id), str(event_row.id)]

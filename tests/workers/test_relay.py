@@ -77,18 +77,35 @@ def test_broker_unreachable_leaves_rows_untouched(ctx, database):
     assert row.published_at is None and row.attempts == 0
 
 
-def test_failing_subscriber_backs_the_row_off(ctx, database, bus):
-    bus.queue("#")
+def test_failing_subscriber_retries_the_reaction_only_and_never_republishes(ctx, database, bus):
+    # Was: a failing subscriber backed the row off, so the external event went out again on
+    # every retry. Now reactions have their own cursor.
+    queue = bus.queue("#")
     make_property(ctx)
+    calls = []
 
-    def broken(event):
-        raise RuntimeError("enqueue failed")
+    def flaky(event):
+        calls.append(event["id"])
+        if len(calls) == 1:
+            raise RuntimeError("enqueue failed")
 
-    result = outbox.relay_batch(publisher_for(bus), env_id=ctx.env_id,
-                                subscribers={"hotel:pms:property:created": [broken]})
-    assert result.failed == 1
+    clock = [datetime.now(UTC)]
+    relay = OutboxRelay(publisher_for(bus), env_id=ctx.env_id, now=lambda: clock[0],
+                        subscribers={"hotel:pms:property:created": [flaky]})
+    first = relay.sweep()
+    assert (first.published, first.dispatched, first.dispatch_failed) == (1, 0, 1)
     (row,) = rows(ctx)
-    assert row.published_at is None and "enqueue failed" in row.last_error
+    assert row.published_at is not None and row.dispatched_at is None
+    assert row.dispatch_attempts == 1 and "enqueue failed" in row.last_error
+    assert relay.sweep().dispatched == 0  # backing off
+    clock[0] += timedelta(seconds=outbox.MAX_BACKOFF_S + 1)
+    second = relay.sweep()
+    relay.release()
+    assert (second.claimed, second.published, second.dispatched) == (0, 0, 1)
+    assert calls == [str(row.id), str(row.id)]
+    assert [p.message_id for p, _ in bus.drain(queue)] == [str(row.id)]  # published once
+    (row,) = rows(ctx)
+    assert row.dispatched_at is not None
 
 
 def test_relay_run_once_drains_in_batches_and_pushes_audit(ctx, database, bus):
@@ -154,10 +171,16 @@ def test_purge_deletes_only_published_rows_past_retention(ctx, database):
 
     make_property(ctx)
     make_property(ctx)
-    first, second = rows(ctx)
+    make_property(ctx)
+    first, second, third = rows(ctx)
     old = datetime.now(UTC) - timedelta(days=8)
     with read_scope(ctx):
-        OutboxEvent.update(published_at=old).where(OutboxEvent.id == first.id).execute()
+        OutboxEvent.update(published_at=old, dispatched_at=old).where(
+            OutboxEvent.id == first.id).execute()
+        # parked rows and rows whose reactions are still to run are kept
+        OutboxEvent.update(parked_at=old).where(OutboxEvent.id == second.id).execute()
+        OutboxEvent.update(published_at=old, dispatch_next_at=old).where(
+            OutboxEvent.id == third.id).execute()
     with tenant_scope(ctx.env_id), database.atomic():
         IdempotencyRecord.create(key="k-old", fingerprint="f", expires_at=old)
         IdempotencyRecord.create(key="k-new", fingerprint="f",
@@ -165,7 +188,7 @@ def test_purge_deletes_only_published_rows_past_retention(ctx, database):
     relay = OutboxRelay(LocalEventPublisher(), env_id=ctx.env_id, retention=timedelta(days=7))
     purged = relay.purge()
     assert purged["outbox_rows"] >= 1 and purged["idempotency_records"] >= 1
-    assert [r.id for r in rows(ctx)] == [second.id]
+    assert [r.id for r in rows(ctx)] == [second.id, third.id]
     with read_scope(ctx):
         assert [r.key for r in IdempotencyRecord.select()] == ["k-new"]
 
