@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
@@ -70,6 +70,9 @@ class Hooks:
     fan_out: Callable[[uuid.UUID, uuid.UUID, date], int] | None = None
     crash_in: str | None = None  # raise SimulatedCrash inside this step, before it commits
     progress: Progress | None = None
+    # Test-only: step name -> exceptions raised inside that step, one per attempt, before it
+    # commits (e.g. SQLite's "database is locked"), to prove the retry and the FAILED mark.
+    fail_in: dict[str, list[BaseException]] = field(default_factory=dict)
 
 
 def _steps_of(run: NightAuditRun) -> list[NightAuditStep]:
@@ -259,6 +262,8 @@ def _run_step(ctx: Ctx, run_id: uuid.UUID, name: str, position: int, hooks: Hook
             count, detail = STEP_FUNCS[name](*args)
             if hooks.crash_in == name:
                 raise SimulatedCrash(f"simulated crash inside step {name}")
+            if hooks.fail_in.get(name):
+                raise hooks.fail_in[name].pop(0)
             NightAuditStep.create(run=run.id, name=name, position=position, count=count,
                                   duration_ms=(time.perf_counter() - started) * 1000,
                                   detail=detail)
@@ -290,7 +295,7 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
         if dry_run:
             return preview(prop, day)
         claimed = NightAuditRun.get_or_none(NightAuditRun.id == run_id) if run_id else None
-    if claimed is not None:
+    if claimed is not None and claimed.status != AuditRunStatus.FAILED:
         run, done = claimed, claimed.status == AuditRunStatus.DONE
     else:
         run, done = _claim(ctx, property_id, day)
@@ -299,7 +304,7 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
             for position, name in enumerate(STEPS):
                 if hooks.progress:
                     hooks.progress(name, "start", 0)
-                ran = _run_step(ctx, run.id, name, position, hooks)
+                ran = _retrying(lambda: _run_step(ctx, run.id, name, position, hooks))
                 if hooks.progress:
                     hooks.progress(name, "done" if ran else "skip", 0)
             with unit_of_work(ctx) as uow:
@@ -309,20 +314,68 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
                     run.finished_at = ctx.now
                     run.save()
                     _record(uow, run, "completed")
-        except (PmsError, peewee.PeeweeException, ValueError) as exc:
+        except SimulatedCrash:
+            raise
+        except BaseException as exc:
+            # Any failure (a lock that outlasted the retries, a bug, a worker's time limit) ends
+            # the run FAILED, so it is visibly re-runnable instead of RUNNING forever; an
+            # interrupt is re-raised once the run is marked.
             log.exception("night audit failed", extra={"property_id": str(property_id)})
             _mark_failed(ctx, run.id, f"{type(exc).__name__}: {exc}")
+            if not isinstance(exc, Exception):
+                raise
     with read_scope(ctx):
         return _out(NightAuditRun.get_by_id(run.id))
 
 
 def _mark_failed(ctx: Ctx, run_id: uuid.UUID, error: str) -> None:
-    with unit_of_work(ctx) as uow:
-        run = for_update(NightAuditRun.select().where(NightAuditRun.id == run_id)).get()
-        run.status = AUDIT_RUN_MACHINE.transition(run.status, "fail").value
-        run.error = error[:2000]
-        run.save()
-        _record(uow, run, "failed")
+    """Mark a RUNNING run FAILED (retried while the database is busy; never raises: a run left
+    RUNNING is still resumed by the next start, it is only less visible)."""
+    def mark() -> None:
+        with unit_of_work(ctx) as uow:
+            run = for_update(NightAuditRun.select().where(NightAuditRun.id == run_id)).get()
+            if not AUDIT_RUN_MACHINE.can(run.status, "fail"):
+                return
+            run.status = AUDIT_RUN_MACHINE.transition(run.status, "fail").value
+            run.error = error[:2000]
+            run.save()
+            _record(uow, run, "failed")
+
+    try:
+        _retrying(mark)
+    except Exception:  # noqa: BLE001 - logged; the run stays RUNNING and resumable
+        log.exception("could not mark the night audit run FAILED", extra={"run_id": str(run_id)})
+
+
+# A step is one short transaction that rolls back whole, so repeating it is safe. On SQLite a
+# writer that still finds the file locked after the busy timeout (another process's long write,
+# or a read snapshot that cannot be upgraded) gets "database is locked"; on PostgreSQL a lock
+# timeout or deadlock. Both are waited out a few times before the run is marked FAILED.
+RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """A lock failure worth retrying (PostgreSQL lock timeout/deadlock, SQLite busy/locked)."""
+    from pms.db.locking import LockTimeout, is_lock_failure
+
+    if isinstance(exc, LockTimeout):
+        return True
+    if isinstance(exc, peewee.OperationalError):
+        text = str(exc).lower()
+        return is_lock_failure(exc) or "database is locked" in text or "database is busy" in text
+    return False
+
+
+def _retrying(fn: Callable[[], Any]) -> Any:
+    for delay in RETRY_DELAYS_S:
+        try:
+            return fn()
+        except Exception as exc:
+            if not is_busy(exc):
+                raise
+            log.warning("night audit: database busy, retrying in %.1f s (%s)", delay, exc)
+            time.sleep(delay)
+    return fn()
 
 
 def preview(prop: Property, day: date) -> NightAuditRunOut:

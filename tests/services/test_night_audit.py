@@ -208,3 +208,29 @@ def test_night_audit_reports_guests_in_house_past_departure(ctx, hotel, caplog):
     roll = next(s for s in result.steps if s.name == "roll_date")
     assert roll.detail["overstays"] == [late]
     assert any("past departure" in r.getMessage() for r in caplog.records)
+
+
+def test_night_audit_retries_a_locked_database_then_finishes(ctx, hotel):
+    import peewee
+
+    make_checked_in(ctx, hotel)
+    locked = [peewee.OperationalError("database is locked") for _ in range(2)]
+    result = run_night_audit(ctx, hotel.id, hooks=Hooks(fail_in={"room_charges": locked}))
+    assert result.status == "DONE" and locked == []
+    assert all(n == 1 for *_, n in room_charges_per_night(ctx, hotel.id))
+
+
+def test_a_crashed_night_audit_run_is_marked_failed_and_re_runnable(ctx, hotel):
+    make_checked_in(ctx, hotel)
+    # Given a step that keeps failing (a lock that outlasts every retry, or a bug)
+    failing = [RuntimeError("boom") for _ in range(2)]
+    failed = run_night_audit(ctx, hotel.id, hooks=Hooks(fail_in={"housekeeping": failing}))
+    # Then the run is FAILED with the error, not left RUNNING forever
+    assert failed.status == "FAILED" and "boom" in failed.error
+    with read_scope(ctx):
+        assert NightAuditRun.get_by_id(failed.id).status == "FAILED"
+    # And a re-run (also through the run id a job holds) resumes and finishes it
+    again = run_night_audit(ctx, hotel.id, run_id=failed.id, business_date=failed.business_date)
+    assert again.status == "DONE" and again.id == failed.id
+    assert [s.name for s in again.steps] == ["no_shows", "room_charges", "housekeeping",
+                                             "figures", "roll_date"]
