@@ -1,5 +1,6 @@
 """The `web` process under real gunicorn: in-flight requests summed over worker processes,
-draining after SIGTERM, the underscore header dropped, and one control socket per instance.
+draining after SIGTERM (readiness first and still serving, then stop and finish what is in
+flight), budgets that nest, the underscore header dropped, and one control socket per instance.
 
 Requests are held in flight by a row lock the test takes on the property they update."""
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import requests
+
+from pms.api import inflight
 
 pytestmark = pytest.mark.postgres
 
@@ -60,37 +63,81 @@ def test_in_flight_is_summed_over_every_worker_process(gunicorn, row_lock):
     assert _wait_for(lambda: server.health(env_id).json()["in_flight"] <= 1)
 
 
-def test_sigterm_drains_in_flight_requests_then_the_master_exits(gunicorn, row_lock):
-    server = gunicorn({"WEB_CONCURRENCY": "2", "PMS_THREADS": "4", "PMS_DRAIN_SECONDS": "20"})
+def test_sigterm_lowers_readiness_first_and_keeps_serving_for_the_drain_time(gunicorn):
+    # Readiness first, then stop: the load balancer needs its check interval x fall to notice
+    drain_s = 6.0
+    server = gunicorn({"WEB_CONCURRENCY": "2", "PMS_DRAIN_SECONDS": str(drain_s)})
     env_id = uuid.uuid4()
     property_id = _create_property(server, env_id)
+    sent = time.monotonic()
+    server.terminate()
+
+    # health answers 503 draining with the full payload
+    body = _wait_for(lambda: (lambda r: r.json() if r.status_code == 503 else None)(
+        server.health(env_id)))
+    assert body is not None and body["status"] == "draining"
+    assert {"in_flight", "limits", "version", "checks"} <= set(body)
+    # while new work on a new connection is still served as usual
+    served = requests.get(f"{server.base_url}/v1/properties/{property_id}",
+                          headers=server.headers(env_id), timeout=5)
+    assert time.monotonic() - sent < drain_s, "too slow to observe the drain window"
+    assert served.status_code == 200, served.text
+
+    # then the instance stops accepting, no earlier than the drain time, and exits cleanly
+    def refused() -> bool:
+        try:
+            server.health(env_id)
+            return False
+        except requests.ConnectionError:
+            return True
+
+    assert _wait_for(refused, timeout_s=drain_s + 20, every=0.1)
+    assert time.monotonic() - sent >= drain_s - 0.5
+    assert server.proc.wait(timeout=20) == 0
+
+
+def test_sigterm_finishes_in_flight_requests_after_it_stops_accepting(gunicorn, row_lock):
+    server = gunicorn({"WEB_CONCURRENCY": "2", "PMS_THREADS": "4", "PMS_DRAIN_SECONDS": "0"})
+    env_id = uuid.uuid4()
+    property_id = _create_property(server, env_id)
+    flag_file = f"/dev/shm/pms-inflight-{server.proc.pid}"
     with ThreadPoolExecutor(2) as pool, row_lock("property", uuid.UUID(property_id), env_id):
         held = [pool.submit(_put_name, server, env_id, property_id, f"drain {i}")
                 for i in range(2)]
         assert _wait_for(lambda: server.health(env_id).json()["in_flight"] >= 3)
 
-        # When the master gets SIGTERM
+        # When the master gets SIGTERM (no drain time) it goes to the stopping phase at once
         server.terminate()
-
-        # Then health answers 503 draining with the full payload, still counting the held ones
-        # (a Response is falsy when not ok, so wait on its parsed body)
-        body = _wait_for(lambda: (lambda r: r.json() if r.status_code == 503 else None)(
-            server.health(env_id)))
-        assert body is not None
-        assert body["status"] == "draining" and body["in_flight"] >= 3
-        assert {"limits", "version", "checks"} <= set(body)
-        # and new work is refused with problem+json and Retry-After
-        refused = requests.get(f"{server.base_url}/v1/properties/{property_id}",
-                               headers=server.headers(env_id), timeout=5)
-        assert refused.status_code == 503
-        assert refused.headers["Content-Type"].startswith("application/problem+json")
-        assert refused.json()["code"] == "draining"
-        assert int(refused.headers["Retry-After"]) >= 1
+        assert _wait_for(lambda: _flag(flag_file) == inflight.STOPPING, timeout_s=10)
+        time.sleep(0.2)  # not a correctness wait: gives a premature exit the chance to show
         assert server.proc.poll() is None, "the master must wait for the in-flight requests"
     # When the lock goes, the held requests finish normally
     assert [f.result().status_code for f in held] == [200, 200]
     # and the master exits cleanly soon after
     assert server.proc.wait(timeout=15) == 0
+
+
+def _flag(path: str) -> int | None:
+    try:
+        with open(path, "rb") as handle:
+            return inflight.SLOT.unpack(handle.read(inflight.SLOT.size))[0]
+    except OSError:
+        return None
+
+
+def test_shutdown_budgets_nest_inside_the_orchestrator_grace(monkeypatch):
+    # balancer detection < drain time < graceful_timeout (counted from SIGTERM) < 30 s grace
+    from pms import gunicorn_conf
+    from tests.ops.haproxy import Checks
+
+    production_checks = Checks(inter_ms=2000, fall=2, timeout_ms=2000)  # README's haproxy.cfg
+    detection_s = (production_checks.inter_ms * production_checks.fall
+                   + production_checks.timeout_ms) / 1000
+    assert detection_s < gunicorn_conf.DEFAULT_DRAIN_S < gunicorn_conf.graceful_timeout < 30
+    # a drain time too long for the budget is cut so in-flight requests keep 5 s
+    budget = float(gunicorn_conf.graceful_timeout)
+    monkeypatch.setenv("PMS_DRAIN_SECONDS", "60")
+    assert gunicorn_conf._drain_seconds(budget) == budget - 5
 
 
 def test_underscore_spelling_of_the_tenant_header_is_dropped_over_http(gunicorn):

@@ -84,3 +84,41 @@ def test_outside_gunicorn_the_gauge_is_process_local(monkeypatch: pytest.MonkeyP
     assert gauge.total() == 1
     gauge.leave()
     assert gauge.total() == 0 and not gauge.draining()
+
+
+def _client(path: str, settings, database, clock, env_id):  # noqa: ANN001, ANN202
+    import falcon.testing
+
+    from pms.app import create_app
+    from pms.devkeys import mint_token
+
+    app = create_app(settings, db=database, clock=clock,
+                     inflight=inflight.SharedInflight(path, 1))
+    headers = {"Authorization": f"Bearer {mint_token(settings, env_id=env_id)}",
+               "X-Platform-Env-Id": str(env_id)}
+    return falcon.testing.TestClient(app, headers=headers)
+
+
+def test_draining_lowers_readiness_but_requests_are_still_served(
+        tmp_path: Path, base_settings, sqlite_db, clock, env_id):  # noqa: ANN001
+    # the load balancer has not noticed yet: refusing now would fail clients that never retry
+    path = str(tmp_path / "inflight")
+    inflight.create_shared_file(path)
+    client = _client(path, base_settings, sqlite_db, clock, env_id)
+    inflight.set_flag(path, inflight.DRAINING)
+    health = client.simulate_get("/v1/health")
+    assert health.status_code == 503 and health.json["status"] == "draining"
+    assert client.simulate_get("/v1/properties").status_code == 200
+
+
+def test_once_stopping_new_requests_are_refused_with_a_retryable_503(
+        tmp_path: Path, base_settings, sqlite_db, clock, env_id):  # noqa: ANN001
+    path = str(tmp_path / "inflight")
+    inflight.create_shared_file(path)
+    client = _client(path, base_settings, sqlite_db, clock, env_id)
+    inflight.set_flag(path, inflight.STOPPING)
+    resp = client.simulate_get("/v1/properties")
+    assert resp.status_code == 503 and resp.json["code"] == "draining"
+    assert int(resp.headers["Retry-After"]) >= 1
+    assert client.simulate_get("/v1/health").json["status"] == "draining"
+    assert inflight.read_total(path) == 0  # refused requests are never counted in flight

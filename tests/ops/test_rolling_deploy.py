@@ -382,8 +382,19 @@ def test_sighup_reloads_under_load_give_no_client_visible_failure(
         load.wait_for(30)
         for instance in (*instances, *instances):
             done = load.count()
+            old = children(instance.proc.pid)
             instance.proc.send_signal(signal.SIGHUP)
+            # the reload is over when none of the old workers is left and new ones serve
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                now = children(instance.proc.pid)
+                if now and not (now & old) and len(now) >= len(old):
+                    break
+                time.sleep(0.1)
+            assert not (children(instance.proc.pid) & old), instance.log_tail()
             load.wait_for(done + 60)
+        while time.monotonic() - load.started_at < (60 if FULL else 20):  # length only
+            time.sleep(0.2)
     finally:
         seconds = load.stop()
     print("SIGHUP reloads:", {**load.summary(), "seconds": round(seconds, 1),
@@ -391,6 +402,21 @@ def test_sighup_reloads_under_load_give_no_client_visible_failure(
     assert_clean(load, [i.log_path for i in instances])
     assert count_reservations(pg_database.app_url, hotel) - before == load.booked()
     assert all(i.proc.poll() is None for i in instances)
+
+
+def children(pid: int) -> set[int]:
+    """Process ids whose parent is `pid` (from /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(int(entry))
+    return found
 
 
 # -- PgBouncer in transaction mode ---------------------------------------------------------------
