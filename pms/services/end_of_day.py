@@ -11,6 +11,7 @@ Platform calls (ledger, housekeeping fan-out) happen after commit.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
@@ -33,7 +34,7 @@ from pms.domain.states import (
     HkStatus,
     ReservationStatus,
 )
-from pms.errors import Conflict, NotFound, PmsError
+from pms.errors import Conflict, NotFound
 from pms.models import Property, Reservation, Room
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.common import to_data
@@ -304,7 +305,7 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
             for position, name in enumerate(STEPS):
                 if hooks.progress:
                     hooks.progress(name, "start", 0)
-                ran = _retrying(lambda: _run_step(ctx, run.id, name, position, hooks))
+                ran = _retrying(functools.partial(_run_step, ctx, run.id, name, position, hooks))
                 if hooks.progress:
                     hooks.progress(name, "done" if ran else "skip", 0)
             with unit_of_work(ctx) as uow:
