@@ -3,7 +3,8 @@
 Same three-part shape as the payments client: the `LedgerClient` protocol, an embedded sandbox,
 and the gateway client (`/proxy/ledger/v1/...`). `ensure_settlement_accounts(env_id)` creates the
 env's accounts on demand and idempotently (SPEC); `post_entry` refuses an unbalanced entry before
-any call and is idempotent by key, so a reconciler can repeat it safely.
+any call and is idempotent by key, so a reconciler can repeat it safely. Debits and credits are
+sent at the currency's scale ("80.00", never "80.0000": `pms.domain.money.to_wire`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from pms.config import Settings
+from pms.domain.money import to_wire
 from pms.errors import DependencyUnavailable
 from pms.platform.payments import GatewayHttp, machine_token
 
@@ -136,7 +138,8 @@ class HttpLedger:
         body = self.http.call("POST", "/postings", {
             "currency": currency, "memo": memo,
             "lines": [{"account": accounts.get(line.account, line.account),
-                       "debit": str(line.debit), "credit": str(line.credit)} for line in lines],
+                       "debit": to_wire(line.debit, currency),
+                       "credit": to_wire(line.credit, currency)} for line in lines],
         }, idempotency_key=f"{env_id}:{idempotency_key}")
         return Posting(id=str(body.get("id", "")), idempotency_key=idempotency_key)
 

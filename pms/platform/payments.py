@@ -6,6 +6,7 @@ in-process sandbox (`PMS_PLATFORM_URL=embedded`, declines on well-known test pay
 and the HTTP client for the gateway (`/proxy/payments/v1/...`, machine token by client
 credentials). Only payment_method_id references cross this boundary, never card data. Transient
 failures (timeout, outage, 5xx) raise `PaymentsUnavailable`; a decline is a result, not an error.
+Amounts are sent at the currency's scale ("80.00", never "80.0000": `pms.domain.money.to_wire`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from pms.config import Settings
+from pms.domain.money import to_wire
 from pms.errors import DependencyUnavailable
 
 PAYMENT_SCOPES = ("platform:payments:intents:write", "platform:payments:charges:write")
@@ -105,7 +107,7 @@ class EmbeddedPayments:
 
         def make() -> dict[str, Any]:
             declined = DECLINING_METHODS.get(payment_method_id)
-            body = {"id": f"pi_{uuid.uuid4().hex[:24]}", "amount": str(amount),
+            body = {"id": f"pi_{uuid.uuid4().hex[:24]}", "amount": to_wire(amount, currency),
                     "currency": currency, "payment_method_id": payment_method_id,
                     "status": DECLINED if declined else REQUIRES_CONFIRMATION,
                     "decline_code": declined, "capture_method": "manual"}
@@ -134,13 +136,14 @@ class EmbeddedPayments:
             if intent_id is not None:
                 intent = self.intents.get(intent_id)
                 if intent is None or intent["status"] != REQUIRES_CAPTURE:
-                    return {"id": f"ch_{uuid.uuid4().hex[:24]}", "amount": str(amount),
+                    return {"id": f"ch_{uuid.uuid4().hex[:24]}",
+                            "amount": to_wire(amount, currency),
                             "currency": currency, "status": DECLINED,
                             "decline_code": "intent_not_capturable"}
                 method = intent["payment_method_id"]
                 intent["status"] = SUCCEEDED
             declined = DECLINING_METHODS.get(method or "")
-            body = {"id": f"ch_{uuid.uuid4().hex[:24]}", "amount": str(amount),
+            body = {"id": f"ch_{uuid.uuid4().hex[:24]}", "amount": to_wire(amount, currency),
                     "currency": currency, "status": DECLINED if declined else SUCCEEDED,
                     "decline_code": declined, "payment_intent": intent_id}
             self.charges[body["id"]] = body
@@ -245,7 +248,8 @@ class HttpPayments:
                       idempotency_key: str, metadata: dict[str, str] | None = None
                       ) -> PaymentResult:
         return _result(self.http.call("POST", "/payment-intents", {
-            "amount": str(amount), "currency": currency, "payment_method_id": payment_method_id,
+            "amount": to_wire(amount, currency), "currency": currency,
+            "payment_method_id": payment_method_id,
             "capture_method": "manual", "confirmation_method": "manual",
             "metadata": metadata or {}}, idempotency_key=idempotency_key))
 
@@ -257,7 +261,7 @@ class HttpPayments:
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
                metadata: dict[str, str] | None = None) -> PaymentResult:
-        body: dict[str, Any] = {"amount": str(amount), "currency": currency,
+        body: dict[str, Any] = {"amount": to_wire(amount, currency), "currency": currency,
                                 "metadata": metadata or {}}
         if intent_id:
             body["payment_intent"] = intent_id

@@ -17,7 +17,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.domain.money import quantize
+from pms.domain.money import exact, quantize
 from pms.domain.states import FOLIO_INITIAL, FolioStatus, ReservationStatus
 from pms.domain.tax import split_taxes
 from pms.errors import Conflict, FolioClosed, NotFound, ValidationFailed
@@ -173,7 +173,7 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
         for pause in _pause_after_open_check:
             pause()
         code = load_code(property_id, body.transaction_code)
-        gross = quantize(body.amount * body.quantity, folio.currency)
+        gross = quantize(exact(body.amount, folio.currency) * body.quantity, folio.currency)
         lines = _insert_lines(folio, ctx, code, gross, quantity=body.quantity,
                               description=body.description or code.name, kind="charge",
                               category=code.category)
@@ -294,7 +294,7 @@ def post_allowance(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
         folio = load_folio(ctx, property_id, folio_id, lock=True)
         require_open(folio)
         code = load_code(property_id, body.transaction_code)
-        lines = _insert_lines(folio, ctx, code, -quantize(body.amount, folio.currency),
+        lines = _insert_lines(folio, ctx, code, -exact(body.amount, folio.currency),
                               quantity=1, description=f"Allowance: {code.name}",
                               kind="allowance", category=code.category, reason=body.reason)
         posting = _ledger(folio, lines, f"allowance:{lines[0].id}", f"allowance {folio.id}",

@@ -21,6 +21,7 @@ from pms.context import Ctx
 from pms.db.base import AggregateModel
 from pms.db.locking import for_update as locked
 from pms.db.uow import UnitOfWork, unit_of_work
+from pms.domain.money import exact
 from pms.errors import AlreadyExists, NotFound, StillReferenced, ValidationFailed
 from pms.models import Item, Package, Property, RatePlan, Room, RoomType
 from pms.schemas import catalog as s
@@ -171,6 +172,9 @@ def _currency_default(prop: Property, values: dict[str, Any], row: AggregateMode
     if price is not None and price < 0:
         raise ValidationFailed("price must not be negative",
                                errors=[{"field": "price", "message": "must be >= 0"}])
+    if price is not None:  # "0.004" is refused, never rounded (pms.domain.money.exact)
+        values["price"] = exact(price, values.get("currency") or getattr(row, "currency", None)
+                                or prop.currency_code, "price")
 
 
 def _rate_plan_refs(prop: Property, values: dict[str, Any], row: AggregateModel | None) -> None:

@@ -21,7 +21,7 @@ from pms.context import Ctx
 from pms.db.fields import utcnow
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.money import quantize
+from pms.domain.money import exact
 from pms.domain.states import PAYMENT_INITIAL, PAYMENT_MACHINE, PaymentStatus
 from pms.errors import DependencyUnavailable, PaymentDeclined, ValidationFailed
 from pms.models import FolioPayment, Property
@@ -80,7 +80,7 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
     with lock_errors(), unit_of_work(ctx) as uow:
         folio = load_folio(ctx, property_id, folio_id, lock=True)
         require_open(folio)
-        amount = quantize(body.amount, folio.currency)
+        amount = exact(body.amount, folio.currency)  # "0.004" is refused, never captured as 0.00
         preauth = None
         if body.pre_authorization_id is not None:
             preauth = for_update(FolioPayment.select().where(
@@ -204,7 +204,7 @@ def pre_authorize(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
         folio = load_folio(ctx, property_id, folio_id, lock=True)
         require_open(folio)
         payment = FolioPayment(
-            env_id=ctx.env_id, folio=folio.id, amount=quantize(body.amount, folio.currency),
+            env_id=ctx.env_id, folio=folio.id, amount=exact(body.amount, folio.currency),
             currency=folio.currency, method="CARD", kind=PRE_AUTH,
             status=PAYMENT_INITIAL.value, payment_method_id=body.payment_method_id,
             business_date=business_date(Property.get_by_id(property_id), ctx.now))

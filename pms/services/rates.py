@@ -19,7 +19,7 @@ from pms.context import Ctx
 from pms.db.base import AggregateModel
 from pms.db.locking import for_update
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.domain.money import quantize
+from pms.domain.money import exact
 from pms.domain.stay import date_span, stay_nights
 from pms.errors import AlreadyExists, NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
@@ -95,7 +95,7 @@ def set_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
         values: dict[tuple[uuid.UUID, date], Decimal] = {}
         for i, entry in enumerate(body.rates):
             load_room_type(property_id, entry.room_type_id, field=f"rates[{i}].room_type_id")
-            amount = quantize(entry.amount, plan.currency)
+            amount = exact(entry.amount, plan.currency, f"rates[{i}].amount")
             for day in date_span(entry.from_date, entry.to_date, weekdays=entry.weekdays,
                                  max_days=MAX_WRITE_DAYS):
                 values[(entry.room_type_id, day)] = amount
@@ -222,7 +222,7 @@ def _check_promo(prop: Property, values: dict[str, Any]) -> None:
     elif kind == "FIXED" and not values.get("currency"):
         values["currency"] = prop.currency_code
     if kind == "FIXED" and value is not None:
-        values["discount_value"] = quantize(value, values["currency"])
+        values["discount_value"] = exact(value, values["currency"], "discount_value")
     start, end = values.get("valid_from"), values.get("valid_to")
     if start is not None and end is not None and end < start:
         raise _field_error("valid_to", "must not be before valid_from")

@@ -16,7 +16,7 @@ from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.money import quantize
+from pms.domain.money import exact
 from pms.domain.states import VOUCHER_INITIAL, VOUCHER_MACHINE, VoucherStatus
 from pms.errors import AlreadyExists, Conflict, NotFound, ValidationFailed
 from pms.events import event_type
@@ -45,7 +45,7 @@ def issue_voucher(ctx: Ctx, property_id: uuid.UUID, body: GiftVoucherIn) -> Gift
     with unit_of_work(ctx) as uow:
         prop = load_property(property_id)
         currency = body.currency or prop.currency_code
-        amount = quantize(body.amount, currency)
+        amount = exact(body.amount, currency)  # "0.004" is refused, never rounded
         row = GiftVoucher(env_id=ctx.env_id, property=prop.id,
                           code=body.code or f"GV{secrets.token_hex(5).upper()}",
                           currency=currency, initial_amount=amount, balance=amount,

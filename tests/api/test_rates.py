@@ -56,12 +56,17 @@ def test_rates_weekdays_only_write_those_days(api):
 
 
 def test_rates_are_quantized_to_the_currency(api):
+    # A JPY amount with decimals is refused, never rounded (it was stored as 12001 before).
     base, rt, rp = _hotel(api, currency="JPY")
     path = f"{base}/rate-plans/{rp['id']}/rates"
+    refused = api.put(path, {"rates": [{"room_type_id": rt["id"], "from_date": "2030-01-01",
+                                        "to_date": "2030-01-01", "amount": "12000.5"}]})
+    assert refused.status_code == 422, refused.text
+    assert refused.json["errors"][0]["field"] == "rates[0].amount"
     api.put(path, {"rates": [{"room_type_id": rt["id"], "from_date": "2030-01-01",
-                              "to_date": "2030-01-01", "amount": "12000.5"}]})
+                              "to_date": "2030-01-01", "amount": "12000.00"}]})
     got = api.get(path, params={"from_date": "2030-01-01", "to_date": "2030-01-01"}).json
-    assert got["data"][0]["amount"] == "12001"
+    assert got["data"][0]["amount"] == "12000"
 
 
 def test_rates_for_another_propertys_room_type_is_422(api):

@@ -110,7 +110,8 @@ def test_quote_in_a_zero_decimal_currency(ctx):
     from tests.factories import make_rates, make_room
     make_room(ctx, prop.id, rt.id)
     plan = make_rate_plan(ctx, prop.id)
-    make_rates(ctx, prop.id, plan.id, rt.id, ARR, ARR, "10000.6")
+    # (a JPY rate with decimals, "10000.6", is refused at write now: pms.domain.money.exact)
+    make_rates(ctx, prop.id, plan.id, rt.id, ARR, ARR, "10001")
     quote = quote_stay(ctx, property=prop, room_type=rt, rate_plan=plan, arrival=ARR,
                        departure=date(2030, 1, 11), adults=1)
     assert str(quote.total) == "10001" and quote.currency == "JPY"
