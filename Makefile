@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: run test test-fast lint bench chaos clean openapi
+.PHONY: run test test-fast lint bench chaos clean openapi fuzz
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ bench: $(STAMP) ## benchmarks against PostgreSQL with baselines measured in the 
 
 chaos: $(STAMP) ## fault tests at full length (60 s broker outage)
 	PMS_CHAOS_FULL=1 $(BIN)/pytest -q -m chaos
+
+fuzz: $(STAMP) ## schemathesis from the OpenAPI document at length: more examples, negative cases too
+	PMS_FUZZ_EXAMPLES=$${PMS_FUZZ_EXAMPLES:-60} PMS_FUZZ_NEGATIVE=1 $(BIN)/pytest -q tests/api/test_fuzz.py
 
 openapi: $(STAMP)
 	$(BIN)/pms-cli openapi

@@ -31,9 +31,21 @@ PROBLEM_SCHEMA = {
 }
 STANDARD_ERRORS = {
     400: "Malformed JSON or header", 401: "Missing or invalid bearer token",
-    403: "Tenant mismatch or missing scope", 404: "Not found (also another env's row)",
+    403: "Tenant mismatch, missing scope, or a guest session on a staff-only operation "
+         "(guest_not_allowed)",
+    404: "Not found (also another env's or another holder's row)",
     413: "Body over 1 MiB", 415: "Body is not JSON", 422: "Validation failed",
     409: "State conflict", 503: "Busy or draining; see Retry-After",
+}
+# Answers any operation may give, whatever it declares: the middleware's (401, 400 for the
+# tenant header, 403 for tenant and scope, 503 while draining or when the database is
+# unreachable) and the router's 404 for ids that name nothing.
+ALWAYS = frozenset({400, 401, 403, 404, 503})
+GUEST_ACCESS_DOC = {
+    "deny": "Staff only: a guest session (a token with holder_id) gets 403 guest_not_allowed.",
+    "open": "Guest sessions may call it: it shows no holder-owned rows.",
+    "own": "Guest sessions may call it for their own rows only (holder_id); another "
+           "holder's rows answer 404.",
 }
 DESCRIPTION = """Multi-tenant hotel property-management service.
 
@@ -74,12 +86,12 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
     ops = list(operations(routes))
     types: list[Any] = []
     for _, _, _, spec in ops:
-        for t in (spec.body, spec.response):
+        for t in (spec.body, spec.response, *(t for _, t in spec.responses)):
             if t is not None:
                 types.append(t)
     schemas_for, components = msgspec.json.schema_components(
         types, ref_template="#/components/schemas/{name}")
-    schema_map = dict(zip([id(t) for t in types], schemas_for, strict=True))
+    schema_map = dict(zip([id(t) for t in types], schemas_for, strict=True))  # same type, same id
     components["Problem"] = PROBLEM_SCHEMA
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _fn, spec in ops:
@@ -117,25 +129,59 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
         "x-scopes": [spec.scope, *spec.extra_scopes],
         "tags": [_tag(path)],
     }
-    if spec.description:
-        op["description"] = spec.description
+    guest_doc = GUEST_ACCESS_DOC[spec.guest]
+    op["description"] = f"{spec.description}\n\n{guest_doc}" if spec.description else guest_doc
+    op["x-guest-access"] = spec.guest
     if spec.body is not None:
         op["requestBody"] = {"required": True, "content": {
             "application/json": {"schema": schema_map[id(spec.body)]}}}
-    ok: dict[str, Any] = {"description": "Success"}
-    if spec.response is not None:
-        ok["content"] = {"application/json": {"schema": schema_map[id(spec.response)]}}
-    responses: dict[str, Any] = {str(spec.status): ok}
-    codes = {400, 401, 403, 404, *spec.errors}
-    if spec.body is not None:
-        codes |= {413, 415, 422}
-    for code in sorted(codes):
-        responses[str(code)] = {
-            "description": STANDARD_ERRORS.get(code, "Error"),
-            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
-        }
+    responses: dict[str, Any] = {}
+    for status in (spec.status, *spec.also_status):
+        responses[str(status)] = _success(spec.response, spec, status, schema_map)
+    for status, response in spec.responses:
+        responses[str(status)] = _success(response, spec, status, schema_map)
+    responses.update({str(code): _problem(code) for code in sorted(error_statuses(method, spec))})
     op["responses"] = responses
     return op
+
+
+def error_statuses(method: str, spec: EndpointSpec) -> set[int]:
+    """Every error status the operation can answer, derived from what it declares.
+
+    A query schema means 422 for a bad query string; a body means 413, 415 and 422; every POST
+    takes an Idempotency-Key (409 while the first request runs, 422 on a mismatch).
+    """
+    codes = set(ALWAYS) | set(spec.errors)
+    if spec.query is not None:
+        codes.add(422)
+    if spec.body is not None:
+        codes |= {413, 415, 422}
+    if method == "POST":
+        codes |= {409, 422}
+    return codes - success_statuses(spec)
+
+
+def success_statuses(spec: EndpointSpec) -> set[int]:
+    return {spec.status, *spec.also_status, *(s for s, _ in spec.responses)}
+
+
+def _success(response: Any, spec: EndpointSpec, status: int,
+             schema_map: dict[int, Any]) -> dict[str, Any]:
+    ok: dict[str, Any] = {"description": "Success"}
+    if status == 204:
+        return {"description": "Done; no body"}
+    if response is not None:
+        ok["content"] = {"application/json": {"schema": schema_map[id(response)]}}
+        for media in spec.also_media:
+            ok["content"][media] = {"schema": {"type": "string", "format": "binary"}}
+    return ok
+
+
+def _problem(code: int) -> dict[str, Any]:
+    return {
+        "description": STANDARD_ERRORS.get(code, "Error"),
+        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
 
 
 def _tag(path: str) -> str:

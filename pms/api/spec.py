@@ -46,6 +46,8 @@ class EndpointSpec:
     mutates: bool = True
     guest: str = GUEST_DENY
     also_status: tuple[int, ...] = ()
+    also_media: tuple[str, ...] = ()
+    responses: tuple[tuple[int, Any], ...] = ()
 
 
 def full_scope(scope: str) -> str:
@@ -56,14 +58,18 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
              response: Any = None, status: int = 200, summary: str = "", description: str = "",
              errors: tuple[int, ...] = (), also: tuple[str, ...] = (),
              mutates: bool | None = None, guest: str = GUEST_DENY,
-             also_status: tuple[int, ...] = ()) -> Callable[..., Any]:
+             also_status: tuple[int, ...] = (),
+             also_media: tuple[str, ...] = (),
+             responses: dict[int, Any] | None = None) -> Callable[..., Any]:
     """Declare a responder's scope and schemas (see module docstring).
 
     `mutates=False` marks a POST that changes nothing (a search, a price check): it writes no
     outbox or audit row. Other POST/PUT/PATCH/DELETE responders write exactly one of each.
     `guest` is the holder-session class (module docstring). `also_status` lists other success
     statuses the responder answers with the same response body (e.g. 200 when a create folds
-    into an existing row), so the OpenAPI document names them.
+    into an existing row), so the OpenAPI document names them; `also_media` the other media
+    types a success may have (an invoice as application/pdf); `responses` other success
+    statuses with a body of their own type (`{200: NightAuditRunOut}` beside a 202 job).
     """
     if guest not in GUEST_ACCESS:
         raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")
@@ -71,7 +77,8 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
                         status=status, summary=summary, description=description, errors=errors,
                         extra_scopes=tuple(full_scope(s) for s in also),
                         mutates=mutates if mutates is not None else not scope.endswith(":read"),
-                        guest=guest, also_status=also_status)
+                        guest=guest, also_status=also_status, also_media=also_media,
+                        responses=tuple(sorted((responses or {}).items())))
     body_decoder = msgspec.json.Decoder(body) if body is not None else None
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:

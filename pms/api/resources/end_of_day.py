@@ -22,6 +22,7 @@ class EndOfDay:
         self.deps = deps
 
     @endpoint("eod:write", body=EndOfDayIn, response=JobOut, status=202, errors=(503,),
+              responses={200: NightAuditRunOut},
               summary="Run the night audit as an async job",
               description="202 with the job (poll /v1/jobs/{id}; its result is the run). A date "
                           "whose run finished answers 200 with that run; dry_run=true answers "

@@ -177,6 +177,7 @@ class FolioInvoice:
         resp.status = 201 if created else 200
 
     @endpoint("folios:read", query=InvoiceQuery, response=dict, guest="own",
+              also_media=("application/pdf",),
               summary="The issued invoice as JSON, or as PDF with format=pdf")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: InvoiceQuery) -> None:  # noqa: A002

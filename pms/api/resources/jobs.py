@@ -10,6 +10,7 @@ import falcon
 from pms.api.spec import endpoint
 from pms.routes import Route
 from pms.schemas.common import Page
+from pms.schemas.end_of_day import NightAuditRunOut
 from pms.schemas.jobs import JobIn, JobOut, JobQuery, JobResultOut, job_out
 from pms.services import jobs
 
@@ -35,6 +36,7 @@ class JobList:
         resp.media = Page(data=[job_out(j) for j in page.items], next_cursor=page.next_cursor)
 
     @endpoint("jobs:write", body=JobIn, response=JobOut, status=202, also=("eod:write",),
+              responses={200: NightAuditRunOut},
               summary="Start an async job (kind end_of_day: the night audit of a property)",
               description="Same as POST .../end-of-day: 202 with the job, or 200 with the run "
                           "when that date is finished or for a dry run.")
