@@ -210,7 +210,7 @@ def known_envs() -> list[uuid.UUID]:
 
 def purge_idempotency(env_ids: Iterable[uuid.UUID], *, now: datetime | None = None) -> int:
     """Purge expired Idempotency-Key records, env by env (the table is not cross-env)."""
-    from pms.api.idempotency import purge_expired
+    from pms.services.idempotency import purge_expired
     from pms.context import system_ctx
 
     now = now or utcnow()
