@@ -1,7 +1,8 @@
 """`pms-cli outbox status|list|replay|relay`: operate the transactional outbox.
 
 `relay --follow` is the Procfile's `relay` process. `replay` re-publishes chosen rows keeping
-their ids (consumers deduplicate on them); `--dry-run` only shows what would go.
+their ids (consumers deduplicate on them), parked rows included; `--dry-run` only shows what
+would go. Every command holds one connection scope for its work (the relay loop, one per sweep).
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 import signal
 import threading
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
-from cli.output import console, emit, fail, parse_uuid
+from cli.output import console, emit, fail, open_database, parse_uuid, print_json
 from pms.config import Settings, load_settings
 
 app = typer.Typer(help="Outbox operations: status, list, replay, relay.", no_args_is_help=True)
@@ -25,11 +27,15 @@ ENV_OPT = typer.Option(None, "--env", help="Only this env (UUID).")
 
 
 def _settings() -> Settings:
-    from pms.db.database import init_db
-
     settings = load_settings()
-    init_db(settings.database_url, pool_size=2)
+    open_database(settings, pool_size=2)
     return settings
+
+
+def _scope() -> Any:
+    from workers.relay import connection_scope
+
+    return connection_scope()
 
 
 def _uuid(value: str | None, name: str) -> uuid.UUID | None:
@@ -43,39 +49,82 @@ def _time(value: str | None, name: str) -> datetime | None:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         fail(f"{name} must be an ISO 8601 date or time, not {value!r}", 2)
+        raise  # unreachable: fail() exits
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _filter(ids: list[str] | None, env: str | None, type_: str | None, aggregate: str | None,
-            since: str | None, until: str | None, published: bool | None = None) -> Any:
-    from pms.services.outbox import EventFilter
+            since: str | None, until: str | None, published: bool | None = None,
+            parked: bool = False) -> Any:
+    from pms.services.outbox_ops import EventFilter
 
     return EventFilter(ids=tuple(_uuid(i, "--id") for i in (ids or [])), env_id=_uuid(env, "--env"),
-                       type=type_, aggregate=aggregate, published=published,
+                       type=type_, aggregate=aggregate, published=published, parked=parked,
                        since=_time(since, "--since"), until=_time(until, "--until"))
+
+
+def _short(text: str | None, width: int) -> str:
+    if not text:
+        return "-"
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+_STATE_LABELS = {"reactions_pending": "reacting", "reactions_parked": "r-parked"}
+
+
+def _rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    """Outbox rows readable from 80 columns up, one line per row: short ids and times, no
+    wrapping; the type and the error are cut to what the terminal leaves (`--json` has all)."""
+    types = [r["type"].removeprefix("hotel:pms:") for r in rows]
+    type_width = min(max([len(t) for t in types] + [4]), 32)
+    # id 8, v 3, created 14, state 9, try 3, and two spaces between each pair of 7 columns
+    error_width = max(console.width - (8 + type_width + 3 + 14 + 9 + 3) - 12 - 1, 8)
+    table = Table(title=title, box=None, pad_edge=False, padding=(0, 1),
+                  header_style="bold")
+    for name, width in (("id", 8), ("type", type_width), ("v", 3), ("created", 14),
+                        ("state", 9), ("try", 3), ("last error", error_width)):
+        table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=width,
+                         justify="right" if name in ("v", "try") else "left")
+    for r, type_ in zip(rows, types, strict=True):
+        created = r["created_at"][5:19].replace("T", " ") if r["created_at"] else "-"
+        table.add_row(r["id"][:8], _short(type_, type_width), str(r["aggregate_version"]),
+                      created, _STATE_LABELS.get(r["state"], r["state"]),
+                      str(r["attempts"] or r["dispatch_attempts"]),
+                      _short(r["last_error"], error_width))
+    return table
 
 
 @app.command()
 def status(env: str = ENV_OPT, json_out: bool = JSON_OPT) -> None:
-    """Backlog, oldest unpublished age and failing rows by event type."""
-    from pms.services.outbox import outbox_status
+    """Backlog, parked rows, pending reactions, oldest unpublished age, failures by type."""
+    from pms.services.outbox_ops import outbox_status
 
     _settings()
     try:
-        st = outbox_status(env_id=_uuid(env, "--env"))
+        with _scope():
+            st = outbox_status(env_id=_uuid(env, "--env"))
     except Exception as exc:  # noqa: BLE001 - report and exit non-zero
         fail(f"cannot read the outbox: {exc}")
+        raise  # unreachable: fail() exits
     data = st.as_dict()
     if json_out:
-        emit(data, as_json=True)
+        print_json(data)
         return
     emit(data, as_json=False, title="Outbox", columns=["metric", "value"], rows=[
         ["backlog (unpublished)", st.backlog], ["due now", st.due],
-        ["oldest unpublished age (s)", st.oldest_unpublished_age_s], ["published", st.published]])
+        ["oldest unpublished age (s)", st.oldest_unpublished_age_s], ["published", st.published],
+        ["parked (see list --parked)", st.parked], ["reactions pending", st.dispatch_pending],
+        ["reactions parked", st.dispatch_parked]])
     if st.failing:
-        emit(data, as_json=False, title="Failing rows by type",
-             columns=["type", "rows", "max attempts", "last error"],
-             rows=[[f["type"], f["rows"], f["max_attempts"], f["last_error"]] for f in st.failing])
+        table = Table(title="Failing rows by type")
+        for name in ("type", "rows", "max attempts"):
+            table.add_column(name, no_wrap=True)
+        table.add_column("last error", no_wrap=True, overflow="ellipsis", ratio=1)
+        for f in st.failing:
+            table.add_row(f["type"], str(f["rows"]), str(f["max_attempts"]),
+                          _short(f["last_error"], 200))
+        console.print(table)
 
 
 @app.command("list")
@@ -84,19 +133,23 @@ def list_(env: str = ENV_OPT,
           aggregate: str = typer.Option(None, "--aggregate", help="Aggregate id or type."),
           published: bool = typer.Option(None, "--published/--unpublished",
                                          help="Only published or only pending rows."),
+          parked: bool = typer.Option(False, "--parked",
+                                      help="Only parked rows (attempts or reactions used up)."),
           since: str = typer.Option(None, "--since", help="Created at or after (ISO 8601)."),
           until: str = typer.Option(None, "--until", help="Created before (ISO 8601)."),
           limit: int = typer.Option(100, "--limit", min=1, max=10000),
           json_out: bool = JSON_OPT) -> None:
     """List outbox rows, oldest first."""
-    from pms.services.outbox import list_events
+    from pms.services.outbox_ops import list_events
 
     _settings()
-    rows = list_events(_filter(None, env, type_, aggregate, since, until, published), limit=limit)
-    emit(rows, as_json=json_out, title="Outbox rows",
-         columns=["id", "env", "type", "subject", "v", "created", "published", "attempts"],
-         rows=[[r["id"], r["env_id"][:8], r["type"], r["subject"], r["aggregate_version"],
-                r["created_at"], r["published_at"] or "-", r["attempts"]] for r in rows])
+    flt = _filter(None, env, type_, aggregate, since, until, published, parked)
+    with _scope():
+        rows = list_events(flt, limit=limit)
+    if json_out:
+        print_json(rows)
+        return
+    console.print(_rows_table("Parked outbox rows" if parked else "Outbox rows", rows))
 
 
 @app.command()
@@ -104,39 +157,49 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
            env: str = ENV_OPT,
            type_: str = typer.Option(None, "--type", help="Event type."),
            aggregate: str = typer.Option(None, "--aggregate", help="Aggregate id or type."),
+           parked: bool = typer.Option(False, "--parked", help="Only parked rows."),
            since: str = typer.Option(None, "--since", help="Created at or after (ISO 8601)."),
            until: str = typer.Option(None, "--until", help="Created before (ISO 8601)."),
            dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would go."),
            batch_size: int = typer.Option(500, "--batch-size", min=1, max=5000),
            json_out: bool = JSON_OPT) -> None:
     """Re-publish chosen rows with their original ids (at least one filter is required)."""
-    from pms.services import outbox
+    from pms.services import outbox_ops, relay
     from workers.publisher import build_publisher
+    from workers.subscriptions import default_subscribers
 
     settings = _settings()
-    flt = _filter(ids, env, type_, aggregate, since, until)
+    flt = _filter(ids, env, type_, aggregate, since, until, parked=parked)
     try:
-        chosen = outbox.select_for_replay(flt)
+        with _scope():
+            chosen = outbox_ops.select_for_replay(flt)
     except ValueError as exc:
         fail(str(exc), 2)
+        raise  # unreachable: fail() exits
     if dry_run:
-        rows = outbox.list_events(outbox.EventFilter(ids=tuple(chosen)), limit=len(chosen) or 1)
-        emit({"dry_run": True, "count": len(chosen), "rows": rows}, as_json=json_out,
-             title=f"Would re-publish {len(chosen)} rows", columns=["id", "type", "subject"],
-             rows=[[r["id"], r["type"], r["subject"]] for r in rows])
+        rows: list[dict[str, Any]] = []
+        if chosen:  # an empty id list would be no filter at all
+            with _scope():
+                rows = outbox_ops.list_events(outbox_ops.EventFilter(ids=tuple(chosen)),
+                                              limit=len(chosen))
+        if json_out:
+            print_json({"dry_run": True, "count": len(chosen), "rows": rows})
+        else:
+            console.print(_rows_table(f"Would re-publish {len(chosen)} rows", rows))
         return
-    outbox.requeue(chosen)
     publisher = build_publisher(settings)
+    # Reactions of replayed rows that never ran (parked rows) are left to the running relay.
+    reacting = frozenset(default_subscribers())
     published, failed, broker_error = 0, 0, None
     with Progress(TextColumn("replay"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, disable=json_out) as progress:
+                  console=console, disable=json_out) as progress, _scope():
         task = progress.add_task("replay", total=len(chosen))
         for start in range(0, len(chosen), batch_size):
             chunk = chosen[start:start + batch_size]
-            result = outbox.relay_batch(publisher, limit=len(chunk), ids=chunk)
+            result = relay.relay_batch(publisher, ids=chunk, dispatch_types=reacting)
             published += result.published
             failed += result.failed
-            progress.advance(task, result.claimed)
+            progress.advance(task, len(chunk))
             if result.broker_error:
                 broker_error = result.broker_error
                 break
@@ -155,9 +218,14 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
           follow: bool = typer.Option(False, "--follow", help="Keep relaying (the relay process)."),
           env: str = ENV_OPT,
           batch_size: int = typer.Option(500, "--batch-size", min=1, max=5000),
+          idle: float = typer.Option(0.3, "--idle", min=0.05, max=60.0,
+                                     help="Seconds between polls when nothing is due."),
           audit: bool = typer.Option(True, "--audit/--no-audit", help="Also push audit rows."),
           json_out: bool = JSON_OPT) -> None:
-    """Relay outbox rows to the event bus: `--once`, or `--follow` until SIGTERM/SIGINT."""
+    """Relay outbox rows to the event bus: `--once`, or `--follow` until SIGTERM/SIGINT.
+
+    Several `--follow` relays may run: they share the outbox partitions by lease, and take
+    over a stopped relay's partitions when its lease runs out."""
     if once == follow:
         fail("choose exactly one of --once or --follow", 2)
     settings = _settings()
@@ -174,27 +242,27 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
 
         worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
         worker.start()
-    from datetime import timedelta
-
-    relay_ = OutboxRelay(build_publisher(settings), batch_size=batch_size,
+    relay_ = OutboxRelay(build_publisher(settings), batch_size=batch_size, idle_interval=idle,
                          subscribers=default_subscribers(), push_audit=audit,
                          env_id=_uuid(env, "--env"),
                          retention=timedelta(days=settings.outbox_retention_days))
     try:
         if once:
-            totals = relay_.run_once()
+            with _scope():
+                totals = relay_.run_once()
             if worker is not None:
                 for queue in list(actors.broker.get_declared_queues()):
                     actors.broker.join(queue, fail_fast=False)
             emit(totals.as_dict(), as_json=json_out, title="Relay",
-                 columns=["claimed", "published", "failed", "audit pushed", "broker error"],
-                 rows=[[totals.claimed, totals.published, totals.failed, totals.audit_pushed,
-                        totals.broker_error or "-"]])
+                 columns=["claimed", "published", "failed", "parked", "audit pushed",
+                          "broker error"],
+                 rows=[[totals.claimed, totals.published, totals.failed, totals.parked,
+                        totals.audit_pushed, totals.broker_error or "-"]])
             if totals.broker_error:
                 raise typer.Exit(1)
             return
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+            signal.signal(sig, lambda *_: (stop.set(), relay_.wake()))
         console.print(f"relaying to {settings.event_exchange} ({settings.broker_url.split('@')[-1]});"
                       " Ctrl-C to stop", highlight=False)
         relay_.run_forever(stop)

@@ -100,3 +100,76 @@ def test_platform_init_and_email_list(cli_env):
     assert listed.exit_code == 0, listed.output
     assert [m["to"] for m in json.loads(listed.stdout)] == ["a@example.com"]
     assert run(env, "platform", "consume").exit_code == 2
+
+
+class Refusing:
+    """A fake bus that refuses every event (as an unroutable type would)."""
+
+    def publish(self, event, *, routing_key=None):
+        from pms.services.relay import PublishRejected
+
+        raise PublishRejected("unroutable: no queue is bound for this routing key")
+
+
+def test_parked_rows_are_listed_counted_and_replay_clears_parked(cli_env):
+    from pms.services import relay
+
+    env, ctx = cli_env
+    result = relay.relay_batch(Refusing(), env_id=ctx.env_id, max_attempts=1)
+    assert result.parked == 2
+    status = json.loads(run(env, "outbox", "status", "--env", str(ctx.env_id), "--json").stdout)
+    assert (status["parked"], status["backlog"], status["due"]) == (2, 0, 0)
+    listed = run(env, "outbox", "list", "--env", str(ctx.env_id), "--parked", "--json")
+    assert listed.exit_code == 0, listed.output
+    parked = json.loads(listed.stdout)
+    assert {r["state"] for r in parked} == {"parked"} and len(parked) == 2
+    assert all("unroutable" in r["last_error"] for r in parked)
+    # parked rows are not due: a relay leaves them alone
+    again = run(env, "outbox", "relay", "--once", "--env", str(ctx.env_id), "--no-audit", "--json")
+    assert json.loads(again.stdout)["claimed"] == 0
+    replayed = run(env, "outbox", "replay", "--env", str(ctx.env_id), "--parked", "--json")
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads(replayed.stdout)["published"] == 2
+    assert json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id), "--parked",
+                          "--json").stdout) == []
+    after = json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id), "--json").stdout)
+    assert {r["state"] for r in after} == {"published"}
+
+
+def test_replay_dry_run_whose_filter_matches_nothing_lists_nothing(cli_env):
+    env, ctx = cli_env
+    dry = run(env, "outbox", "replay", "--env", str(ctx.env_id), "--type", "hotel:pms:nothing:x",
+              "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.stdout) == {"dry_run": True, "count": 0, "rows": []}
+    text = run(env, "outbox", "replay", "--aggregate", str(uuid.uuid4()), "--dry-run")
+    assert text.exit_code == 0 and "hotel:pms" not in text.stdout
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_outbox_list_is_readable_at_80_and_200_columns(cli_env, width):
+    from pms.db.scope import tenant_scope
+    from pms.models import OutboxEvent
+
+    env, ctx = cli_env
+    with tenant_scope(ctx.env_id):
+        OutboxEvent.update(attempts=3, last_error="PublishRejected: " + "x" * 500).execute()
+    result = run(dict(env, COLUMNS=str(width)), "outbox", "list", "--env", str(ctx.env_id))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= width
+    ids = [r["id"] for r in json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id),
+                                           "--json").stdout)]
+    # one line per row: each short id appears on exactly one line, with its type and state
+    for row_id in ids:
+        (line,) = [line for line in lines if row_id[:8] in line]
+        assert "created" in line and "pending" in line
+    assert not any(row_id in result.stdout for row_id in ids)  # full ids only in --json
+
+
+def test_every_outbox_command_offers_json(cli_env):
+    env, _ = cli_env
+    for command in ("status", "list", "replay", "relay"):
+        help_text = run(dict(env, COLUMNS="200"), "outbox", command, "--help").stdout
+        assert "--json" in help_text, command
+        assert "<str>" not in help_text and "<bool>" not in help_text, command
