@@ -96,7 +96,11 @@ def get_app() -> falcon.App:
 
     settings = load_settings()
     configure_logging(settings.log_level)
-    _test_only_switches()
+    import os
+
+    from pms import wiring
+
+    wiring.install(wiring.for_web(os.environ))  # the process's hooks and TEST-ONLY switches
     app = create_app(settings, inflight=from_environment())
     # Background machinery of this worker process (relay nudge; embedded worker threads and
     # relay when PMS_BROKER_URL=stub://). Started here, after fork, never at import.
@@ -104,25 +108,3 @@ def get_app() -> falcon.App:
 
     start_for_web(settings)
     return app
-
-
-def _test_only_switches() -> None:
-    """TEST-ONLY knobs for the concurrency control runs (tests/concurrency): never set them in
-    production. PMS_TEST_DISABLE_LOCKING=1 turns row locking and the guarded sold update off, so
-    the control test can show the oversell; PMS_TEST_PAUSE_AFTER_CHECK_MS widens the race window
-    between the availability check and the write (pretix's sleep-after-quota-check)."""
-    import os
-
-    if os.environ.get("PMS_TEST_DISABLE_LOCKING") == "1":
-        from pms.db import locking
-
-        locking.LOCKING_ENABLED = False
-        log.warning("TEST-ONLY: row locking is disabled (PMS_TEST_DISABLE_LOCKING=1)")
-    pause_ms = int(os.environ.get("PMS_TEST_PAUSE_AFTER_CHECK_MS", "0") or 0)
-    if pause_ms > 0:
-        import time
-
-        from pms.services import inventory
-
-        inventory.set_pause_after_check(lambda: time.sleep(pause_ms / 1000))
-        log.warning("TEST-ONLY: pausing %s ms after the availability check", pause_ms)

@@ -26,12 +26,18 @@ log = logging.getLogger("pms.uow")
 
 MASKED_KEY_PARTS = ("secret", "token", "password", "card", "cvc", "cvv", "pan")
 
-# Hooks run after every successful commit that emitted events (e.g. "nudge the relay").
-# Registered by the process entrypoints (create_app, workers), never at import.
+# Hooks run after every successful commit that emitted events (e.g. "nudge the relay"). Set
+# at start-up by the entry point's wiring (pms.wiring.install), never at import.
 _after_emit_hooks: list[Callable[[list[OutboxEvent]], None]] = []
 
 
+def set_after_emit_hooks(hooks: tuple[Callable[[list[OutboxEvent]], None], ...]) -> None:
+    """Called by pms.wiring.install only."""
+    _after_emit_hooks[:] = hooks
+
+
 def register_after_emit(hook: Callable[[list[OutboxEvent]], None]) -> None:
+    """Add one hook (prefer `pms.wiring.add_after_emit`, which records it in the wiring)."""
     if hook not in _after_emit_hooks:
         _after_emit_hooks.append(hook)
 
