@@ -117,6 +117,7 @@ class OutboxRelay:
         self._last_purge = 0.0
         self._audit_paused_until = 0.0
         self._thread: int | None = None
+        self.failed_sweeps = 0  # sweeps that raised (database or publisher failure)
 
     def wake(self) -> None:
         """Nudge: sweep now instead of at the end of the idle interval (any thread)."""
@@ -219,6 +220,7 @@ class OutboxRelay:
                             self._last_purge = time.monotonic()
                             log.info("outbox purge: %s", self.purge())
                 except Exception:  # noqa: BLE001 - e.g. the database restarting; try again
+                    self.failed_sweeps += 1
                     log.warning("relay sweep failed", exc_info=True)
                     totals = RelayTotals(broker_error="sweep failed")
                 if totals.broker_error:
