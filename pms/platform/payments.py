@@ -1,5 +1,6 @@
 """Client of the payments service: pre-authorizations (payment intents with manual confirmation),
-their confirmation, and charges (capture or folio payment), idempotent by Idempotency-Key.
+their confirmation, charges (capture or folio payment) and refunds of charges, idempotent by
+Idempotency-Key.
 
 Three parts with one contract (SPEC rules 3 and 8): the `PaymentsClient` protocol, the embedded
 in-process sandbox (`PMS_PLATFORM_URL=embedded`, declines on well-known test payment_method_ids)
@@ -73,6 +74,9 @@ class PaymentsClient(Protocol):
 
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
+               metadata: dict[str, str] | None = None) -> PaymentResult: ...
+
+    def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
                metadata: dict[str, str] | None = None) -> PaymentResult: ...
 
 
@@ -149,6 +153,25 @@ class EmbeddedPayments:
             self.charges[body["id"]] = body
             return body
         return self._once(f"charge:{idempotency_key}", make)
+
+    def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
+               metadata: dict[str, str] | None = None) -> PaymentResult:
+        """Give back (part of) a succeeded charge; declined when the charge is unknown, failed,
+        in another currency, or when the refunds would exceed what it took."""
+        def make() -> dict[str, Any]:
+            charge = self.charges.get(charge_id)
+            refunded = Decimal(charge.get("amount_refunded", "0")) if charge else Decimal(0)
+            decline = None
+            if charge is None or charge["status"] != SUCCEEDED or charge["currency"] != currency:
+                decline = "charge_not_refundable"
+            elif refunded + amount > Decimal(charge["amount"]):
+                decline = "amount_exceeds_charge"
+            else:
+                charge["amount_refunded"] = to_wire(refunded + amount, currency)
+            return {"id": f"re_{uuid.uuid4().hex[:24]}", "amount": to_wire(amount, currency),
+                    "currency": currency, "status": DECLINED if decline else SUCCEEDED,
+                    "decline_code": decline, "charge": charge_id}
+        return self._once(f"refund:{idempotency_key}", make)
 
 
 # -- HTTP client through the gateway ------------------------------------------------------------
@@ -268,6 +291,12 @@ class HttpPayments:
         if payment_method_id:
             body["payment_method_id"] = payment_method_id
         return _result(self.http.call("POST", "/charges", body, idempotency_key=idempotency_key))
+
+    def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
+               metadata: dict[str, str] | None = None) -> PaymentResult:
+        return _result(self.http.call("POST", "/refunds", {
+            "charge": charge_id, "amount": to_wire(amount, currency), "currency": currency,
+            "metadata": metadata or {}}, idempotency_key=idempotency_key))
 
 
 def machine_token(settings: Settings, scopes: tuple[str, ...]) -> MachineToken:
