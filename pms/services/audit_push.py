@@ -21,8 +21,8 @@ from pms.models.platform import AuditEntry
 from pms.services.relay import (
     DEFAULT_LEASE_S,
     BrokerUnavailable,
-    PublishRejected,
     Publisher,
+    PublishRejected,
     RelayResult,
     new_owner,
     update_chosen,

@@ -210,8 +210,8 @@ def known_envs() -> list[uuid.UUID]:
 
 def purge_idempotency(env_ids: Iterable[uuid.UUID], *, now: datetime | None = None) -> int:
     """Purge expired Idempotency-Key records, env by env (the table is not cross-env)."""
-    from pms.services.idempotency import purge_expired
     from pms.context import system_ctx
+    from pms.services.idempotency import purge_expired
 
     now = now or utcnow()
     total = 0
