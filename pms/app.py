@@ -19,6 +19,7 @@ from pms.api.middleware import (
     DatabaseMiddleware,
     InflightMiddleware,
     RequestIdMiddleware,
+    RequestLimitsMiddleware,
 )
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
@@ -69,6 +70,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
         middleware=[
             RequestIdMiddleware(),
             InflightMiddleware(inflight),
+            RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
             BodyMiddleware(settings.limits.max_body_bytes),
             CardDataMiddleware(),

@@ -60,6 +60,18 @@ class PayloadTooLarge(PmsError):
     status, code, title = 413, "payload_too_large", "Payload too large"
 
 
+class UriTooLong(PmsError):
+    """Raised when the request target (path and query) is over the documented limit."""
+
+    status, code, title = 414, "uri_too_long", "URI too long"
+
+
+class HeaderTooLarge(PmsError):
+    """Raised when a request header (or all of them) is over the documented limit."""
+
+    status, code, title = 431, "header_too_large", "Request header fields too large"
+
+
 class UnsupportedMediaType(PmsError):
     """Raised when a body is not JSON."""
 

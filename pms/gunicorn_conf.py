@@ -30,7 +30,12 @@ import tempfile
 import threading
 import time
 
+import gunicorn.http.message as _gunicorn_message
+
 from pms.api import inflight
+from pms.config import Limits
+
+_MAX_BODY_BYTES = Limits().max_body_bytes
 
 # Measured on the 2-core target box (bench/lib.py's Bench with server_env
 # WEB_CONCURRENCY/PMS_THREADS, 3 x 5 s runs, 32 connections), GET /v1/properties/{id} and
@@ -51,7 +56,28 @@ DEFAULT_DRAIN_S = 10.0  # > HAProxy's inter 2s x fall 2 (+ a slow check) in READ
 keepalive = 5
 header_map = "drop"
 accesslog = None
-limit_request_line = 8190
+# Request line and header limits (CONTRACT §3: every refusal is problem+json). gunicorn answers
+# its own limits with an HTML page, so they are set ABOVE the app's documented ones
+# (pms.api.middleware.RequestLimitsMiddleware: 8,000-byte target -> 414, 16 KiB header -> 431),
+# and gunicorn's HTML answer remains only for lines over 16 KiB or header fields over 128 KiB.
+# gunicorn caps limit_request_line at its MAX_REQUEST_LINE (8190) unless 0, which would mean
+# no bound at all; its cap is raised to our bound instead (read when each request is parsed).
+limit_request_line = 16 * 1024
+limit_request_field_size = 128 * 1024
+limit_request_fields = 100
+if getattr(_gunicorn_message, "MAX_REQUEST_LINE", limit_request_line) < limit_request_line:
+    _gunicorn_message.MAX_REQUEST_LINE = limit_request_line
+
+
+def pre_request(worker, req):  # noqa: ANN001, ANN201
+    """A body over the limit is answered 413 without being read, and a chunked body may be left
+    partly unread by a refusal: gunicorn would then drop the kept-alive connection after the
+    answer (it drains at most 64 KiB), leaving the client's next request on it unanswered.
+    Marking such requests to close makes the answer say `Connection: close`."""
+    length = next((v for k, v in req.headers if k == "CONTENT-LENGTH"), None)
+    chunked = any(k == "TRANSFER-ENCODING" and "chunked" in v.lower() for k, v in req.headers)
+    if chunked or (length is not None and length.isdigit() and int(length) > _MAX_BODY_BYTES):
+        req.must_close = True
 
 
 def _control_socket() -> tuple[str, bool]:

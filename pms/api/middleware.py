@@ -13,7 +13,14 @@ import falcon
 from pms.api.inflight import Inflight
 from pms.api.jsonmedia import inspect_body
 from pms.db.database import connection_scope, db
-from pms.errors import BadRequest, Draining, PayloadTooLarge, ValidationFailed
+from pms.errors import (
+    BadRequest,
+    Draining,
+    HeaderTooLarge,
+    PayloadTooLarge,
+    UriTooLong,
+    ValidationFailed,
+)
 from pms.logging import FastLine
 
 access_log = FastLine("pms.access", "request")
@@ -141,6 +148,41 @@ def _refuse_nul_outside_body(req: falcon.Request) -> None:
     if "\x00" in req.path:
         raise ValidationFailed("the path must not contain NUL (%00)",
                                errors=[{"field": "path", "message": "must not contain NUL"}])
+
+
+class RequestLimitsMiddleware:
+    """The documented limits on the request line and headers, answered as problem+json before
+    authentication reads a header: a request target (path and query) over `max_target_bytes`
+    -> 414 `uri_too_long`; one header over `max_header_bytes`, or all of them together over
+    `max_headers_bytes` -> 431 `header_too_large` naming it.
+
+    gunicorn's own limits (pms/gunicorn_conf.py `limit_request_*`) are set above these, so
+    that such requests reach the app instead of getting gunicorn's HTML 414/431; only beyond
+    gunicorn's (16 KiB line, 128 KiB header) does gunicorn answer itself.
+    """
+
+    def __init__(self, max_target_bytes: int = 8000, max_header_bytes: int = 16 * 1024,
+                 max_headers_bytes: int = 64 * 1024) -> None:
+        self.max_target_bytes = max_target_bytes
+        self.max_header_bytes = max_header_bytes
+        self.max_headers_bytes = max_headers_bytes
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        raw_uri = req.env.get("RAW_URI")
+        target = len(raw_uri) if raw_uri else len(req.path) + len(req.query_string) + 1
+        if target > self.max_target_bytes:
+            raise UriTooLong(f"request targets (path and query) are limited to "
+                             f"{self.max_target_bytes} bytes", max_bytes=self.max_target_bytes)
+        total = 0
+        for name, value in req.headers.items():
+            size = len(name) + len(value)
+            total += size
+            if size > self.max_header_bytes:
+                raise HeaderTooLarge(f"the {name} header is over {self.max_header_bytes} bytes",
+                                     header=name, max_bytes=self.max_header_bytes)
+        if total > self.max_headers_bytes:
+            raise HeaderTooLarge(f"request headers are limited to {self.max_headers_bytes} bytes",
+                                 max_bytes=self.max_headers_bytes)
 
 
 class DatabaseMiddleware:

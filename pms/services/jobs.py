@@ -176,5 +176,5 @@ def job_result(ctx: Ctx, job_id: uuid.UUID) -> dict[str, Any]:
     """The result of a finished job. Raises NotFound, JobNotFinished (409)."""
     job = get_job(ctx, job_id)
     if job.status not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
-        raise JobNotFinished(f"the job is {job.status}", status=job.status)
+        raise JobNotFinished(f"the job is {job.status}", job_status=job.status)
     return {"job_id": str(job.id), "status": job.status, "result": job.result, "error": job.error}
