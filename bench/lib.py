@@ -1,7 +1,9 @@
 """The benchmark toolkit every scenario gets: a `Bench` with a throwaway PostgreSQL database, the
 service under gunicorn (started once, lazily), tokens, a seeding context, wrk and pgbench runners
 that report medians of several short runs, and the shared baselines (bare Falcon under the same
-gunicorn settings, pgbench select-only and tpcb-like), each measured once per run on demand.
+gunicorn settings, pgbench select-only and tpcb-like), each measured once per run on demand,
+and PgBouncer in transaction mode in front of the same database (`pooled_app()`), for the
+"through PgBouncer" figures.
 
 A scenario module in bench/scenarios/ defines `run(bench: Bench) -> list[Result]` (see
 bench/scenarios/__init__.py). Nothing here runs at import.
@@ -189,7 +191,8 @@ class Bench:
 
     def __init__(self, *, duration: float = 5.0, runs: int = 3, connections: int = 32,
                  wrk_threads: int = 2, warmup: float = 1.0, server_env: dict[str, str] | None = None,
-                 broker_url: str = "stub://", log: Callable[[str], None] = print) -> None:
+                 broker_url: str = "stub://", log: Callable[[str], None] = print,
+                 pgbouncer_pool: int = 8) -> None:
         self.duration = duration
         self.runs = runs
         self.connections = connections
@@ -207,6 +210,8 @@ class Bench:
         self._seed_bound = False
         self._pgbench_ready = False
         self._servers: dict[str, Server] = {}
+        self.pgbouncer_pool = pgbouncer_pool
+        self._bouncer: Any = None
         from pms.config import Settings
 
         self.settings = Settings(jwks_url=f"file://{self._tmp}/jwks.json")
@@ -230,6 +235,9 @@ class Bench:
         if self._app is not None:
             self._app.stop()
             self._app = None
+        if self._bouncer is not None:
+            self._bouncer.stop()
+            self._bouncer = None
         if self._seed_bound:
             from pms.db.database import db
 
@@ -273,6 +281,27 @@ class Bench:
         finally:
             self._servers.pop(srv.base_url, None)
             srv.stop()
+
+    def pgbouncer(self) -> Any:
+        """PgBouncer (transaction mode, `pgbouncer_pool` server connections) in front of the
+        bench database, started on first use (tests/ops/pgbouncer.py)."""
+        if self._bouncer is None:
+            from tests.ops.pgbouncer import PgBouncer
+
+            self._bouncer = PgBouncer(pgdb.admin_url(), pool_size=self.pgbouncer_pool).start()
+            self.log(f"pgbouncer on port {self._bouncer.port}, pool_mode transaction, "
+                     f"{self.pgbouncer_pool} server connections")
+        return self._bouncer
+
+    @contextmanager
+    def pooled_app(self) -> Iterator[Server]:
+        """The service under the same gunicorn settings with its database URL through
+        PgBouncer (migrations stay direct), for the time of a block."""
+        assert self.db is not None, "call start() first"
+        url = self.pgbouncer().route(self.db.app_url)
+        with self.server(APP_TARGET, {"PMS_DATABASE_URL": url}, ready_path="/v1/health",
+                         ready_headers=self.headers(uuid.uuid4())) as srv:
+            yield srv
 
     def token(self, env_id: uuid.UUID, scopes: list[str] | None = None) -> str:
         from pms.devkeys import mint_token
@@ -336,15 +365,18 @@ class Bench:
                                   **per_req})
 
     def _db_backends(self) -> list[int]:
+        """The app database's backends, and PgBouncer when it runs (the pooler's CPU counts
+        as database CPU; it is idle during direct runs)."""
         if self.db is None:
             return []
+        pooler = [self._bouncer.proc.pid] if self._bouncer is not None and self._bouncer.proc else []
         try:
             conn = pgdb._admin()
             with conn.cursor() as cur:
                 cur.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.db.name,))
                 pids = [int(r[0]) for r in cur.fetchall()]
             conn.close()
-            return pids
+            return pids + pooler
         except Exception:  # noqa: BLE001 - CPU figures are a bonus, never a failure
             return []
 

@@ -1,13 +1,19 @@
 """`python -m bench.run [scenario ...]`: run all default scenarios (or the named ones), print a
 table with the medians and the ratios to the baselines, and write bench/out/bench-<time>.json
 (and bench/out/latest.json). Options: --duration, --runs, --connections, --threads, --workers,
---gunicorn-threads, --worker-class, --list, --keep-db."""
+--gunicorn-threads, --worker-class, --pgbouncer-pool, --list, --keep-db.
+
+Besides the modules in bench/scenarios, the built-in scenario `pgbouncer` (last) measures the
+booking and `GET /v1/properties/{id}` through PgBouncer in transaction mode beside direct, in
+alternating runs (direct, pooled, direct, ...), and reports pooled/direct and the ratios to the
+same-run baselines."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import shutil
 import signal
@@ -15,7 +21,8 @@ import subprocess
 import sys
 import time
 import traceback
-from types import ModuleType
+import uuid
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 from bench import lib, scenarios
@@ -32,7 +39,66 @@ def discover() -> dict[str, ModuleType]:
             continue
         if callable(getattr(module, "run", None)):
             found[info.name] = module
+    found["pgbouncer"] = PGBOUNCER  # type: ignore[assignment]
     return dict(sorted(found.items(), key=lambda kv: (getattr(kv[1], "ORDER", 50), kv[0])))
+
+
+def run_through_pgbouncer(bench: lib.Bench) -> list[lib.Result]:
+    """Bookings and property reads through PgBouncer (transaction mode) beside direct."""
+    from bench.scenarios import properties, reservations
+
+    tpcb = bench.baseline("pgbench_tpcb_like")
+    env_id = uuid.uuid4()
+    property_id = properties.seed_property(bench, env_id)
+    hotel_id, plan_id, type_ids, today = reservations.seed_hotel(bench, env_id)
+    direct = bench.app()
+    headers = bench.headers(env_id)
+    booking = json.dumps({"room_type_id": "{{rt}}", "rate_plan_id": plan_id,
+                          "arrival_date": "{{arr}}", "departure_date": "{{dep}}", "adults": 2,
+                          "guest": {"first_name": "Ada", "last_name": "Pooled{{n}}"}})
+    driver = reservations._driver(type_ids, today)
+    get_path = f"/v1/properties/{property_id}"
+    book_path = f"/v1/properties/{hotel_id}/reservations"
+    with bench.pooled_app() as pooled:
+        def get(srv: lib.Server) -> lib.Measurement:
+            return bench.wrk_once(srv.base_url, path=get_path, headers=headers)
+
+        def book(srv: lib.Server) -> lib.Measurement:
+            return bench.wrk_once(srv.base_url, method="POST", path=book_path, headers=headers,
+                                  body_template=booking, unique=True, script=driver)
+
+        for srv in (direct, pooled):  # warm both (connections, caches)
+            bench.wrk_once(srv.base_url, path=get_path, headers=headers,
+                           duration=bench.warmup or 1)
+        bench.log("GET /v1/properties/{id}: direct and through PgBouncer, alternating ...")
+        get_direct, get_pooled, get_ratio = bench.paired(lambda: get(direct), lambda: get(pooled))
+        bench.log("POST reservation: direct and through PgBouncer, alternating ...")
+        book_direct, book_pooled, book_ratio = bench.paired(lambda: book(direct),
+                                                            lambda: book(pooled))
+    note = "ratio: median of per-pair ratios (alternating runs)"
+    tpcb_rate = tpcb.measurement.rate or None
+
+    def vs_tpcb(m: lib.Measurement) -> float | None:
+        return round(m.rate / tpcb_rate, 3) if tpcb_rate else None
+
+    return [
+        lib.Result("GET /v1/properties/{id} direct (paired)", get_direct),
+        lib.Result("GET /v1/properties/{id} through PgBouncer", get_pooled,
+                   baseline="GET /v1/properties/{id} direct (paired)", paired_ratio=get_ratio,
+                   note=note),
+        lib.Result("POST reservation direct (paired)", book_direct,
+                   baseline="pgbench_tpcb_like", paired_ratio=vs_tpcb(book_direct)),
+        lib.Result("POST reservation through PgBouncer", book_pooled,
+                   baseline="pgbench_tpcb_like", paired_ratio=vs_tpcb(book_pooled)),
+        lib.Result("POST reservation through PgBouncer / direct", book_pooled,
+                   baseline="POST reservation direct (paired)", paired_ratio=book_ratio,
+                   note=note),
+    ]
+
+
+PGBOUNCER = SimpleNamespace(
+    run=run_through_pgbouncer, ORDER=90, DEFAULT=True,
+    DESCRIPTION="booking and GET property through PgBouncer (transaction mode) beside direct")
 
 
 def ensure_tools() -> None:
@@ -49,6 +115,15 @@ def ensure_tools() -> None:
         sys.exit("wrk is required: apt-get install -y wrk")
     if not shutil.which("pgbench"):
         sys.exit("pgbench is required (postgresql-client)")
+
+
+def ensure_pgbouncer() -> None:
+    """pgbouncer comes from Debian's package; installed when missing and we may (its system
+    service is never used: the bench starts its own on a free port)."""
+    if shutil.which("pgbouncer") or os.path.exists("/usr/sbin/pgbouncer"):
+        return
+    print("pgbouncer is missing; installing the Debian package ...", file=sys.stderr)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "pgbouncer"], check=False)
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -97,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--broker", default="stub://",
                         help="PMS_BROKER_URL of the service (default stub://: self-contained; "
                              "the embedded relay then publishes in-process)")
+    parser.add_argument("--pgbouncer-pool", type=int, default=8,
+                        help="server connections of the bench's PgBouncer (scenario pgbouncer)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--keep-db", action="store_true", help="keep the throwaway database")
     args = parser.parse_args(argv)
@@ -113,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.scenario or [n for n, m in available.items() if getattr(m, "DEFAULT", True)]
 
     ensure_tools()
+    if "pgbouncer" in chosen:
+        ensure_pgbouncer()
     # SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the throwaway database is dropped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server_env = {k: v for k, v in (("WEB_CONCURRENCY", args.workers),
@@ -120,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                                     ("PMS_WORKER_CLASS", args.worker_class)) if v}
     bench = lib.Bench(duration=args.duration, runs=args.runs, connections=args.connections,
                       wrk_threads=args.threads, server_env=server_env, broker_url=args.broker,
+                      pgbouncer_pool=args.pgbouncer_pool,
                       log=lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True))
     failed: list[str] = []
     timings: dict[str, float] = {}
