@@ -12,7 +12,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
-from pms.schemas.common import Amount, Code, Currency, Name, Out, Strict, Text
+from pms.schemas.common import Amount, Code, Currency, Cursor, Name, Out, Strict, Text
 
 Category = Literal["room", "tax", "F&B", "mini bar", "other"]
 LedgerAccount = Literal["room_revenue", "fnb_revenue", "other_revenue", "tax_payable"]
@@ -36,7 +36,7 @@ class TransactionCodeIn(Strict):
     code: Code
     name: Name
     category: Category
-    tax_rules: list[TaxRuleIn] = []
+    tax_rules: Annotated[list[TaxRuleIn], msgspec.Meta(max_length=10)] = []
     ledger_account: LedgerAccount = "other_revenue"
     active: bool = True
 
@@ -45,7 +45,7 @@ class TransactionCodePatch(Strict):
     code: Code | UnsetType = UNSET
     name: Name | UnsetType = UNSET
     category: Category | UnsetType = UNSET
-    tax_rules: list[TaxRuleIn] | UnsetType = UNSET
+    tax_rules: Annotated[list[TaxRuleIn], msgspec.Meta(max_length=10)] | UnsetType = UNSET
     ledger_account: LedgerAccount | UnsetType = UNSET
     active: bool | UnsetType = UNSET
 
@@ -110,7 +110,7 @@ def gift_voucher_out(v: object) -> GiftVoucherOut:
 class VoucherQuery(msgspec.Struct, kw_only=True):
     code: Code | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=200)] = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 # -- postings -----------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ class PropertyIn(Strict, rename="camel"):
     timezone: TimeZone
     currency_code: Currency
     name: Name | None = None
-    languages: list[Language] = []
+    languages: Annotated[list[Language], msgspec.Meta(max_length=20)] = []
     display_address: Address | None = None
     contacts: Contacts | None = None
 
@@ -64,7 +64,7 @@ class PropertyPatch(Strict, rename="camel"):
     timezone: TimeZone | UnsetType = UNSET
     currency_code: Currency | UnsetType = UNSET
     name: Name | UnsetType = UNSET
-    languages: list[Language] | UnsetType = UNSET
+    languages: Annotated[list[Language], msgspec.Meta(max_length=20)] | UnsetType = UNSET
     display_address: Address | None | UnsetType = UNSET
     contacts: Contacts | None | UnsetType = UNSET
 
@@ -146,7 +146,7 @@ class RatePlanIn(Strict):
     currency: Currency | None = None
     cancellation_policy: FeePolicy = msgspec.field(default_factory=FeePolicy)
     no_show_policy: FeePolicy = msgspec.field(default_factory=FeePolicy)
-    package_codes: list[Code] = []
+    package_codes: Annotated[list[Code], msgspec.Meta(max_length=50)] = []
     active: bool = True
 
 
@@ -157,7 +157,7 @@ class RatePlanPatch(Strict):
     negotiated: bool | UnsetType = UNSET
     cancellation_policy: FeePolicy | UnsetType = UNSET
     no_show_policy: FeePolicy | UnsetType = UNSET
-    package_codes: list[Code] | UnsetType = UNSET
+    package_codes: Annotated[list[Code], msgspec.Meta(max_length=50)] | UnsetType = UNSET
     active: bool | UnsetType = UNSET
 
 

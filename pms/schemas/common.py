@@ -28,6 +28,7 @@ SignedAmount = Annotated[Decimal, msgspec.Meta(
 Email = Annotated[str, msgspec.Meta(max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
 Phone = Annotated[str, msgspec.Meta(max_length=40, pattern=r"^[0-9 +().-]{3,40}$")]
 Limit = Annotated[int, msgspec.Meta(ge=1, le=200)]
+Cursor = Annotated[str, msgspec.Meta(max_length=512, description="Opaque cursor from next_cursor")]
 RoomNumber = Annotated[str, msgspec.Meta(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9-]+$")]
 
 
@@ -46,7 +47,7 @@ class Page(msgspec.Struct, Generic[T]):
 
 class ListQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 def to_data(out: Any) -> dict[str, Any]:

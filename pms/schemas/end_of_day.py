@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from pms.schemas.common import Limit, Out, Strict
+from pms.schemas.common import Cursor, Limit, Out, Strict
 
 
 class EndOfDayIn(Strict):
@@ -19,7 +19,7 @@ class EndOfDayIn(Strict):
 
 class EndOfDayQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 class NightAuditStepOut(Out):

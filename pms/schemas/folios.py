@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Annotated
 
 import msgspec
 
@@ -137,4 +138,4 @@ class PaymentResultOut(Out):
 
 
 class InvoiceQuery(msgspec.Struct, kw_only=True):
-    format: str = "json"
+    format: Annotated[str, msgspec.Meta(max_length=16)] = "json"

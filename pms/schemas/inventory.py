@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from pms.schemas.common import Limit, Out, RoomNumber, Strict, Text
+from pms.schemas.common import Cursor, Limit, Out, RoomNumber, Strict, Text
 from pms.schemas.rates import Weekday
 
 MaintenanceKind = Literal["OUT_OF_ORDER", "OUT_OF_SERVICE"]
@@ -51,7 +51,7 @@ class SellLimitIn(Strict):
     from_date: date
     to_date: date
     sell_limit: Annotated[int, msgspec.Meta(ge=0, le=100000)] | None
-    weekdays: list[Weekday] | None = None
+    weekdays: Annotated[list[Weekday], msgspec.Meta(max_length=7)] | None = None
 
 
 class MaintenanceIn(Strict):
@@ -67,7 +67,7 @@ class MaintenanceIn(Strict):
 
 class MaintenanceQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
     room_id: uuid.UUID | None = None
     active: bool | None = None
 

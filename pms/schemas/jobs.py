@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from pms.schemas.common import Limit, Out, Strict
+from pms.schemas.common import Cursor, Limit, Out, Strict
 from pms.schemas.end_of_day import EndOfDayIn
 
 
@@ -22,7 +22,7 @@ class JobIn(Strict):
 
 class JobQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 class JobOut(Out):

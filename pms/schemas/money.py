@@ -25,7 +25,7 @@ Step = Any  # a field's JSON name, or EACH
 MoneyPath = tuple[tuple[Step, ...], bool]  # (steps, signed)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def money_paths(body_type: Any) -> tuple[MoneyPath, ...]:
     """Where in a body of `body_type` money fields sit (computed once per schema)."""
     found: list[MoneyPath] = []

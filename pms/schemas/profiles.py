@@ -18,7 +18,7 @@ LoyaltyNumber = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern
 
 class PreferencesIn(Strict):
     sso_provider: Annotated[str, msgspec.Meta(max_length=120)] | None = None
-    negotiated_rate_plan_ids: list[uuid.UUID] = []
+    negotiated_rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)] = []
 
 
 class ProfileIn(Strict):

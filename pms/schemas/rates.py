@@ -30,7 +30,7 @@ class RateEntry(Strict):
     from_date: date
     to_date: date
     amount: Amount
-    weekdays: list[Weekday] | None = None
+    weekdays: Annotated[list[Weekday], msgspec.Meta(max_length=7)] | None = None
 
 
 class RatesIn(Strict):
@@ -77,7 +77,7 @@ class RestrictionIn(Strict):
     closed: bool = False
     closed_to_arrival: bool = False
     closed_to_departure: bool = False
-    weekdays: list[Weekday] | None = None
+    weekdays: Annotated[list[Weekday], msgspec.Meta(max_length=7)] | None = None
 
 
 class RestrictionQuery(msgspec.Struct, kw_only=True):
@@ -123,7 +123,7 @@ class PromoCodeIn(Strict):
     valid_from: date | None = None
     valid_to: date | None = None
     min_nights: Los | None = None
-    rate_plan_ids: list[uuid.UUID] = []
+    rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)] = []
     active: bool = True
 
 
@@ -135,7 +135,7 @@ class PromoCodePatch(Strict):
     valid_from: date | None | UnsetType = UNSET
     valid_to: date | None | UnsetType = UNSET
     min_nights: Los | None | UnsetType = UNSET
-    rate_plan_ids: list[uuid.UUID] | UnsetType = UNSET
+    rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)] | UnsetType = UNSET
     active: bool | UnsetType = UNSET
 
 

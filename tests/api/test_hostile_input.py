@@ -190,3 +190,33 @@ def test_result_of_an_unfinished_job_is_409_problem_json(api):
     problem = assert_problem(api.get(f"/v1/jobs/{started.json['id']}/result"), 409,
                              "job_not_finished")
     assert problem["status"] == 409 and problem["job_status"] == started.json["status"]
+
+
+# -- sizes ----------------------------------------------------------------------------------------
+
+def _unbounded(info: Any, path: str, seen: set[Any]) -> list[str]:
+    import msgspec.inspect as mi
+
+    if isinstance(info, mi.Metadata):
+        return _unbounded(info.type, path, seen)
+    if isinstance(info, mi.StrType):
+        return [path] if info.max_length is None and info.pattern is None else []
+    if isinstance(info, (mi.ListType, mi.SetType, mi.VarTupleType, mi.DictType)):
+        own = [path] if info.max_length is None else []
+        item = info.value_type if isinstance(info, mi.DictType) else info.item_type
+        return own + _unbounded(item, f"{path}[]", seen)
+    if isinstance(info, mi.UnionType):
+        return [p for t in info.types for p in _unbounded(t, path, seen)]
+    if isinstance(info, mi.StructType) and info.cls not in seen:
+        return [p for f in info.fields
+                for p in _unbounded(f.type, f"{path}.{f.encode_name}", seen | {info.cls})]
+    return []
+
+
+def test_every_request_string_and_list_has_a_maximum_size():
+    import msgspec.inspect as mi
+
+    found = sorted({f"{m} {p}: {t.__name__}{field}"
+                    for m, p, spec in OPERATIONS for t in (spec.body, spec.query) if t is not None
+                    for field in _unbounded(mi.type_info(t), "", set())})
+    assert not found, "give these a max_length (or a pattern):\n" + "\n".join(found)
