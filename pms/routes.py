@@ -40,6 +40,7 @@ def all_routes() -> list[Route]:
     from pms.api.resources import inventory as inventory_routes
     from pms.api.resources import jobs as job_routes
     from pms.api.resources import rates as rate_routes
+    from pms.api.resources import refunds as refund_routes
     from pms.api.resources import reports as report_routes
     from pms.api.resources import reservations as reservation_routes
 
@@ -53,6 +54,7 @@ def all_routes() -> list[Route]:
         *availability_routes.ROUTES,
         *inventory_routes.ROUTES,
         *cashiering.ROUTES,
+        *refund_routes.ROUTES,
         *eod_routes.ROUTES,
         *job_routes.ROUTES,
         *report_routes.ROUTES,

@@ -70,6 +70,8 @@ class FolioPayment(TenantModel):
     voucher_code = peewee.CharField(max_length=32, null=True)
     business_date = peewee.DateField(null=True)
     attempts = peewee.IntegerField(default=0)
+    # Refunds (issue 9, migration 008): a REFUND row's captured payment (null: a cash refund).
+    refund_of = peewee.UUIDField(null=True)
 
     class Meta:
         table_name = "folio_payment"

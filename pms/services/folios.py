@@ -143,7 +143,7 @@ def close_folio(folio: Folio, *, now: datetime) -> Folio:
     Raises:
         FolioNotClosable: a balance is owed (409 folio_not_closable, with `balance`,
             `currency` and `folio_id` in the problem body), or the folio holds a credit (409
-            folio_credit_balance: the guest overpaid; refund first).
+            folio_credit_balance: the guest overpaid; refund first, through `refund_path`).
     """
     others: list[Folio] = []
     if folio.folio_type == GUEST:
@@ -155,13 +155,13 @@ def close_folio(folio: Folio, *, now: datetime) -> Folio:
         if balance < 0:
             # An overpayment is money the hotel owes: check-out never keeps it silently and
             # never refunds inside its transaction (a payments-service call). It refuses with
-            # its own code so the desk knows the fix is a refund, not a payment.
-            # TODO(h6): name the folio's refund route here once it exists (issue 9).
+            # its own code so the desk knows the fix is a refund, not a payment, and where.
+            refunds = f"/v1/properties/{row.property_id}/folios/{row.id}/refunds"
             raise FolioNotClosable(
                 f"the folio holds a credit of {-balance} {row.currency}: the guest overpaid; "
-                "refund the credit to the guest at the desk, then check out",
+                f"refund the credit (POST {refunds}), then check out",
                 code="folio_credit_balance", balance=str(balance), currency=row.currency,
-                folio_id=str(row.id))
+                folio_id=str(row.id), refund_path=refunds)
         if balance != 0:
             raise FolioNotClosable(
                 f"the folio has an open balance of {balance} {row.currency}; settle it at the desk",

@@ -3,7 +3,8 @@
 key; (2) after commit the payments service is called with that key; (3) a second short unit of
 work records the outcome (CAPTURED / AUTHORIZED / FAILED). A crash or an outage between the steps
 leaves a PENDING row that `reconcile_payments` finishes by repeating the call with the same key,
-so the guest is never charged twice and no captured money goes unrecorded.
+so the guest is never charged twice and no captured money goes unrecorded. Refunds
+(`pms.services.refunds`) take the same path and are reconciled here too.
 
 Cash, bank transfers and gift vouchers need no external call: one unit of work. Only
 payment_method_id references are stored, never card data.
@@ -30,6 +31,7 @@ from pms.schemas import cashiering as cs
 from pms.schemas.folios import FolioOut
 from pms.services.cashiering import check_amount, load_folio, record_change, require_open
 from pms.services.ledger_postings import record_posting, send_postings
+from pms.services.refunds import REFUND, RefundDeclined, complete_refund
 from pms.services.reservations import business_date
 
 log = logging.getLogger("pms.payments")
@@ -218,10 +220,11 @@ def pre_authorize(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
 def reconcile_payments(ctx: Ctx, *, payments: Any, ledger: Any = None,
                        older_than: timedelta = timedelta(seconds=30), limit: int = 200
                        ) -> dict[str, int]:
-    """Finish PENDING card payments and pre-authorizations left by a crash or an outage by
-    repeating the call with the same idempotency key. Returns counts per outcome."""
+    """Finish PENDING card payments, pre-authorizations and card refunds left by a crash or an
+    outage by repeating the call with the same idempotency key. Returns counts per outcome (the
+    status the row ended in: a refund whose money went back counts as captured)."""
     with read_scope(ctx):
-        rows = list(FolioPayment.select(FolioPayment.id, FolioPayment.folio)
+        rows = list(FolioPayment.select(FolioPayment.id, FolioPayment.folio, FolioPayment.kind)
                     .where((FolioPayment.status == PaymentStatus.PENDING.value)
                            & (FolioPayment.method == "CARD")
                            & (FolioPayment.created_at <= utcnow() - older_than))
@@ -229,9 +232,10 @@ def reconcile_payments(ctx: Ctx, *, payments: Any, ledger: Any = None,
         props = {r.id: r.folio.property_id for r in rows}
     outcome = {"captured": 0, "authorized": 0, "failed": 0, "pending": 0}
     for row in rows:
+        finish = complete_refund if row.kind == REFUND else _complete_card
         try:
-            _, payment = _complete_card(ctx, props[row.id], row.id, payments, ledger)
-        except PaymentDeclined:
+            _, payment = finish(ctx, props[row.id], row.id, payments, ledger)
+        except (PaymentDeclined, RefundDeclined):
             outcome["failed"] += 1
             continue
         key = {"CAPTURED": "captured", "AUTHORIZED": "authorized"}.get(payment.status, "pending")
