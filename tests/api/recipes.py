@@ -172,6 +172,19 @@ def _closed_folio(w: World) -> str:
     return s["f"]
 
 
+def _refund(w: World) -> tuple[str, Any]:
+    """A cash refund of 5.00 of a credit made first: the folio paid 5.00 beyond what a check-out
+    now would leave due (one change: cash needs no payments-service call)."""
+    from pms.schemas.cashiering import PaymentIn
+    from pms.services import cashiering, payments
+
+    s = _cashiering_stay(w)
+    due = cashiering.get_folio(s["ctx"], s["hotel"].id, s["folio"]).balance_due
+    payments.post_payment(s["ctx"], s["hotel"].id, s["folio"],
+                          PaymentIn(amount=max(due, 0) + 5, method="CASH"), payments=None)
+    return s["f"] + "/refunds", {"amount": "5.00", "method": "CASH"}
+
+
 def _end_of_day(w: World) -> tuple[str, Any]:
     # the job stays QUEUED (no relay runs in API tests): only the request's rows are counted
     return f"{_cashiering_stay(w)['base']}/end-of-day", {}
@@ -202,6 +215,7 @@ RECIPES.update({
         _cashiering_stay(w)["f"] + "/pre-authorizations",
         {"amount": "50", "payment_method_id": "pm_card_unavailable"}),
     ("POST", f"{P}/folios/{{id}}/invoice"): lambda w: (_closed_folio(w) + "/invoice", None),
+    ("POST", f"{P}/folios/{{id}}/refunds"): _refund,
     ("POST", f"{P}/reservations/{{id}}/folios"): lambda w: (
         f"{_cashiering_stay(w)['base']}/reservations/{_cashiering_stay(w)['res'].id}/folios",
         {"folio_type": "EXTRA"}),
