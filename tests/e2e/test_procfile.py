@@ -30,7 +30,7 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.devkeys import all_scopes
 from pms.errors import FolioNotClosable
 from pms.models import HousekeepingTask, SandboxEmail
-from pms.models.platform import OutboxEvent
+from pms.models.platform import OutboxEvent, outbox_partition
 from tests import pg
 from tests.conftest import need_server
 from tests.e2e.procfile import (
@@ -50,9 +50,8 @@ from tests.factories import (
     make_reservation,
     pay_folio,
 )
-from tests.workers.amqp import TcpProxy, amqp_url
+from tests.workers.amqp import TcpProxy, amqp_url, via
 from tests.workers.amqp import available as amqp_available
-from tests.workers.amqp import via
 
 pytestmark = [pytest.mark.postgres, pytest.mark.rabbitmq]
 
@@ -249,7 +248,8 @@ def insert_outbox(ctx: Ctx, count: int, *, chunk: int = 1000) -> None:
             rows.append({"id": uuid.uuid4(), "env_id": ctx.env_id, "type": "hotel:pms:probe:made",
                          "subject": subject, "aggregate_type": "probe", "aggregate_version": 1,
                          "idempotency_key": f"hotel:pms:probe:made:{subject}:1",
-                         "data": {"n": i}, "time": now})
+                         "data": {"n": i}, "time": now,
+                         "partition": outbox_partition(subject)})
         with unit_of_work(ctx):
             OutboxEvent.insert_many(rows).execute()
 
@@ -270,7 +270,8 @@ def test_three_relays_one_killed_one_stopped_during_20000_events_lose_none_and_l
     ctx = new_ctx()
     writer = threading.Thread(target=insert_outbox, args=(ctx, 20_000), daemon=True)
     writer.start()
-    wait_for(lambda: len(counter.ids()) >= 3000, timeout=ARRIVAL, what="3000 events")
+    wait_for(lambda: len(counter.ids()) >= 3000, timeout=ARRIVAL,
+             what=f"3000 events (relay: {killed.tail(5)})")
     # When: one relay is SIGKILLed (with its children) and one SIGTERMed mid-burst
     killed.kill()
     assert stopped.terminate(grace=30) == 0, stopped.tail()

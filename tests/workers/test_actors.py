@@ -159,14 +159,14 @@ def test_tenant_actor_refuses_a_body_without_ctx_at_decoration():
             raise AssertionError
 
 
-def test_tenant_actor_closes_the_connection_and_rolls_back_when_the_body_fails(ctx, worker):
+def test_tenant_actor_closes_the_connection_when_the_body_fails(ctx, worker):
     from pms.db.database import db
 
     after = []
 
     @tenant_actor(max_retries=0, time_limit=5000, actor_name=f"boom_{uuid.uuid4().hex}")
     def boom(ctx) -> None:
-        db.begin()
+        db.execute_sql("SELECT 1")
         raise RuntimeError("boom")
 
     @tenant_actor(max_retries=0, time_limit=5000, actor_name=f"look_{uuid.uuid4().hex}")
@@ -213,3 +213,73 @@ def test_night_audit_event_drives_one_stayover_per_in_house_room(ctx, worker):
         tasks = list(HousekeepingTask.select().where(HousekeepingTask.kind == "STAYOVER"))
     assert sorted(t.room_id for t in tasks) == sorted([a.room_id, b.room_id])
     assert {t.business_date for t in tasks} == {out.business_date}
+
+
+def _queued_job(ctx, hotel):
+    from pms.schemas.end_of_day import EndOfDayIn
+    from pms.services import jobs
+
+    job, _ = jobs.start_end_of_day(ctx, hotel.id, EndOfDayIn())
+    return job
+
+
+def test_a_job_is_queued_through_the_outbox_and_run_job_finishes_it(ctx, worker):
+    from pms.models.platform import Job, OutboxEvent
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    job = _queued_job(ctx, hotel)
+    with read_scope(ctx):
+        queued = [e.subject for e in OutboxEvent.select().where(
+            OutboxEvent.type == "hotel:pms:job:queued")]
+    assert queued == [str(job.id)]  # committed with the job: never lost after the 202
+    pump(ctx, worker)
+    worker.join(actors.run_job.queue_name, fail_fast=True)
+    with read_scope(ctx):
+        assert Job.get_by_id(job.id).status == "SUCCEEDED"
+
+
+def test_a_job_whose_run_crashed_is_failed_never_left_running(ctx, database):
+    from pms.models.platform import Job
+    from pms.services import jobs
+
+    class Exploding:
+        @property
+        def ledger(self):
+            raise KeyboardInterrupt("interrupt inside the run")  # a BaseException, like a time limit
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    job = _queued_job(ctx, hotel)
+    with pytest.raises(KeyboardInterrupt):
+        jobs.run_job(ctx, job.id, platform=Exploding())
+    with read_scope(ctx):
+        row = Job.get_by_id(job.id)
+    assert row.status == "FAILED" and "KeyboardInterrupt" in row.error
+    jobs.run_job(ctx, job.id)  # idempotent: a finished job is left alone
+    with read_scope(ctx):
+        assert Job.get_by_id(job.id).status == "FAILED"
+
+
+def test_a_running_job_is_resumed_only_on_redelivery(ctx, database):
+    from pms.models.platform import Job
+    from pms.services import jobs
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    job = _queued_job(ctx, hotel)
+    assert jobs._take(ctx, job.id, resume=False)  # a runner took it, then died
+    jobs.run_job(ctx, job.id)  # a duplicate message: the live runner's job is left alone
+    with read_scope(ctx):
+        assert Job.get_by_id(job.id).status == "RUNNING"
+    jobs.run_job(ctx, job.id, resume=True)  # the broker redelivered the dead runner's message
+    with read_scope(ctx):
+        assert Job.get_by_id(job.id).status == "SUCCEEDED"
+
+
+def test_a_job_given_up_on_is_failed_never_left_queued(ctx, database):
+    from pms.models.platform import Job
+    from pms.services import jobs
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    job = _queued_job(ctx, hotel)
+    assert jobs.fail_job(ctx, job.id, "gave up: OperationalError: database is locked")
+    with read_scope(ctx):
+        assert Job.get_by_id(job.id).status == "FAILED"
