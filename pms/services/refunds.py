@@ -42,6 +42,16 @@ REFUND = "REFUND"
 REFUNDABLE_KIND = "PAYMENT"  # pre-authorizations hold money, they never took it
 CLEARING = "payments_clearing"
 
+# Test-only hook (pretix's sleep-after-quota-check): runs after a refund saw the folio's credit,
+# so the race tests can widen the window a concurrent refund would need. Never set in production.
+_pause_after_credit_check: list[Any] = []
+
+
+def set_pause_after_credit_check(fn: Any) -> None:
+    _pause_after_credit_check.clear()
+    if fn is not None:
+        _pause_after_credit_check.append(fn)
+
 
 class RefundExceedsCredit(Conflict):
     """Raised when a refund would give back more than the folio's credit (paid - charged)."""
@@ -154,6 +164,8 @@ def refund(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: RefundIn
         require_open(folio)
         amount = exact(body.amount, folio.currency)
         credit = refundable_credit(folio, ctx.now)
+        for pause in _pause_after_credit_check:
+            pause()
         if amount > credit:
             raise RefundExceedsCredit(
                 f"the folio holds a credit of {credit} {folio.currency}; a refund cannot give "

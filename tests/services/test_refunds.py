@@ -8,6 +8,8 @@ is the embedded sandbox, a recording fake, or a fake gateway over real HTTP.
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -352,3 +354,66 @@ def test_crash_around_the_refund_call_is_reconciled_without_refunding_twice(ctx,
         "captured"] == 1
     assert len(gateway.refunds) == 1 and _rows(ctx)[0].status == "CAPTURED"
     assert checkout.check_out(ctx, stay["hotel"].id, stay["res"].id).status == "CHECKED_OUT"
+
+
+# -- concurrent refunds of one credit (PostgreSQL row locks), with the control run -------------
+
+def _race(ctx, stay, *, threads: int, pause: Any) -> list[Any]:
+    from pms.db.database import db
+    from pms.errors import PmsError
+
+    results: list[Any] = []
+
+    def one() -> None:
+        try:
+            results.append(_refund(ctx, stay, "50.00")[1].status)
+        except PmsError as exc:
+            results.append(exc.code)
+        finally:
+            if not db.is_closed():
+                db.close()
+
+    refunds.set_pause_after_credit_check(pause)
+    try:
+        workers = [threading.Thread(target=one) for _ in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join(60)
+    finally:
+        refunds.set_pause_after_credit_check(None)
+    return results
+
+
+@pytest.mark.postgres
+def test_concurrent_refunds_never_give_back_more_than_the_credit(ctx, pg_db):
+    stay = _pg_stay(ctx)
+    results = _race(ctx, stay, threads=4, pause=lambda: time.sleep(0.2))
+    assert sorted(results) == ["CAPTURED"] + ["refund_exceeds_credit"] * 3, results
+    assert _due(ctx, stay) == Decimal("0.00")
+
+
+@pytest.mark.postgres
+def test_control_without_locks_concurrent_refunds_give_back_the_credit_twice(ctx, pg_db):
+    from pms.db import locking
+
+    stay = _pg_stay(ctx)
+    # every refund waits, after its credit check, until the other saw the credit too
+    barrier = threading.Barrier(2)
+    locking.LOCKING_ENABLED = False
+    try:
+        results = _race(ctx, stay, threads=2, pause=lambda: barrier.wait(30))
+    finally:
+        locking.LOCKING_ENABLED = True
+    assert results == ["CAPTURED", "CAPTURED"], results
+    assert _due(ctx, stay) == Decimal("50.00")  # 100.00 given back from a 50.00 credit
+
+
+def _pg_stay(ctx):
+    hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
+    row = make_checked_in(ctx, hotel)
+    with read_scope(ctx):
+        folio = folios.guest_folio(row)
+    stay = {"hotel": hotel, "res": row, "folio": folio.id}
+    _pay(ctx, stay, "150.00", method="CASH")
+    return stay
