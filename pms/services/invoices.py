@@ -122,6 +122,7 @@ def invoice_pdf(document: dict[str, Any]) -> bytes:
     for code, amount in document["tax_summary"].items():
         lines.append(f"  of which tax {code:<47}{amount:>10} {cur}")
     for pay in document["payments"]:
-        lines.append(f"{'Payment ' + pay['method']:<62}{pay['amount']:>10} {cur}")
+        label = "Refund " if pay.get("kind") == "REFUND" else "Payment "  # amount negative
+        lines.append(f"{label + pay['method']:<62}{pay['amount']:>10} {cur}")
     lines.append(f"{'Balance':<62}{document['balance']:>10} {cur}")
     return render_pdf(lines, title=f"Invoice {document['number']}")

@@ -153,3 +153,17 @@ def test_openapi_documents_the_refund_route_with_its_answers():
     assert set(schema["properties"]) == {"amount", "method", "payment_id", "reason"}
     assert schema["properties"]["amount"].get("pattern") or "$ref" in str(
         schema["properties"]["amount"])
+
+
+def test_the_invoice_of_a_refunded_stay_lists_the_refund(api, stay):
+    payment = _overpay_by_card(api, stay)
+    assert api.post(stay["f"] + "/refunds", {"amount": "50.00", "payment_id": payment["id"]}
+                    ).status_code == 201
+    assert api.post(stay["check_out"]).status_code == 200
+    invoice = api.post(stay["f"] + "/invoice")
+    assert invoice.status_code == 201, invoice.text
+    paid = [(p["kind"], p["amount"]) for p in invoice.json["payments"]]
+    assert paid == [("PAYMENT", "150.00"), ("REFUND", "-50.00")]
+    assert invoice.json["balance"] == "0.00"
+    pdf = api.get(f"{stay['f']}/invoice", params={"format": "pdf"})
+    assert b"Refund CARD" in pdf.content and b"-50.00" in pdf.content
