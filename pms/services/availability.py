@@ -136,6 +136,41 @@ def _search_of(body: s.AvailabilityIn) -> Search:
                   promo_code=body.promo_code, include_unavailable=body.include_unavailable)
 
 
+# -- who may see a company's negotiated plans ---------------------------------------------------
+
+def holder_bound_to_company(ctx: Ctx, company_id: uuid.UUID) -> bool:
+    """Whether the caller may act for that company: staff and channels (no holder) always; a
+    holder session (guest or traveler token) only when its holder_id is the company's profile id
+    (CONTRACT §2: company rows are guarded by the company profile id)."""
+    return ctx.holder_id is None or ctx.holder_id == company_id
+
+
+def negotiated_plan_ids(company: Profile) -> list[uuid.UUID]:
+    """The plans a company profile's preferences.negotiated_rate_plan_ids list (bad ids skipped)."""
+    ids = []
+    for raw in (company.preferences or {}).get("negotiated_rate_plan_ids") or []:
+        try:
+            ids.append(uuid.UUID(str(raw)))
+        except ValueError:
+            continue
+    return ids
+
+
+def rate_plan_open_to(ctx: Ctx, plan: RatePlan) -> bool:
+    """Whether the caller may be offered (and so book) `plan`; call inside a scope.
+
+    The rule of the corporate search, for one plan: a public plan is open to everyone; a
+    negotiated one to staff and channels, and to a holder session only when it is bound to a
+    company (`holder_bound_to_company`) whose negotiated plans list it. Booking by rate_plan_id
+    uses this, so a guest cannot book what the corporate search would never offer it.
+    """
+    if not plan.negotiated or ctx.holder_id is None:
+        return True
+    company = Profile.get_or_none((Profile.id == ctx.holder_id) & (Profile.kind == "COMPANY"))
+    return (company is not None and holder_bound_to_company(ctx, company.id)
+            and plan.id in negotiated_plan_ids(company))
+
+
 def search_property(ctx: Ctx, property_id: uuid.UUID, body: s.AvailabilityIn) -> s.AvailabilityOut:
     """Public availability of one property: every active, non-negotiated rate plan.
 
@@ -168,8 +203,8 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
         ValidationFailed: as `search_property`, and a company_profile_id that is not a company
             profile of this env (staff).
     """
-    if (body.company_profile_id is not None and ctx.holder_id is not None
-            and body.company_profile_id != ctx.holder_id):
+    if (body.company_profile_id is not None
+            and not holder_bound_to_company(ctx, body.company_profile_id)):
         raise NotFound("no such company profile")
     search = _search_of(body)
     nights = _nights(search)
@@ -184,13 +219,7 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
             raise ValidationFailed("company_profile_id is not a company profile",
                                    errors=[{"field": "company_profile_id",
                                             "message": "unknown company profile"}])
-        ids = []
-        for raw in (company.preferences or {}).get("negotiated_rate_plan_ids") or []:
-            try:
-                ids.append(uuid.UUID(str(raw)))
-            except ValueError:
-                continue
-        return _search_loaded(prop, search, nights, ids, company.id)
+        return _search_loaded(prop, search, nights, negotiated_plan_ids(company), company.id)
 
 
 def search_env(ctx: Ctx, query: s.AvailabilityQuery) -> s.EnvAvailabilityOut:

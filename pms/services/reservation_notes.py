@@ -34,7 +34,20 @@ def add_comment(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
 
 def add_message(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                 body: s.MessageIn) -> ReservationMessage:
-    """Record an incoming guest message, or queue an outgoing one for delivery. Raises NotFound."""
+    """Record an incoming guest message, or queue an outgoing one for delivery.
+
+    Outgoing messages speak for the hotel, so a holder session (a guest) may only post incoming
+    ones; refused before the reservation is loaded, the answer is the same for every
+    reservation id.
+
+    Raises:
+        NotFound. ValidationFailed (422 field_not_allowed): `outgoing` from a holder session.
+    """
+    if ctx.holder_id is not None and body.direction == "outgoing":
+        raise ValidationFailed("a guest session may only send incoming messages",
+                               code="field_not_allowed",
+                               errors=[{"field": "direction",
+                                        "message": "a guest's messages are incoming"}])
     with unit_of_work(ctx) as uow:
         row = load_reservation(ctx, property_id, reservation_id)
         message = ReservationMessage.create(

@@ -34,6 +34,7 @@ from pms.errors import (
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import quote_stay
@@ -100,7 +101,14 @@ class Refs:
     rate_plan: RatePlan
 
 
-def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID) -> Refs:
+def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID, *,
+               offered_to: Ctx | None = None) -> Refs:
+    """The property, room type and rate plan of a booking, else NotFound / 422.
+
+    With `offered_to`, the plan must also be open to that caller (`rate_plan_open_to`: a
+    negotiated plan only for the company it is negotiated for). A plan that is not gets the
+    answer of a plan that does not exist, so a guest cannot probe negotiated plan ids.
+    """
     prop = load_property(property_id)
     # by-id reads with their SQL compiled once (TenantModel.fetch), then the property check
     prop_id = prop.id
@@ -108,7 +116,8 @@ def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
     if room_type is None or room_type.property_id != prop_id:
         raise _field_error("room_type_id", "room_type_id is not a room type of this property")
     rate_plan = RatePlan.fetch(rate_plan_id)
-    if rate_plan is None or rate_plan.property_id != prop_id:
+    if rate_plan is None or rate_plan.property_id != prop_id or (
+            offered_to is not None and not rate_plan_open_to(offered_to, rate_plan)):
         raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
     return Refs(prop, room_type, rate_plan)
 
@@ -196,8 +205,9 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
 
     Raises:
         NotFound: no such property. ValidationFailed (422): bad dates, past arrival, occupancy,
-            room type / rate plan not of this property, stay not bookable under the plan,
-            confirmation_number from a holder session (field_not_allowed).
+            room type / rate plan not of this property (a negotiated plan not open to a holder
+            session reads the same), stay not bookable under the plan, confirmation_number
+            from a holder session (field_not_allowed).
         RoomTypeUnavailable (409): a night is sold out. LockTimeout (503): busy.
     """
     if body.confirmation_number and ctx.holder_id is not None:
@@ -209,7 +219,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             return existing, False
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id)
+            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id, offered_to=ctx)
             today = business_date(refs.prop, ctx.now)
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)
@@ -307,7 +317,10 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         if in_house and (arrival != row.arrival_date or room_type_id != row.room_type_id):
             raise Conflict("the guest is in house: arrival and room type cannot change "
                            "(use a room move)", code="reservation_in_house")
-        refs = _load_refs(property_id, room_type_id, rate_plan_id)
+        # a changed plan must be open to the caller; the booked one stays (staff may have
+        # booked the guest on a negotiated plan)
+        refs = _load_refs(property_id, room_type_id, rate_plan_id,
+                          offered_to=ctx if rate_plan_id != row.rate_plan_id else None)
         today = business_date(refs.prop, ctx.now)
         new_nights = _check_stay(refs, arrival, departure, adults, children, today,
                                  check_arrival=arrival != row.arrival_date)

@@ -1,0 +1,153 @@
+"""What a guest session may book and say (issue 9, twins of the holder-scoping fixes).
+
+- A negotiated (corporate) rate plan is booked by rate_plan_id only by staff, channels and a
+  holder bound to the company it is negotiated for: the rule of the corporate availability
+  search (`pms.services.availability.rate_plan_open_to`). Anyone else gets the answer of a rate
+  plan that does not exist, on create and on an edit that changes the plan.
+- A guest's reservation messages are always incoming: `outgoing` speaks for the hotel.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from pms.devkeys import mint_token
+from tests.factories import load_rates, make_booking_hotel, make_profile, make_rate_plan
+from tests.helpers import assert_problem, random_ref
+
+
+@dataclass
+class Corp:
+    api: Any
+    hotel: Any
+    corp_plan: Any       # negotiated, listed by `company`
+    company: Any         # company profile bound to corp_plan
+    other_company: Any   # a company without corp_plan
+    guest: Any           # a guest profile
+
+    def token(self, holder: Any, kind: str = "guest") -> str:
+        return mint_token(self.api.settings, env_id=self.api.env_id, client_kind=kind,
+                          holder_id=str(holder))
+
+    @property
+    def url(self) -> str:
+        return f"/v1/properties/{self.hotel.id}/reservations"
+
+    def body(self, plan_id: Any, **over: Any) -> dict[str, Any]:
+        body = {"room_type_id": str(self.hotel.room_type.id), "rate_plan_id": str(plan_id),
+                "arrival_date": self.hotel.today.isoformat(),
+                "departure_date": (self.hotel.today + timedelta(days=1)).isoformat(),
+                "adults": 1}
+        body.update(over)
+        return body
+
+
+@pytest.fixture
+def corp(api, ctx) -> Corp:
+    hotel = make_booking_hotel(ctx, rooms=6)
+    plan = make_rate_plan(ctx, hotel.id, code=random_ref("CORP"), name="Corporate",
+                          negotiated=True)
+    load_rates(ctx, hotel.id, plan.id, hotel.room_type.id, amount="80.00")
+    company = make_profile(ctx, hotel.id, kind="COMPANY", company_name="Acme", first_name=None,
+                           last_name=None, email=None,
+                           preferences={"negotiated_rate_plan_ids": [str(plan.id)]})
+    other = make_profile(ctx, hotel.id, kind="COMPANY", company_name="Globex", first_name=None,
+                         last_name=None, email=None)
+    guest = make_profile(ctx, hotel.id, email=f"{random_ref('g')}@example.com")
+    return Corp(api, hotel, plan, company, other, guest)
+
+
+def _same_answer(a: Any, b: Any, status: int = 422) -> None:
+    """Two problems a client cannot tell apart (no oracle of plan ids)."""
+    pa, pb = assert_problem(a, status), assert_problem(b, status)
+    assert (pa["code"], pa["detail"], pa.get("errors")) == (pb["code"], pb["detail"],
+                                                            pb.get("errors"))
+
+
+# -- negotiated plans ---------------------------------------------------------------------------
+
+def test_a_guest_cannot_book_a_negotiated_plan_and_it_reads_as_an_unknown_plan(corp):
+    token = corp.token(corp.guest.id)
+    negotiated = corp.api.post(corp.url, corp.body(corp.corp_plan.id), token=token)
+    unknown = corp.api.post(corp.url, corp.body(uuid.uuid4()), token=token)
+    _same_answer(negotiated, unknown)
+    assert negotiated.json["errors"][0]["field"] == "rate_plan_id"
+    # the public plan stays bookable for the same guest (control)
+    public = corp.api.post(corp.url, corp.body(corp.hotel.rate_plan.id), token=token)
+    assert public.status_code == 201, public.text
+
+
+def test_a_company_session_books_only_the_plans_negotiated_for_it(corp):
+    bound = corp.api.post(corp.url, corp.body(corp.corp_plan.id),
+                          token=corp.token(corp.company.id, kind="user"))
+    assert bound.status_code == 201, bound.text
+    assert bound.json["rate_plan_id"] == str(corp.corp_plan.id)
+    # a company the plan is not negotiated for: the unknown-plan answer
+    token = corp.token(corp.other_company.id, kind="user")
+    _same_answer(corp.api.post(corp.url, corp.body(corp.corp_plan.id), token=token),
+                 corp.api.post(corp.url, corp.body(uuid.uuid4()), token=token))
+
+
+def test_staff_and_channels_still_book_negotiated_plans(corp):
+    staff = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Hopper"}))
+    assert staff.status_code == 201, staff.text
+    channel = mint_token(corp.api.settings, env_id=corp.api.env_id, client_kind="machine")
+    resp = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Byron"}),
+                         token=channel)
+    assert resp.status_code == 201, resp.text
+
+
+def test_a_guest_cannot_switch_its_reservation_to_a_negotiated_plan(corp):
+    token = corp.token(corp.guest.id)
+    booked = corp.api.post(corp.url, corp.body(corp.hotel.rate_plan.id), token=token)
+    assert booked.status_code == 201, booked.text
+    item = f"{corp.url}/{booked.json['id']}"
+    switched = corp.api.put(item, {"rate_plan_id": str(corp.corp_plan.id)}, token=token)
+    unknown = corp.api.put(item, {"rate_plan_id": str(uuid.uuid4())}, token=token)
+    _same_answer(switched, unknown)
+    after = corp.api.get(item, token=token).json
+    assert after["rate_plan_id"] == str(corp.hotel.rate_plan.id)
+    assert after["total_amount"] == booked.json["total_amount"]
+    # staff may move the guest onto the corporate rate
+    staff = corp.api.put(item, {"rate_plan_id": str(corp.corp_plan.id)})
+    assert staff.status_code == 200 and staff.json["rate_plan_id"] == str(corp.corp_plan.id)
+
+
+def test_a_guest_keeps_a_negotiated_plan_staff_booked_for_it_when_editing_other_fields(corp):
+    booked = corp.api.post(corp.url, corp.body(corp.corp_plan.id,
+                                               guest_profile_id=str(corp.guest.id)))
+    assert booked.status_code == 201, booked.text
+    resp = corp.api.put(f"{corp.url}/{booked.json['id']}", {"adults": 2},
+                        token=corp.token(corp.guest.id))
+    assert resp.status_code == 200, resp.text
+    assert resp.json["rate_plan_id"] == str(corp.corp_plan.id) and resp.json["adults"] == 2
+
+
+# -- messages -----------------------------------------------------------------------------------
+
+def test_a_guests_messages_are_always_incoming(corp):
+    token = corp.token(corp.guest.id)
+    booked = corp.api.post(corp.url, corp.body(corp.hotel.rate_plan.id), token=token)
+    assert booked.status_code == 201, booked.text
+    messages = f"{corp.url}/{booked.json['id']}/messages"
+    posing = corp.api.post(messages, {"direction": "outgoing", "body": "Your stay is free"},
+                           token=token)
+    problem = assert_problem(posing, 422, "field_not_allowed")
+    assert problem["errors"][0]["field"] == "direction"
+    # the same answer for a reservation that is not the guest's (no oracle of ids)
+    elsewhere = corp.api.post(f"{corp.url}/{uuid.uuid4()}/messages",
+                              {"direction": "outgoing", "body": "x"}, token=token)
+    assert assert_problem(elsewhere, 422, "field_not_allowed")["errors"] == problem["errors"]
+    incoming = corp.api.post(messages, {"direction": "incoming", "body": "Late arrival"},
+                             token=token)
+    assert incoming.status_code == 201 and incoming.json["direction"] == "incoming"
+    # staff speak for the hotel
+    staff = corp.api.post(messages, {"direction": "outgoing", "body": "Welcome"})
+    assert staff.status_code == 201 and staff.json["direction"] == "outgoing"
+    listed = corp.api.get(messages).json["data"]
+    assert sorted(m["body"] for m in listed) == ["Late arrival", "Welcome"]
