@@ -28,6 +28,7 @@ from pms.models.rates import PromoCode, RateSchedule, Restriction
 from pms.queries.availability import load_search_data
 from pms.schemas import rates as s
 from pms.schemas.common import to_data
+from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.pricing import check_occupancy, quote_for
 
@@ -326,7 +327,7 @@ def validate_promo(ctx: Ctx, property_id: uuid.UUID,
         room_type = load_room_type(property_id, body.room_type_id)
         plan = RatePlan.get_or_none((RatePlan.id == body.rate_plan_id)
                                     & (RatePlan.property == property_id))
-        if plan is None:
+        if plan is None or not rate_plan_open_to(ctx, plan):  # negotiated: as unknown to guests
             raise _field_error("rate_plan_id", "not a rate plan of this property",
                                "rate_plan_id is not a rate plan of this property")
         data = load_search_data(property_id, [room_type], [plan], body.arrival_date,
