@@ -157,7 +157,7 @@ def test_promo_validation_prices_a_negotiated_plan_only_for_whom_it_is_open(corp
     # the open promo check prices a stay by rate_plan_id: it must not show a guest the
     # corporate rate (nor confirm the plan exists) that booking would refuse it
     url = f"/v1/properties/{corp.hotel.id}/promo/validate"
-    body = {k: v for k, v in corp.body(corp.corp_plan.id).items()} | {"code": "NONE"}
+    body = {**corp.body(corp.corp_plan.id), "code": "NONE"}
     token = corp.token(corp.guest.id)
     _same_answer(corp.api.post(url, body, token=token),
                  corp.api.post(url, {**body, "rate_plan_id": str(uuid.uuid4())}, token=token))
