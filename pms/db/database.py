@@ -31,6 +31,7 @@ SQLite runs in WAL mode with foreign keys on; write transactions take the lock u
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import weakref
@@ -58,6 +59,8 @@ SQLITE_PRAGMAS = (
     ("busy_timeout", 10000),
 )
 
+
+log = logging.getLogger("pms.db")
 
 # Every write transaction waits at most this long for a row lock, then fails (503 Busy with
 # Retry-After) instead of queueing: below the 5 s statement timeout.
@@ -116,13 +119,31 @@ class _ScopedConnections:
             yield
         finally:
             state.depth = 0
-            if owns and not self.is_closed() and not self.in_transaction():
-                if keep_idle and self._keepable():
+            if owns and not self.is_closed():
+                abandoned = self.in_transaction() or self._connection_in_transaction()
+                if abandoned:
+                    self._abandon_transaction()
+                if keep_idle and not abandoned and self._keepable():
                     state.kept_since = time.monotonic()
                 else:
                     self.close()
 
+    def _abandon_transaction(self) -> None:
+        """Safety net: the entry point ends with a transaction still open (a `begin()` whose
+        commit or rollback never ran). Roll it back and forget it, so the thread's next scope
+        starts clean instead of inheriting a half-done transaction (and its locks)."""
+        log.warning("connection scope ended inside an open transaction: rolled back")
+        try:
+            self.rollback()
+        finally:
+            while self.in_transaction():
+                self.pop_transaction()
+
     def _keepable(self) -> bool:
+        return False
+
+    def _connection_in_transaction(self) -> bool:
+        """The server-side view: a transaction begun with `begin()` is not on peewee's stack."""
         return False
 
 
@@ -153,6 +174,12 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         conn = self._state.conn
         return (conn is not None and not conn.closed
                 and conn.get_transaction_status() == TRANSACTION_STATUS_IDLE)
+
+    def _connection_in_transaction(self) -> bool:
+        conn = self._state.conn
+        return self._scope.pending_begin is not None or (
+            conn is not None and not conn.closed
+            and conn.get_transaction_status() != TRANSACTION_STATUS_IDLE)
 
     # -- the settings ----------------------------------------------------------------------
 
@@ -276,6 +303,10 @@ class PmsSqliteDatabase(_ScopedConnections, peewee.SqliteDatabase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._scope = _ScopeState()
         super().__init__(*args, **kwargs)
+
+    def _connection_in_transaction(self) -> bool:
+        conn = self._state.conn
+        return conn is not None and conn.in_transaction
 
 
 def _pg_params(url: str, *, pool_size: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from pms.db.database import make_database
-from pms.db.scope import tenant_free
+from pms.db.scope import tenant_free, tenant_scope
 from pms.devkeys import mint_token
 from pms.logging import FastLine, JsonFormatter
 from tests import pg
@@ -326,3 +326,25 @@ def test_a_kept_connection_whose_server_went_away_costs_one_503_then_recovers(ap
     assert failed.status_code == 503 and failed.json["code"] == "database_unavailable"
     assert failed.headers["Retry-After"] == "1"
     assert api.get(f"/v1/properties/{prop}").status_code == 200
+
+
+def test_a_scope_left_inside_an_open_transaction_rolls_it_back_and_starts_clean(database, ctx):
+    """The rule: an entry point whose body began a transaction and never ended it (a crash
+    between begin and commit) must not hand that transaction, or its locks, to the thread's next
+    scope: the owning scope rolls it back and releases the connection."""
+    from pms.db.database import db
+    from pms.db.uow import read_scope
+    from pms.models import Property
+    from tests.factories import make_property
+
+    prop = make_property(ctx)
+    if not db.is_closed():
+        db.close()  # the entry point's scope opens (and so owns) the connection, as in production
+    with db.obj.connection_scope(), tenant_scope(ctx.env_id):
+        db.begin()
+        Property.update(name="half-done").where(Property.id == prop.id).execute()
+        # no commit, no rollback: the body "crashed" here
+    assert not db.in_transaction()
+    assert db.is_closed()
+    with db.obj.connection_scope(), read_scope(ctx):
+        assert Property.fetch(prop.id).name != "half-done"
