@@ -192,10 +192,18 @@ class AmqpEventPublisher:
         BrokerUnavailable = not confirmed because the connection failed or the confirms did not
         come within `confirm_timeout` (the row stays as it was).
         """
+        return self.finish_many(self.start_many(events))
+
+    def start_many(self, events: list[dict[str, Any]]) -> _Inflight:
+        """Send a batch without waiting for its confirms; `finish_many` waits for them (the
+        relay marks the previous batch and claims the next one meanwhile). One batch in flight
+        at a time."""
         self._check_thread()
+        if self._inflight is not None:
+            raise RuntimeError("a batch is already in flight on this publisher")
         batch = _Inflight(events)
         if not events:
-            return []
+            return batch
         try:
             pipe = self._open_pipe()
             self._inflight = batch
@@ -205,21 +213,38 @@ class AmqpEventPublisher:
                                          mandatory=True)
                 batch.pending[self._next_tag] = index
                 self._next_tag += 1
+            # pika only buffers: one turn of its I/O loop hands the batch to the socket now,
+            # so the broker works on it while the caller does its database work
+            self._connection.process_data_events(time_limit=0)
+        except BrokerUnavailable as exc:
+            self._give_up(batch, exc)
+        except (pika.exceptions.AMQPError, OSError, AttributeError) as exc:
+            # AttributeError: pika's impl after its connection vanished under it
+            self._give_up(batch, BrokerUnavailable(f"{type(exc).__name__} {exc}"))
+        return batch
+
+    def finish_many(self, batch: _Inflight) -> list[Exception | None]:
+        """Wait (at most `confirm_timeout`) for the confirms of a batch `start_many` sent."""
+        self._check_thread()
+        try:
             deadline = time.monotonic() + self.confirm_timeout
             while batch.pending:
                 if time.monotonic() > deadline:
                     raise BrokerUnavailable("publisher confirms did not arrive in time")
                 self._connection.process_data_events(time_limit=0.05)
         except BrokerUnavailable as exc:
-            self.abort()
-            batch.fail_pending(exc)
+            self._give_up(batch, exc)
         except (pika.exceptions.AMQPError, OSError, AttributeError) as exc:
-            # AttributeError: pika's impl after its connection vanished under it
-            self.abort()
-            batch.fail_pending(BrokerUnavailable(f"{type(exc).__name__} {exc}"))
+            self._give_up(batch, BrokerUnavailable(f"{type(exc).__name__} {exc}"))
         finally:
-            self._inflight = None
+            if self._inflight is batch:
+                self._inflight = None
         return list(batch.outcomes)
+
+    def _give_up(self, batch: _Inflight, exc: Exception) -> None:
+        self._inflight = None
+        self.abort()
+        batch.fail_pending(exc)
 
     def _props(self, event: dict[str, Any]) -> pika.BasicProperties:
         return pika.BasicProperties(

@@ -139,22 +139,25 @@ class OutboxRelay:
         kept for the next sweep."""
         self._guard()
         totals = RelayTotals()
-        now = self._now()
-        if self.lease.due(now):
-            self.lease.heartbeat(now)
-        while max_batches is None or totals.batches < max_batches:
+
+        def claim() -> list[Any]:
             now = self._now()
-            rows = relay.claim_batch(owner=self.owner, limit=self.batch_size, now=now,
+            if self.lease.due(now):  # a long drain keeps its partitions
+                self.lease.heartbeat(now)
+            return relay.claim_batch(owner=self.owner, limit=self.batch_size, now=now,
                                      lease_s=self.lease_s, env_id=self.env_id)
-            result = relay.relay_rows(self.publisher, rows, owner=self.owner, now=now,
-                                      subscribers=self.subscribers, lease_s=self.lease_s,
-                                      max_attempts=self.max_attempts)
+
+        def more() -> bool:
+            return ((max_batches is None or totals.batches + 1 < max_batches)
+                    and not (stop is not None and stop.is_set()))
+
+        for result in relay.relay_stream(self.publisher, claim, limit=self.batch_size,
+                                         owner=self.owner, clock=self._now,
+                                         subscribers=self.subscribers, lease_s=self.lease_s,
+                                         max_attempts=self.max_attempts, more=more):
             totals.add(result)
             if on_batch is not None:
                 on_batch(result)
-            if (result.broker_error or result.claimed < self.batch_size
-                    or (stop is not None and stop.is_set())):
-                break
         if not totals.broker_error:
             self._dispatch_due(totals)
         if self.push_audit and not totals.broker_error:

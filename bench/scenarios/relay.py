@@ -1,5 +1,5 @@
 """Outbox relay throughput: 20,000 pending outbox rows -> the topic exchange with publisher
-confirms (pms.services.outbox + workers.publisher, as `pms-cli outbox relay` runs them), beside a
+confirms (pms.services.relay + workers.publisher, as `pms-cli outbox relay` runs them), beside a
 raw pika publisher with confirms sending the same CloudEvent bodies to the same broker in the same
 run. Goal: the relay at >= 70% of the raw publisher. Run it with `python -m bench.run relay`.
 
@@ -38,12 +38,15 @@ def seed(ctx: Any, rows: int) -> list[uuid.UUID]:
     from pms.db.fields import utcnow
     from pms.db.scope import tenant_scope
     from pms.models import OutboxEvent
+    from pms.models.platform import outbox_partition
 
     start = utcnow()
     ids = [uuid.uuid4() for _ in range(rows)]
+    subjects = [str(uuid.uuid4()) for _ in range(rows)]
     data = [dict(env_id=ctx.env_id, id=ids[i], created_at=start + timedelta(microseconds=i),
                  updated_at=start, type="hotel:pms:reservation:created",
-                 subject=str(uuid.uuid4()), aggregate_type="reservation", aggregate_version=1,
+                 subject=subjects[i], partition=outbox_partition(subjects[i]),
+                 aggregate_type="reservation", aggregate_version=1,
                  idempotency_key=f"bench:{i}", time=start, next_attempt_at=start, attempts=0,
                  data={"id": str(ids[i]), "status": "CONFIRMED", "confirmation_number":
                        f"B{i:08d}", "arrival_date": "2031-01-01", "departure_date": "2031-01-03",
@@ -65,7 +68,7 @@ def run(bench: Any) -> list[Any]:
     from pms.db.uow import read_scope
     from pms.events import envelope, routing_key
     from pms.models import OutboxEvent
-    from pms.services import outbox
+    from pms.services import outbox_ops
     from workers.publisher import AmqpEventPublisher, amqp_parameters
     from workers.relay import OutboxRelay
 
@@ -79,7 +82,7 @@ def run(bench: Any) -> list[Any]:
     ch.queue_bind(queue, exchange, routing_key="#")
 
     def relay_once() -> Measurement:
-        outbox.requeue(ids)
+        outbox_ops.requeue(ids)
         ch.queue_purge(queue)
         publisher = AmqpEventPublisher(url, exchange)
         relay = OutboxRelay(publisher, batch_size=500, env_id=ctx.env_id)

@@ -14,7 +14,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pms.db.database import db, write_begin_args
+from pms.db.database import db
 from pms.db.fields import utcnow
 from pms.db.scope import unscoped
 from pms.models.platform import AuditEntry
@@ -24,6 +24,7 @@ from pms.services.relay import (
     Publisher,
     PublishRejected,
     RelayResult,
+    bookkeeping,
     new_owner,
     update_chosen,
 )
@@ -68,7 +69,7 @@ def _claim(*, owner: str, limit: int, now: datetime, lease_s: float,
                   .order_by(AuditEntry.created_at, AuditEntry.id).limit(limit))
     sets = {AuditEntry.lease_owner: owner,
             AuditEntry.lease_until: now + timedelta(seconds=lease_s)}
-    with unscoped(), db.atomic(**write_begin_args()):
+    with unscoped(), bookkeeping():
         rows = list(update_chosen(AuditEntry, AuditEntry.id, candidates, sets)
                     .returning(AuditEntry).execute())
     rows.sort(key=lambda r: (r.created_at, str(r.id)))
@@ -133,7 +134,7 @@ def push_audit_batch(publisher: Publisher, *, limit: int = 500,
 
 def _settle(owner: str, *, pushed: list[Any], released: list[Any]) -> None:
     mine = AuditEntry.lease_owner == owner
-    with unscoped(), db.atomic(**write_begin_args()):
+    with unscoped(), bookkeeping():
         for start in range(0, len(pushed), 500):
             AuditEntry.update(pushed_at=utcnow(), lease_owner=None, lease_until=None).where(
                 AuditEntry.id.in_(pushed[start:start + 500]) & mine).execute()

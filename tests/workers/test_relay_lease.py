@@ -286,6 +286,9 @@ class Exploding(AmqpEventPublisher):
     def publish_many(self, events):
         raise AssertionError("pika: tx buffer size underflow")
 
+    def start_many(self, events):
+        raise AssertionError("pika: tx buffer size underflow")
+
 
 @PG_ONLY
 def test_a_publisher_raising_mid_batch_leaves_no_transaction_and_no_connection(ctx, database,
