@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import pgdb
+from bench import cpu, pgdb, statements
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "bench" / "out"
@@ -72,34 +72,15 @@ class Result:
     paired_ratio: float | None = None
 
 
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _proc_stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds user+system) of a live process, from /proc."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
-
-
 def tree_cpu_seconds(root: int) -> float:
-    """CPU seconds used so far by a process and its live children (a gunicorn master and its
-    workers). Unlike req/s, CPU per request hardly moves when other work shares the machine."""
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        stat = _proc_stat(int(entry))
-        if stat and (int(entry) == root or stat[0] == root):
-            total += stat[1]
-    return total
+    """CPU seconds used so far by a process, its reaped and its live children (a gunicorn master
+    and its workers); see bench/cpu.py."""
+    return cpu.tree_seconds(root)
 
 
 def pids_cpu_seconds(pids: list[int]) -> float:
-    return sum(stat[1] for stat in map(_proc_stat, pids) if stat)
+    """CPU seconds used so far by the live one-thread processes among `pids`."""
+    return sum(cpu.pids_seconds(pids).values())
 
 
 def free_port() -> int:
@@ -324,6 +305,20 @@ class Bench:
             self._seed_bound = True
         return system_ctx(env_id or uuid.uuid4(), sub="bench-seed")
 
+    # -- statements and round trips ------------------------------------------------------------
+
+    def count(self, calls: list[statements.Call], *, warmup: list[statements.Call] | None = None
+              ) -> statements.Counts:
+        """Statements and round trips per request of `calls`, sent one by one through the real
+        app in this process (bench/statements.py), with the settings gunicorn gets."""
+        from pms.config import load_settings
+
+        settings = load_settings({**os.environ, **self.gunicorn_env()})
+        counts = statements.count_service(settings, calls, warmup=warmup or [])
+        self.log(f"  counted {counts.requests} requests: {counts.statements_per_req} statements, "
+                 f"{counts.round_trips_per_req} round trips per request")
+        return counts
+
     # -- load generators -------------------------------------------------------------------------
 
     def wrk_once(self, url: str, *, method: str = "GET", path: str = "/",
@@ -365,36 +360,46 @@ class Bench:
                                   **per_req})
 
     def _db_backends(self) -> list[int]:
-        """The app database's backends, and PgBouncer when it runs (the pooler's CPU counts
-        as database CPU; it is idle during direct runs)."""
+        """The app database's backends (PgBouncer's server connections among them)."""
         if self.db is None:
             return []
-        pooler = [self._bouncer.proc.pid] if self._bouncer is not None and self._bouncer.proc else []
         try:
             conn = pgdb._admin()
             with conn.cursor() as cur:
                 cur.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.db.name,))
                 pids = [int(r[0]) for r in cur.fetchall()]
             conn.close()
-            return pids + pooler
+            return pids
         except Exception:  # noqa: BLE001 - CPU figures are a bonus, never a failure
             return []
 
+    def _pooler_pids(self) -> list[int]:
+        return [self._bouncer.proc.pid] if self._bouncer is not None and self._bouncer.proc else []
+
     def _cpu_sample(self, url: str) -> dict[str, Any] | None:
-        """CPU counters of the server behind `url` (and the app database's backends)."""
+        """CPU counters of the server behind `url`, the app database's backends and PgBouncer
+        (idle during direct runs)."""
         srv = self._servers.get(url.rstrip("/"))
         if srv is None:
             return None
-        backends = self._db_backends()
-        return {"server": tree_cpu_seconds(srv.proc.pid), "backends": backends,
-                "db": pids_cpu_seconds(backends), "pid": srv.proc.pid}
+        return {"pid": srv.proc.pid, "server": cpu.tree_seconds(srv.proc.pid),
+                "db": cpu.pids_seconds(self._db_backends()),
+                "pooler": cpu.pids_seconds(self._pooler_pids())}
 
     def _cpu_delta(self, before: dict[str, Any]) -> dict[str, float]:
-        backends = sorted(set(before["backends"]) | set(self._db_backends()))
-        # backends that appeared during the run started from zero
-        db_after = pids_cpu_seconds(backends)
-        return {"server": tree_cpu_seconds(before["pid"]) - before["server"],
-                "db": max(0.0, db_after - before["db"])}
+        """Seconds spent since `before`: server, db (backends + pooler: the pooler's CPU counts
+        as database CPU, as it did before the split), pooler alone when one runs."""
+        after_db = cpu.pids_seconds(set(before["db"]) | set(self._db_backends()))
+        backends, lost = cpu.delta(before["db"], after_db)
+        pooler, _ = cpu.delta(before["pooler"], cpu.pids_seconds(before["pooler"]))
+        out = {"server": cpu.tree_seconds(before["pid"]) - before["server"],
+               "db": backends + pooler}
+        if before["pooler"]:
+            out["pooler"] = pooler
+        if lost:
+            self.log(f"note: {lost} database backend(s) ended during the run; db CPU is a "
+                     "lower bound")
+        return out
 
     def wrk(self, url: str, **kwargs: Any) -> Measurement:
         """A short warm-up, then the median of `runs` wrk runs."""
