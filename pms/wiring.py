@@ -5,9 +5,10 @@ concurrency control runs. Nothing here runs at import; nothing else registers ho
 Entry points: `get_app()` installs `for_web(os.environ)`; the worker runtime adds its relay
 nudge with `add_after_emit(hook)` at process boot; tests use `installed(Wiring(...))`.
 
-NOTE(h2): the two test switches are still applied to `pms.db.locking.LOCKING_ENABLED` and
-`pms.services.inventory.set_pause_after_check` (read by inventory, stays and the control tests);
-moving their readers onto `current()` is the next step.
+Readers ask `current()` at the moment they decide (`pms.db.locking.for_update`, the inventory's
+take, the check-in's room pick), so there is no module attribute to assign and no copy that
+could disagree with the wiring. The after-emit hooks are the one exception still mirrored into
+`pms.db.uow`'s list by `install` (uow runs them after commit).
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ class Wiring:
     """The dependencies of one process's entry point."""
 
     after_emit: tuple[AfterEmit, ...] = ()
-    locking_enabled: bool = True  # TEST-ONLY: False in the concurrency control runs
-    pause_after_check: Callable[[], None] | None = None  # TEST-ONLY: widen the race window
+    # TEST-ONLY (pretix's skip-locking flag), never False in production: the concurrency
+    # control runs turn off row locks (`for_update`), the inventory's guarded sold update and
+    # the check-in's locked room pick, to show that the race they guard against is real.
+    locking_enabled: bool = True
+    # TEST-ONLY (pretix's sleep-after-quota-check): widen a race window. Run after the
+    # inventory's availability check, before its write; and after check-in picked a room.
+    pause_after_check: Callable[[], None] | None = None
+    pause_after_pick: Callable[[], None] | None = None
 
     def with_after_emit(self, hook: AfterEmit) -> Wiring:
         return self if hook in self.after_emit else replace(
@@ -47,18 +54,19 @@ def current() -> Wiring:
 def install(wiring: Wiring) -> Wiring:
     """Make `wiring` the process's wiring; returns the previous one."""
     global _current
-    from pms.db import locking, uow
-    from pms.services import inventory
+    from pms.db import uow
 
     previous, _current = _current, wiring
     uow.set_after_emit_hooks(wiring.after_emit)
-    locking.LOCKING_ENABLED = wiring.locking_enabled
-    inventory.set_pause_after_check(wiring.pause_after_check)
     return previous
 
 
 @contextmanager
-def installed(wiring: Wiring) -> Iterator[Wiring]:
+def installed(wiring: Wiring | None = None, **changes: Any) -> Iterator[Wiring]:
+    """`wiring` (default: the current one) with `changes` for the block, then the previous
+    wiring again (tests: `installed(locking_enabled=False)`). Process-wide, so the threads a
+    test starts see it too."""
+    wiring = replace(wiring if wiring is not None else _current, **changes)
     previous = install(wiring)
     try:
         yield wiring

@@ -14,13 +14,10 @@ from typing import Any
 
 import peewee
 
+from pms import wiring
 from pms.db import failures
 from pms.db.database import db, is_postgres
 from pms.errors import Busy
-
-# Test-only switch (pretix's skip-locking flag): the concurrency control tests turn locking off
-# to show that the race is real. Never set in production code.
-LOCKING_ENABLED = True
 
 
 class LockTimeout(Busy):
@@ -30,12 +27,18 @@ class LockTimeout(Busy):
 
 
 def for_update(query: peewee.ModelSelect) -> peewee.ModelSelect:
-    """`query` with FOR UPDATE on PostgreSQL (inside a transaction only)."""
+    """`query` with FOR UPDATE on PostgreSQL (inside a transaction only). Not locked when the
+    wiring turns locking off (the TEST-ONLY control runs, `pms.wiring`)."""
     if not db.in_transaction():
         raise RuntimeError("row locks need a transaction (use unit_of_work)")
-    if is_postgres() and LOCKING_ENABLED:
+    if is_postgres() and locking_enabled():
         return query.for_update()
     return query
+
+
+def locking_enabled() -> bool:
+    """False only in the TEST-ONLY concurrency control runs (`pms.wiring.Wiring`)."""
+    return wiring.current().locking_enabled
 
 
 def set_lock_timeout(ms: int) -> None:

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
+from pms.domain.business_date import business_date
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.errors import Conflict, RoomTypeUnavailable, ValidationFailed
 from pms.models import RatePlan, Reservation, Room, RoomType
@@ -18,8 +19,10 @@ from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.folios import open_folio
-from pms.services.reservations import business_date, create_reservation, load_reservation, record
-from pms.services.stays import auto_assign, check_room, find_room, hold_room, release_room_holds
+from pms.services.reservation_lookup import load_reservation
+from pms.services.reservations import create_reservation, record
+from pms.services.room_holds import check_room, find_room, hold_room, release_room_holds
+from pms.services.stays import auto_assign
 
 
 def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,

@@ -13,14 +13,17 @@ from datetime import timedelta
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, unit_of_work
+from pms.domain.business_date import business_date
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation, Room
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.folios import close_folio, last_night_due, open_folio, post_room_charges
-from pms.services.reservations import business_date, load_reservation, record
-from pms.services.stays import mark_dirty, release_room_holds, shorten_stay
+from pms.services.reservation_lookup import load_reservation
+from pms.services.reservations import record
+from pms.services.room_holds import release_room_holds
+from pms.services.stays import mark_dirty, shorten_stay
 
 CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 

@@ -19,12 +19,14 @@ import peewee
 from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.uow import read_scope
+from pms.domain.business_date import business_date
 from pms.domain.money import quantize
 from pms.domain.states import FOLIO_INITIAL, FOLIO_MACHINE, FolioStatus, ReservationStatus
 from pms.domain.stay import stay_nights
 from pms.errors import FolioNotClosable, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, FolioPayment, Property, Reservation
 from pms.schemas.folios import FolioOut, folio_out
+from pms.services.reservation_lookup import load_reservation
 
 GUEST = "GUEST"
 ROOM_KIND = "room"
@@ -201,8 +203,6 @@ def render(folio: Folio, *, now: datetime | None = None) -> FolioOut:
 def _projected_rows(folio: Folio, now: datetime) -> list[dict[str, Any]]:
     """The room-night lines check-out would post now, for the OPEN guest folio of a CHECKED_IN
     stay (nothing for other folios: check-out posts room nights to the guest folio only)."""
-    from pms.services.reservations import business_date
-
     if folio.folio_type != GUEST or folio.status != FolioStatus.OPEN:
         return []
     stay = Reservation.select().where(Reservation.id == folio.reservation_id).first()
@@ -216,8 +216,6 @@ def _projected_rows(folio: Folio, now: datetime) -> list[dict[str, Any]]:
 
 def get_reservation_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> FolioOut:
     """The guest folio of a reservation. Raises NotFound (no reservation, or no folio yet)."""
-    from pms.services.reservations import load_reservation
-
     with read_scope(ctx):
         reservation = load_reservation(ctx, property_id, reservation_id)
         folio = guest_folio(reservation)

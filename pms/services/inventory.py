@@ -5,6 +5,9 @@ or audit rows: the caller's event (a reservation created, edited, cancelled) cov
 booking path (STYLE §G): ensure the InventoryDay rows exist, lock them in (room_type_id, date)
 order under `SET LOCAL lock_timeout`, recount physical/OOO/OOS under the lock, then a guarded
 `UPDATE ... SET sold = sold + n WHERE sold + n <= capacity` whose row count is checked.
+
+The recounts (`night_counts` and its parts) live in `pms.services.inventory_counts`, below both
+this module and the read side (`pms.queries.inventory`), which this module uses to answer.
 """
 
 from __future__ import annotations
@@ -12,122 +15,37 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 
 import peewee
 
+from pms import wiring
 from pms.context import Ctx
 from pms.db import locking
-from pms.db.database import DEFAULT_LOCK_TIMEOUT_MS, db
+from pms.db.database import db
 from pms.db.uow import unit_of_work
 from pms.domain.availability import NightCount
 from pms.domain.stay import date_span
 from pms.errors import RoomTypeUnavailable, ValidationFailed
 from pms.events import event_type
-from pms.models.inventory import InventoryDay, Maintenance
-from pms.models.property import Room, RoomType
+from pms.models.inventory import InventoryDay
+from pms.models.property import RoomType
+from pms.queries.inventory import inventory_out
 from pms.schemas.common import to_data
 from pms.schemas.inventory import InventoryOut, SellLimitIn
+from pms.services.catalog import load_property
+from pms.services.inventory_counts import (  # noqa: F401 - night_counts re-exported
+    maintenance_counts,
+    night_counts,
+    physical_counts,
+)
 
 log = logging.getLogger("pms.inventory")
 
-# Lock wait on the nights of a room type before answering 503 Busy. Below the 5 s statement
-# timeout, long enough for a queue of short booking transactions to drain. Every PostgreSQL
-# write transaction starts with this lock_timeout (pms.db.database), so no extra statement is
-# sent unless it is changed.
-LOCK_TIMEOUT_MS = DEFAULT_LOCK_TIMEOUT_MS
-
-# Test-only: called after the availability check and before the write, to widen the race
-# window in the concurrency tests (pretix's sleep-after-quota-check). Never set in production.
-_pause_after_check: Callable[[], None] | None = None
-
-
-def set_pause_after_check(fn: Callable[[], None] | None) -> None:
-    """Test-only hook; see `_pause_after_check`."""
-    global _pause_after_check
-    _pause_after_check = fn
-
-
-# -- recounting (no locks; call inside a scope) ------------------------------------------------
-
-def physical_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
-    """Rooms per room type of the property (one GROUP BY)."""
-    ids = list(room_type_ids)
-    if not ids:
-        return {}
-    rows = (Room.select(Room.room_type, peewee.fn.COUNT(Room.id).alias("n"))
-            .where((Room.property == property_id) & (Room.room_type.in_(ids)))
-            .group_by(Room.room_type).tuples())
-    counts = {rt: 0 for rt in ids}
-    for rt, n in rows:
-        counts[rt] = n
-    return counts
-
-
-def maintenance_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
-                       end: date, *, exclude: uuid.UUID | None = None
-                       ) -> dict[tuple[uuid.UUID, date], tuple[int, int]]:
-    """(OOO, OOS) rooms per (room type, night) in [start, end), from active maintenance rows.
-
-    A room counts once per night even when two periods overlap (OUT_OF_ORDER wins).
-    """
-    ids = list(room_type_ids)
-    if not ids or end <= start:
-        return {}
-    query = (Maintenance.select(Maintenance.room, Room.room_type, Maintenance.kind,
-                                Maintenance.from_date, Maintenance.to_date)
-             .join(Room, on=(Maintenance.room == Room.id))
-             .where((Maintenance.property == property_id) & Maintenance.active
-                    & Room.room_type.in_(ids)
-                    & (Maintenance.from_date < end) & (Maintenance.to_date >= start)))
-    if exclude is not None:
-        query = query.where(Maintenance.id != exclude)
-    per_room: dict[tuple[uuid.UUID, uuid.UUID, date], str] = {}
-    for room_id, rt, kind, from_date, to_date in query.tuples():
-        night = max(from_date, start)
-        last = min(to_date + timedelta(days=1), end)  # to_date is the last night
-        while night < last:
-            key = (rt, room_id, night)
-            if per_room.get(key) != "OUT_OF_ORDER":
-                per_room[key] = kind
-            night += timedelta(days=1)
-    out: dict[tuple[uuid.UUID, date], list[int]] = defaultdict(lambda: [0, 0])
-    for (rt, _room, night), kind in per_room.items():
-        out[(rt, night)][0 if kind == "OUT_OF_ORDER" else 1] += 1
-    return {k: (v[0], v[1]) for k, v in out.items()}
-
-
-def night_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
-                 end: date) -> dict[tuple[uuid.UUID, date], NightCount]:
-    """Exact counts per (room type, night): stored sold and sell limit, recounted rooms and
-    maintenance. Three queries whatever the range."""
-    ids = list(room_type_ids)
-    if not ids:
-        return {}
-    physical = physical_counts(property_id, ids)
-    maint = maintenance_counts(property_id, ids, start, end)
-    # PERF: plain tuples straight from the cursor (ids as text), not model instances.
-    query = (InventoryDay.select(InventoryDay.room_type.cast("text"), InventoryDay.date,
-                                 InventoryDay.sell_limit, InventoryDay.sold)
-             .where((InventoryDay.property == property_id) & InventoryDay.room_type.in_(ids)
-                    & (InventoryDay.date >= start) & (InventoryDay.date < end)))
-    by_raw: dict[object, dict[date, tuple[int | None, int]]] = defaultdict(dict)
-    for rt_raw, day, sell_limit, sold in db.execute(query).fetchall():
-        by_raw[rt_raw][date.fromisoformat(day) if isinstance(day, str) else day] = (sell_limit, sold)
-    stored = {uuid.UUID(str(raw)): days for raw, days in by_raw.items()}
-    nights = [start + timedelta(days=i) for i in range((end - start).days)]
-    out: dict[tuple[uuid.UUID, date], NightCount] = {}
-    for rt in ids:
-        days = stored.get(rt, {})
-        rooms = physical.get(rt, 0)
-        for night in nights:
-            sell_limit, sold = days.get(night, (None, 0))
-            ooo, oos = maint.get((rt, night), (0, 0))
-            out[(rt, night)] = NightCount(physical=rooms, ooo=ooo, oos=oos,
-                                          sell_limit=sell_limit, sold=sold)
-    return out
-
+# Lock waits: every PostgreSQL write transaction starts with `SET LOCAL lock_timeout` at
+# DEFAULT_LOCK_TIMEOUT_MS (pms.db.database), below the 5 s statement timeout and long enough for
+# a queue of short booking transactions to drain; a longer wait answers 503 Busy (LockTimeout).
 
 # -- locking -----------------------------------------------------------------------------------
 
@@ -160,8 +78,7 @@ def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
     write transaction already holds the database lock). Call inside a write transaction."""
     if not db.in_transaction():
         raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
-    if locking.LOCKING_ENABLED and LOCK_TIMEOUT_MS != DEFAULT_LOCK_TIMEOUT_MS:
-        locking.set_lock_timeout(LOCK_TIMEOUT_MS)
+
     def locked() -> list[InventoryDay]:  # a fresh query each time (peewee caches results)
         return list(locking.for_update(
             InventoryDay.select()
@@ -233,25 +150,27 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
         ValidationFailed: count < 1 or no nights.
         RoomTypeUnavailable: some night has fewer than `count` sellable rooms (409
             room_type_unavailable; `nights` in the problem body lists them).
-        LockTimeout: the nights are locked by others for longer than LOCK_TIMEOUT_MS (503).
+        LockTimeout: the nights are locked by others for longer than the transaction's
+            lock_timeout (503).
     """
     ordered = _check_args(nights, count)
     end = ordered[-1] + timedelta(days=1)
+    wired = wiring.current()
     with locking.lock_errors():
         rows = lock_days(property_id, room_type_id, ordered)
         counts = recount_locked(property_id, rows, ordered[0], end)
         short = [r.date for r in rows if counts[(room_type_id, r.date)].sellable < count]
-        if _pause_after_check is not None:
-            _pause_after_check()
+        if wired.pause_after_check is not None:  # TEST-ONLY: widen the race window
+            wired.pause_after_check()
         if short:
             raise RoomTypeUnavailable(
                 f"no room of this type is available on {', '.join(d.isoformat() for d in short)}",
                 nights=[d.isoformat() for d in short])
         _refresh(rows, counts)
-        if locking.LOCKING_ENABLED:
+        if wired.locking_enabled:
             _guarded_increment(rows, count)
         else:
-            # Control path for the concurrency tests: read-check-then-write, no guard.
+            # TEST-ONLY control path (pms.wiring): read-check-then-write, no guard.
             for row in rows:
                 InventoryDay.update(sold=row.sold + count).where(InventoryDay.id == row.id).execute()
 
@@ -304,9 +223,6 @@ def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> Inve
         ValidationFailed: bad range (over 366 days), a room type of another property.
         LockTimeout: the nights are busy (503).
     """
-    from pms.queries.inventory import inventory_out
-    from pms.services.catalog import load_property
-
     days = date_span(body.from_date, body.to_date, weekdays=body.weekdays, max_days=366)
     with unit_of_work(ctx) as uow:
         load_property(property_id)

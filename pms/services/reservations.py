@@ -8,17 +8,17 @@ from __future__ import annotations
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 import msgspec
 import peewee
 
-from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.database import db
-from pms.db.locking import for_update, lock_errors
+from pms.db.locking import lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.domain.business_date import business_date
 from pms.domain.fees import cancellation_fee
 from pms.domain.pricing import Quote
 from pms.domain.states import RESERVATION_INITIAL, RESERVATION_MACHINE, ReservationStatus
@@ -38,6 +38,8 @@ from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import quote_stay
+from pms.services.reservation_lookup import load_reservation
+from pms.services.room_holds import check_room, hold_room, release_room_holds
 
 CONFIRMATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
@@ -50,26 +52,8 @@ def _field_error(field: str, message: str, *, code: str = "validation_failed") -
     return ValidationFailed(message, code=code, errors=[{"field": field, "message": message}])
 
 
-def business_date(prop: Property, now: datetime) -> date:
-    """The property's business date (set by the night audit), else its local calendar date."""
-    return prop.business_date or local_today(now, prop.timezone)
-
-
 def new_confirmation_number() -> str:
     return "".join(secrets.choice(CONFIRMATION_ALPHABET) for _ in range(10))
-
-
-def load_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
-                     lock: bool = False) -> Reservation:
-    """The env's reservation of that property (a guest session sees only its own), else NotFound."""
-    query = Reservation.select().where((Reservation.id == reservation_id)
-                                       & (Reservation.property == property_id))
-    if ctx.holder_id is not None:
-        query = query.where(Reservation.guest_profile == ctx.holder_id)
-    row = (for_update(query) if lock else query).first()
-    if row is None:
-        raise NotFound("no such reservation")
-    return row
 
 
 def with_room(row: Reservation | None) -> Reservation | None:
@@ -356,7 +340,6 @@ def _rehome_room(row: Reservation, arrival: date, departure: date, room_type_id:
     """Keep the room hold in step with new dates. An in-house stay keeps its room (an extension
     must find it free); a pre-assigned room that no longer fits is unassigned, not an error."""
     from pms.errors import RoomUnavailable
-    from pms.services.stays import check_room, hold_room, release_room_holds
 
     room = Room.get_by_id(row.room_id)
     if in_house:
@@ -385,8 +368,6 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
     Raises:
         NotFound. InvalidTransition (409): not CONFIRMED. LockTimeout (503).
     """
-    from pms.services.stays import release_room_holds
-
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_reservation(ctx, property_id, reservation_id, lock=True)
         status = RESERVATION_MACHINE.transition(row.status, "cancel")

@@ -1,9 +1,9 @@
-"""Stay moves at the front desk: room holds, room assignment and moves, revert, no-show and
-split. One unit of work per use case, one outbox row and one audit row each.
+"""Stay moves at the front desk: room assignment and moves, the automatic room pick of a
+check-in, revert, no-show and split. One unit of work per use case, one outbox row and one
+audit row each.
 
-Room holds (`RoomStay`) keep one physical room from serving two stays on overlapping nights: the
-services check first (a clear 409 on both backends) and PostgreSQL's exclusion constraint backs
-the check up under concurrency.
+Room holds (`RoomStay`: one physical room never serves two stays on overlapping nights) and the
+checks before a room is given live in `pms.services.room_holds`, which booking edits use too.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import peewee
 
+from pms import wiring
 from pms.context import Ctx
-from pms.db import locking
-from pms.db.database import db, is_postgres
+from pms.db.database import is_postgres
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import unit_of_work
 from pms.domain import states
@@ -36,91 +36,19 @@ from pms.services.reservations import (
     new_confirmation_number,
     record,
 )
+from pms.services.room_holds import (
+    OUT_OF_ORDER_MARKS,
+    check_room,
+    find_room,
+    hold_room,
+    out_of_order,
+    release_room_holds,
+)
 
-# -- rooms and holds (inside a unit of work) ----------------------------------------------------
-
-# Housekeeping marks that take a room out of sale today (besides maintenance periods).
-OUT_OF_ORDER_MARKS = frozenset({"OUT_OF_ORDER", "OUT_OF_SERVICE"})
-
-def find_room(property_id: uuid.UUID, *, room_number: str | None = None,
-              room_id: uuid.UUID | None = None, lock: bool = False) -> Room:
-    """A room of the property by number or id. Raises ValidationFailed when unknown."""
-    if room_number is None and room_id is None:
-        raise ValidationFailed("room_number or room_id is required",
-                               errors=[{"field": "room_number", "message": "required"}])
-    query = Room.select().where(Room.property == property_id)
-    query = query.where(Room.id == room_id) if room_id else query.where(
-        Room.room_number == room_number)
-    row = (for_update(query) if lock else query).first()
-    if row is None:
-        raise ValidationFailed(f"no room {room_number or room_id} in this property",
-                               code="unknown_room",
-                               errors=[{"field": "room_number", "message": "unknown room"}])
-    return row
-
-
-def out_of_order(room_id: uuid.UUID, start: date, end: date) -> bool:
-    """Whether an active OOO/OOS maintenance period of the room touches the nights [start, end)
-    (maintenance periods include their `to_date`, the last night out of service)."""
-    from pms.services.maintenance import room_blocked
-
-    return room_blocked(room_id, start, end) is not None
-
-
-def overlapping_holds(room_id: uuid.UUID, start: date, end: date,
-                      exclude: uuid.UUID | None = None) -> peewee.ModelSelect:
-    query = RoomStay.select().where((RoomStay.room == room_id) & (RoomStay.start_date < end)
-                                    & (RoomStay.end_date > start))
-    if exclude is not None:
-        query = query.where(RoomStay.reservation != exclude)
-    return query
-
-
-def check_room(row: Reservation, room: Room, start: date, end: date) -> None:
-    """Refuse a room of another type, out of order, or held by another stay (409)."""
-    if room.room_type_id != row.room_type_id:
-        raise RoomUnavailable(f"room {room.room_number} is not of the booked room type",
-                              code="room_type_mismatch", room_number=room.room_number)
-    if room.hk_status in OUT_OF_ORDER_MARKS or out_of_order(room.id, start, end):
-        raise RoomUnavailable(f"room {room.room_number} is out of order or out of service",
-                              room_number=room.room_number)
-    if overlapping_holds(room.id, start, end, exclude=row.id).exists():
-        raise RoomUnavailable(f"room {room.room_number} is held by another stay on these nights",
-                              room_number=room.room_number)
-
-
-def hold_room(row: Reservation, room_id: uuid.UUID, start: date, end: date) -> None:
-    """Insert the room hold [start, end) for the stay and point the reservation at the room."""
-    if end > start:
-        try:
-            with db.atomic():
-                RoomStay.create(reservation=row.id, property=row.property_id, room=room_id,
-                                start_date=start, end_date=end)
-        except peewee.IntegrityError as exc:  # the exclusion constraint (PostgreSQL)
-            raise RoomUnavailable("the room is held by another stay on these nights") from exc
-    row.room = room_id
-
-
-def release_room_holds(row: Reservation) -> None:
-    RoomStay.delete().where(RoomStay.reservation == row.id).execute()
-
+# -- rooms (inside a unit of work) -------------------------------------------------------------
 
 def mark_dirty(room: Room) -> None:
     room.hk_status = states.HK_MACHINE.transition(room.hk_status, "dirty").value
-
-
-# TEST-ONLY switch for the control run of tests/concurrency/test_checkin_auto_room.py: False
-# picks the first candidate without locking it, as before the fix, to show the race is real.
-PICK_UNDER_LOCK = True
-# TEST-ONLY hook (pretix's sleep-after-quota-check): runs right after a room was picked, so the
-# race test can hold the pick open while other check-ins pick theirs. Never set in production.
-_pause_after_pick: list[Any] = []
-
-
-def set_pause_after_pick(fn: Any) -> None:
-    _pause_after_pick.clear()
-    if fn is not None:
-        _pause_after_pick.append(fn)
 
 
 def auto_assign(row: Reservation, start: date) -> Room:
@@ -144,17 +72,18 @@ def auto_assign(row: Reservation, start: date) -> Room:
         & (Room.status == states.RoomStatus.VACANT.value) & Room.id.not_in(busy)
         & Room.hk_status.not_in(list(OUT_OF_ORDER_MARKS)))
         .order_by((Room.hk_status == "DIRTY").asc(), Room.room_number))
+    wired = wiring.current()
     rejected: list[uuid.UUID] = []
     while True:
         query = candidates.where(Room.id.not_in(rejected)) if rejected else candidates
-        if is_postgres() and PICK_UNDER_LOCK and locking.LOCKING_ENABLED:
+        if is_postgres() and wired.locking_enabled:  # off only in the TEST-ONLY control run
             query = query.for_update(skip_locked=True)
         room = query.first()
         if room is None:
             raise RoomUnavailable("no vacant room of the booked type is free for this stay")
         if not out_of_order(room.id, start, row.departure_date):
-            for pause in _pause_after_pick:
-                pause()
+            if wired.pause_after_pick is not None:  # TEST-ONLY: hold the pick open
+                wired.pause_after_pick()
             return room
         rejected.append(room.id)  # in maintenance on these nights: try the next one
 

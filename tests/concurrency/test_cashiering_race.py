@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from pms.db import locking
+from pms import wiring
 from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.errors import PmsError
@@ -79,10 +79,7 @@ def test_postings_racing_a_check_out_never_leave_a_closed_folio_with_a_balance(c
 
 
 def test_control_without_locks_a_closed_folio_keeps_a_balance(ctx, pg_db):
-    locking.LOCKING_ENABLED = False
-    try:
-        hotel, res, folio = _stay(ctx)
+    hotel, res, folio = _stay(ctx)
+    with wiring.installed(locking_enabled=False):
         status, balance, results = _race(ctx, hotel, res, folio, posters=1, pause=0.5)
-    finally:
-        locking.LOCKING_ENABLED = True
     assert status == "CLOSED" and balance == Decimal("1.00"), (status, balance, results)

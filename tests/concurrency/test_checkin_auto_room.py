@@ -3,25 +3,27 @@ checked in at once, twelve rooms free, every check-in gets its own room.
 
 Threads (each with its own pooled connection) call the check-in service together; a test-only
 hook pauses each one right after it picked its room, so every picker overlaps the others. The
-control run picks without locking (`stays.PICK_UNDER_LOCK = False`, the code before the fix) and
-must refuse some guests although rooms are free, which shows the real test is able to fail.
+control run picks without locking (`wiring.installed(locking_enabled=False)`, as the code before
+the fix picked) and must refuse some guests although rooms are free, which shows the real test is
+able to fail.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
+from pms import wiring
 from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.errors import RoomUnavailable
 from pms.models import Reservation
 from pms.schemas.reservations import CheckInIn
-from pms.services import checkin, stays
+from pms.services import checkin
 from tests.factories import make_booking_hotel, make_reservation
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -33,14 +35,8 @@ LOCKED_PAUSE_S = 0.2
 CONTROL_PAUSE_S = 0.5
 
 
-@pytest.fixture
-def racing(pg_db) -> Iterator[None]:
-    yield
-    stays.set_pause_after_pick(None)
-    stays.PICK_UNDER_LOCK = True
-
-
-def _race(ctx) -> tuple[list[str], list[BaseException], list[Reservation]]:
+def _race(ctx, **switches: Any) -> tuple[list[str], list[BaseException], list[Reservation]]:
+    """Check every guest in at once, under the TEST-ONLY `switches` (pms.wiring)."""
     hotel = make_booking_hotel(ctx, rooms=ROOMS)
     guests = [make_reservation(ctx, hotel) for _ in range(GUESTS)]
     barrier = threading.Barrier(GUESTS)
@@ -55,7 +51,7 @@ def _race(ctx) -> tuple[list[str], list[BaseException], list[Reservation]]:
         finally:
             db.close()
 
-    with ThreadPoolExecutor(max_workers=GUESTS) as pool:
+    with wiring.installed(**switches), ThreadPoolExecutor(max_workers=GUESTS) as pool:
         futures = [pool.submit(check_in, g.id) for g in guests]
     results, errors = [], []
     for f in futures:
@@ -68,9 +64,8 @@ def _race(ctx) -> tuple[list[str], list[BaseException], list[Reservation]]:
     return results, errors, rows
 
 
-def test_check_in_auto_room_succeeds_whenever_a_room_is_free(ctx, racing):
-    stays.set_pause_after_pick(lambda: time.sleep(LOCKED_PAUSE_S))
-    results, errors, rows = _race(ctx)
+def test_check_in_auto_room_succeeds_whenever_a_room_is_free(ctx, pg_db):
+    results, errors, rows = _race(ctx, pause_after_pick=lambda: time.sleep(LOCKED_PAUSE_S))
     assert errors == []
     assert results.count("in") == GUESTS, results
     rooms = [r.room_id for r in rows]
@@ -78,10 +73,9 @@ def test_check_in_auto_room_succeeds_whenever_a_room_is_free(ctx, racing):
     assert None not in rooms and len(set(rooms)) == GUESTS
 
 
-def test_control_without_a_locked_pick_refuses_guests_while_rooms_are_free(ctx, racing):
-    stays.PICK_UNDER_LOCK = False
-    stays.set_pause_after_pick(lambda: time.sleep(CONTROL_PAUSE_S))
-    results, errors, rows = _race(ctx)
+def test_control_without_a_locked_pick_refuses_guests_while_rooms_are_free(ctx, pg_db):
+    results, errors, rows = _race(ctx, locking_enabled=False,
+                                  pause_after_pick=lambda: time.sleep(CONTROL_PAUSE_S))
     assert errors == []
     # every guest picked the same first free room: one got it, the others were refused
     assert results.count("room_unavailable") >= 1, results

@@ -2,7 +2,7 @@
 
 Threads (each with its own pooled connection) race for the last room of a type; a test-only hook
 pauses every taker after its availability check to widen the race window. The control run turns
-locking off (pms.db.locking.LOCKING_ENABLED = False: no row lock, no guarded update) and must
+locking off (`wiring.installed(locking_enabled=False)`: no row lock, no guarded update) and must
 oversell, which shows the real test is able to fail.
 """
 
@@ -16,6 +16,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from pms import wiring
 from pms.db import locking
 from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
@@ -41,12 +42,8 @@ CONTROL_PAUSE_S = 0.5
 @pytest.fixture
 def racing(pg_db) -> Iterator[None]:
     """Pause each taker after its check (widen the window), restore everything afterwards."""
-    inventory.set_pause_after_check(lambda: time.sleep(LOCKED_PAUSE_S))
-    try:
+    with wiring.installed(pause_after_check=lambda: time.sleep(LOCKED_PAUSE_S)):
         yield
-    finally:
-        inventory.set_pause_after_check(None)
-        locking.LOCKING_ENABLED = True
 
 
 def _one_room_hotel(ctx, rooms: int = 1, *, calendar: bool = True):
@@ -116,11 +113,11 @@ def test_two_rooms_are_sold_exactly_twice(ctx, racing):
     assert _sold(ctx, room_type) == [2, 2, 2]
 
 
-def test_control_without_locking_oversells(ctx, racing):
-    locking.LOCKING_ENABLED = False
-    inventory.set_pause_after_check(lambda: time.sleep(CONTROL_PAUSE_S))
+def test_control_without_locking_oversells(ctx, pg_db):
     prop, room_type = _one_room_hotel(ctx)
-    sold, _, errors = _race(ctx, prop, room_type)
+    with wiring.installed(locking_enabled=False,
+                          pause_after_check=lambda: time.sleep(CONTROL_PAUSE_S)):
+        sold, _, errors = _race(ctx, prop, room_type)
     # Without the row locks taken in date order, two takers' multi-row UPDATEs can deadlock
     # (PostgreSQL aborts one: LockTimeout); that is the control's disorder, not a result.
     assert all(isinstance(e, locking.LockTimeout) for e in errors), errors
@@ -145,14 +142,10 @@ def test_busy_nights_answer_lock_timeout(ctx, pg_db):
     holder.start()
     try:
         assert holding.wait(10)
-        old = inventory.LOCK_TIMEOUT_MS
-        inventory.LOCK_TIMEOUT_MS = 200
-        try:
-            with pytest.raises(locking.LockTimeout) as exc:
-                with unit_of_work(ctx):
-                    inventory.take_rooms(prop.id, room_type.id, NIGHTS)
-        finally:
-            inventory.LOCK_TIMEOUT_MS = old
+        with pytest.raises(locking.LockTimeout) as exc:
+            with unit_of_work(ctx):
+                locking.set_lock_timeout(200)  # this transaction's wait only, not 4 s
+                inventory.take_rooms(prop.id, room_type.id, NIGHTS)
         assert exc.value.status == 503
     finally:
         release.set()

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 import msgspec
 import pytest
 
-from pms.db import locking
+from pms import wiring
 from pms.db.uow import read_scope, unit_of_work
 from pms.errors import RoomTypeUnavailable, ValidationFailed
 from pms.models.inventory import InventoryDay
@@ -175,13 +175,10 @@ def test_a_failed_take_rolls_back_the_callers_release(ctx, hotel):
 
 def test_control_switch_skips_lock_and_guard_but_still_checks(ctx, hotel):
     prop, rt, _ = hotel
-    locking.LOCKING_ENABLED = False
-    try:
+    with wiring.installed(locking_enabled=False):
         take(ctx, prop, rt, [A], count=2)
         with pytest.raises(RoomTypeUnavailable):
             take(ctx, prop, rt, [A])
-    finally:
-        locking.LOCKING_ENABLED = True
     assert sold(ctx, rt, [A]) == [2]
 
 

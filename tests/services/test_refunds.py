@@ -395,16 +395,13 @@ def test_concurrent_refunds_never_give_back_more_than_the_credit(ctx, pg_db):
 
 @pytest.mark.postgres
 def test_control_without_locks_concurrent_refunds_give_back_the_credit_twice(ctx, pg_db):
-    from pms.db import locking
+    from pms import wiring
 
     stay = _pg_stay(ctx)
     # every refund waits, after its credit check, until the other saw the credit too
     barrier = threading.Barrier(2)
-    locking.LOCKING_ENABLED = False
-    try:
+    with wiring.installed(locking_enabled=False):
         results = _race(ctx, stay, threads=2, pause=lambda: barrier.wait(30))
-    finally:
-        locking.LOCKING_ENABLED = True
     assert results == ["CAPTURED", "CAPTURED"], results
     assert _due(ctx, stay) == Decimal("50.00")  # 100.00 given back from a 50.00 credit
 

@@ -1,16 +1,30 @@
 """Explicit wiring (issue 16): an entry point builds its hooks and TEST-ONLY switches once, in
-pms.wiring, and installs them; nothing is registered at import."""
+pms.wiring, and installs them; nothing is registered at import, and the switches' readers ask
+the wiring when they decide (no module attribute to assign, no copy that could disagree)."""
 
 from __future__ import annotations
 
+import pytest
+
 from pms import wiring
 from pms.db import locking, uow
-from pms.services import inventory
+from pms.services import inventory, stays
 
 
 def test_importing_the_service_registers_nothing():
     assert wiring.current().locking_enabled and wiring.current().pause_after_check is None
-    assert locking.LOCKING_ENABLED is True
+    assert wiring.current().pause_after_pick is None
+    assert locking.locking_enabled() is True
+
+
+@pytest.mark.parametrize(("module", "name"), [
+    (locking, "LOCKING_ENABLED"), (inventory, "set_pause_after_check"),
+    (inventory, "_pause_after_check"), (inventory, "LOCK_TIMEOUT_MS"),
+    (stays, "PICK_UNDER_LOCK"), (stays, "set_pause_after_pick"), (stays, "_pause_after_pick"),
+])
+def test_the_test_only_switches_live_in_the_wiring_only(module, name):
+    """A module-level switch could be assigned by a test and disagree with the wiring."""
+    assert not hasattr(module, name)
 
 
 def test_the_web_wiring_reads_the_test_only_switches_from_the_environment():
@@ -31,11 +45,30 @@ def test_installing_wires_every_switch_and_hook_in_one_place_and_restores_them()
 
     with wiring.installed(wiring.Wiring(after_emit=(hook,), locking_enabled=False,
                                         pause_after_check=pause)):
-        assert locking.LOCKING_ENABLED is False
-        assert inventory._pause_after_check is pause
+        assert locking.locking_enabled() is False
+        assert wiring.current().pause_after_check is pause
         assert uow._after_emit_hooks == [hook]
-    assert locking.LOCKING_ENABLED is True and inventory._pause_after_check is None
+    assert locking.locking_enabled() is True and wiring.current().pause_after_check is None
     assert uow._after_emit_hooks == []
+
+
+def test_installed_with_changes_keeps_the_rest_of_the_current_wiring():
+    def hook(events):  # noqa: ANN001, ANN202
+        return None
+
+    with wiring.installed(wiring.Wiring(after_emit=(hook,))):
+        with wiring.installed(locking_enabled=False) as changed:
+            assert changed.after_emit == (hook,) and changed.locking_enabled is False
+            assert wiring.current() is changed and uow._after_emit_hooks == [hook]
+        assert wiring.current().locking_enabled is True
+        assert uow._after_emit_hooks == [hook]
+
+
+def test_installed_restores_the_wiring_when_the_block_raises():
+    before = wiring.current()
+    with pytest.raises(RuntimeError), wiring.installed(locking_enabled=False):
+        raise RuntimeError("boom")
+    assert wiring.current() is before and locking.locking_enabled() is True
 
 
 def test_add_after_emit_records_the_hook_in_the_wiring():
