@@ -302,10 +302,13 @@ def _held_back(picked: list[Any], now: datetime, owner: str) -> dict[Any, dateti
         before = [b for b in blockers.get((c.env_id, c.subject), ())
                   if b.aggregate_version < c.aggregate_version]
         if before:
-            # behind this relay's own batch in flight: due again as soon as it is marked
-            resume = max(b.next_attempt_at if b.lease_owner == owner
-                         else max(b.next_attempt_at, b.lease_until or now) for b in before)
-            held[c.id] = max(resume, now)
+            # Behind this relay's own batch in flight: due as soon as that batch is marked.
+            # Behind another relay's lease or a backoff: due when that ends. Behind a due row
+            # nobody holds (outside this batch: clocks of writers disagree): in a second.
+            resume = max(now if b.lease_owner == owner
+                         else max(b.next_attempt_at, b.lease_until or now,
+                                  now + timedelta(seconds=1)) for b in before)
+            held[c.id] = resume
     return held
 
 
@@ -570,12 +573,12 @@ def relay_stream(publisher: Publisher, claim: Callable[[], list[Any]], *, limit:
                  subscribers: dict[str, list[Subscriber]] | None = None,
                  lease_s: float = DEFAULT_LEASE_S, max_attempts: int = MAX_ATTEMPTS,
                  more: Callable[[], bool] = lambda: True) -> Iterator[RelayResult]:
-    """Relay batch after batch until a batch comes back short, `more()` says stop, or the
-    broker fails. With a publisher that can send without waiting (`start_many` and
-    `finish_many`), database and broker work overlap in ONE thread: while a batch's confirms
-    are on their way, the batch before it is marked and the one after it claimed. Nothing is
-    held across the wait but row leases; the next batch cannot hold a later row of an
-    aggregate in flight (held back, see _held_back)."""
+    """Relay batch after batch until nothing is due, `more()` says stop, or the broker
+    fails. With a publisher that can send without waiting (`start_many` and `finish_many`),
+    database and broker work overlap in ONE thread: while a batch's confirms are on their way,
+    the batch before it is marked and the one after it claimed. Nothing is held across the
+    wait but row leases; the next batch cannot take a later row of an aggregate in flight
+    (held back, see _held_back), which is claimed once the batch in flight is marked."""
     start = getattr(publisher, "start_many", None)
     finish = getattr(publisher, "finish_many", None)
     pipelined = start is not None and finish is not None
@@ -586,20 +589,23 @@ def relay_stream(publisher: Publisher, claim: Callable[[], list[Any]], *, limit:
         if pipelined and current:
             ticket = start([envelope(r) for r in _waves(current)[0]])
         while current:
-            if len(current) >= limit and more():
+            if pipelined and more():
                 upcoming = claim()  # while `current` is in flight
             first = None if ticket is None else (lambda t=ticket: finish(t))
             out = publish_rows(publisher, current, first=first)
             done, current, ticket = current, [], None
-            if pipelined and upcoming and not out.broker_error:
+            if upcoming and not out.broker_error:
                 ticket = start([envelope(r) for r in _waves(upcoming)[0]])
                 current, upcoming = upcoming, []
             yield _settled(out, done, owner=owner, now=clock(), subscribers=subscribers,
                            lease_s=lease_s, max_attempts=max_attempts)
             if out.broker_error:
                 break
-            if not current:
-                current, upcoming = upcoming, []
+            if not current and more():
+                # after the mark: rows held behind the marked batch are due now
+                current = claim()
+                if pipelined and current:
+                    ticket = start([envelope(r) for r in _waves(current)[0]])
     finally:
         # Rows never sent go back at once; rows sent but not marked (an error while their
         # confirms were awaited) stay leased: they go out again when the lease expires.

@@ -375,3 +375,32 @@ def test_reactions_left_by_a_stopped_relay_are_run_by_the_next(ctx, database):
     assert [e["id"] for e in ran] == [str(row.id)]
     assert env_rows(ctx)[0].dispatched_at is not None
 
+
+
+class Watching:
+    """A fake bus noting whether a database transaction is open while it publishes."""
+
+    def __init__(self):
+        self.in_transaction = []
+
+    def publish_many(self, events):
+        self.in_transaction.append(db.in_transaction())
+        return [None] * len(events)
+
+    def start_many(self, events):
+        self.in_transaction.append(db.in_transaction())
+        return len(events)
+
+    def finish_many(self, count):
+        self.in_transaction.append(db.in_transaction())
+        return [None] * count
+
+
+def test_no_transaction_is_open_while_the_broker_is_called(ctx, database):
+    for _ in range(5):
+        make_aggregate(ctx, versions=2)
+    bus = Watching()
+    assert relay.relay_batch(bus, env_id=ctx.env_id, limit=3).published == 3
+    totals = OutboxRelay(bus, env_id=ctx.env_id, batch_size=2).run_once()
+    assert totals.published == 7 and totals.batches >= 4
+    assert bus.in_transaction and not any(bus.in_transaction)
