@@ -143,7 +143,7 @@ class PartitionLease:
         self.renewed_at: datetime | None = None
 
     def due(self, now: datetime) -> bool:
-        """Heartbeat now? Every third of the lease, and every sweep while short of its share."""
+        """Heartbeat now? Every third of the lease (and at once when it holds none yet)."""
         if self.renewed_at is None or len(self.owned) < self.target:
             return True
         return (now - self.renewed_at).total_seconds() >= self.lease_s / 3
@@ -175,6 +175,9 @@ class PartitionLease:
                 mine = mine[:self.target]
             elif len(mine) < self.target:
                 mine += [p for (p,) in self._take(self.target - len(mine), now, until)]
+                # Whatever was free is taken; more only frees up when another relay gives
+                # some back or dies, which the next timed heartbeat sees.
+                self.target = len(mine)
         self.owned = frozenset(mine)
         self.renewed_at = now
         return self.owned
