@@ -75,6 +75,17 @@ def run_through_pgbouncer(bench: lib.Bench) -> list[lib.Result]:
         bench.log("POST reservation: direct and through PgBouncer, alternating ...")
         book_direct, book_pooled, book_ratio = bench.paired(lambda: book(direct),
                                                             lambda: book(pooled))
+    # statements and round trips do not depend on the pooler: counted once, direct, in-process
+    from bench.statements import Call
+
+    read = Call("GET", get_path, None, headers)
+    get_counts = bench.count([read] * 5, warmup=[read]).extra()
+    calls = reservations.booking_calls(hotel_id, plan_id, type_ids, today, headers, 8)
+    book_counts = bench.count(calls[2:], warmup=calls[:2]).extra()
+    for m in (get_direct, get_pooled):
+        m.extra.update(get_counts)
+    for m in (book_direct, book_pooled):
+        m.extra.update(book_counts)
     note = "ratio: median of per-pair ratios (alternating runs)"
     tpcb_rate = tpcb.measurement.rate or None
 
@@ -137,26 +148,66 @@ def _cpu_per_request(extra: dict[str, Any]) -> float | None:
     return sum(present) if present else None
 
 
-def print_table(report: dict[str, Any]) -> None:
-    header = f"{'benchmark':52} {'rate':>12} {'unit':>9} {'p50 ms':>8} {'p99 ms':>8} " \
-             f"{'errors':>6} {'cpu ms/req':>10}  {'vs baseline':30} {'ratio':>6} {'goal':>6}"
-    print("\n" + header)
-    print("-" * len(header))
-    for line in report["results"]:
-        m = line["measurement"]
-        goal = line["goal_text"] or (f">={line['goal']:.2f}" if line["goal"] is not None else "")
-        verdict = {True: " ok", False: " MISSED", None: ""}[line["passed"]]
-        cpu = _cpu_per_request(m["extra"])
-        print(f"{line['name'][:52]:52} {_fmt(m['rate']):>12} {m['unit']:>9} "
-              f"{_fmt(m['p50_ms'], 2):>8} {_fmt(m['p99_ms'], 2):>8} {m['errors']:>6} "
-              f"{_fmt(cpu, 3):>10}  "
-              f"{(line['baseline'] or '')[:30]:30} {_fmt(line['ratio'], 2):>6} {goal:>6}{verdict}")
+COLUMNS = (  # (title, width, align)
+    ("benchmark", 46, "<"), ("rate", 10, ">"), ("unit", 8, ">"), ("p50 ms", 8, ">"),
+    ("p99 ms", 8, ">"), ("err", 4, ">"), ("srv ms", 7, ">"), ("db ms", 6, ">"),
+    ("stmts", 6, ">"), ("RTs", 6, ">"), ("vs baseline", 26, "<"), ("ratio", 6, ">"),
+    ("goal", 12, "<"),
+)
+
+
+def table_row(line: dict[str, Any]) -> list[str]:
+    """One line of the summary table: rate, latency, CPU per request (server = gunicorn master
+    and workers, db = the database's backends and PgBouncer), statements and round trips per
+    request (the in-process pass), the baseline, the ratio and the goal's verdict."""
+    m = line["measurement"]
+    extra = m["extra"]
+    goal = line["goal_text"] or (f">={line['goal']:.2f}" if line["goal"] is not None else "")
+    verdict = {True: " ok", False: " MISSED", None: ""}[line["passed"]]
+    return [line["name"], _fmt(m["rate"]), m["unit"], _fmt(m["p50_ms"], 2), _fmt(m["p99_ms"], 2),
+            str(m["errors"]), _fmt(extra.get("server_cpu_ms_per_req"), 3),
+            _fmt(extra.get("db_cpu_ms_per_req"), 3), _fmt(extra.get("statements_per_req"), 1),
+            _fmt(extra.get("round_trips_per_req"), 1), line["baseline"] or "",
+            _fmt(line["ratio"], 2), goal + verdict]
+
+
+def format_table(report: dict[str, Any]) -> str:
+    def cells(values: list[str]) -> str:
+        out = []
+        for value, (_, width, align) in zip(values, COLUMNS, strict=True):
+            text = value if len(value) <= width or align == ">" else value[:width - 1] + "~"
+            out.append(f"{text:{align}{width}}")
+        return " ".join(out).rstrip()
+
+    header = cells([c[0] for c in COLUMNS])
+    rows = [header, "-" * len(header)] + [cells(table_row(line)) for line in report["results"]]
     s = report["settings"]
-    print(f"\nmedians of {s['runs']} runs x {s['duration_s']} s, {s['connections']} connections, "
-          f"{s['cpus']} CPUs, gunicorn {s['gunicorn']}, broker {s['broker_url']}, "
-          f"load average {s['load_average_before'][0]} -> {s['load_average_after'][0]}\n"
-          "cpu ms/req = CPU of the gunicorn master+workers and of the app database's backends per "
-          "request (robust when other work shares the machine; req/s is not)")
+    rows += ["", f"medians of {s['runs']} runs x {s['duration_s']} s, {s['connections']} "
+             f"connections, {s['cpus']} CPUs, gunicorn {s['gunicorn']}, broker {s['broker_url']}, "
+             f"load average {s['load_average_before'][0]} -> {s['load_average_after'][0]}"
+             + (f", commit {report['commit']}" if report.get("commit") else ""),
+             "srv/db ms = CPU per request of the gunicorn master+workers / of the bench "
+             "database's backends (+ PgBouncer in its scenario), from /proc: steadier than req/s "
+             "on a shared machine",
+             "stmts/RTs = SQL statements / round trips per request, counted exactly in a separate "
+             "in-process pass through the real app (bench/statements.py)"]
+    return "\n".join(rows)
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print("\n" + format_table(report) + "\n")
+
+
+def git_commit() -> str | None:
+    """The commit measured (with "+dirty" when the working tree has changes)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=lib.ROOT, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=lib.ROOT, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                       wrk_threads=args.threads, server_env=server_env, broker_url=args.broker,
                       pgbouncer_pool=args.pgbouncer_pool,
                       log=lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True))
+    commit = git_commit()  # before the run: the others may commit while it runs
     failed: list[str] = []
     timings: dict[str, float] = {}
     started = time.monotonic()
@@ -224,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     report["failed"] = failed
     report["scenario_seconds"] = timings
     report["elapsed_s"] = round(time.monotonic() - started, 1)
+    report["commit"] = commit
     print_table(report)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     for path in (lib.OUT_DIR / f"bench-{stamp}.json", lib.OUT_DIR / "latest.json"):

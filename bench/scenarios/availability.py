@@ -2,8 +2,10 @@
 10 room types and 5 public rate plans (every offer priced night by night, 50 offers x 30 nights
 per response), 32 concurrent clients, beside pgbench tpcb-like measured in the same run.
 
-Goal (issue 3): p50 under 25 ms. On a 2-core box 32 concurrent clients mostly measure queueing,
-so the scenario also reports one client alone (the service's own latency).
+Goals (issue 10): one client alone p50 at most 10 ms (the service's own latency; on a 2-core box
+32 concurrent clients mostly measure queueing), and 32 clients at least 4x the 76 req/s of
+issue 10's day (304 req/s). Statements and round trips per search come from the in-process
+counting pass (bench/statements.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import timedelta
 import msgspec
 
 from bench.lib import Bench, Result, seed_room_types
+from bench.statements import Call
 
 DESCRIPTION = "POST availability search (30 nights x 10 room types x 5 rate plans) vs pgbench tpcb-like"
 ORDER = 40
@@ -22,7 +25,8 @@ ROOM_TYPES = 10
 ROOMS_PER_TYPE = 3
 RATE_PLANS = 5
 NIGHTS = 30
-GOAL_P50_MS = 25.0
+GOAL_P50_MS = 10.0  # one client
+GOAL_CROWD_RATE = 4 * 76.0  # 32 clients, req/s
 
 
 def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, object]:
@@ -66,13 +70,18 @@ def run(bench: Bench) -> list[Result]:
     bench.log("... and one client alone")
     alone = bench.wrk(app.base_url, method="POST", path=path, headers=headers, body_template=body,
                       connections=1)
+    bench.log("statements and round trips of a search (in-process pass) ...")
+    search = Call("POST", path, body, headers)
+    counts = bench.count([search] * 8, warmup=[search] * 2).extra()
+    crowd.extra.update(counts)
+    alone.extra.update(counts)
     return [
         Result(f"POST availability search, {bench.connections} clients", crowd,
                baseline="pgbench_tpcb_like",
-               goal_text=f"p50 < {GOAL_P50_MS:g} ms",
-               passed=crowd.p50_ms is not None and crowd.p50_ms < GOAL_P50_MS,
+               goal_text=f">= {GOAL_CROWD_RATE:g}/s",
+               passed=crowd.rate >= GOAL_CROWD_RATE,
                note="2-core box: latency with 32 clients is mostly queueing; see the 1-client line"),
         Result("POST availability search, 1 client", alone,
-               goal_text=f"p50 < {GOAL_P50_MS:g} ms",
-               passed=alone.p50_ms is not None and alone.p50_ms < GOAL_P50_MS),
+               goal_text=f"p50<={GOAL_P50_MS:g}ms",
+               passed=alone.p50_ms is not None and alone.p50_ms <= GOAL_P50_MS),
     ]

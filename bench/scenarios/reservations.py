@@ -1,7 +1,8 @@
 """Reservation create: `POST /v1/properties/{id}/reservations` for 2 nights in a random room type
 (of 10) on a random arrival date in the next year, with a fresh Idempotency-Key per request,
-32 concurrent clients, against pgbench tpcb-like measured in the same run (goal: 20% or more of
-its transactions per second). Each request prices the stay, locks and updates the nights'
+32 concurrent clients, against pgbench tpcb-like measured in the same run (goal, issue 10: 25% or
+more of its transactions per second; 35% the aim). The calendar starts empty, as it always did
+here; the `floor` scenario books a hotel whose calendar was made ahead. Each request prices the stay, locks and updates the nights'
 inventory rows and writes the reservation, its outbox row and its audit row in one transaction.
 """
 
@@ -18,6 +19,7 @@ import msgspec
 
 from bench import lib
 from bench.lib import Bench, Result
+from bench.statements import Call, unique_calls
 
 DESCRIPTION = "POST reservation (2 nights, random room type, fresh Idempotency-Key) vs pgbench tpcb-like"
 ORDER = 30
@@ -74,15 +76,52 @@ def _driver(type_ids: list[str], today: object) -> Path:
     return path
 
 
+BODY = {"room_type_id": "{{rt}}", "rate_plan_id": "{{rp}}", "arrival_date": "{{arr}}",
+        "departure_date": "{{dep}}", "adults": 2,
+        "guest": {"first_name": "Ada", "last_name": "Bench{{n}}"}}
+
+
+def body_template(plan_id: str) -> str:
+    """The wrk body: `{{rt}}`, `{{arr}}`, `{{dep}}` filled by the driver, `{{n}}` unique."""
+    return json.dumps(BODY).replace("{{rp}}", plan_id)
+
+
+def booking_calls(hotel_id: str, plan_id: str, type_ids: list[str], today: object,
+                  headers: dict[str, str], n: int, *, seed: int = 10) -> list[Call]:
+    """`n` bookings shaped as the wrk driver shapes them (a random room type, a random 2-night
+    stay in the next year, a unique guest and Idempotency-Key), for the counting pass."""
+    pick = random.Random(seed)
+    template = body_template(plan_id)
+
+    def make(token: str) -> Call:
+        arrival = today + timedelta(days=pick.randrange(1, DAYS))  # type: ignore[operator]
+        body = (template.replace("{{rt}}", pick.choice(type_ids))
+                .replace("{{arr}}", arrival.isoformat())
+                .replace("{{dep}}", (arrival + timedelta(days=2)).isoformat())
+                .replace("{{n}}", token))
+        return Call("POST", f"/v1/properties/{hotel_id}/reservations", body, headers)
+
+    return unique_calls(make, n, idempotency=True)
+
+
+def make_calendar(bench: Bench, env_id: uuid.UUID, hotel_id: str, type_ids: list[str],
+                  today: object) -> None:
+    """The hotel's inventory rows for the whole bookable year, made ahead (steady state)."""
+    from pms.services import inventory
+
+    ctx = bench.seed_ctx(env_id)
+    for rt in type_ids:
+        inventory.ensure_inventory(ctx, uuid.UUID(hotel_id), uuid.UUID(rt), today,
+                                   today + timedelta(days=DAYS + 3))  # type: ignore[operator]
+
+
 def run(bench: Bench) -> list[Result]:
     bench.baseline("pgbench_tpcb_like")
     env_id = uuid.uuid4()
     property_id, plan_id, type_ids, today = seed_hotel(bench, env_id)
     app = bench.app()
     headers = bench.headers(env_id)
-    body = json.dumps({"room_type_id": "{{rt}}", "rate_plan_id": plan_id,
-                       "arrival_date": "{{arr}}", "departure_date": "{{dep}}", "adults": 2,
-                       "guest": {"first_name": "Ada", "last_name": "Bench{{n}}"}})
+    body = body_template(plan_id)
     driver = _driver(type_ids, today)
     original = lib.WRK_DRIVER
     lib.WRK_DRIVER = driver  # this scenario's script wraps the harness driver
@@ -94,5 +133,8 @@ def run(bench: Bench) -> list[Result]:
     finally:
         lib.WRK_DRIVER = original
     random.seed()
+    bench.log("statements and round trips of a booking (in-process pass) ...")
+    calls = booking_calls(property_id, plan_id, type_ids, today, headers, 20)
+    create.extra.update(bench.count(calls[3:], warmup=calls[:3]).extra())
     return [Result("POST /v1/properties/{id}/reservations (2 nights)", create,
-                   baseline="pgbench_tpcb_like", goal=0.20)]
+                   baseline="pgbench_tpcb_like", goal=0.25)]

@@ -1,0 +1,266 @@
+"""The floor: the service's booking transaction written by hand in psycopg2, in 3 round trips,
+behind bare Falcon + msgspec (no middleware), served under the same gunicorn settings as the
+service (`bench.floor_app:from_environment()`), against the same schema as the same service
+role, so row-level security and every foreign key and index apply.
+
+What one `POST /v1/properties/{id}/reservations` does here, as the service does it:
+1. `BEGIN; set_config(...)` (timeouts and the tenant, transaction-local, as pms.db.database
+   sends them) and one read of the property, room type and rate plan with the stay's rates (an
+   array) and the count of restrictions that touch the stay;
+2. the nights' `inventory_day` rows locked in date order (`FOR UPDATE`), with the rooms of the
+   type and the rooms under maintenance recounted in the same statement; sellable checked here;
+3. the sold counts incremented, the reservation inserted at version 1, its audit row, its outbox
+   row and the idempotency record (done, with the response body) inserted, and COMMIT, in one
+   send.
+
+No SQL `PREPARE` (PgBouncer's transaction mode cannot carry it; banned in this codebase): every
+statement is plain text, parsed and planned on each request, as the service's are today.
+
+What the floor leaves out (none of it is on the benchmark's request shape): restriction rules
+(any restriction on the stay answers 422), promo codes, packages, guest profiles, folding by
+confirmation number, a replay of a stored idempotent answer (a reused key answers 409), and the
+token check (the tenant is read from X-Platform-Env-Id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import threading
+import uuid
+import zlib
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import falcon
+import msgspec
+import psycopg2
+import psycopg2.errors
+
+CONFIRMATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # as pms.services.reservations
+OUTBOX_PARTITIONS = 64  # pms.models.platform.OUTBOX_PARTITIONS (a test checks they agree)
+CENT = Decimal("0.01")
+
+SETTINGS = ("SELECT set_config('statement_timeout', '5000', true), "
+            "set_config('lock_timeout', '4000', true), "
+            "set_config('app.env_id', %(env)s, true), set_config('app.cross_env', 'off', true)")
+
+# round trip 1: the transaction, its settings, and every reference of the stay in one read
+REFS_SQL = "BEGIN; " + SETTINGS + """;
+SELECT p.currency_code, COALESCE(p.business_date, current_date), rt.max_occupancy,
+  (SELECT array_agg(rs.amount ORDER BY rs.date) FROM rate_schedule rs
+    WHERE rs.env_id = %(env)s AND rs.rate_plan_id = rp.id AND rs.room_type_id = rt.id
+      AND rs.date >= %(arr)s AND rs.date < %(dep)s),
+  (SELECT count(*) FROM restriction r
+    WHERE r.env_id = %(env)s AND r.property_id = p.id AND r.date >= %(arr)s AND r.date <= %(dep)s
+      AND (r.rate_plan_id IS NULL OR r.rate_plan_id = rp.id)
+      AND (r.room_type_id IS NULL OR r.room_type_id = rt.id))
+FROM property p
+JOIN room_type rt ON rt.env_id = p.env_id AND rt.property_id = p.id
+JOIN rate_plan rp ON rp.env_id = p.env_id AND rp.property_id = p.id
+WHERE p.env_id = %(env)s AND p.id = %(prop)s AND rt.id = %(rt)s AND rp.id = %(rp)s AND rp.active"""
+
+# round trip 2: lock the nights in date order, rooms and maintenance recounted under the lock
+LOCK_SQL = """
+SELECT d.id, d.date, d.sold, d.sell_limit,
+  (SELECT count(*) FROM room r WHERE r.env_id = %(env)s AND r.room_type_id = %(rt)s),
+  (SELECT count(DISTINCT m.room_id) FROM maintenance m JOIN room r ON r.id = m.room_id
+    WHERE m.env_id = %(env)s AND r.env_id = %(env)s AND r.room_type_id = %(rt)s AND m.active
+      AND m.from_date <= d.date AND m.to_date >= d.date)
+FROM inventory_day d
+WHERE d.env_id = %(env)s AND d.room_type_id = %(rt)s AND d.date >= %(arr)s AND d.date < %(dep)s
+ORDER BY d.date
+FOR UPDATE OF d"""
+
+# round trip 3: every write and the commit
+WRITE_SQL = """
+UPDATE inventory_day SET sold = sold + 1, updated_at = now() WHERE id = ANY(%(days)s::uuid[]);
+INSERT INTO reservation (id, created_at, updated_at, env_id, version, property_id, room_type_id,
+  rate_plan_id, confirmation_number, status, arrival_date, departure_date, adults, children,
+  source, channel, guest_first_name, guest_last_name, guest_last_name_normalized, currency,
+  room_total, packages_total, discount_total, total_amount, nightly_prices)
+VALUES (%(id)s, now(), now(), %(env)s, 1, %(prop)s, %(rt)s, %(rp)s, %(conf)s, 'CONFIRMED',
+  %(arr)s, %(dep)s, %(adults)s, %(children)s, 'DIRECT', 'WEB', %(first)s, %(last)s, %(last_n)s,
+  %(currency)s, %(total)s, 0, 0, %(total)s, %(nightly)s::jsonb);
+INSERT INTO audit_entry (id, created_at, updated_at, env_id, action, target_type, target_id,
+  property_id, actor_sub, actor_kind, request_id, after)
+VALUES (%(audit_id)s, now(), now(), %(env)s, 'reservation.created', 'Reservation', %(id)s,
+  %(prop)s, 'floor', 'staff', %(request_id)s, %(doc)s::jsonb);
+INSERT INTO outbox_event (id, created_at, updated_at, env_id, type, source, subject,
+  aggregate_type, aggregate_version, property_id, idempotency_key, time, data, request_id,
+  attempts, next_attempt_at, partition, dispatch_attempts)
+VALUES (%(event_id)s, now(), now(), %(env)s, 'hotel:pms:reservation:created', 'hotel-pms', %(id)s,
+  'reservation', 1, %(prop)s, %(event_key)s, now(), %(doc)s::jsonb, %(request_id)s, 0, now(),
+  %(partition)s, 0);
+INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint, state,
+  response_status, response_body, response_headers, expires_at, request_id)
+VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 201, %(body)s,
+  '{}'::jsonb, now() + interval '24 hours', %(request_id)s);
+COMMIT"""
+
+
+class Guest(msgspec.Struct):
+    first_name: str
+    last_name: str
+
+
+class BookingIn(msgspec.Struct):
+    room_type_id: uuid.UUID
+    rate_plan_id: uuid.UUID
+    arrival_date: date
+    departure_date: date
+    adults: int = 1
+    children: int = 0
+    guest: Guest | None = None
+
+
+class Refused(Exception):
+    """An answer other than 201: the status and a problem code."""
+
+    def __init__(self, status: int, code: str) -> None:
+        super().__init__(code)
+        self.status, self.code = status, code
+
+
+def partition_of(subject: str) -> int:
+    """pms.models.platform.outbox_partition, repeated so the floor imports nothing of pms."""
+    return zlib.crc32(subject.encode()) % OUTBOX_PARTITIONS
+
+
+def sellable(rooms: int, blocked: int, sold: int, sell_limit: int | None) -> int:
+    """Rooms of a type still for sale on a night, as the service's NightCount counts them."""
+    free = rooms - blocked - sold
+    if sell_limit is not None:
+        free = min(free, sell_limit - sold)
+    return free
+
+
+class Booking:
+    """`POST /v1/properties/{property_id}/reservations`: the 3-round-trip transaction."""
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        self._connect = connect
+        self._local = threading.local()
+        self._decoder = msgspec.json.Decoder(BookingIn)
+
+    def _conn(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+            conn.autocommit = True  # BEGIN goes out with the first statement, as the service's
+            self._local.conn = conn
+        return conn
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
+        raw = req.bounded_stream.read()
+        try:
+            body = self._decoder.decode(raw)
+            env_id = str(uuid.UUID(req.get_header("X-Platform-Env-Id", required=True)))
+            key = req.get_header("Idempotency-Key", required=True)
+            doc = self.book(env_id, str(uuid.UUID(property_id)), body, key,
+                            hashlib.sha256(raw).hexdigest())
+        except (msgspec.ValidationError, msgspec.DecodeError, ValueError):
+            resp.status, resp.data = 422, b'{"code":"validation_failed"}'
+        except Refused as exc:
+            resp.status, resp.data = exc.status, msgspec.json.encode({"code": exc.code})
+        else:
+            resp.status, resp.data = 201, doc
+        resp.content_type = falcon.MEDIA_JSON
+
+    def book(self, env_id: str, property_id: str, body: BookingIn, key: str,
+             fingerprint: str) -> bytes:
+        nights = (body.departure_date - body.arrival_date).days
+        if nights < 1 or body.adults < 1:
+            raise Refused(422, "validation_failed")
+        args = {"env": env_id, "prop": property_id, "rt": str(body.room_type_id),
+                "rp": str(body.rate_plan_id), "arr": body.arrival_date,
+                "dep": body.departure_date}
+        conn = self._conn()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(REFS_SQL, args)  # 1
+                refs = cur.fetchone()
+                if refs is None:
+                    raise Refused(422, "unknown_reference")
+                currency, today, max_occupancy, rates, restrictions = refs
+                if (body.arrival_date < today or body.adults + body.children > max_occupancy
+                        or restrictions or not rates or len(rates) != nights):
+                    raise Refused(422, "stay_not_bookable")
+                cur.execute(LOCK_SQL, args)  # 2
+                days = cur.fetchall()
+                if len(days) != nights or any(sellable(r[4], r[5], r[2], r[3]) < 1 for r in days):
+                    raise Refused(409, "room_type_unavailable")
+                doc, write = self._document(args, body, currency, days, rates, key, fingerprint)
+                cur.execute(WRITE_SQL, write)  # 3
+            return doc
+        except psycopg2.errors.UniqueViolation:
+            self._rollback(conn)
+            raise Refused(409, "idempotency_key_in_use") from None
+        except BaseException:
+            self._rollback(conn)
+            raise
+
+    @staticmethod
+    def _rollback(conn: Any) -> None:
+        if conn.closed:
+            return
+        if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+            with conn.cursor() as cur:
+                cur.execute("ROLLBACK")
+
+    @staticmethod
+    def _document(args: dict[str, Any], body: BookingIn, currency: str, days: list[tuple],
+                  rates: list[Decimal], key: str, fingerprint: str
+                  ) -> tuple[bytes, dict[str, Any]]:
+        """The reservation document (response, audit `after`, event data and the idempotency
+        record's body: encoded once) and the parameters of the writes."""
+        res_id = str(uuid.uuid4())
+        guest = body.guest or Guest(first_name="", last_name="")
+        nightly = [{"date": d[1].isoformat(), "amount": str(a.quantize(CENT))}
+                   for d, a in zip(days, rates, strict=True)]
+        total = str(sum(rates, Decimal(0)).quantize(CENT))
+        confirmation = "".join(secrets.choice(CONFIRMATION_ALPHABET) for _ in range(10))
+        out = {"id": res_id, "confirmation_number": confirmation, "status": "CONFIRMED",
+               "property_id": args["prop"], "room_type_id": args["rt"],
+               "rate_plan_id": args["rp"], "arrival_date": args["arr"].isoformat(),
+               "departure_date": args["dep"].isoformat(), "adults": body.adults,
+               "children": body.children, "guest_first_name": guest.first_name,
+               "guest_last_name": guest.last_name, "source": "DIRECT", "channel": "WEB",
+               "currency": currency, "room_total": total, "packages_total": "0.00",
+               "discount_total": "0.00", "total_amount": total, "nightly_prices": nightly,
+               "room_id": None, "version": 1,
+               "created_at": datetime.now(UTC).isoformat()}
+        doc = msgspec.json.encode(out)
+        text = doc.decode()
+        write = {**args, "days": [d[0] for d in days], "id": res_id, "conf": confirmation,
+                 "adults": body.adults, "children": body.children, "first": guest.first_name,
+                 "last": guest.last_name, "last_n": guest.last_name.strip().lower(),
+                 "currency": currency, "total": total, "nightly": msgspec.json.encode(nightly).decode(),
+                 "audit_id": str(uuid.uuid4()), "event_id": str(uuid.uuid4()),
+                 "event_key": f"hotel:pms:reservation:created:{res_id}:1",
+                 "partition": partition_of(res_id), "record_id": str(uuid.uuid4()),
+                 "key": key, "fingerprint": fingerprint, "body": text,
+                 "request_id": uuid.uuid4().hex, "doc": text}
+        return doc, write
+
+
+class Ready:
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.data, resp.content_type = b'{"status":"ok"}', falcon.MEDIA_JSON
+
+
+def create_app(connect: Callable[[], Any]) -> falcon.App:
+    """The bare app over `connect()` (one connection per serving thread)."""
+    app = falcon.App()
+    app.add_route("/", Ready())
+    app.add_route("/v1/properties/{property_id}/reservations", Booking(connect))
+    return app
+
+
+def from_environment() -> falcon.App:
+    """Gunicorn entry point: PMS_DATABASE_URL, as the service reads it."""
+    url = os.environ["PMS_DATABASE_URL"]
+    return create_app(lambda: psycopg2.connect(url, application_name="pms-floor"))
