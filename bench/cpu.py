@@ -56,8 +56,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def stat(pid: int) -> Stat | None:
-    text = _read(f"/proc/{pid}/stat")
+def stat(pid: int, proc: str = "/proc") -> Stat | None:
+    text = _read(f"{proc}/{pid}/stat")
     return parse_stat(text) if text else None
 
 
@@ -77,7 +77,7 @@ def tree_seconds(root: int, *, proc: str = "/proc") -> float:
         if not entry.isdigit():
             continue
         pid = int(entry)
-        found = stat(pid)
+        found = stat(pid, proc)
         if found is None:
             continue
         if pid == root:

@@ -174,8 +174,10 @@ def table_row(line: dict[str, Any]) -> list[str]:
 def format_table(report: dict[str, Any]) -> str:
     def cells(values: list[str]) -> str:
         out = []
-        for value, (_, width, align) in zip(values, COLUMNS, strict=True):
-            text = value if len(value) <= width or align == ">" else value[:width - 1] + "~"
+        for i, (value, (_, width, align)) in enumerate(zip(values, COLUMNS, strict=True)):
+            # long names are cut (the JSON has them whole); the last column (goal) never is
+            fits = len(value) <= width or align == ">" or i == len(COLUMNS) - 1
+            text = value if fits else value[:width - 1] + "~"
             out.append(f"{text:{align}{width}}")
         return " ".join(out).rstrip()
 

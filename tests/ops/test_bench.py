@@ -1,18 +1,27 @@
 """The benchmark harness's own parts: scenario discovery, medians, CPU accounting from /proc, and
 the wrk driver (unique Idempotency-Key and body per request, the BENCHJSON summary) against a
-small recording HTTP server."""
+small recording HTTP server; statement and round-trip counting (on PostgreSQL, through the floor
+and through the real app), CPU parsing from /proc, the summary table, and the floor's booking.
+Nothing here passes or fails on a timing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import threading
+import uuid
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 
 import pytest
 
-from bench import lib, run
+from bench import cpu, floor_app, lib, run, statements
+from bench.scenarios import floor, properties, reservations
+from pms.context import system_ctx
+from pms.models.platform import outbox_partition
 
 
 def test_scenarios_are_discovered_in_order_with_a_run_function():
@@ -103,3 +112,189 @@ def test_paired_runs_alternate_and_take_the_median_of_per_pair_ratios():
     assert ratio == 0.3  # pair ratios 0.3, 0.4, 0.2; the ratio of the medians is also 0.3 here
     result = lib.Result("subject", measured, baseline="bare_falcon", goal=0.3, paired_ratio=ratio)
     assert bench.ratio(result) == 0.3
+
+
+# -- statements and round trips (bench/statements.py) ------------------------------------------
+
+def test_statements_are_counted_between_semicolons_outside_quotes_and_comments():
+    count = statements.count_statements
+    assert count("SELECT 1") == 1
+    assert count("BEGIN; SELECT set_config('a', 'b', true); SELECT 1;") == 3
+    assert count("SELECT 'a;b', \"odd;name\" FROM t; ") == 1
+    assert count("SELECT 'it''s; fine'; SELECT 2") == 2
+    assert count("SELECT 1 -- a; comment\n; /* x; y */ SELECT 2") == 2
+    assert count("CREATE FUNCTION f() RETURNS int AS $body$ BEGIN; RETURN 1; END $body$ "
+                 "LANGUAGE plpgsql; SELECT $$;;$$") == 2
+    assert count(";;  ;") == 0
+    assert count(b"COMMIT") == 1
+
+
+@pytest.mark.postgres
+def test_round_trips_are_executes_and_psycopg2s_own_begin_and_commit(pg_database):
+    tally = statements.Tally()
+    conn = statements.counting_connect(pg_database.app_url, tally)
+    try:
+        with conn.cursor() as cur:  # not autocommit: psycopg2 sends its own BEGIN first
+            cur.execute("SELECT 1; SELECT %s", (2,))
+            assert cur.fetchone() == (2,)
+            cur.executemany("SELECT %s", [(1,), (2,), (3,)])
+        conn.commit()
+        assert tally.snapshot() == (1 + 1 + 3 + 1, 1 + 2 + 3 + 1, 1)
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("BEGIN; SELECT 1; COMMIT")
+        conn.commit()  # nothing open: psycopg2 sends nothing, nothing is counted
+        assert tally.snapshot() == (7, 10, 2)
+    finally:
+        conn.close()
+
+
+def _small_hotel(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """One room type with one room and one rate plan priced for 20 days, calendar made ahead,
+    seeded through the services into the bound PostgreSQL database."""
+    from types import SimpleNamespace
+
+    from pms.context import system_ctx
+
+    monkeypatch.setattr(reservations, "ROOM_TYPES", 1)
+    monkeypatch.setattr(reservations, "ROOMS_PER_TYPE", 1)
+    monkeypatch.setattr(reservations, "DAYS", 20)
+    seeder = SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test"))
+    env_id = uuid.uuid4()
+    hotel_id, plan_id, type_ids, today = reservations.seed_hotel(seeder, env_id)
+    reservations.make_calendar(seeder, env_id, hotel_id, type_ids, today)
+    return {"env": env_id, "hotel": hotel_id, "plan": plan_id, "type": type_ids[0],
+            "today": today}
+
+
+def _floor_call(h: dict, arrival_in: int, key: str) -> statements.Call:
+    body = (reservations.body_template(h["plan"]).replace("{{rt}}", h["type"])
+            .replace("{{arr}}", (h["today"] + timedelta(days=arrival_in)).isoformat())
+            .replace("{{dep}}", (h["today"] + timedelta(days=arrival_in + 2)).isoformat())
+            .replace("{{n}}", key))
+    return statements.Call("POST", f"/v1/properties/{h['hotel']}/reservations", body,
+                           {"X-Platform-Env-Id": str(h["env"]), "Idempotency-Key": key})
+
+
+@pytest.mark.postgres
+def test_the_floor_books_in_three_round_trips_and_ten_statements(pg_db, pg_database, monkeypatch):
+    h = _small_hotel(monkeypatch)
+    tally = statements.Tally()
+    app = floor_app.create_app(lambda: statements.counting_connect(pg_database.app_url, tally))
+    booked = statements.run_pass(app, tally, [_floor_call(h, 2, uuid.uuid4().hex),
+                                              _floor_call(h, 5, uuid.uuid4().hex)])
+    assert booked.statuses == {201: 2}
+    # BEGIN; settings; refs | lock | UPDATE; 4 INSERTs; COMMIT
+    assert (booked.round_trips_per_req, booked.statements_per_req) == (3, 10)
+    assert booked.transactions_per_req == 1 and (booked.round_trips_min, booked.round_trips_max) == (3, 3)
+    # the one room is sold on those nights: refs, lock, ROLLBACK; nothing written
+    sold_out = statements.run_pass(app, tally, [_floor_call(h, 3, uuid.uuid4().hex)])
+    assert sold_out.statuses == {409: 1} and sold_out.round_trips_per_req == 3
+    from pms.db.scope import tenant_scope
+    from pms.models import AuditEntry, IdempotencyRecord, InventoryDay, OutboxEvent, Reservation
+
+    with tenant_scope(h["env"]):
+        made = list(Reservation.select())
+        assert len(made) == 2 and {r.version for r in made} == {1}
+        assert sum(d.sold for d in InventoryDay.select()) == 4
+        ids = {str(r.id) for r in made}
+        assert {e.subject for e in OutboxEvent.select().where(OutboxEvent.subject.in_(ids))} == ids
+        events = OutboxEvent.select().where(OutboxEvent.subject.in_(ids))
+        assert all(e.partition == outbox_partition(e.subject) for e in events)
+        assert AuditEntry.select().where(AuditEntry.target_id.in_(ids)).count() == 2
+        assert IdempotencyRecord.select().count() == 2
+
+
+@pytest.mark.postgres
+def test_a_counting_pass_goes_through_the_real_app_and_restores_the_binding(
+        pg_db, pg_database, base_settings):
+    from pms.db.database import db as proxy
+    from pms.devkeys import mint_token
+
+    h_env = uuid.uuid4()
+    prop = properties.seed_property(
+        SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test")), h_env)
+    headers = {"Authorization": f"Bearer {mint_token(base_settings, env_id=h_env)}",
+               "X-Platform-Env-Id": str(h_env)}
+    read = statements.Call("GET", f"/v1/properties/{prop}", None, headers)
+    settings = base_settings.with_(database_url=pg_database.app_url)
+    counts = statements.count_service(settings, [read] * 3, warmup=[read])
+    assert counts.statuses == {200: 3} and counts.requests == 3
+    assert counts.round_trips_per_req >= 1
+    assert counts.statements_per_req >= counts.round_trips_per_req  # the settings ride along
+    assert proxy.obj is pg_db
+    extra = counts.extra()
+    assert {"statements_per_req", "round_trips_per_req", "commits_per_req"} <= set(extra)
+
+
+# -- CPU from /proc (bench/cpu.py) ---------------------------------------------------------------
+
+def test_proc_stat_is_parsed_after_the_last_parenthesis():
+    # comm may hold spaces and ')' ; fields after it: state ppid ... utime stime cutime cstime
+    line = "4242 (gunicorn: (worker) x) S 4200 " + " ".join(["0"] * 9) + " 150 50 30 20 0 0\n"
+    found = cpu.parse_stat(line, ticks=100)
+    assert (found.ppid, found.own, found.reaped) == (4200, 2.0, 0.5)
+    assert cpu.parse_schedstat("1234567890 55 7\n") == pytest.approx(1.23456789)
+
+
+def test_tree_cpu_counts_the_root_its_reaped_and_its_live_children_only(tmp_path):
+    def proc(pid: int, ppid: int, utime: int, cutime: int = 0) -> None:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(
+            f"{pid} (p) S {ppid} " + " ".join(["0"] * 9) + f" {utime} 0 {cutime} 0 0 0\n")
+
+    proc(10, 1, utime=100, cutime=300)  # the master, with exited workers' CPU reaped
+    proc(11, 10, utime=200)
+    proc(12, 10, utime=50)
+    proc(13, 11, utime=999)  # a grandchild: not gunicorn's
+    proc(14, 1, utime=999)
+    (tmp_path / "self").mkdir()
+    assert cpu.tree_seconds(10, proc=str(tmp_path)) == pytest.approx((100 + 300 + 200 + 50) / cpu.TICKS)
+
+
+def test_cpu_deltas_are_per_pid_and_a_vanished_backend_is_reported_not_subtracted():
+    before = {1: 1.0, 2: 5.0, 3: 2.0}
+    after = {1: 1.5, 3: 2.25, 4: 0.5}  # 2 ended during the run, 4 started
+    spent, lost = cpu.delta(before, after)
+    assert spent == pytest.approx(0.5 + 0.25 + 0.5)
+    assert lost == 1
+
+
+def test_backend_cpu_of_this_process_is_read_exactly():
+    seconds = cpu.single_thread_seconds(os.getpid())
+    assert seconds is not None and seconds > 0
+    assert cpu.single_thread_seconds(2 ** 22 + 12345) is None
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+def test_the_table_shows_cpu_statements_round_trips_ratio_and_verdict():
+    m = lib.Measurement(rate=120.0, p50_ms=30.0, p99_ms=90.0, extra={
+        "server_cpu_ms_per_req": 7.5, "db_cpu_ms_per_req": 4.25, "statements_per_req": 25.0,
+        "round_trips_per_req": 19.0})
+    line = {**dataclasses.asdict(lib.Result("POST reservation", m, baseline="pgbench_tpcb_like",
+                                            goal=0.25)), "ratio": 0.1, "passed": False}
+    report = {"results": [line], "commit": "abc1234",
+              "settings": {"runs": 3, "duration_s": 5, "connections": 32, "cpus": 2,
+                           "gunicorn": {}, "broker_url": "stub://",
+                           "load_average_before": [1.0], "load_average_after": [2.0]}}
+    text = run.format_table(report)
+    header, _, row = text.splitlines()[:3]
+    for title in ("srv ms", "db ms", "stmts", "RTs", "ratio"):
+        assert title in header
+    assert row.split()[:2] == ["POST", "reservation"]
+    for cell in ("120.0", "7.500", "4.250", "25.0", "19.0", "0.10", ">=0.25", "MISSED"):
+        assert cell in row.split()
+    assert "commit abc1234" in text
+
+
+def test_the_floor_helpers_agree_with_the_service():
+    for subject in (str(uuid.uuid4()) for _ in range(20)):
+        assert floor_app.partition_of(subject) == outbox_partition(subject)
+    assert floor_app.sellable(rooms=10, blocked=1, sold=8, sell_limit=None) == 1
+    assert floor_app.sellable(rooms=10, blocked=0, sold=5, sell_limit=5) == 0
+    pairs = [(lib.Measurement(rate=1, extra={"server_cpu_ms_per_req": s, "db_cpu_ms_per_req": d}),
+              lib.Measurement(rate=1, extra={"server_cpu_ms_per_req": 1.0, "db_cpu_ms_per_req": 1.0}))
+             for s, d in ((4.0, 2.0), (8.0, 4.0), (2.0, 2.0))]
+    assert floor.cpu_ratio(pairs) == 3.0  # per-pair 3, 6, 2
+    assert floor.cpu_ratio([(lib.Measurement(rate=1), lib.Measurement(rate=1))]) is None
