@@ -317,6 +317,9 @@ class Bench:
         counts = statements.count_service(settings, calls, warmup=warmup or [])
         self.log(f"  counted {counts.requests} requests: {counts.statements_per_req} statements, "
                  f"{counts.round_trips_per_req} round trips per request")
+        if any(status >= 300 for status in counts.statuses):
+            self.log(f"  note: not every counted request succeeded ({counts.statuses}); the "
+                     "figures mix in the failure path")
         return counts
 
     # -- load generators -------------------------------------------------------------------------

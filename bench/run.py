@@ -3,6 +3,14 @@ table with the medians and the ratios to the baselines, and write bench/out/benc
 (and bench/out/latest.json). Options: --duration, --runs, --connections, --threads, --workers,
 --gunicorn-threads, --worker-class, --pgbouncer-pool, --list, --keep-db.
 
+Every line shows, beside the rate and latencies, the CPU per request of the server (gunicorn
+master and workers) and of the database (the bench database's backends, and PgBouncer in its
+scenario), sampled from /proc around each run (bench/cpu.py), and the statements and round trips
+per request, counted exactly in a separate short in-process pass (bench/statements.py). The
+`floor` scenario books the same stay by hand (bench/floor_app.py) and reports the service's
+booking CPU over the floor's. The default run (3 runs x 5 s per figure) takes about 6 minutes on
+the 2-core box; `--runs 5 --duration 10` for steadier figures.
+
 Besides the modules in bench/scenarios, the built-in scenario `pgbouncer` (last) measures the
 booking and `GET /v1/properties/{id}` through PgBouncer in transaction mode beside direct, in
 alternating runs (direct, pooled, direct, ...), and reports pooled/direct and the ratios to the

@@ -19,6 +19,9 @@ What `bench` offers (bench/lib.py):
   unique token per request, `unique=True` adds a fresh Idempotency-Key per request;
   `script=<path>` runs your own Lua script instead (it may `dofile()` bench/wrk/driver.lua,
   wrap its `request()`, and must keep the driver's `done()`, which prints the BENCHJSON line).
+- `bench.count(calls, warmup=)` -> statements and round trips per request of
+  `bench.statements.Call`s sent one by one through the real app in-process; merge
+  `counts.extra()` into the Measurement's `extra` and the table shows them.
 - `bench.repeat(fn, runs=None)` -> median of a custom measuring function returning Measurement.
 - `bench.baseline("bare_falcon" | "pgbench_select_only" | "pgbench_tpcb_like")` -> a Result
   measured once per run (call it so it is measured and printed; then name it as `baseline=`).

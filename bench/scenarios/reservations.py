@@ -28,8 +28,10 @@ ROOMS_PER_TYPE = 10
 DAYS = 360
 
 
-def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, str, list[str], object]:
-    """A property with 10 room types x 10 rooms and one rate plan priced for a year."""
+def seed_hotel(bench: Bench, env_id: uuid.UUID, rooms_per_type: int | None = None
+               ) -> tuple[str, str, list[str], object]:
+    """A property with 10 room types x 10 rooms (or `rooms_per_type`) and one rate plan priced
+    for a year."""
     from pms.schemas import catalog as cs
     from pms.schemas.rates import RatesIn
     from pms.services import catalog, rates
@@ -43,7 +45,7 @@ def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, str, list[str], ob
         {"code": "BAR", "name": "Best available"}, cs.RatePlanIn))
     today = business_date(prop, ctx.now)
     type_ids = [str(rt.id) for rt in
-                lib.seed_room_types(ctx, prop.id, ROOM_TYPES, ROOMS_PER_TYPE)]
+                lib.seed_room_types(ctx, prop.id, ROOM_TYPES, rooms_per_type or ROOMS_PER_TYPE)]
     rates.set_rates(ctx, prop.id, plan.id, msgspec.convert({"rates": [
         {"room_type_id": rt, "from_date": today.isoformat(),
          "to_date": (today + timedelta(days=DAYS + 5)).isoformat(), "amount": "120.00"}
