@@ -7,7 +7,7 @@ services batch-load, so a quote and a search offer can never disagree.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -159,6 +159,18 @@ def stay_reasons(nights: list[date], departure: date, rules: Mapping[date, Rule]
     return reasons
 
 
+class PriceMemo:
+    """Work shared by every offer of one search (PERF, issue 10): each distinct nightly amount
+    rounded once per currency, and the priced nights of each distinct run of amounts built once
+    (ten room types of one plan usually share their amounts)."""
+
+    __slots__ = ("rounded", "runs")
+
+    def __init__(self) -> None:
+        self.rounded: dict[tuple[Decimal, str], Decimal] = {}
+        self.runs: dict[tuple[str, tuple[Decimal, ...]], tuple[list[NightPrice], Decimal]] = {}
+
+
 def price_stay(*, nights: list[date], departure: date, currency: str,
                rates: Mapping[date, Decimal], rules: Mapping[date, Rule],
                adults: int, children: int, max_occupancy: int,
@@ -172,31 +184,58 @@ def price_stay(*, nights: list[date], departure: date, currency: str,
     nights and the departure date) to its merged restrictions; `sellable` maps a night to the
     rooms still for sale. The quote is bookable only when no reason was found.
     """
+    return price_nights(
+        nights=nights, departure=departure, currency=currency,
+        amounts=[rates.get(n) for n in nights], rules=rules, adults=adults, children=children,
+        max_occupancy=max_occupancy, packages=packages,
+        sellable=None if sellable is None else [sellable.get(n, 0) for n in nights],
+        promo=promo, promo_code=promo_code, rate_plan_id=rate_plan_id, active=active)
+
+
+def price_nights(*, nights: Sequence[date], departure: date, currency: str,
+                 amounts: Sequence[Decimal | None], rules: Mapping[date, Rule],
+                 adults: int, children: int, max_occupancy: int,
+                 packages: Iterable[PackageLine] = (),
+                 sellable: Sequence[int] | None = None,
+                 promo: Promo | None = None, promo_code: str | None = None,
+                 rate_plan_id: uuid.UUID | None = None, active: bool = True,
+                 memo: PriceMemo | None = None) -> Quote:
+    """`price_stay` with the nightly facts as lists aligned with `nights` (index i is night i):
+    `amounts[i]` the rate (None: no rate), `sellable[i]` the rooms for sale. `memo` shares the
+    rounding and the priced nights between the offers of one search.
+    """
     count = len(nights)
     persons = adults + children
-    reasons = stay_reasons(nights, departure, rules, persons=persons,
+    reasons = stay_reasons(list(nights), departure, rules, persons=persons,
                            max_occupancy=max_occupancy, active=active)
-    priced: list[NightPrice] = []
-    rounded: dict[Decimal, Decimal] = {}  # PERF: nightly amounts repeat; round each once
+    memo = memo if memo is not None else PriceMemo()
     available: int | None = None
-    for night in nights:
-        if rules and rules.get(night, OPEN).closed:
-            reasons.append(Reason("closed", "the rate is closed on this night", night))
-        amount = rates.get(night)
-        if amount is None:
-            reasons.append(Reason("no_rate", "no rate is loaded for this night", night))
-        else:
-            value = rounded.get(amount)
-            if value is None:
-                value = rounded[amount] = quantize(amount, currency)
-            priced.append(NightPrice(night, value))
-        if sellable is not None:
-            left = max(sellable.get(night, 0), 0)
-            available = left if available is None else min(available, left)
-            if left == 0:
+    if sellable is not None:
+        available = max(min(sellable, default=0), 0)
+    closed = bool(rules) and any(rule.closed for rule in rules.values())
+    if not closed and None not in amounts and (sellable is None or available):
+        # PERF: the common case has no per-night reason: price the run of amounts once
+        key = (currency, tuple(amounts))
+        run = memo.runs.get(key)
+        if run is None:
+            priced = [NightPrice(night, _rounded(memo, amount, currency))
+                      for night, amount in zip(nights, amounts, strict=True)]
+            run = memo.runs[key] = (priced, sum((p.amount for p in priced), zero(currency)))
+        priced, room_total = list(run[0]), run[1]
+    else:
+        priced = []
+        for i, night in enumerate(nights):
+            if rules and rules.get(night, OPEN).closed:
+                reasons.append(Reason("closed", "the rate is closed on this night", night))
+            amount = amounts[i]
+            if amount is None:
+                reasons.append(Reason("no_rate", "no rate is loaded for this night", night))
+            else:
+                priced.append(NightPrice(night, _rounded(memo, amount, currency)))
+            if sellable is not None and max(sellable[i], 0) == 0:
                 reasons.append(Reason("sold_out", "no room of this type is left on this night",
                                       night))
-    room_total = sum((p.amount for p in priced), zero(currency))
+        room_total = sum((p.amount for p in priced), zero(currency))
     packages_total = zero(currency)
     for pkg in packages:
         if pkg.currency != currency:
@@ -212,11 +251,17 @@ def price_stay(*, nights: list[date], departure: date, currency: str,
             reasons.append(problem)
         elif promo is not None:
             discount = promo_discount(promo, room_total, currency)
-    if sellable is not None and available is None:
-        available = 0
     return Quote(
         nights=priced, room_total=room_total, packages_total=packages_total,
         discount_total=discount, total=room_total + packages_total - discount,
         currency=currency, bookable=not reasons, reasons=reasons, available=available,
         promo_code=promo_code,
     )
+
+
+def _rounded(memo: PriceMemo, amount: Decimal, currency: str) -> Decimal:
+    key = (amount, currency)
+    value = memo.rounded.get(key)
+    if value is None:
+        value = memo.rounded[key] = quantize(amount, currency)
+    return value

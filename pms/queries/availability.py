@@ -1,26 +1,48 @@
 """Read side of pricing and availability: batch-load everything a search or a quote needs.
 
-A fixed handful of queries whatever the size of the search (rooms, maintenance, inventory,
-rates, restrictions, packages, promo code): never one query per night, room type or plan.
-No writes and no transactions of its own; call inside a read scope or a unit of work.
+A fixed handful of statements whatever the size of the search, each compiled once per process
+(`pms.db.statements`) and returning plain tuples: never one query per night, room type or plan,
+and no model objects. On PostgreSQL the database does the per-night work (issue 10):
+
+- the nightly rates come back as one row per (rate plan, room type), the amounts in an array
+  ordered by night (50 rows for 30 nights x 10 types x 5 plans, not 1,500);
+- the rooms still for sale come back as one row per room type, an array of one count per night,
+  computed in SQL by the rule of `pms.domain.availability.sellable` (rooms recounted, maintenance
+  counted once per room and night with out-of-order winning, the sell limit, the rooms sold).
+
+SQLite (the embedded default) reads the same facts row by row and counts in Python with the
+domain functions; the PostgreSQL statements are checked against them in
+tests/services/test_availability_sql.py.
+
+Everything per night is a list aligned with `SearchData.nights` (index i is night i). No writes
+and no transactions of their own; call inside a read scope or a unit of work.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import Any, Protocol
 
-from pms.db.database import db
-from pms.domain.availability import NightCount
-from pms.domain.pricing import OPEN, PackageLine, Promo, Rule, merge_rules
-from pms.models.catalog import Package, RatePlan
-from pms.models.property import RoomType
+from pms.db.database import is_postgres
+from pms.db.statements import Statement, param
+from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_rules
+from pms.models.catalog import Package
 from pms.models.rates import PromoCode, RateSchedule, Restriction
-from pms.services.inventory import night_counts
+from pms.services.inventory_counts import night_counts
+
+
+class _RoomType(Protocol):
+    id: uuid.UUID
+
+
+class _RatePlan(Protocol):
+    id: uuid.UUID
+    package_codes: Any
 
 
 @dataclass
@@ -30,16 +52,18 @@ class SearchData:
     arrival: date
     departure: date
     nights: list[date]
-    rates: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Decimal]]
+    rates: dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]]
     restrictions: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]]
-    counts: dict[tuple[uuid.UUID, date], NightCount] | None
-    packages: dict[str, PackageLine]
+    sellable: dict[uuid.UUID, list[int]] | None
+    packages: Mapping[str, PackageLine]
     promo: Promo | None = None
+    memo: PriceMemo = field(default_factory=PriceMemo)
     _rules: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Rule]] = field(default_factory=dict)
-    _sellable: dict[uuid.UUID, dict[date, int]] = field(default_factory=dict)
 
-    def rates_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> dict[date, Decimal]:
-        return self.rates.get((plan_id, room_type_id), {})
+    def rates_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> list[Decimal | None]:
+        """The amount of each night (None: no rate loaded for that night)."""
+        found = self.rates.get((plan_id, room_type_id))
+        return found if found is not None else [None] * len(self.nights)
 
     def rules_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> dict[date, Rule]:
         """Merged restrictions per date (the nights and the departure date)."""
@@ -56,18 +80,186 @@ class SearchData:
             self._rules[key] = cached
         return cached
 
-    def sellable_for(self, room_type_id: uuid.UUID) -> dict[date, int] | None:
-        if self.counts is None:
+    def sellable_for(self, room_type_id: uuid.UUID) -> list[int] | None:
+        """Rooms still for sale on each night (never negative); None when not loaded."""
+        if self.sellable is None:
             return None
-        cached = self._sellable.get(room_type_id)
-        if cached is None:
-            cached = self._sellable[room_type_id] = {
-                n: self.counts[(room_type_id, n)].sellable for n in self.nights
-                if (room_type_id, n) in self.counts}
-        return cached
+        found = self.sellable.get(room_type_id)
+        return found if found is not None else [0] * len(self.nights)
 
-    def packages_for(self, plan: RatePlan) -> list[PackageLine]:
+    def packages_for(self, plan: _RatePlan) -> list[PackageLine]:
         return [self.packages[c] for c in (plan.package_codes or []) if c in self.packages]
+
+
+# -- the statements --------------------------------------------------------------------------
+
+_RATES_BY_PAIR_PG = Statement.text("availability.rates_by_pair", postgres="""
+    SELECT rate_plan_id::text, room_type_id::text,
+           array_agg(date - %(start)s::date ORDER BY date), array_agg(amount ORDER BY date)
+    FROM rate_schedule
+    WHERE env_id = %(env)s AND property_id = %(property_id)s
+      AND date >= %(start)s AND date < %(end)s
+    GROUP BY rate_plan_id, room_type_id""")
+
+_RATES_OF_PROPERTY = Statement.build("availability.rates_of_property", lambda: (
+    RateSchedule.select(RateSchedule.rate_plan, RateSchedule.room_type, RateSchedule.date,
+                        RateSchedule.amount)
+    .where((RateSchedule.env_id == param.env) & (RateSchedule.property == param.property_id)
+           & (RateSchedule.date >= param.start) & (RateSchedule.date < param.end))))
+
+_RATES_OF_PAIR = Statement.build("availability.rates_of_pair", lambda: (
+    RateSchedule.select(RateSchedule.date, RateSchedule.amount)
+    .where((RateSchedule.env_id == param.env) & (RateSchedule.property == param.property_id)
+           & (RateSchedule.rate_plan == param.rate_plan_id)
+           & (RateSchedule.room_type == param.room_type_id)
+           & (RateSchedule.date >= param.start) & (RateSchedule.date < param.end))))
+
+_RESTRICTIONS = Statement.build("availability.restrictions", lambda: (
+    Restriction.select(Restriction.rate_plan, Restriction.room_type, Restriction.date,
+                       Restriction.closed, Restriction.closed_to_arrival,
+                       Restriction.closed_to_departure, Restriction.min_los, Restriction.max_los)
+    .where((Restriction.env_id == param.env) & (Restriction.property == param.property_id)
+           & (Restriction.date >= param.start) & (Restriction.date <= param.last))))
+
+_PACKAGES = Statement.build("availability.packages", lambda: (
+    Package.select(Package.code, Package.calculation, Package.price, Package.currency)
+    .where((Package.env_id == param.env) & (Package.property == param.property_id))))
+
+_PROMO = Statement.build("availability.promo", lambda: (
+    PromoCode.select(PromoCode.code, PromoCode.discount_type, PromoCode.discount_value,
+                     PromoCode.currency, PromoCode.valid_from, PromoCode.valid_to,
+                     PromoCode.min_nights, PromoCode.rate_plan_ids, PromoCode.active)
+    .where((PromoCode.env_id == param.env) & (PromoCode.property == param.property_id)
+           & (PromoCode.code == param.code))))
+
+# Rooms still for sale per (room type, night), by the rule of pms.domain.availability.sellable:
+# usable = rooms - rooms out of sale that night (a room counted once, whichever periods overlap);
+# capacity = usable, lowered (never raised) by a sell limit of at least 0; sellable = capacity -
+# sold, never below 0. A night without an inventory row has no sell limit and nothing sold.
+_SELLABLE_PG = Statement.text("availability.sellable", postgres="""
+    WITH nights AS (
+        SELECT i, %(start)s::date + i AS night FROM generate_series(0, %(count)s - 1) AS i
+    ), types AS (
+        SELECT id FROM room_type WHERE env_id = %(env)s AND property_id = %(property_id)s
+    ), rooms AS (
+        SELECT room_type_id, count(*) AS n FROM room
+        WHERE env_id = %(env)s AND property_id = %(property_id)s
+        GROUP BY room_type_id
+    ), down AS (
+        SELECT r.room_type_id, nights.i, count(DISTINCT m.room_id) AS n
+        FROM maintenance m
+        JOIN room r ON r.env_id = m.env_id AND r.id = m.room_id
+        JOIN nights ON nights.night BETWEEN m.from_date AND m.to_date
+        WHERE m.env_id = %(env)s AND m.property_id = %(property_id)s AND m.active
+        GROUP BY r.room_type_id, nights.i
+    )
+    SELECT t.id::text, array_agg(GREATEST(
+               LEAST(GREATEST(coalesce(rooms.n, 0) - coalesce(down.n, 0), 0),
+                     GREATEST(coalesce(d.sell_limit, 2147483647), 0))
+               - GREATEST(coalesce(d.sold, 0), 0), 0) ORDER BY nights.i)
+    FROM types t
+    CROSS JOIN nights
+    LEFT JOIN rooms ON rooms.room_type_id = t.id
+    LEFT JOIN inventory_day d ON d.env_id = %(env)s AND d.property_id = %(property_id)s
+        AND d.room_type_id = t.id AND d.date = nights.night
+    LEFT JOIN down ON down.room_type_id = t.id AND down.i = nights.i
+    GROUP BY t.id""")
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+def _as_date(value: Any) -> date:
+    return date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _as_amount(value: Any) -> Decimal:
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
+def _load_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]], arrival: date,
+                count: int) -> dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]]:
+    """The nightly amounts of each wanted (rate plan, room type), aligned with the nights."""
+    if not pairs:
+        return {}
+    end = arrival + timedelta(days=count)
+    out: dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]] = {}
+    if len(pairs) == 1:  # a quote or a booking: one pair's rows only
+        ((plan_id, rt_id),) = pairs
+        per: list[Decimal | None] = [None] * count
+        for day, amount in _RATES_OF_PAIR.rows(property_id=property_id, rate_plan_id=plan_id,
+                                                room_type_id=rt_id, start=arrival, end=end):
+            per[(_as_date(day) - arrival).days] = _as_amount(amount)
+        return {(plan_id, rt_id): per}
+    if is_postgres():
+        # PERF: ids converted once per (plan, room type), never per night
+        wanted = {(str(p), str(r)): (p, r) for p, r in pairs}
+        for plan_raw, rt_raw, offsets, amounts in _RATES_BY_PAIR_PG.rows(
+                property_id=property_id, start=arrival, end=end):
+            key = wanted.get((plan_raw, rt_raw))
+            if key is None:
+                continue
+            per = [None] * count
+            for i, amount in zip(offsets, amounts, strict=True):
+                per[i] = amount
+            out[key] = per
+        return out
+    for plan_raw, rt_raw, day, amount in _RATES_OF_PROPERTY.rows(
+            property_id=property_id, start=arrival, end=end):
+        key = (uuid.UUID(plan_raw), uuid.UUID(rt_raw))
+        if key not in pairs:
+            continue
+        per = out.get(key)
+        if per is None:
+            per = out[key] = [None] * count
+        per[(_as_date(day) - arrival).days] = _as_amount(amount)
+    return out
+
+
+def _load_restrictions(property_id: uuid.UUID, plan_ids: set[uuid.UUID],
+                       rt_ids: set[uuid.UUID], arrival: date, departure: date
+                       ) -> dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]]:
+    """The restrictions that are not open, of the stay's dates (its departure included), for
+    the plans and room types searched (a null plan or room type means all of them)."""
+    out: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]] = defaultdict(list)
+    for plan_id, rt_id, day, closed, cta, ctd, min_los, max_los in _RESTRICTIONS.typed_rows(
+            property_id=property_id, start=arrival, last=departure):
+        if plan_id is not None and plan_id not in plan_ids:
+            continue
+        if rt_id is not None and rt_id not in rt_ids:
+            continue
+        rule = Rule(closed=bool(closed), closed_to_arrival=bool(cta),
+                    closed_to_departure=bool(ctd), min_los=min_los, max_los=max_los)
+        if rule != OPEN:
+            out[day].append((plan_id, rt_id, rule))
+    return dict(out)
+
+
+def load_packages(property_id: uuid.UUID) -> dict[str, PackageLine]:
+    """The property's packages by code."""
+    return {code: PackageLine(code=code, calculation=calculation, price=price, currency=currency)
+            for code, calculation, price, currency
+            in _PACKAGES.typed_rows(property_id=property_id)}
+
+
+def load_sellable(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], arrival: date,
+                  count: int) -> dict[uuid.UUID, list[int]]:
+    """Rooms still for sale per room type and night (aligned with the `count` nights from
+    `arrival`): exact counts, as `pms.services.inventory_counts.night_counts` gives them."""
+    ids = list(room_type_ids)
+    if not ids or count <= 0:
+        return {rt: [] for rt in ids}
+    if is_postgres():
+        wanted = {str(rt): rt for rt in ids}
+        out = {}
+        for rt_raw, per_night in _SELLABLE_PG.rows(property_id=property_id, start=arrival,
+                                                   count=count):
+            rt = wanted.get(rt_raw)
+            if rt is not None:
+                out[rt] = per_night
+        return out
+    counts = night_counts(property_id, ids, arrival, arrival + timedelta(days=count))
+    nights = [arrival + timedelta(days=i) for i in range(count)]
+    return {rt: [counts[(rt, n)].sellable for n in nights] for rt in ids}
 
 
 def promo_of(row: PromoCode) -> Promo:
@@ -84,67 +276,41 @@ def find_promo(property_id: uuid.UUID, code: str) -> PromoCode | None:
                                  & (PromoCode.code == code.strip().upper()))
 
 
-def load_search_data(property_id: uuid.UUID, room_types: Iterable[RoomType],
-                     rate_plans: Iterable[RatePlan], arrival: date, departure: date,
+def load_promo(property_id: uuid.UUID, code: str) -> Promo | None:
+    """`find_promo` as a plain `Promo` (one compiled statement, no model object)."""
+    row = _PROMO.typed_rows(property_id=property_id, code=code.strip().upper())
+    if not row:
+        return None
+    code_, kind, value, currency, valid_from, valid_to, min_nights, plan_ids, active = row[0]
+    return Promo(code=code_, discount_type=kind, value=value, currency=currency,
+                 valid_from=valid_from, valid_to=valid_to, min_nights=min_nights,
+                 rate_plan_ids=frozenset(uuid.UUID(str(i)) for i in plan_ids or []),
+                 active=bool(active))
+
+
+def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
+                     rate_plans: Iterable[_RatePlan], arrival: date, departure: date,
                      nights: list[date], *, promo_code: str | None = None,
-                     with_counts: bool = True) -> SearchData:
+                     with_counts: bool = True,
+                     packages: Mapping[str, PackageLine] | None = None) -> SearchData:
     """Batch-load rates, restrictions, inventory counts, packages and the promo code.
 
-    `with_counts=False` skips the inventory counts (a booking recounts them under its lock):
-    quotes built from such data say nothing about sold-out nights.
+    `room_types` and `rate_plans` are models or the catalog's rows (`pms.queries.catalog`);
+    `packages`, when the caller has the property's packages already (the catalog), saves their
+    read. `with_counts=False` skips the inventory counts (a booking recounts them under its
+    lock): quotes built from such data say nothing about sold-out nights.
     """
-    rt_ids = [rt.id for rt in room_types]
+    rt_ids = {rt.id for rt in room_types}
     plans = list(rate_plans)
-    plan_ids = [p.id for p in plans]
-    rates: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Decimal]] = {}
-    if rt_ids and plan_ids:
-        query = (RateSchedule.select(RateSchedule.rate_plan.cast("text"),
-                                     RateSchedule.room_type.cast("text"),
-                                     RateSchedule.date, RateSchedule.amount)
-                 .where((RateSchedule.property == property_id)
-                        & RateSchedule.rate_plan.in_(plan_ids) & RateSchedule.room_type.in_(rt_ids)
-                        & (RateSchedule.date >= arrival) & (RateSchedule.date < departure)))
-        # PERF: up to nights x types x plans rows; read the cursor directly with the ids as
-        # text and group by them, so ids are converted once per (plan, room type), not per row.
-        grouped: dict[tuple[object, object], dict[date, Decimal]] = {}
-        for plan_raw, rt_raw, day, amount in db.execute(query).fetchall():
-            per = grouped.get((plan_raw, rt_raw))
-            if per is None:
-                per = grouped[(plan_raw, rt_raw)] = {}
-            if isinstance(day, str):          # SQLite
-                day = date.fromisoformat(day)
-            per[day] = amount if isinstance(amount, Decimal) else Decimal(str(amount))
-        for (plan_raw, rt_raw), per in grouped.items():
-            rates[(uuid.UUID(str(plan_raw)), uuid.UUID(str(rt_raw)))] = per
-    restrictions: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]] = \
-        defaultdict(list)
-    rrows = (Restriction.select(Restriction.rate_plan, Restriction.room_type, Restriction.date,
-                                Restriction.closed, Restriction.closed_to_arrival,
-                                Restriction.closed_to_departure, Restriction.min_los,
-                                Restriction.max_los)
-             .where((Restriction.property == property_id)
-                    & (Restriction.date >= arrival) & (Restriction.date <= departure)
-                    & (Restriction.rate_plan.is_null() | Restriction.rate_plan.in_(plan_ids or [None]))
-                    & (Restriction.room_type.is_null() | Restriction.room_type.in_(rt_ids or [None])))
-             .tuples())
-    for plan_id, rt_id, day, closed, cta, ctd, min_los, max_los in rrows:
-        rule = Rule(closed=bool(closed), closed_to_arrival=bool(cta),
-                    closed_to_departure=bool(ctd), min_los=min_los, max_los=max_los)
-        if rule != OPEN:
-            restrictions[day].append((plan_id, rt_id, rule))
-    codes = sorted({c for p in plans for c in (p.package_codes or [])})
-    packages: dict[str, PackageLine] = {}
-    if codes:
-        for pkg in Package.select().where((Package.property == property_id)
-                                          & Package.code.in_(codes)):
-            packages[pkg.code] = PackageLine(code=pkg.code, calculation=pkg.calculation,
-                                             price=pkg.price, currency=pkg.currency)
-    promo = None
-    if promo_code is not None:
-        row = find_promo(property_id, promo_code)
-        promo = promo_of(row) if row is not None else None
-    counts = (night_counts(property_id, rt_ids, arrival, arrival + timedelta(days=len(nights)))
-              if with_counts else None)
+    plan_ids = {p.id for p in plans}
+    count = len(nights)
+    rates = _load_rates(property_id, {(p, r) for p in plan_ids for r in rt_ids}, arrival, count)
+    restrictions = _load_restrictions(property_id, plan_ids, rt_ids, arrival, departure)
+    if packages is None:
+        packages = (load_packages(property_id)
+                    if any(p.package_codes for p in plans) else {})
+    promo = load_promo(property_id, promo_code) if promo_code is not None else None
+    sellable = load_sellable(property_id, rt_ids, arrival, count) if with_counts else None
     return SearchData(arrival=arrival, departure=departure, nights=nights, rates=rates,
-                      restrictions=dict(restrictions), counts=counts, packages=packages,
+                      restrictions=restrictions, sellable=sellable, packages=packages,
                       promo=promo)

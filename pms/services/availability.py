@@ -1,9 +1,10 @@
 """Availability searches: property, env-wide and corporate, all through one calculation.
 
-`search_property` batch-loads a property's room types, rate plans, inventory counts, rates,
-restrictions and packages with a fixed handful of queries (`pms.queries.availability`) and prices
-every (room type, rate plan) with `pms.services.pricing.quote_for`, the same function behind
-`quote_stay`. Reads only.
+`search_property` reads the property with its catalog (room types, rate plans, packages: cached
+per catalog version, `pms.queries.catalog.property_catalog`), then the stay's rates, restrictions
+and rooms for sale with a fixed handful of compiled statements (`pms.queries.availability`), and
+prices every (room type, rate plan) with `pms.services.pricing.quote_for`, the same function
+behind `quote_stay`. Reads only; no model objects on the way.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from pms.domain.stay import stay_nights
 from pms.errors import NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
 from pms.models.profiles import Profile
-from pms.models.property import Property, RoomType
+from pms.models.property import Property
 from pms.queries.availability import load_search_data
+from pms.queries.catalog import Catalog, PropertyHead, RatePlanRow, RoomTypeRow, property_catalog
 from pms.schemas import availability as s
-from pms.services.catalog import load_property
 from pms.services.pricing import check_occupancy, quote_for
 
 MAX_SEARCH_NIGHTS = 90
@@ -52,7 +53,7 @@ def _nights(search: Search) -> list[date]:
     return nights
 
 
-def _check_not_past(prop: Property, search: Search, ctx: Ctx) -> None:
+def _check_not_past(prop: PropertyHead, search: Search, ctx: Ctx) -> None:
     today = prop.business_date or local_today(ctx.now, prop.timezone)
     if search.arrival < today:
         raise ValidationFailed(f"arrival_date is before the property's date ({today})",
@@ -60,51 +61,51 @@ def _check_not_past(prop: Property, search: Search, ctx: Ctx) -> None:
                                errors=[{"field": "arrival_date", "message": "in the past"}])
 
 
-def _plans(prop: Property, search: Search, negotiated_ids: Sequence[uuid.UUID] | None) -> list[RatePlan]:
-    """Plans on offer: public ones, or (corporate) only the company's negotiated ones."""
+def _plans(catalog: Catalog, search: Search,
+           negotiated_ids: Sequence[uuid.UUID] | None) -> list[RatePlanRow]:
+    """Plans on offer, by code: public ones, or (corporate) only the company's negotiated ones."""
     if search.rate_plan_ids is not None:
-        known = {r for (r,) in RatePlan.select(RatePlan.id).where(
-            (RatePlan.property == prop.id) & RatePlan.id.in_(list(search.rate_plan_ids))).tuples()}
+        known = {p.id for p in catalog.rate_plans}
         unknown = sorted(str(i) for i in search.rate_plan_ids - known)
         if unknown:
             raise ValidationFailed("rate_plan_ids names rate plans this property does not have",
                                    errors=[{"field": "rate_plan_ids",
                                             "message": f"unknown: {', '.join(unknown)}"}])
-    query = RatePlan.select().where((RatePlan.property == prop.id) & RatePlan.active)
     if negotiated_ids is None:
-        query = query.where(RatePlan.negotiated == False)  # noqa: E712 - SQL comparison
+        plans = [p for p in catalog.rate_plans if p.active and not p.negotiated]
     else:
         if not negotiated_ids:
             return []
-        query = query.where(RatePlan.negotiated & RatePlan.id.in_(list(negotiated_ids)))
+        wanted = set(negotiated_ids)
+        plans = [p for p in catalog.rate_plans if p.active and p.negotiated and p.id in wanted]
     if search.rate_plan_ids is not None:
-        query = query.where(RatePlan.id.in_(list(search.rate_plan_ids)))
-    return list(query.order_by(RatePlan.code))
+        plans = [p for p in plans if p.id in search.rate_plan_ids]
+    return plans
 
 
-def _room_types(prop: Property, search: Search) -> list[RoomType]:
-    query = RoomType.select().where(RoomType.property == prop.id)
-    if search.room_type_id is not None:
-        query = query.where(RoomType.id == search.room_type_id)
-    rows = list(query.order_by(RoomType.sort_order, RoomType.code))
-    if search.room_type_id is not None and not rows:
+def _room_types(catalog: Catalog, search: Search) -> list[RoomTypeRow]:
+    """Room types by sort order and code (one, with room_type_id)."""
+    if search.room_type_id is None:
+        return list(catalog.room_types)
+    rows = [rt for rt in catalog.room_types if rt.id == search.room_type_id]
+    if not rows:
         raise ValidationFailed("room_type_id is not a room type of this property",
                                errors=[{"field": "room_type_id", "message": "unknown room type"}])
     return rows
 
 
-def _search_loaded(prop: Property, search: Search, nights: list[date],
+def _search_loaded(prop: PropertyHead, catalog: Catalog, search: Search, nights: list[date],
                    negotiated_ids: Sequence[uuid.UUID] | None,
                    company_id: uuid.UUID | None = None) -> s.AvailabilityOut:
     """The calculation itself; call inside a read scope."""
-    room_types = _room_types(prop, search)
-    plans = _plans(prop, search, negotiated_ids)
+    room_types = _room_types(catalog, search)
+    plans = _plans(catalog, search, negotiated_ids)
     data = load_search_data(prop.id, room_types, plans, search.arrival, search.departure, nights,
-                            promo_code=search.promo_code)
+                            promo_code=search.promo_code, packages=catalog.packages)
     out_types = []
     for rt in room_types:
         sellable = data.sellable_for(rt.id)
-        available = min((sellable.get(n, 0) for n in nights), default=0)
+        available = min(sellable, default=0) if sellable is not None else 0
         offers = []
         for plan in plans:
             quote = quote_for(data, rt, plan, adults=search.adults, children=search.children,
@@ -182,9 +183,9 @@ def search_property(ctx: Ctx, property_id: uuid.UUID, body: s.AvailabilityIn) ->
     search = _search_of(body)
     nights = _nights(search)
     with read_scope(ctx):
-        prop = load_property(property_id)
+        prop, catalog = property_catalog(property_id)
         _check_not_past(prop, search, ctx)
-        return _search_loaded(prop, search, nights, None)
+        return _search_loaded(prop, catalog, search, nights, None)
 
 
 def search_corporate(ctx: Ctx, property_id: uuid.UUID,
@@ -209,17 +210,18 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
     search = _search_of(body)
     nights = _nights(search)
     with read_scope(ctx):
-        prop = load_property(property_id)
+        prop, catalog = property_catalog(property_id)
         _check_not_past(prop, search, ctx)
         if body.company_profile_id is None:
-            return _search_loaded(prop, search, nights, None)
+            return _search_loaded(prop, catalog, search, nights, None)
         company = Profile.get_or_none((Profile.id == body.company_profile_id)
                                       & (Profile.kind == "COMPANY"))
         if company is None:
             raise ValidationFailed("company_profile_id is not a company profile",
                                    errors=[{"field": "company_profile_id",
                                             "message": "unknown company profile"}])
-        return _search_loaded(prop, search, nights, negotiated_plan_ids(company), company.id)
+        return _search_loaded(prop, catalog, search, nights, negotiated_plan_ids(company),
+                              company.id)
 
 
 def search_env(ctx: Ctx, query: s.AvailabilityQuery) -> s.EnvAvailabilityOut:
@@ -247,5 +249,6 @@ def search_env(ctx: Ctx, query: s.AvailabilityQuery) -> s.EnvAvailabilityOut:
             today = prop.business_date or local_today(ctx.now, prop.timezone)
             if search.arrival < today:
                 continue
-            results.append(_search_loaded(prop, search, nights, None))
+            head, catalog = property_catalog(prop.id)
+            results.append(_search_loaded(head, catalog, search, nights, None))
     return s.EnvAvailabilityOut(data=results)

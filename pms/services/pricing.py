@@ -11,12 +11,13 @@ from datetime import date
 
 from pms.context import Ctx
 from pms.db.uow import read_scope
-from pms.domain.pricing import Quote, price_stay
+from pms.domain.pricing import Quote, price_nights
 from pms.domain.stay import stay_nights
 from pms.errors import ValidationFailed
 from pms.models.catalog import RatePlan
 from pms.models.property import Property, RoomType
 from pms.queries.availability import SearchData, load_search_data
+from pms.queries.catalog import RatePlanRow, RoomTypeRow
 
 
 def check_occupancy(adults: int, children: int) -> None:
@@ -29,17 +30,18 @@ def check_occupancy(adults: int, children: int) -> None:
                                errors=[{"field": "children", "message": "must be >= 0"}])
 
 
-def quote_for(data: SearchData, room_type: RoomType, rate_plan: RatePlan, *, adults: int,
-              children: int, promo_code: str | None = None) -> Quote:
-    """Price one (room type, rate plan) from batch-loaded data."""
-    return price_stay(
+def quote_for(data: SearchData, room_type: RoomType | RoomTypeRow,
+              rate_plan: RatePlan | RatePlanRow, *, adults: int, children: int,
+              promo_code: str | None = None) -> Quote:
+    """Price one (room type, rate plan) from batch-loaded data (models or catalog rows)."""
+    return price_nights(
         nights=data.nights, departure=data.departure, currency=rate_plan.currency,
-        rates=data.rates_for(rate_plan.id, room_type.id),
+        amounts=data.rates_for(rate_plan.id, room_type.id),
         rules=data.rules_for(rate_plan.id, room_type.id),
         adults=adults, children=children, max_occupancy=room_type.max_occupancy,
         packages=data.packages_for(rate_plan), sellable=data.sellable_for(room_type.id),
         promo=data.promo, promo_code=promo_code, rate_plan_id=rate_plan.id,
-        active=bool(rate_plan.active))
+        active=bool(rate_plan.active), memo=data.memo)
 
 
 def quote_stay(ctx: Ctx, *, property: Property, room_type: RoomType, rate_plan: RatePlan,

@@ -1,0 +1,233 @@
+"""Statements compiled once per process: SQL text built once, run many times with new values.
+
+Building a query with peewee and compiling it to SQL costs more than running it (issue 10: 200-620
+us per compile, several per request). A `Statement` is built ONCE per process and database kind,
+either by peewee (which still describes the tables) or from SQL text, and every later call only
+binds new values to the same text. Nothing is prepared on the server and no session state is
+left behind (PgBouncer transaction pooling, issue 17): the text goes out through
+`db.execute_sql`, so each call carries the transaction's tenant and timeout settings like any
+other statement, and PostgreSQL parses and plans it as usual.
+
+Tenancy: a statement of tenant rows names the tenant explicitly, `env_id = <the env slot>`
+(`param.env` in a peewee builder, `%(env)s` in text), and `run()` binds that slot from the active
+tenant scope, never from the caller. A statement without the env slot must say
+`tenant_free=True`. Builders run under `unscoped()`, so `TenantModel.select()` adds no filter of
+whichever env happened to be active at compile time; for the same reason a compiled statement
+may hold no UUID constant (it would freeze one tenant's id into every later call).
+
+    RATES = Statement.build("rates.for_plan", lambda: (
+        RateSchedule.select(RateSchedule.date, RateSchedule.amount)
+        .where((RateSchedule.env_id == param.env) & (RateSchedule.rate_plan == param.plan_id))))
+    for day, amount in RATES.rows(plan_id=plan.id):
+        ...
+
+    SELLABLE = Statement.text("inventory.sellable", postgres="SELECT ... WHERE env_id = %(env)s")
+
+Values: a `uuid.UUID` is sent as its hex string (what peewee's UUIDField sends: PostgreSQL casts
+it to uuid, SQLite stores it so); everything else goes to the driver as given. Rows come back as
+the driver returns them (tuples); `typed_rows()` applies the selected fields' peewee
+conversions for a statement peewee built.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import peewee
+
+from pms.db.database import db
+from pms.db.scope import require_env, unscoped
+
+ENV = "env"
+
+_TEXT_SLOT = re.compile(r"%\((\w+)\)s|%%")
+
+
+class _Slot:
+    """The placeholder value a `Param` compiles to (found again in peewee's parameter list)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<slot {self.name}>"
+
+
+class Param(peewee.Value):
+    """A named value slot in a peewee-built statement (compiled as one `%s`/`?` placeholder)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(_Slot(name), converter=False, unpack=False)
+        self.name = name
+
+
+class _Params:
+    """`param.plan_id` (or `param("plan_id")`) is the slot named plan_id; `param.env` the env."""
+
+    def __getattr__(self, name: str) -> Param:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Param(name)
+
+    def __call__(self, name: str) -> Param:
+        return Param(name)
+
+
+param = _Params()
+
+
+class Compiled:
+    """One statement's text for one database kind and how to fill its parameters."""
+
+    __slots__ = ("sql", "slots", "converters")
+
+    def __init__(self, sql: str, slots: tuple[tuple[str | None, Any], ...],
+                 converters: tuple[Callable[[Any], Any] | None, ...] | None) -> None:
+        self.sql = sql
+        self.slots = slots          # (name, None) for a named slot, (None, value) for a constant
+        self.converters = converters
+
+    def params(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        out = []
+        for name, constant in self.slots:
+            if name is None:
+                out.append(constant)
+                continue
+            try:
+                value = values[name]
+            except KeyError:
+                raise TypeError(f"missing value for statement parameter {name!r}") from None
+            out.append(value.hex if isinstance(value, uuid.UUID) else value)
+        return tuple(out)
+
+
+class Statement:
+    """A statement built once per process and database kind; see the module docstring."""
+
+    def __init__(self, name: str, *, build: Callable[[], peewee.Node] | None = None,
+                 texts: Mapping[str, str] | None = None, tenant_free: bool = False) -> None:
+        if (build is None) == (texts is None):
+            raise ValueError("a statement has either a peewee builder or SQL texts")
+        self.name = name
+        self.tenant_free = tenant_free
+        self._build = build
+        self._texts = dict(texts or {})
+        self._compiled: dict[type, Compiled] = {}
+
+    @classmethod
+    def build(cls, name: str, builder: Callable[[], peewee.Node], *,
+              tenant_free: bool = False) -> Statement:
+        """A statement peewee builds (once per database kind, on first use)."""
+        return cls(name, build=builder, tenant_free=tenant_free)
+
+    @classmethod
+    def text(cls, name: str, *, postgres: str | None = None, sqlite: str | None = None,
+             both: str | None = None, tenant_free: bool = False) -> Statement:
+        """A statement written as SQL, with `%(name)s` slots and `%%` for a literal percent
+        sign; `both` when one text serves PostgreSQL and SQLite alike."""
+        texts = {k: v for k, v in (("postgres", postgres or both), ("sqlite", sqlite or both))
+                 if v is not None}
+        return cls(name, texts=texts, tenant_free=tenant_free)
+
+    # -- compiling ------------------------------------------------------------------------------
+
+    def compiled(self) -> Compiled:
+        """This statement for the bound database (compiled on first use, then reused)."""
+        database = db.obj
+        if database is None:
+            raise RuntimeError("the database is not initialised (init_db)")
+        kind = type(database)
+        found = self._compiled.get(kind)
+        if found is None:
+            found = self._compile(database)
+            self._check(found)
+            self._compiled[kind] = found  # a race compiles twice, to the same text
+        return found
+
+    def _compile(self, database: peewee.Database) -> Compiled:
+        if self._build is not None:
+            with unscoped():  # no filter of the env active at compile time (module docstring)
+                query = self._build()
+            sql, values = query.sql()
+            slots = tuple((v.name, None) if isinstance(v, _Slot) else (None, v) for v in values)
+            return Compiled(sql, slots, _converters(query))
+        dialect = "postgres" if isinstance(database, peewee.PostgresqlDatabase) else "sqlite"
+        text = self._texts.get(dialect)
+        if text is None:
+            raise RuntimeError(f"statement {self.name} has no SQL for {dialect}")
+        placeholder = database.param
+        names: list[str] = []
+
+        def slot(match: re.Match[str]) -> str:
+            if match.group(1) is None:  # %%: psycopg2 wants it doubled, sqlite3 does not
+                return "%%" if placeholder == "%s" else "%"
+            names.append(match.group(1))
+            return placeholder
+
+        sql = _TEXT_SLOT.sub(slot, text)
+        return Compiled(sql, tuple((n, None) for n in names), None)
+
+    def _check(self, compiled: Compiled) -> None:
+        names = {n for n, _ in compiled.slots if n is not None}
+        if not self.tenant_free and ENV not in names:
+            raise RuntimeError(f"statement {self.name} does not name env_id = <env slot>; "
+                               "declare tenant_free=True if it reads no tenant row")
+        for name, constant in compiled.slots:
+            if name is None and isinstance(constant, uuid.UUID | str) and _looks_like_id(constant):
+                raise RuntimeError(f"statement {self.name} holds an id as a constant "
+                                   f"({constant!r}): make it a parameter")
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run(self, **values: Any) -> Any:
+        """Execute with these values (the env slot comes from the active scope); the cursor."""
+        compiled = self.compiled()
+        if not self.tenant_free:
+            if ENV in values:
+                raise TypeError("the env slot is bound from the active tenant scope")
+            values[ENV] = require_env()
+        return db.execute_sql(compiled.sql, compiled.params(values))
+
+    def rows(self, **values: Any) -> list[tuple[Any, ...]]:
+        """Every row, as the driver returns them."""
+        return self.run(**values).fetchall()
+
+    def one(self, **values: Any) -> tuple[Any, ...] | None:
+        """The first row, or None."""
+        return self.run(**values).fetchone()
+
+    def typed_rows(self, **values: Any) -> list[tuple[Any, ...]]:
+        """Every row with each selected field's peewee conversion applied (builders only;
+        expressions that are not fields come back as the driver returns them)."""
+        compiled = self.compiled()
+        rows = self.run(**values).fetchall()
+        converters = compiled.converters
+        if not converters or not any(converters):
+            return rows
+        return [tuple(v if c is None or v is None else c(v)
+                      for c, v in zip(converters, row, strict=True)) for row in rows]
+
+
+def _converters(query: peewee.Node) -> tuple[Callable[[Any], Any] | None, ...] | None:
+    """The python_value of each selected column that is a plain field, else None."""
+    returning = getattr(query, "_returning", None)
+    if not returning:
+        return None
+    out: list[Callable[[Any], Any] | None] = []
+    for column in returning:
+        node = column.node if isinstance(column, peewee.Alias) else column
+        out.append(node.python_value if isinstance(node, peewee.Field) else None)
+    return tuple(out)
+
+
+_HEX_ID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+                     re.I)
+
+
+def _looks_like_id(value: uuid.UUID | str) -> bool:
+    return isinstance(value, uuid.UUID) or bool(_HEX_ID.match(value))
