@@ -1,33 +1,29 @@
 """The single route table and the start-up check that every responder declares a scope.
 
-Each resource module exposes `ROUTES`, a list of `Route(template, resource class, suffix)`; this
+Each resource module exposes `ROUTES`, a list of `Route(template, resource class, suffix)`
+(`pms.api.route`, the leaf the resources import, so this table is never imported back); this
 module concatenates them. `add_routes` instantiates every resource with the injected `Deps` and
 refuses to build the app when an `on_*` responder has no `@endpoint` declaration (CONTRACT §2).
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import falcon
 
-from pms.api.spec import EndpointSpec, spec_of
+from pms.api.route import (
+    HTTP_METHODS,
+    Route,
+    UngatedRoute,
+    check_gated,
+    openapi_path,
+    operations,
+    responders,
+)
 
-HTTP_METHODS = ("get", "post", "put", "patch", "delete")
-
-
-@dataclass(frozen=True)
-class Route:
-    template: str
-    resource: type
-    suffix: str | None = None
-
-
-class UngatedRoute(RuntimeError):
-    """Raised at start-up when a responder declares no scope."""
+__all__ = ["HTTP_METHODS", "Route", "UngatedRoute", "add_routes", "all_routes", "check_gated",
+           "openapi_path", "operations", "responders"]
 
 
 def all_routes() -> list[Route]:
@@ -63,47 +59,6 @@ def all_routes() -> list[Route]:
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
     ]
-
-
-def responders(route: Route) -> Iterator[tuple[str, Any]]:
-    """(HTTP method, responder function) pairs a route serves."""
-    suffix = f"_{route.suffix}" if route.suffix else ""
-    for method in HTTP_METHODS:
-        fn = getattr(route.resource, f"on_{method}{suffix}", None)
-        if fn is not None:
-            yield method.upper(), fn
-
-
-def operations(routes: list[Route]) -> Iterator[tuple[str, str, Any, EndpointSpec]]:
-    """(METHOD, path template without converters, responder, spec) for every operation."""
-    for route in routes:
-        for method, fn in responders(route):
-            spec = spec_of(fn)
-            if spec is None:
-                raise UngatedRoute(
-                    f"{method} {route.template} ({route.resource.__name__}) declares no scope")
-            yield method, openapi_path(route.template), fn, spec
-
-
-def openapi_path(template: str) -> str:
-    import re
-
-    return re.sub(r"\{(\w+):[^}]+\}", r"{\1}", template)
-
-
-def check_gated(routes: list[Route]) -> None:
-    for route in routes:
-        names = [n for n, _ in inspect.getmembers(route.resource, callable) if n.startswith("on_")]
-        suffix = f"_{route.suffix}" if route.suffix else ""
-        for name in names:
-            base = name[3:]
-            method, _, rest = base.partition("_")
-            if method not in HTTP_METHODS:
-                continue
-            if (f"_{rest}" if rest else "") != suffix:
-                continue
-            if spec_of(getattr(route.resource, name)) is None:
-                raise UngatedRoute(f"{name} of {route.resource.__name__} declares no scope")
 
 
 def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) -> list[Route]:

@@ -9,7 +9,7 @@ first parameter is not `ctx` is refused when the module is imported, so an actor
 without a tenant because someone renamed a parameter.
 
 `WorkerBoot` is the middleware half: it wires the worker process once, at boot (see
-workers.runtime.wire_worker). Nothing here runs at import.
+workers.boot.wire_worker). Nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -106,6 +106,6 @@ class WorkerBoot(dramatiq.Middleware):
         self.settings = settings
 
     def after_process_boot(self, broker: dramatiq.Broker) -> None:
-        from workers.runtime import wire_worker
+        from workers.boot import wire_worker
 
         wire_worker(self.settings)

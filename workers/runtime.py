@@ -7,8 +7,8 @@
 - `start_embedded(settings)`: the embedded default: Dramatiq worker threads on the in-process
   StubBroker, and a relay thread publishing to the in-memory bus; the only after-commit hook,
   registered here, wakes that relay (its loop would find the rows anyway).
-- `wire_worker(settings)` (the `worker` process type, from workers.middleware.WorkerBoot after
-  Dramatiq booted the process): binds the database. Actors open their own tenant and connection
+- `wire_worker(settings)` (workers.boot; the `worker` process type, from
+  workers.middleware.WorkerBoot after Dramatiq booted the process): binds the database. Actors open their own tenant and connection
   scope per message; nothing else is registered.
 
 Where the relay runs: only in the `relay` process type and, in the embedded default, in the
@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pms.config import Settings
+from workers.boot import wire_worker
+
+__all__ = ["Runtime", "start_embedded", "start_for_web", "wire_worker"]
 
 log = logging.getLogger("pms.runtime")
 
@@ -45,16 +48,6 @@ class Runtime:
         if self.worker is not None:
             self.worker.stop()
         clear_after_emit_hooks()
-
-
-def wire_worker(settings: Settings) -> None:
-    """The `worker` process: bind the database (once; a process that bound it already keeps
-    its binding)."""
-    from pms.db.database import db, init_db
-
-    if db.obj is None:
-        init_db(settings.database_url, pool_size=settings.db_pool_size,
-                statement_timeout_ms=settings.limits.statement_timeout_ms)
 
 
 def start_embedded(settings: Settings, *, worker_threads: int = 2,

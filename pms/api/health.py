@@ -14,10 +14,10 @@ import msgspec
 import peewee
 
 from pms import __version__
+from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.db.database import db
 from pms.db.scope import tenant_free, unscoped
-from pms.routes import Route
 
 
 class Check(msgspec.Struct):

@@ -12,8 +12,8 @@ import falcon
 import msgspec
 
 from pms import __version__
+from pms.api.route import Route, operations
 from pms.api.spec import EndpointSpec, endpoint
-from pms.routes import Route, operations
 
 PROBLEM_SCHEMA = {
     "type": "object",

@@ -137,6 +137,15 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+def test_resources_import_the_route_leaf_not_the_route_table():
+    """pms.routes imports every resource; a resource (or health/openapi) importing it back is
+    the cycle pms.api.route exists to avoid."""
+    graph = import_graph()
+    back = sorted(name for name in graph["pms.routes"] if "pms.routes" in graph.get(name, ()))
+    assert back == []
+    assert graph["pms.api.route"] <= {"pms.api.spec"}
+
+
 def test_the_graph_sees_function_level_and_relative_imports(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -161,38 +170,24 @@ def test_no_service_imports_the_api_layer():
     assert offenders == []
 
 
-# TODO(h2): cycles still open (their modules are being changed by others): the route table and
-# its resources (move `Route`/`operations` into a leaf module) and the worker modules. A cycle
-# touching any other module fails at once; once these are gone, the test passes and this list
-# must be emptied. (Closed since: inventory's service and queries, via
-# pms.services.inventory_counts; folios/reservations/stays, via pms.services.room_holds,
-# pms.services.reservation_lookup and pms.domain.business_date.)
-KNOWN_OPEN_MODULES = frozenset({
-    "pms.routes", "pms.api.health", "pms.api.openapi",
-    "workers.actors", "workers.broker", "workers.middleware", "workers.runtime",
-    "workers.subscriptions",
-})
-
-
-def _known(component: list[str]) -> bool:
-    return all(m in KNOWN_OPEN_MODULES or m.startswith("pms.api.resources.") for m in component)
-
-
 def test_no_import_cycles():
+    """Any cycle fails, wherever it is (the last known ones, the route table with its resources
+    and the worker modules, were closed by pms.api.route and workers.boot)."""
     found = cycles(import_graph())
-    new = [c for c in found if not _known(c)]
-    assert new == [], "new import cycles:\n" + "\n".join(" <-> ".join(c) for c in new)
-    if found:
-        pytest.xfail("known cycles still open: " + "; ".join(" <-> ".join(c) for c in found))
+    assert found == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
 @pytest.mark.parametrize("modules", [
     ("pms.services.inventory", "pms.queries.inventory"),
     ("pms.services.folios", "pms.services.reservations", "pms.services.stays"),
+    ("pms.routes", "pms.api.health", "pms.api.openapi", "pms.api.resources.reservations"),
+    ("workers.actors", "workers.broker", "workers.middleware", "workers.runtime",
+     "workers.subscriptions"),
 ])
-def test_no_import_cycles_through_the_inventory_or_stay_services(modules):
-    """The cycles closed in issue 16 stay closed: none of these modules reaches another of the
-    group and comes back (a function-level import counts)."""
+def test_no_import_cycles_through_the_groups_closed_in_issue_16(modules):
+    """The cycles closed in issue 16 stay closed (inventory service/queries; folios,
+    reservations and stays; the route table and its resources; the worker modules): none of
+    these modules lies on a cycle (a function-level import counts)."""
     graph = import_graph()
     for module in modules:
         assert not any(module in component for component in cycles(graph)), module

@@ -7,8 +7,8 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas import availability as s
 from pms.services import availability
 

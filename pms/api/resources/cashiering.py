@@ -12,8 +12,8 @@ from typing import Any
 import falcon
 
 from pms.api.resources.catalog import child_resource
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas import cashiering as s
 from pms.schemas.common import Page
 from pms.services import vouchers

@@ -10,9 +10,9 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.queries import catalog as q
-from pms.routes import Route
 from pms.schemas import catalog as s
 from pms.schemas.common import ListQuery, Page
 from pms.services import catalog

@@ -9,8 +9,8 @@ from typing import Any
 import falcon
 
 from pms.api.resources.jobs import started_or_done
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas.common import Page
 from pms.schemas.end_of_day import EndOfDayIn, EndOfDayQuery, NightAuditRunOut
 from pms.schemas.jobs import JobOut

@@ -8,8 +8,8 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas import cashiering as cs
 from pms.schemas.common import Page
 from pms.schemas.folios import (

@@ -7,8 +7,8 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas.common import Page
 from pms.schemas.end_of_day import NightAuditRunOut
 from pms.schemas.jobs import JobIn, JobOut, JobQuery, JobResultOut, job_out

@@ -6,8 +6,8 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, ProfileOut, profile_out
 from pms.services import profiles
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.queries import catalog as q
-from pms.routes import Route
 from pms.schemas.catalog import PropertyIn, PropertyOut, PropertyPatch, property_out
 from pms.schemas.common import ListQuery, Page
 from pms.services import catalog

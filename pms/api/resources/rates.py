@@ -7,9 +7,9 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.errors import ValidationFailed
-from pms.routes import Route
 from pms.schemas import rates as s
 from pms.schemas.common import ListQuery, Page
 from pms.services import rates

@@ -7,8 +7,8 @@ from typing import Any
 
 import falcon
 
+from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.routes import Route
 from pms.schemas.reports import ReportOut, ReportQuery
 from pms.services import reports
 
