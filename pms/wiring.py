@@ -6,9 +6,9 @@ Entry points: `get_app()` installs `for_web(os.environ)`; the worker runtime add
 nudge with `add_after_emit(hook)` at process boot; tests use `installed(Wiring(...))`.
 
 Readers ask `current()` at the moment they decide (`pms.db.locking.for_update`, the inventory's
-take, the check-in's room pick), so there is no module attribute to assign and no copy that
-could disagree with the wiring. The after-emit hooks are the one exception still mirrored into
-`pms.db.uow`'s list by `install` (uow runs them after commit).
+take, the check-in's room pick, a posting's and a refund's checks, and `pms.db.uow` for the
+after-emit hooks it runs after commit), so there is no module attribute to assign and no copy
+that could disagree with the wiring. A leaf: this module imports nothing of pms.
 """
 
 from __future__ import annotations
@@ -38,10 +38,18 @@ class Wiring:
     # inventory's availability check, before its write; and after check-in picked a room.
     pause_after_check: Callable[[], None] | None = None
     pause_after_pick: Callable[[], None] | None = None
+    # TEST-ONLY, likewise: after a posting saw its folio OPEN (cashiering; the window a
+    # concurrent check-out would need) and after a refund read the folio's credit (refunds;
+    # the window a concurrent refund would need).
+    pause_after_open_check: Callable[[], None] | None = None
+    pause_after_credit_check: Callable[[], None] | None = None
 
     def with_after_emit(self, hook: AfterEmit) -> Wiring:
         return self if hook in self.after_emit else replace(
             self, after_emit=(*self.after_emit, hook))
+
+    def without_after_emit(self, hook: AfterEmit) -> Wiring:
+        return replace(self, after_emit=tuple(h for h in self.after_emit if h is not hook))
 
 
 _current = Wiring()
@@ -54,10 +62,7 @@ def current() -> Wiring:
 def install(wiring: Wiring) -> Wiring:
     """Make `wiring` the process's wiring; returns the previous one."""
     global _current
-    from pms.db import uow
-
     previous, _current = _current, wiring
-    uow.set_after_emit_hooks(wiring.after_emit)
     return previous
 
 
@@ -75,12 +80,14 @@ def installed(wiring: Wiring | None = None, **changes: Any) -> Iterator[Wiring]:
 
 
 def add_after_emit(hook: AfterEmit) -> None:
-    """Add a post-commit hook (the worker runtime's relay nudge) to the current wiring."""
+    """Add a post-commit hook (the embedded runtime's relay nudge) to the current wiring; the
+    unit of work runs `current().after_emit` after every commit that emitted events."""
     install(_current.with_after_emit(hook))
 
 
-def clear_after_emit() -> None:
-    install(replace(_current, after_emit=()))
+def remove_after_emit(hook: AfterEmit) -> None:
+    """Take one hook out again (the runtime's shutdown: its relay is gone)."""
+    install(_current.without_after_emit(hook))
 
 
 def for_web(environ: Mapping[str, str]) -> Wiring:

@@ -6,10 +6,11 @@
   `stub://` it starts the embedded runtime (unless `PMS_EMBEDDED_RUNTIME=0`).
 - `start_embedded(settings)`: the embedded default: Dramatiq worker threads on the in-process
   StubBroker, and a relay thread publishing to the in-memory bus; the only after-commit hook,
-  registered here, wakes that relay (its loop would find the rows anyway).
+  added here to the process's wiring (`pms.wiring.add_after_emit`, taken out again by
+  `Runtime.shutdown`), wakes that relay (its loop would find the rows anyway).
 - `wire_worker(settings)` (workers.boot; the `worker` process type, from
-  workers.middleware.WorkerBoot after Dramatiq booted the process): binds the database. Actors open their own tenant and connection
-  scope per message; nothing else is registered.
+  workers.middleware.WorkerBoot after Dramatiq booted the process): binds the database. Actors
+  open their own tenant and connection scope per message; nothing else is registered.
 
 Where the relay runs: only in the `relay` process type and, in the embedded default, in the
 thread started here; never in a Dramatiq worker.
@@ -36,10 +37,14 @@ class Runtime:
     relay: Any = None
     stop: threading.Event = field(default_factory=threading.Event)
     threads: list[threading.Thread] = field(default_factory=list)
+    nudge: Any = None  # the after-emit hook added to pms.wiring, taken out again at shutdown
 
     def shutdown(self) -> None:
-        from pms.db.uow import clear_after_emit_hooks
+        from pms import wiring
 
+        if self.nudge is not None:
+            wiring.remove_after_emit(self.nudge)
+            self.nudge = None
         self.stop.set()
         if self.relay is not None:
             self.relay.wake()
@@ -47,7 +52,6 @@ class Runtime:
             thread.join(timeout=5)
         if self.worker is not None:
             self.worker.stop()
-        clear_after_emit_hooks()
 
 
 def start_embedded(settings: Settings, *, worker_threads: int = 2,
@@ -55,7 +59,7 @@ def start_embedded(settings: Settings, *, worker_threads: int = 2,
     """StubBroker worker threads + an in-process relay (embedded default only)."""
     import dramatiq
 
-    from pms.db.uow import register_after_emit
+    from pms import wiring
     from workers import actors
     from workers.publisher import build_publisher
     from workers.relay import OutboxRelay
@@ -71,7 +75,8 @@ def start_embedded(settings: Settings, *, worker_threads: int = 2,
                               name="pms-embedded-relay", daemon=True)
     thread.start()
     runtime.threads.append(thread)
-    register_after_emit(lambda events, relay=runtime.relay: relay.wake())
+    runtime.nudge = lambda events, relay=runtime.relay: relay.wake()
+    wiring.add_after_emit(runtime.nudge)
     return runtime
 
 

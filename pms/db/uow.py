@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pms import wiring
 from pms.context import Ctx
 from pms.db.base import AggregateModel, BaseModel
 from pms.db.database import db, read_statements, write_begin_args
@@ -25,26 +26,6 @@ from pms.models.platform import AuditEntry, OutboxEvent
 log = logging.getLogger("pms.uow")
 
 MASKED_KEY_PARTS = ("secret", "token", "password", "card", "cvc", "cvv", "pan")
-
-# Hooks run after every successful commit that emitted events (e.g. "nudge the relay"). Set
-# at start-up by the entry point's wiring (pms.wiring.install), never at import.
-_after_emit_hooks: list[Callable[[list[OutboxEvent]], None]] = []
-
-
-def set_after_emit_hooks(hooks: tuple[Callable[[list[OutboxEvent]], None], ...]) -> None:
-    """Called by pms.wiring.install only."""
-    _after_emit_hooks[:] = hooks
-
-
-def register_after_emit(hook: Callable[[list[OutboxEvent]], None]) -> None:
-    """Add one hook (prefer `pms.wiring.add_after_emit`, which records it in the wiring)."""
-    if hook not in _after_emit_hooks:
-        _after_emit_hooks.append(hook)
-
-
-def clear_after_emit_hooks() -> None:
-    _after_emit_hooks.clear()
-
 
 class UnitOfWork:
     """What one use case writes besides its domain rows: events, audit, post-commit work."""
@@ -130,7 +111,9 @@ class UnitOfWork:
         callbacks = list(self._after_commit)
         if self.events:
             events = list(self.events)
-            callbacks.extend(lambda hook=hook: hook(events) for hook in _after_emit_hooks)
+            # the after-emit hooks of the process's wiring (pms.wiring: the one registry)
+            callbacks.extend(lambda hook=hook: hook(events)
+                             for hook in wiring.current().after_emit)
         for fn in callbacks:
             try:
                 fn()

@@ -14,6 +14,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
@@ -38,17 +39,6 @@ from pms.services.transaction_codes import load_code, rules_of
 
 REVERSIBLE = ("charge", "room", "package", "no_show", "allowance")
 MAX_AMOUNT = Decimal("1000000")
-
-# Test-only hook (pretix's sleep-after-quota-check): runs after a posting saw its folio OPEN, so
-# the race tests can widen the window a concurrent check-out would need. Never set in production.
-_pause_after_open_check: list[Any] = []
-
-
-def set_pause_after_open_check(fn: Any) -> None:
-    _pause_after_open_check.clear()
-    if fn is not None:
-        _pause_after_open_check.append(fn)
-
 
 class ChargeAlreadyReversed(Conflict):
     """Raised when correcting or moving a line that was reversed already."""
@@ -170,7 +160,8 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
     with lock_errors(), unit_of_work(ctx) as uow:
         folio = load_folio(ctx, property_id, folio_id, lock=True)
         require_open(folio)
-        for pause in _pause_after_open_check:
+        pause = wiring.current().pause_after_open_check
+        if pause is not None:  # TEST-ONLY: widen the window a concurrent check-out would need
             pause()
         code = load_code(property_id, body.transaction_code)
         gross = quantize(exact(body.amount, folio.currency) * body.quantity, folio.currency)

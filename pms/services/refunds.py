@@ -21,6 +21,7 @@ from typing import Any
 
 import peewee
 
+from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
@@ -41,17 +42,6 @@ log = logging.getLogger("pms.refunds")
 REFUND = "REFUND"
 REFUNDABLE_KIND = "PAYMENT"  # pre-authorizations hold money, they never took it
 CLEARING = "payments_clearing"
-
-# Test-only hook (pretix's sleep-after-quota-check): runs after a refund saw the folio's credit,
-# so the race tests can widen the window a concurrent refund would need. Never set in production.
-_pause_after_credit_check: list[Any] = []
-
-
-def set_pause_after_credit_check(fn: Any) -> None:
-    _pause_after_credit_check.clear()
-    if fn is not None:
-        _pause_after_credit_check.append(fn)
-
 
 class RefundExceedsCredit(Conflict):
     """Raised when a refund would give back more than the folio's credit (paid - charged)."""
@@ -164,7 +154,8 @@ def refund(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: RefundIn
         require_open(folio)
         amount = exact(body.amount, folio.currency)
         credit = refundable_credit(folio, ctx.now)
-        for pause in _pause_after_credit_check:
+        pause = wiring.current().pause_after_credit_check
+        if pause is not None:  # TEST-ONLY: widen the window a concurrent refund would need
             pause()
         if amount > credit:
             raise RefundExceedsCredit(

@@ -46,8 +46,7 @@ def _in_thread(fn, results, key):
 
 def _race(ctx, hotel, res, folio, *, posters: int, pause: float):
     results: dict = {}
-    cashiering.set_pause_after_open_check(lambda: time.sleep(pause))
-    try:
+    with wiring.installed(pause_after_open_check=lambda: time.sleep(pause)):
         threads = [threading.Thread(target=_in_thread, args=(
             lambda: cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
                 transaction_code="FB", amount=Decimal("1.00"))), results, f"post{i}"))
@@ -60,8 +59,6 @@ def _race(ctx, hotel, res, folio, *, posters: int, pause: float):
         out.start()
         for t in [*threads, out]:
             t.join(30)
-    finally:
-        cashiering.set_pause_after_open_check(None)
     with read_scope(ctx):
         row = Folio.get_by_id(folio.id)
         return row.status, folio_balance(row), results

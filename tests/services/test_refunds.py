@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pms import wiring
 from pms.db.uow import read_scope
 from pms.errors import FolioClosed, ValidationFailed
 from pms.models import FolioPayment, LedgerPosting
@@ -373,15 +374,12 @@ def _race(ctx, stay, *, threads: int, pause: Any) -> list[Any]:
             if not db.is_closed():
                 db.close()
 
-    refunds.set_pause_after_credit_check(pause)
-    try:
+    with wiring.installed(pause_after_credit_check=pause):
         workers = [threading.Thread(target=one) for _ in range(threads)]
         for t in workers:
             t.start()
         for t in workers:
             t.join(60)
-    finally:
-        refunds.set_pause_after_credit_check(None)
     return results
 
 
@@ -395,8 +393,6 @@ def test_concurrent_refunds_never_give_back_more_than_the_credit(ctx, pg_db):
 
 @pytest.mark.postgres
 def test_control_without_locks_concurrent_refunds_give_back_the_credit_twice(ctx, pg_db):
-    from pms import wiring
-
     stay = _pg_stay(ctx)
     # every refund waits, after its credit check, until the other saw the credit too
     barrier = threading.Barrier(2)

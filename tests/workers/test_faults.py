@@ -24,8 +24,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from pms import wiring
 from pms.context import Ctx
-from pms.db.uow import clear_after_emit_hooks, read_scope, register_after_emit, unit_of_work
+from pms.db.uow import read_scope, unit_of_work
 from pms.events import event_type
 from pms.models import OutboxEvent, Property
 from pms.services import outbox
@@ -66,12 +67,13 @@ class RelayThread:
                                        daemon=True)
 
     def __enter__(self):
-        register_after_emit(lambda events: self.relay.wake())
+        self.nudge = lambda events: self.relay.wake()
+        wiring.add_after_emit(self.nudge)
         self.thread.start()
         return self
 
     def __exit__(self, *exc):
-        clear_after_emit_hooks()
+        wiring.remove_after_emit(self.nudge)
         self.stop.set()
         self.relay.wake()
         self.thread.join(timeout=10)

@@ -8,13 +8,13 @@ from pms.config import Settings
 
 
 def test_web_with_a_real_broker_registers_no_after_commit_work():
-    from pms.db import uow
+    from pms import wiring
     from workers import runtime
 
-    before = list(uow._after_emit_hooks)
+    before = wiring.current().after_emit
     started = runtime.start_for_web(Settings(broker_url="amqp://guest:guest@127.0.0.1:1/%2F"))
     assert started.worker is None and started.relay is None and started.threads == []
-    assert uow._after_emit_hooks == before
+    assert wiring.current().after_emit == before
 
 
 def test_job_queued_events_send_run_job():
