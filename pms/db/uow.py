@@ -35,21 +35,38 @@ class UnitOfWork:
         self.events: list[OutboxEvent] = []
         self.audits: list[AuditEntry] = []
         self._after_commit: list[Callable[[], None]] = []
+        self._born: set[Any] = set()
+
+    def born(self, row: AggregateModel) -> AggregateModel:
+        """Declare `row` created in this unit of work at version 1 (set before its INSERT): its
+        first event takes version 1 without the `version + 1` UPDATE. PERF (issue 10): that
+        UPDATE of a row inserted in the same transaction re-ran its foreign-key checks (0.55 ms
+        on the server). Call after the INSERT; later events of the row bump as usual."""
+        if row.version != 1:
+            raise RuntimeError(f"{type(row).__name__} {row.id} is not at version 1")
+        self._born.add((type(row), row.id))
+        return row
 
     def emit(self, type_: str, subject: AggregateModel, data: dict[str, Any], *,
              property_id: uuid.UUID | None = None) -> OutboxEvent:
-        """Insert the CloudEvent row for a change of `subject` (its version goes up by one)."""
+        """Insert the CloudEvent row for a change of `subject` (its version goes up by one; a
+        row `born` in this unit of work is already at 1)."""
         if not isinstance(data, dict):
             raise TypeError("event data must be a dict")
         model = type(subject)
-        # One statement: bump and read back (RETURNING works on PostgreSQL and SQLite >= 3.35).
-        bumped = (model.update(version=model.version + 1).where(model.id == subject.id)
-                  .returning(model.version).tuples().execute())
-        row = next(iter(bumped), None)
-        if row is None:
-            raise RuntimeError(f"cannot emit for {model.__name__} {subject.id}: row not found")
-        version = row[0]
-        subject.version = version
+        if (model, subject.id) in self._born:
+            # inserted at version 1 in this unit of work (born): its first change needs no bump
+            self._born.discard((model, subject.id))
+            version = 1
+        else:
+            # One statement: bump and read back (RETURNING works on PostgreSQL and SQLite).
+            bumped = (model.update(version=model.version + 1).where(model.id == subject.id)
+                      .returning(model.version).tuples().execute())
+            row = next(iter(bumped), None)
+            if row is None:
+                raise RuntimeError(f"cannot emit for {model.__name__} {subject.id}: row not found")
+            version = row[0]
+            subject.version = version
         if property_id is None:
             property_id = getattr(subject, "property_id", None)
         event = OutboxEvent.create(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, timedelta
 
 import peewee
@@ -23,7 +23,8 @@ import peewee
 from pms import wiring
 from pms.context import Ctx
 from pms.db import locking
-from pms.db.database import db
+from pms.db.database import db, is_postgres
+from pms.db.statements import Statement
 from pms.db.uow import unit_of_work
 from pms.domain.availability import NightCount
 from pms.domain.stay import date_span
@@ -156,6 +157,9 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
     ordered = _check_args(nights, count)
     end = ordered[-1] + timedelta(days=1)
     wired = wiring.current()
+    if wired.locking_enabled and is_postgres() and _take_in_one(
+            property_id, room_type_id, ordered, count, wired.pause_after_check):
+        return
     with locking.lock_errors():
         rows = lock_days(property_id, room_type_id, ordered)
         counts = recount_locked(property_id, rows, ordered[0], end)
@@ -173,6 +177,69 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
             # TEST-ONLY control path (pms.wiring): read-check-then-write, no guard.
             for row in rows:
                 InventoryDay.update(sold=row.sold + count).where(InventoryDay.id == row.id).execute()
+
+
+# Lock, recount and sell the nights in ONE statement (PERF, issue 10: it replaced lock / count
+# rooms / count maintenance / refresh / update, five round trips). The nights are locked in date
+# order (LockRows above the sort), rooms and maintenance are recounted under those locks as
+# `recount_locked` does (a room out of order and out of service on a night counts once, as out
+# of order), and `sold` goes up only when EVERY night has `count` sellable rooms; the same UPDATE
+# writes the recounted physical/OOO/OOS snapshot. A missing calendar row makes the verdict false
+# (fewer rows than nights): the caller then creates the calendar on the slow path.
+_TAKE = Statement.text("inventory.take_nights", postgres="""
+WITH locked AS (
+    SELECT id, date, sell_limit, sold FROM inventory_day
+    WHERE env_id = %(env)s AND room_type_id = %(room_type)s AND date = ANY(%(nights)s::date[])
+    ORDER BY date FOR UPDATE),
+rooms AS (
+    SELECT count(*)::int AS physical FROM room
+    WHERE env_id = %(env)s AND property_id = %(property)s AND room_type_id = %(room_type)s),
+counted AS (
+    SELECT l.id, l.date, l.sell_limit, l.sold, r.physical, coalesce(m.ooo, 0) AS ooo,
+           coalesce(m.out_rooms, 0) - coalesce(m.ooo, 0) AS oos
+    FROM locked l CROSS JOIN rooms r
+    LEFT JOIN LATERAL (
+        SELECT count(DISTINCT mt.room_id) FILTER (WHERE mt.kind = 'OUT_OF_ORDER')::int AS ooo,
+               count(DISTINCT mt.room_id)::int AS out_rooms
+        FROM maintenance mt JOIN room rm ON rm.id = mt.room_id AND rm.env_id = %(env)s
+        WHERE mt.env_id = %(env)s AND mt.property_id = %(property)s AND mt.active
+          AND rm.room_type_id = %(room_type)s AND mt.from_date <= l.date AND mt.to_date >= l.date
+    ) m ON true),
+judged AS (
+    SELECT c.*, greatest(least(greatest(c.physical - c.ooo - c.oos, 0),
+                               greatest(coalesce(c.sell_limit, 2147483647), 0))
+                         - greatest(c.sold, 0), 0) AS sellable
+    FROM counted c),
+verdict AS (
+    SELECT count(*) = %(n)s AND coalesce(bool_and(sellable >= %(count)s), false) AS ok
+    FROM judged),
+taken AS (
+    UPDATE inventory_day d
+    SET sold = d.sold + %(count)s, physical = j.physical, ooo = j.ooo, oos = j.oos
+    FROM judged j, verdict v
+    WHERE d.env_id = %(env)s AND d.id = j.id AND v.ok
+    RETURNING d.id)
+SELECT j.date, j.sellable, (SELECT count(*) FROM taken) FROM judged j ORDER BY j.date
+""")
+
+
+def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date],
+                 count: int, pause: Callable[[], None] | None) -> bool:
+    """The PostgreSQL booking path: True when sold, RoomTypeUnavailable when a night is short,
+    False when a calendar row is missing (nothing was written; take the slow path)."""
+    with locking.lock_errors():
+        rows = _TAKE.rows(room_type=room_type_id, property=property_id, nights=ordered,
+                          n=len(ordered), count=count)
+    if pause is not None:  # TEST-ONLY: hold the locks a while, as the slow path does
+        pause()
+    if len(rows) < len(ordered):
+        return False
+    if rows[0][2] == len(ordered):
+        return True
+    short = [day for day, sellable, _ in rows if sellable < count]
+    raise RoomTypeUnavailable(
+        f"no room of this type is available on {', '.join(d.isoformat() for d in short)}",
+        nights=[d.isoformat() for d in short])
 
 
 def _guarded_increment(rows: list[InventoryDay], count: int) -> None:

@@ -219,9 +219,10 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 source=source or body.source, channel=channel or body.channel,
                 guest_first_name=first, guest_last_name=last,
                 guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
-                notes=body.notes)
+                notes=body.notes, version=1)
             _apply_quote(row, quote)
             _insert(row, folding=body.confirmation_number is not None)
+            uow.born(row)  # inserted at version 1: its "created" event needs no bump
             take_rooms(refs.prop.id, refs.room_type.id, nights)
             record(uow, row, "created")
         return row, True

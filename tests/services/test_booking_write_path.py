@@ -1,0 +1,120 @@
+"""The booking write path at database speed (issue 10): the rules of its shape, each pinned.
+
+- `inventory_nights_sold_in_one_statement`: on PostgreSQL the nights are locked, recounted and
+  sold by ONE statement (no separate lock / room count / maintenance count / update).
+- `new_aggregate_born_at_version_1`: a reservation is inserted at version 1 and its "created"
+  event says aggregate_version 1, with no `version = version + 1` UPDATE in the transaction.
+- `booking_round_trips`: the round trips of one booking on PostgreSQL, counted on the wire
+  (a counting psycopg2 connection, no timings), pinned at the number reached.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import msgspec
+import pytest
+
+from bench.statements import Tally, counting_connection_factory
+from pms.db.database import db, is_postgres
+from pms.db.uow import read_scope
+from pms.models import Reservation
+from pms.models.inventory import InventoryDay
+from pms.models.platform import OutboxEvent
+from pms.schemas.reservations import ReservationIn
+from pms.services import inventory, reservations
+from tests.factories import make_booking_hotel, reservation_body
+
+# Where the booking stands today (it was 18 on a warm calendar, 22 on a cold one).
+BOOKING_ROUND_TRIPS = 10
+
+
+@pytest.fixture
+def hotel(ctx, database):
+    made = make_booking_hotel(ctx, rooms=2, amount="100.00")
+    inventory.ensure_inventory(ctx, made.prop.id, made.room_type.id, made.today,
+                               made.today + timedelta(days=30))
+    return made
+
+
+def _book(ctx, hotel, **over):
+    body = msgspec.convert(reservation_body(hotel, **over), ReservationIn)
+    row, created = reservations.create_reservation(ctx, hotel.prop.id, body)
+    assert created
+    return row
+
+
+@contextmanager
+def _wire(log: bool = True) -> Iterator[Tally]:
+    """Count what goes over the wire from here on (fresh pooled connections count)."""
+    database = db.obj
+    tally = Tally(log=[] if log else None)
+    database.close_all()
+    database.connect_params["connection_factory"] = counting_connection_factory(tally)
+    try:
+        yield tally
+    finally:
+        database.close_all()
+        database.connect_params.pop("connection_factory", None)
+
+
+@contextmanager
+def _statements() -> Iterator[list[str]]:
+    """Every SQL text the app sends through the database object (both backends)."""
+    database = db.obj
+    seen: list[str] = []
+    original = database.execute_sql
+
+    def spy(sql, params=None):
+        seen.append(sql)
+        return original(sql, params)
+
+    database.execute_sql = spy
+    try:
+        yield seen
+    finally:
+        del database.execute_sql
+
+
+def test_new_aggregate_born_at_version_1(ctx, hotel):
+    with _statements() as seen:
+        row = _book(ctx, hotel)
+    assert not [s for s in seen if re.search(r'UPDATE\s+"?reservation"?', s, re.I)]
+    with read_scope(ctx):
+        assert Reservation.get_by_id(row.id).version == 1
+        event = OutboxEvent.get(OutboxEvent.subject == str(row.id))
+    assert event.aggregate_version == 1 and event.type == "hotel:pms:reservation:created"
+    # a later change of the same row still bumps
+    reservations.cancel_reservation(ctx, hotel.prop.id, row.id) if hasattr(
+        reservations, "cancel_reservation") else None
+    with read_scope(ctx):
+        versions = sorted(e.aggregate_version for e in
+                          OutboxEvent.select().where(OutboxEvent.subject == str(row.id)))
+    assert versions == list(range(1, len(versions) + 1))
+
+
+def test_inventory_nights_sold_in_one_statement(ctx, hotel):
+    if not is_postgres():
+        pytest.skip("SQLite's write transaction holds the database lock: the slow path is fine")
+    with _statements() as seen:
+        _book(ctx, hotel)
+    touching = [s for s in seen if re.search(r"\binventory_day\b", s)]
+    assert len(touching) == 1, touching
+    assert not [s for s in seen if re.search(r'FROM\s+"?room"?\s', s) and "inventory_day" not in s]
+    with read_scope(ctx):
+        sold = [d.sold for d in InventoryDay.select().where(
+            (InventoryDay.room_type == hotel.room_type.id)
+            & (InventoryDay.date >= hotel.today)).order_by(InventoryDay.date).limit(3)]
+    assert sold == [1, 1, 0]
+
+
+def test_booking_round_trips(ctx, hotel):
+    if not is_postgres():
+        pytest.skip("round trips are PostgreSQL's")
+    _book(ctx, hotel)  # compile the statements once, as a running process has
+    with _wire() as tally:
+        _book(ctx, hotel)
+    assert tally.round_trips == BOOKING_ROUND_TRIPS, "\n---\n".join(tally.log or [])
