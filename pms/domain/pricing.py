@@ -168,7 +168,9 @@ class PriceMemo:
 
     def __init__(self) -> None:
         self.rounded: dict[tuple[Decimal, str], Decimal] = {}
-        self.runs: dict[tuple[str, tuple[Decimal, ...]], tuple[list[NightPrice], Decimal]] = {}
+        # None for a run with a night without rate (priced night by night, with its reasons)
+        self.runs: dict[tuple[str, tuple[Decimal | None, ...]],
+                        tuple[list[NightPrice], Decimal] | None] = {}
 
 
 def price_stay(*, nights: list[date], departure: date, currency: str,
@@ -213,14 +215,20 @@ def price_nights(*, nights: Sequence[date], departure: date, currency: str,
     if sellable is not None:
         available = max(min(sellable, default=0), 0)
     closed = bool(rules) and any(rule.closed for rule in rules.values())
-    if not closed and None not in amounts and (sellable is None or available):
-        # PERF: the common case has no per-night reason: price the run of amounts once
+    run = None
+    if not closed and (sellable is None or available):
+        # PERF: the common case has no per-night reason: price each run of amounts once
         key = (currency, tuple(amounts))
         run = memo.runs.get(key)
         if run is None:
-            priced = [NightPrice(night, _rounded(memo, amount, currency))
-                      for night, amount in zip(nights, amounts, strict=True)]
-            run = memo.runs[key] = (priced, sum((p.amount for p in priced), zero(currency)))
+            # `is None`, not `None in`: comparing a Decimal with None goes through an abc check
+            if any(amount is None for amount in amounts):
+                run = memo.runs[key] = None
+            else:
+                priced = [NightPrice(night, _rounded(memo, amount, currency))
+                          for night, amount in zip(nights, amounts, strict=True)]
+                run = memo.runs[key] = (priced, sum((p.amount for p in priced), zero(currency)))
+    if run is not None:
         priced, room_total = list(run[0]), run[1]
     else:
         priced = []
