@@ -6,6 +6,7 @@ tests/ops/test_gunicorn.py."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 import falcon.testing
 import pytest
@@ -13,7 +14,9 @@ import pytest
 from pms import __version__
 from pms.api.inflight import LocalInflight
 from pms.app import create_app
+from pms.db.uow import unit_of_work
 from pms.devkeys import mint_token
+from pms.models import OutboxEvent
 from tests.helpers import assert_problem
 
 HEALTH = "/v1/health"
@@ -38,6 +41,7 @@ def test_health_reports_status_in_flight_limits_version_and_checks(api, settings
     assert checks["broker"]["ok"] is True
     assert checks["outbox"]["ok"] is True
     assert isinstance(checks["outbox"]["backlog"], int)
+    assert isinstance(checks["outbox"]["parked"], int)
     assert "oldest_unpublished_age_s" in checks["outbox"]
 
 
@@ -50,6 +54,30 @@ def test_outbox_backlog_and_oldest_age_count_unpublished_events(api, clock):
     assert outbox["backlog"] >= 1
     # the fixed clock starts up to a second before the row was written (microseconds cut)
     assert outbox["oldest_unpublished_age_s"] >= 25
+
+
+def test_outbox_backlog_and_oldest_age_leave_parked_rows_out_and_count_them_apart(api, ctx):
+    """A parked row waits for an operator's replay, not for the relay: in the backlog (or as
+    the oldest unpublished row) it would show a lag that never drains."""
+    created = api.post("/v1/properties", {"propertyCode": f"H{uuid.uuid4().hex[:6]}",
+                                          "timezone": "Europe/Berlin", "currencyCode": "EUR"})
+    assert created.status_code == 201, created.text
+    subject = created.json["id"]
+    ancient = datetime(2000, 1, 1, tzinfo=UTC)
+    twenty_years = 20 * 365 * 86400  # every other row of the test database is younger
+    mine = OutboxEvent.subject == subject
+    with unit_of_work(ctx):  # the property's event becomes the oldest unpublished row
+        assert OutboxEvent.update(created_at=ancient).where(mine).execute() == 1
+    waiting = api.get(HEALTH).json["checks"]["outbox"]
+    assert waiting["oldest_unpublished_age_s"] > twenty_years
+
+    with unit_of_work(ctx):  # what the relay does after the last attempt
+        OutboxEvent.update(parked_at=datetime.now(UTC), attempts=10).where(mine).execute()
+    parked = api.get(HEALTH).json["checks"]["outbox"]
+    assert parked["backlog"] == waiting["backlog"] - 1
+    assert parked["parked"] == waiting["parked"] + 1
+    age = parked["oldest_unpublished_age_s"]
+    assert age is None or age < twenty_years
 
 
 def test_health_needs_a_token_and_the_health_read_scope(api):
