@@ -4,6 +4,7 @@
   sold by ONE statement (no separate lock / room count / maintenance count / update).
 - `new_aggregate_born_at_version_1`: a reservation is inserted at version 1 and its "created"
   event says aggregate_version 1, with no `version = version + 1` UPDATE in the transaction.
+- `booking_references_in_one_read`: the property, room type and rate plan come in one SELECT.
 - `booking_round_trips`: the round trips of one booking on PostgreSQL, counted on the wire
   (a counting psycopg2 connection, no timings), pinned at the number reached.
 """
@@ -29,7 +30,7 @@ from pms.services import inventory, reservations
 from tests.factories import make_booking_hotel, reservation_body
 
 # Where the booking stands today (it was 18 on a warm calendar, 22 on a cold one).
-BOOKING_ROUND_TRIPS = 10
+BOOKING_ROUND_TRIPS = 8
 
 
 @pytest.fixture
@@ -94,6 +95,13 @@ def test_new_aggregate_born_at_version_1(ctx, hotel):
         versions = sorted(e.aggregate_version for e in
                           OutboxEvent.select().where(OutboxEvent.subject == str(row.id)))
     assert versions == list(range(1, len(versions) + 1))
+
+
+def test_booking_references_in_one_read(ctx, hotel):
+    with _statements() as seen:
+        _book(ctx, hotel)
+    reads = [s for s in seen if re.search(r'FROM\s+"?(property|room_type|rate_plan)"?\b', s)]
+    assert len(reads) == 1, reads
 
 
 def test_inventory_nights_sold_in_one_statement(ctx, hotel):
