@@ -18,9 +18,9 @@ DEMO_CODE = "DEMO1"
 
 
 def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
-    """Create the demo hotel in `env_id` unless it exists; return what is there."""
+    """Create the demo hotel in `env_id` unless it exists; return what is there (the caller
+    has bound the database and holds the connection scope)."""
     from pms.context import system_ctx
-    from pms.db.database import init_db
     from pms.db.uow import read_scope
     from pms.models import Property, RatePlan, Room, RoomType
     from pms.models.cashiering import TransactionCode
@@ -28,7 +28,6 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
     from pms.schemas.profiles import ProfileIn
     from pms.services import catalog, profiles
 
-    init_db(settings.database_url, pool_size=2)
     ctx = system_ctx(env_id, sub="demo-seed")
     with read_scope(ctx):
         prop = Property.get_or_none(Property.code == DEMO_CODE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import db, demo, dev, eod, openapi, serve
+from cli import db, demo, dev, eod, openapi, output, serve
 from cli import email as email_cli
 from cli import outbox as outbox_cli
 from cli import platform as platform_cli
@@ -23,6 +23,14 @@ app.add_typer(eod.cashiering_app, name="cashiering")
 app.add_typer(outbox_cli.app, name="outbox")
 app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
+
+
+@app.callback()
+def _root(ctx: typer.Context) -> None:
+    """Hotel PMS maintenance: database, server, dev tokens, demo data, night audit, outbox."""
+    ctx.call_on_close(output.end_command)  # one connection scope per command, left at its end
+
+
 set_metavars(app)  # after every command is registered: no `<str>` / `<bool>` in --help
 
 

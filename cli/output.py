@@ -6,6 +6,7 @@ import json
 import sys
 import uuid
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from rich.console import Console
@@ -87,4 +88,22 @@ def open_database(settings: Any, *, pool_size: int = 2) -> Any:
     if pending:
         fail(f"the database at {where} is not migrated ({len(pending)} pending, first "
              f"{pending[0]}): run `pms-cli db migrate`")
-    return init_db(url, pool_size=pool_size)
+    database = init_db(url, pool_size=pool_size)
+    _scope_to_command(database)
+    return database
+
+
+# The connection scope of the running command: entered when the command binds its database,
+# left by `end_command`, which the root callback (cli/main.py) registers on the command's context.
+_COMMAND_SCOPE = ExitStack()
+
+
+def _scope_to_command(database: Any) -> None:
+    """One connection scope per CLI command (pms.db.database.connection_scope), so the
+    connection is released (and any transaction left open rolled back) when the command ends."""
+    _COMMAND_SCOPE.enter_context(database.connection_scope())
+
+
+def end_command() -> None:
+    """Leave the running command's connection scope (the root callback's on-close hook)."""
+    _COMMAND_SCOPE.close()

@@ -36,7 +36,11 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
         generate_keys(settings)
         if not settings.is_postgres:
             migrate(settings.migration_database_url, service_url=settings.database_url)
-        summary = seed_demo(settings, DEMO_ENV_ID)
+        from pms.db.database import connection_scope, init_db
+
+        init_db(settings.database_url, pool_size=2)
+        with connection_scope():  # released before the server starts
+            summary = seed_demo(settings, DEMO_ENV_ID)
         token = mint_token(settings, env_id=DEMO_ENV_ID, ttl_s=12 * 3600)
         prop = summary["property_id"]
         typer.echo("\nDemo env:      " + str(DEMO_ENV_ID))

@@ -21,6 +21,7 @@ from typing import Any
 import pika
 import pika.exceptions
 
+from pms.db.database import connection_scope
 from workers.publisher import amqp_parameters
 
 log = logging.getLogger("pms.platform_events")
@@ -100,7 +101,8 @@ class PlatformEventConsumer:
             if env_id is None:
                 self.stats.ignored += 1
             else:
-                result = self.handler(env_id, event_id)
+                with connection_scope():  # one scope per message, as for the actors
+                    result = self.handler(env_id, event_id)
                 self.stats.handled += 1
                 if hasattr(result, "as_dict"):
                     self.stats.results.append(result.as_dict())

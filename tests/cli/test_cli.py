@@ -324,3 +324,13 @@ def test_openapi_prints_a_valid_openapi_3_1_document(sqlite_env):
     assert "/v1/health" in doc["paths"] and "/v1/properties/{property_id}" in doc["paths"]
     compact = invoke(["openapi", "--indent", "0"], sqlite_env)
     assert json.loads(compact.stdout) == doc
+
+
+def test_a_command_releases_its_connection_when_it_ends(sqlite_env):
+    """The rule (one connection scope per entry point): a CLI command's database connection is
+    opened for the command and released when it ends, not left to the process's exit."""
+    from pms.db.database import db
+
+    assert invoke(["db", "migrate"], sqlite_env).exit_code == 0
+    assert invoke(["demo", "seed", "--json"], sqlite_env).exit_code == 0
+    assert db.obj is not None and db.is_closed()
