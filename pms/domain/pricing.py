@@ -164,9 +164,10 @@ class PriceMemo:
     rounded once per currency, and the priced nights of each distinct run of amounts built once
     (ten room types of one plan usually share their amounts)."""
 
-    __slots__ = ("rounded", "runs")
+    __slots__ = ("nights", "rounded", "runs")
 
     def __init__(self) -> None:
+        self.nights: Sequence[date] | None = None  # the nights the runs were priced for
         self.rounded: dict[tuple[Decimal, str], Decimal] = {}
         # None for a run with a night without rate (priced night by night, with its reasons)
         self.runs: dict[tuple[str, tuple[Decimal | None, ...]],
@@ -211,38 +212,19 @@ def price_nights(*, nights: Sequence[date], departure: date, currency: str,
     reasons = stay_reasons(list(nights), departure, rules, persons=persons,
                            max_occupancy=max_occupancy, active=active)
     memo = memo if memo is not None else PriceMemo()
+    if memo.nights is not nights and memo.nights != nights:
+        memo.nights, memo.runs = nights, {}  # a run's prices hold its dates
     available: int | None = None
     if sellable is not None:
         available = max(min(sellable, default=0), 0)
     closed = bool(rules) and any(rule.closed for rule in rules.values())
     run = None
     if not closed and (sellable is None or available):
-        # PERF: the common case has no per-night reason: price each run of amounts once
-        key = (currency, tuple(amounts))
-        run = memo.runs.get(key)
-        if run is None:
-            # `is None`, not `None in`: comparing a Decimal with None goes through an abc check
-            if any(amount is None for amount in amounts):
-                run = memo.runs[key] = None
-            else:
-                priced = [NightPrice(night, _rounded(memo, amount, currency))
-                          for night, amount in zip(nights, amounts, strict=True)]
-                run = memo.runs[key] = (priced, sum((p.amount for p in priced), zero(currency)))
+        run = _priced_run(memo, nights, amounts, currency)
     if run is not None:
         priced, room_total = list(run[0]), run[1]
     else:
-        priced = []
-        for i, night in enumerate(nights):
-            if rules and rules.get(night, OPEN).closed:
-                reasons.append(Reason("closed", "the rate is closed on this night", night))
-            amount = amounts[i]
-            if amount is None:
-                reasons.append(Reason("no_rate", "no rate is loaded for this night", night))
-            else:
-                priced.append(NightPrice(night, _rounded(memo, amount, currency)))
-            if sellable is not None and max(sellable[i], 0) == 0:
-                reasons.append(Reason("sold_out", "no room of this type is left on this night",
-                                      night))
+        priced = _priced_with_reasons(memo, nights, amounts, rules, sellable, currency, reasons)
         room_total = sum((p.amount for p in priced), zero(currency))
     packages_total = zero(currency)
     for pkg in packages:
@@ -265,6 +247,42 @@ def price_nights(*, nights: Sequence[date], departure: date, currency: str,
         currency=currency, bookable=not reasons, reasons=reasons, available=available,
         promo_code=promo_code,
     )
+
+
+def _priced_run(memo: PriceMemo, nights: Sequence[date], amounts: Sequence[Decimal | None],
+                currency: str) -> tuple[list[NightPrice], Decimal] | None:
+    """PERF: the common case has no per-night reason: price each run of amounts once per
+    search. None when a night has no rate (then priced night by night, with its reasons)."""
+    key = (currency, tuple(amounts))
+    run = memo.runs.get(key)
+    if run is None:
+        # `is None`, not `None in`: comparing a Decimal with None goes through an abc check
+        if any(amount is None for amount in amounts):
+            memo.runs[key] = None
+            return None
+        priced = [NightPrice(night, _rounded(memo, amount, currency))
+                  for night, amount in zip(nights, amounts, strict=True)]
+        run = memo.runs[key] = (priced, sum((p.amount for p in priced), zero(currency)))
+    return run
+
+
+def _priced_with_reasons(memo: PriceMemo, nights: Sequence[date],
+                         amounts: Sequence[Decimal | None], rules: Mapping[date, Rule],
+                         sellable: Sequence[int] | None, currency: str,
+                         reasons: list[Reason]) -> list[NightPrice]:
+    """Night by night, appending each night's reasons in order (closed, no rate, sold out)."""
+    priced = []
+    for i, night in enumerate(nights):
+        if rules and rules.get(night, OPEN).closed:
+            reasons.append(Reason("closed", "the rate is closed on this night", night))
+        amount = amounts[i]
+        if amount is None:
+            reasons.append(Reason("no_rate", "no rate is loaded for this night", night))
+        else:
+            priced.append(NightPrice(night, _rounded(memo, amount, currency)))
+        if sellable is not None and max(sellable[i], 0) == 0:
+            reasons.append(Reason("sold_out", "no room of this type is left on this night", night))
+    return priced
 
 
 def _rounded(memo: PriceMemo, amount: Decimal, currency: str) -> Decimal:
