@@ -16,6 +16,14 @@ without the change there is nothing to protect. Losing the stored response leave
 `running`: retries get 409 `idempotency_key_in_use`, then `idempotency_response_lost` (never a
 second execution): the same outcome as the process dying between the two commits.
 
+One-transaction routes (IN_TRANSACTION_ROUTES, the booking; PostgreSQL): the request's own
+transaction is opened here and the use case's unit of work joins it (pms.db.uow
+.RequestTransaction). The key is claimed in that transaction's first round trip by a
+transaction-level advisory lock taken without waiting (a concurrent twin: 409 at once), and the
+record is written `done`, with the response, in the same transaction as the change: one commit,
+no claim or store transactions, and a crash leaves neither the change nor the record. A key that
+already has a record goes the general way below.
+
 Recovery: a `running` record older than ABANDONED_AFTER (2 min) was abandoned by a request that
 died. If that request's audit row exists, its change was committed: 409
 `idempotency_response_lost` names the target (`target_type`, `target_id`) so the client reads it
@@ -32,9 +40,10 @@ from typing import Any
 import falcon
 import peewee
 
-from pms.db.database import commit_without_waiting, db
+from pms.db.database import commit_without_waiting, db, is_postgres
 from pms.db.scope import tenant_scope
-from pms.db.uow import read_scope
+from pms.db.statements import Statement
+from pms.db.uow import RequestTransaction, read_scope
 from pms.errors import (
     BadRequest,
     IdempotencyKeyInUse,
@@ -54,6 +63,15 @@ ABANDONED_AFTER = timedelta(minutes=2)
 CLOCK_SKEW = timedelta(seconds=5)
 MAX_KEY_LENGTH = 255
 NOT_STORED = frozenset({409, 429})
+# Routes whose use case is ONE transaction: on PostgreSQL their key is claimed in that
+# transaction and its record commits with the change (IdempotencyMiddleware._open). Routes that
+# call a platform between transactions (payments: intent, call, outcome) keep the separate
+# claim and store.
+IN_TRANSACTION_ROUTES = frozenset({"/v1/properties/{property_id:uuid}/reservations"})
+
+_CLAIM = Statement.text("idempotency.claim_in_transaction", postgres=(
+    "SELECT pg_try_advisory_xact_lock(hashtextextended(%(env)s || ':' || %(key)s, 0)), "
+    "EXISTS (SELECT 1 FROM idempotency_record WHERE env_id = %(env)s AND key = %(key)s)"))
 
 
 def fingerprint(req: falcon.Request) -> str:
@@ -79,6 +97,9 @@ class IdempotencyMiddleware:
                              code="invalid_idempotency_key")
         ctx = req.context.ctx
         fp = fingerprint(req)
+        if req.uri_template in IN_TRANSACTION_ROUTES and is_postgres() and self._open(
+                req, ctx, key, fp):
+            return
         record = self._claim(ctx, key, fp)
         if record is None:
             req.context.idempotency = (key, fp)
@@ -96,6 +117,30 @@ class IdempotencyMiddleware:
         resp.text = record.response_body
         resp.set_header("Idempotent-Replayed", "true")
         resp.complete = True
+
+    @staticmethod
+    def _open(req: falcon.Request, ctx: Any, key: str, fp: str) -> bool:
+        """Open the request's transaction and claim the key in it (True), or leave it to the
+        general path (False: a record exists) or answer 409 (a live request holds the key).
+
+        The claim is a transaction-level advisory lock on (env, key), taken without waiting in
+        the transaction's first round trip with the look for an existing record: a concurrent
+        request with the same key finds the lock taken and gets 409 at once (it would wait on
+        the first one's uncommitted row otherwise). The record itself is written at the end,
+        done, in the same transaction as the change (process_response)."""
+        txn = RequestTransaction(ctx).open()
+        try:
+            mine, found = _CLAIM.one(key=key)
+        except BaseException:
+            txn.finish(commit=False)
+            raise
+        if mine and not found:
+            req.context.idempotency_txn = (key, fp, txn)
+            return True
+        txn.finish(commit=False)
+        if not mine:
+            raise IdempotencyKeyInUse(f"a request with this {HEADER} is still being processed")
+        return False
 
     def _claim(self, ctx: Any, key: str, fp: str) -> IdempotencyRecord | None:
         """Insert a running record; return the existing one if the key is taken."""
@@ -146,6 +191,11 @@ class IdempotencyMiddleware:
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,
                          req_succeeded: bool) -> None:
+        in_txn = getattr(req.context, "idempotency_txn", None)
+        if in_txn is not None:
+            req.context.idempotency_txn = None
+            self._finish(req, resp, *in_txn)
+            return
         claim = getattr(req.context, "idempotency", None)
         if claim is None:
             return
@@ -158,16 +208,51 @@ class IdempotencyMiddleware:
             if status >= 500 or status in NOT_STORED:
                 IdempotencyRecord.delete().where(query).execute()
                 return
-            body = resp.text
-            if body is None and resp.media is not None:
-                body = self.dumps(resp.media).decode()
-            headers = {"content-type": resp.content_type}
-            if resp.location:
-                headers["location"] = resp.location
+            body, headers = self._response(resp)
             IdempotencyRecord.update(
-                state="done", response_status=status, response_body=body or "",
+                state="done", response_status=status, response_body=body,
                 response_headers=headers,
             ).where(query).execute()
+
+    def _response(self, resp: falcon.Response) -> tuple[str, dict[str, str]]:
+        body = resp.text
+        if body is None and resp.media is not None:
+            body = resp.text = self.dumps(resp.media).decode()  # serialised once, for both
+        headers = {"content-type": resp.content_type}
+        if resp.location:
+            headers["location"] = resp.location
+        return body or "", headers
+
+    def _finish(self, req: falcon.Request, resp: falcon.Response, key: str, fp: str,
+                txn: RequestTransaction) -> None:
+        """End the request's transaction: a stored answer of a clean change commits with its
+        record; anything else rolls back, and a stored answer (a 422, or a fold after a failed
+        unit of work) is then kept in a short transaction of its own, as the general path
+        does. 5xx, 409 and 429 are not stored: the key is free again."""
+        ctx = req.context.ctx
+        status = resp.status_code
+        stored = status < 500 and status not in NOT_STORED
+        if not stored or txn.failed or status >= 400:
+            txn.finish(commit=False)
+            if stored:
+                body, headers = self._response(resp)
+                with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
+                    self._record(ctx, key, fp, status, body, headers)
+            return
+        body, headers = self._response(resp)
+        try:
+            self._record(ctx, key, fp, status, body, headers)
+        except BaseException:
+            txn.finish(commit=False)
+            raise
+        txn.finish(commit=True)
+
+    def _record(self, ctx: Any, key: str, fp: str, status: int, body: str,
+                headers: dict[str, str]) -> None:
+        IdempotencyRecord.create(key=key, fingerprint=fp, state="done", response_status=status,
+                                 response_body=body, response_headers=headers,
+                                 expires_at=ctx.now + self.ttl, created_at=ctx.now,
+                                 request_id=ctx.request_id)
 
 
 def _aware(value: datetime) -> datetime:
