@@ -139,16 +139,19 @@ class OutboxRelay:
         kept for the next sweep."""
         self._guard()
         totals = RelayTotals()
+        claimed = [0]  # batches leased so far (results arrive one batch later than claims)
 
-        def claim() -> list[Any]:
+        def claim(marks: relay.Marks | None) -> list[Any]:
             now = self._now()
             if self.lease.due(now):  # a long drain keeps its partitions
                 self.lease.heartbeat(now)
-            return relay.claim_batch(owner=self.owner, limit=self.batch_size, now=now,
-                                     lease_s=self.lease_s, env_id=self.env_id)
+            rows = relay.claim_batch(owner=self.owner, limit=self.batch_size, now=now,
+                                     lease_s=self.lease_s, env_id=self.env_id, marks=marks)
+            claimed[0] += bool(rows)
+            return rows
 
         def more() -> bool:
-            return ((max_batches is None or totals.batches + 1 < max_batches)
+            return ((max_batches is None or claimed[0] < max_batches)
                     and not (stop is not None and stop.is_set()))
 
         for result in relay.relay_stream(self.publisher, claim, limit=self.batch_size,
