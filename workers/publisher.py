@@ -105,6 +105,10 @@ class AmqpEventPublisher:
         self._inflight: _Inflight | None = None
         self._owner: int | None = None
         self.confirm_timeout = confirm_timeout
+        # Each wait for confirms is a slice of pika's I/O loop; it ends early at the last
+        # confirm of the batch (see _on_confirm), so the slice only bounds how often the
+        # deadline is checked.
+        self.confirm_slice_s = 0.05
 
     def _check_thread(self) -> None:
         ident = threading.get_ident()
@@ -237,7 +241,7 @@ class AmqpEventPublisher:
             while batch.pending:
                 if time.monotonic() > deadline:
                     raise BrokerUnavailable("publisher confirms did not arrive in time")
-                self._connection.process_data_events(time_limit=0.05)
+                self._connection.process_data_events(time_limit=self.confirm_slice_s)
         except BrokerUnavailable as exc:
             self._give_up(batch, exc)
         except (pika.exceptions.AMQPError, OSError, AttributeError) as exc:

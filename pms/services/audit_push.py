@@ -1,6 +1,6 @@
 """Audit push: journal rows to the bus as `hotel:pms:audit:recorded` CloudEvents.
 
-Claimed by row lease like the outbox (pms.services.relay): a short committed transaction leases
+Claimed by row lease like the outbox (pms.services.relay_claim): a short committed transaction leases
 a batch to one relay, the publish happens outside any transaction, and only rows still leased by
 that relay are stamped `pushed_at`. Two relays never push the same rows; a relay that dies
 leaves its rows to the next one once the lease expires. Audit rows carry no per-aggregate order
@@ -18,7 +18,7 @@ from pms.db.database import db
 from pms.db.fields import utcnow
 from pms.db.scope import unscoped
 from pms.models.platform import AuditEntry
-from pms.services.relay import (
+from pms.services.relay_core import (
     DEFAULT_LEASE_S,
     BrokerUnavailable,
     Publisher,

@@ -204,3 +204,22 @@ def test_audit_push_stops_at_the_first_row_nobody_takes(ctx, database, bus):
     pub.close()
     assert second.published == 2
     assert len(bus.drain(queue)) == 2
+
+
+def test_a_confirm_wait_ends_when_the_last_confirm_arrives(bus):
+    # pika's process_data_events(time_limit) returns early only for BlockingChannel events, not
+    # for the confirm callbacks of the pipelined channel: each batch's wait used to run out its
+    # whole slice after the last confirm (50 ms a batch, half the relay's time). With a slice
+    # of 5 s the difference is seconds, not milliseconds, so a loaded machine cannot blur it.
+    bus.queue("#")
+    pub = publisher_for(bus)
+    pub.confirm_slice_s = 5.0
+    try:
+        assert pub.publish_many([_event("hotel:pms:property:created")]) == [None]  # connected
+        started = time.monotonic()
+        for _ in range(3):
+            ticket = pub.start_many([_event("hotel:pms:property:created") for _ in range(20)])
+            assert pub.finish_many(ticket) == [None] * 20
+        assert time.monotonic() - started < 4.0
+    finally:
+        pub.close()

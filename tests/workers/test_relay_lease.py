@@ -404,3 +404,51 @@ def test_no_transaction_is_open_while_the_broker_is_called(ctx, database):
     totals = OutboxRelay(bus, env_id=ctx.env_id, batch_size=2).run_once()
     assert totals.published == 7 and totals.batches >= 4
     assert bus.in_transaction and not any(bus.in_transaction)
+
+
+class Counting(Watching):
+    """Watching, and every statement string the relay sends to the database meanwhile."""
+
+    def __init__(self, monkeypatch):
+        super().__init__()
+        self.sql = []
+        real = db.obj.execute_sql
+
+        def execute_sql(sql, params=None):
+            self.sql.append(sql)
+            return real(sql, params)
+
+        monkeypatch.setattr(db.obj, "execute_sql", execute_sql)
+        self.sent = []
+
+    def publish_many(self, events):
+        self.sent.extend(events)
+        return super().publish_many(events)
+
+    def start_many(self, events):
+        self.sent.extend(events)
+        return super().start_many(events)
+
+
+@PG_ONLY
+def test_a_batch_is_marked_in_the_same_round_trip_as_the_next_claim(ctx, database, monkeypatch):
+    # The leased relay writes every row twice (lease, then mark); sent apart, with their BEGIN
+    # and COMMIT, that was six round trips a batch on the one relay thread. Now the marks of
+    # batch n ride in front of the claim of batch n + 2 (batch n + 1 in flight meanwhile): one
+    # string, one implicit transaction, and still only rows leased by this relay are marked.
+    rows = [make_aggregate(ctx, versions=2) for _ in range(4)]
+    bus = Counting(monkeypatch)
+    totals = OutboxRelay(bus, env_id=ctx.env_id, batch_size=2).run_once()
+    monkeypatch.undo()
+    assert totals.published == 8 and not any(bus.in_transaction)
+    claims = [s for s in bus.sql if "FOR UPDATE SKIP LOCKED" in s and '"outbox_event"' in s]
+    riding = [s for s in claims if 'SET "published_at"' in s]
+    marked_alone = [s for s in bus.sql if 'SET "published_at"' in s and s not in claims]
+    assert len(riding) >= 2  # every batch but the first two claims carries marks
+    assert len(marked_alone) <= 2  # the last batches of the drain: nothing left to ride on
+    assert all(s.index('SET "published_at"') < s.index("FOR UPDATE SKIP LOCKED") for s in riding)
+    published = env_rows(ctx)
+    assert all(r.published_at is not None and r.lease_owner is None for r in published)
+    sent = [(e["subject"], e["aggregateversion"]) for e in bus.sent]
+    for row in rows:
+        assert [v for s, v in sent if s == str(row.id)] == [1, 2]
