@@ -241,18 +241,25 @@ class IdempotencyMiddleware:
             return
         body, headers = self._response(resp)
         try:
-            self._record(ctx, key, fp, status, body, headers)
+            record = self._record(ctx, key, fp, status, body, headers, send=False)
         except BaseException:
             txn.finish(commit=False)
             raise
-        txn.finish(commit=True)
+        # the record, the unit of work's outbox and audit rows and the COMMIT: one round trip
+        txn.finish(commit=True, last=[record] if record is not None else [])
 
     def _record(self, ctx: Any, key: str, fp: str, status: int, body: str,
-                headers: dict[str, str]) -> None:
-        IdempotencyRecord.create(key=key, fingerprint=fp, state="done", response_status=status,
-                                 response_body=body, response_headers=headers,
-                                 expires_at=ctx.now + self.ttl, created_at=ctx.now,
-                                 request_id=ctx.request_id)
+                headers: dict[str, str], *, send: bool = True) -> tuple[str, list[Any]] | None:
+        """Write the done record (or, with send=False, return its compiled INSERT to go out
+        with the commit; written at once where it cannot be compiled so)."""
+        record = IdempotencyRecord(key=key, fingerprint=fp, state="done",
+                                   response_status=status, response_body=body,
+                                   response_headers=headers, expires_at=ctx.now + self.ttl,
+                                   created_at=ctx.now, request_id=ctx.request_id)
+        statement = None if send else record.insert_statement()
+        if statement is None:
+            record.save(force_insert=True)
+        return statement
 
 
 def _aware(value: datetime) -> datetime:

@@ -153,6 +153,39 @@ class TenantModel(BaseModel):
         cost more than running it). Returns None, and peewee's own save runs, for anything
         unusual: a value that is an SQL expression, no primary key value, an UPDATE with
         nothing to write."""
+        compiled = self._compiled_write(force_insert)
+        if compiled is None:
+            return None
+        sql, values, names = compiled
+        cursor = self._meta.database.execute_sql(sql, values)
+        return self._written(force_insert, names, cursor)
+
+    def insert_statement(self) -> tuple[str, list[Any]] | None:
+        """This new row's INSERT as (SQL text, values) without running it (PostgreSQL only;
+        None when it cannot be compiled so): for writes sent together with others (the unit
+        of work's batch). Stamps updated_at as `save()` does."""
+        if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
+            return None
+        if self.env_id is None:
+            self.env_id = require_env()
+        elif not is_unscoped() and self.env_id != require_env():
+            raise PermissionError("refusing to write a row of another env")
+        self.updated_at = utcnow()
+        compiled = self._compiled_write(True)
+        if compiled is None:
+            return None
+        sql, values, names = compiled
+        self._written(True, names, None)
+        return sql, values
+
+    def _written(self, inserting: bool, names: tuple[str, ...], cursor: Any) -> int:
+        self._dirty -= set(names)
+        if inserting:
+            self._dirty.discard(self._meta.primary_key.name)
+            return 1
+        return cursor.rowcount
+
+    def _compiled_write(self, force_insert: bool) -> tuple[str, list[Any], tuple[str, ...]] | None:
         cls = type(self)
         meta = cls._meta
         data = self.__data__
@@ -187,12 +220,7 @@ class TenantModel(BaseModel):
             if scoped:
                 values.append(meta.fields["env_id"].db_value(require_env()))
             values.append(meta.primary_key.db_value(pk_value))
-        cursor = meta.database.execute_sql(sql, values)
-        self._dirty -= set(names)
-        if inserting:
-            self._dirty.discard(pk_name)
-            return 1
-        return cursor.rowcount
+        return sql, values, names
 
     @classmethod
     def _compile_save(cls, inserting: bool, scoped: bool, names: tuple[str, ...]) -> str:

@@ -19,10 +19,10 @@ from typing import Any
 
 from pms import wiring
 from pms.context import Ctx
-from pms.db.base import AggregateModel, BaseModel
+from pms.db.base import AggregateModel, BaseModel, TenantModel
 from pms.db.database import db, read_statements, write_begin_args
 from pms.db.scope import tenant_scope
-from pms.models.platform import AuditEntry, OutboxEvent
+from pms.models.platform import AuditEntry, OutboxEvent, outbox_partition
 
 log = logging.getLogger("pms.uow")
 
@@ -37,6 +37,8 @@ class UnitOfWork:
         self.audits: list[AuditEntry] = []
         self._after_commit: list[Callable[[], None]] = []
         self._born: set[Any] = set()
+        # PostgreSQL: the outbox and audit INSERTs, sent together with the COMMIT (flush)
+        self._batch: list[tuple[str, list[Any]]] = []
 
     def born(self, row: AggregateModel) -> AggregateModel:
         """Declare `row` created in this unit of work at version 1 (set before its INSERT): its
@@ -70,9 +72,10 @@ class UnitOfWork:
             subject.version = version
         if property_id is None:
             property_id = getattr(subject, "property_id", None)
-        event = OutboxEvent.create(
+        event = OutboxEvent(
             type=type_,
             subject=str(subject.id),
+            partition=outbox_partition(str(subject.id)),  # derived, as OutboxEvent.create does
             aggregate_type=type_.split(":")[2] if type_.count(":") >= 3 else model.__name__,
             aggregate_version=version,
             property_id=property_id,
@@ -82,8 +85,28 @@ class UnitOfWork:
             request_id=self.ctx.request_id,
             time=self.ctx.now,
         )
+        self._write(event)
         self.events.append(event)
         return event
+
+    def _write(self, row: BaseModel) -> None:
+        """Insert a journal or outbox row: on PostgreSQL with the batch sent at the end of the
+        unit of work together with its COMMIT (PERF, issue 10: one round trip for them all;
+        nothing in a use case reads them back), elsewhere at once."""
+        statement = row.insert_statement() if isinstance(row, TenantModel) else None
+        if statement is None:
+            row.save(force_insert=True)
+        else:
+            self._batch.append(statement)
+
+    def take_batch(self) -> list[tuple[str, list[Any]]]:
+        batch, self._batch = self._batch, []
+        return batch
+
+    def flush(self, *, commit: bool) -> None:
+        """Send the batched INSERTs (with the COMMIT when `commit`: the transaction's last
+        round trip)."""
+        send(self.take_batch(), commit=commit)
 
     def _idempotency_key(self, type_: str, subject: BaseModel, version: int) -> str:
         # Stable per aggregate change: replays of the same row keep it, and a retried request
@@ -96,7 +119,7 @@ class UnitOfWork:
         for value in (before, after):
             if value is not None and not isinstance(value, dict):
                 raise TypeError("audit before/after must be dicts")
-        entry = AuditEntry.create(
+        entry = AuditEntry(
             action=action,
             target_type=type(target).__name__,
             target_id=str(target.id),
@@ -108,6 +131,7 @@ class UnitOfWork:
             after=mask(after),
             reason=reason,
         )
+        self._write(entry)
         self.audits.append(entry)
         return entry
 
@@ -137,6 +161,20 @@ class UnitOfWork:
                 fn()
             except Exception:  # noqa: BLE001 - post-commit work must never fail the request
                 log.warning("post-commit callback failed", exc_info=True)
+
+
+def send(statements: list[tuple[str, list[Any]]], *, commit: bool) -> None:
+    """Run compiled statements as ONE round trip (a multi-statement string), with the
+    transaction's COMMIT when `commit` (PostgreSQL; with nothing to send, the commit is left to
+    the transaction as usual)."""
+    if not statements:
+        return
+    sql = "; ".join(text for text, _ in statements)
+    params = [value for _, values in statements for value in values]
+    if commit:
+        db.obj.execute_and_commit(sql, params)
+    else:
+        db.execute_sql(sql, params)
 
 
 def mask(data: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -185,10 +223,16 @@ class RequestTransaction:
         self._token = _REQUEST_TXN.set(self)
         return self
 
-    def finish(self, *, commit: bool) -> None:
-        """Commit (then run the joined units' post-commit work) or roll back."""
+    def finish(self, *, commit: bool, last: list[tuple[str, list[Any]]] = ()) -> None:
+        """Commit, sending the joined units' batched rows and `last` (compiled statements)
+        with the COMMIT in one round trip, then run their post-commit work; or roll back."""
         _REQUEST_TXN.reset(self._token)
         if commit:
+            try:
+                send([*(s for u in self.units for s in u.take_batch()), *last], commit=True)
+            except BaseException as exc:
+                self._stack.__exit__(type(exc), exc, exc.__traceback__)
+                raise
             self._stack.close()
             for uow in self.units:
                 uow.run_after_commit()
@@ -223,6 +267,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     uow = UnitOfWork(ctx)
     with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
         yield uow
+        uow.flush(commit=True)
     uow.run_after_commit()
 
 

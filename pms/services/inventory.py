@@ -185,8 +185,8 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
 # `recount_locked` does (a room out of order and out of service on a night counts once, as out
 # of order), and `sold` goes up only when EVERY night has `count` sellable rooms; the same UPDATE
 # writes the recounted physical/OOO/OOS snapshot. A missing calendar row makes the verdict false
-# (fewer rows than nights): the caller then creates the calendar on the slow path.
-_TAKE = Statement.text("inventory.take_nights", postgres="""
+# (fewer rows than nights): the rows are then created and the take run again, in one round trip.
+_TAKE_SQL = """
 WITH locked AS (
     SELECT id, date, sell_limit, sold FROM inventory_day
     WHERE env_id = %(env)s AND room_type_id = %(room_type)s AND date = ANY(%(nights)s::date[])
@@ -220,16 +220,32 @@ taken AS (
     WHERE d.env_id = %(env)s AND d.id = j.id AND v.ok
     RETURNING d.id)
 SELECT j.date, j.sellable, (SELECT count(*) FROM taken) FROM judged j ORDER BY j.date
-""")
+"""
+_TAKE = Statement.text("inventory.take_nights", postgres=_TAKE_SQL)
+# A night never booked before has no calendar row yet: create the missing rows and take, in one
+# round trip (the INSERT, then the take; psycopg2 returns the last statement's rows). A twin
+# inserting the same night waits on ours (ON CONFLICT), then finds the row and queues for it.
+_CREATE_AND_TAKE = Statement.text("inventory.create_and_take_nights", postgres="""
+INSERT INTO inventory_day (id, created_at, updated_at, env_id, property_id, room_type_id, date,
+                           physical, ooo, oos, sold)
+SELECT gen_random_uuid(), now(), now(), %(env)s, %(property)s, %(room_type)s, n, 0, 0, 0, 0
+FROM unnest(%(nights)s::date[]) AS n
+ON CONFLICT (env_id, room_type_id, date) DO NOTHING;
+""" + _TAKE_SQL)
 
 
 def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date],
                  count: int, pause: Callable[[], None] | None) -> bool:
     """The PostgreSQL booking path: True when sold, RoomTypeUnavailable when a night is short,
-    False when a calendar row is missing (nothing was written; take the slow path)."""
+    False when a calendar row is still missing (nothing was sold; take the slow path)."""
+    if not db.in_transaction():  # outside one, the locks would end with the statement
+        raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
+    values = {"room_type": room_type_id, "property": property_id, "nights": ordered,
+              "n": len(ordered), "count": count}
     with locking.lock_errors():
-        rows = _TAKE.rows(room_type=room_type_id, property=property_id, nights=ordered,
-                          n=len(ordered), count=count)
+        rows = _TAKE.rows(**values)
+        if len(rows) < len(ordered):  # a night never booked: make its row, then take
+            rows = _CREATE_AND_TAKE.rows(**values)
     if pause is not None:  # TEST-ONLY: hold the locks a while, as the slow path does
         pause()
     if len(rows) < len(ordered):

@@ -5,6 +5,8 @@
 - `new_aggregate_born_at_version_1`: a reservation is inserted at version 1 and its "created"
   event says aggregate_version 1, with no `version = version + 1` UPDATE in the transaction.
 - `booking_references_in_one_read`: the property, room type and rate plan come in one SELECT.
+- `first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_trip`: a night never
+  booked costs ONE round trip more (create the rows and take), not the slow path's five.
 - `booking_round_trips`: the round trips of one booking on PostgreSQL, counted on the wire
   (a counting psycopg2 connection, no timings), pinned at the number reached.
 """
@@ -29,8 +31,9 @@ from pms.schemas.reservations import ReservationIn
 from pms.services import inventory, reservations
 from tests.factories import make_booking_hotel, reservation_body
 
-# Where the booking stands today (it was 18 on a warm calendar, 22 on a cold one).
-BOOKING_ROUND_TRIPS = 8
+# Where the booking stands today (it was 18 on a warm calendar, 22 on a cold one): the
+# references, rates, restrictions, the reservation, the nights, then audit + outbox + COMMIT.
+BOOKING_ROUND_TRIPS = 6
 
 
 @pytest.fixture
@@ -126,3 +129,20 @@ def test_booking_round_trips(ctx, hotel):
     with _wire() as tally:
         _book(ctx, hotel)
     assert tally.round_trips == BOOKING_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+
+
+def test_first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_trip(ctx, database):
+    if not is_postgres():
+        pytest.skip("round trips are PostgreSQL's")
+    cold = make_booking_hotel(ctx, rooms=2, amount="100.00")  # no calendar rows at all
+    _book(ctx, cold, departure_date=str(cold.today + timedelta(days=1)))  # compile once
+    with _wire() as tally:
+        _book(ctx, cold, arrival_date=str(cold.today + timedelta(days=5)),
+              departure_date=str(cold.today + timedelta(days=7)))
+    assert tally.round_trips == BOOKING_ROUND_TRIPS + 1, "\n---\n".join(tally.log or [])
+    with read_scope(ctx):
+        rows = list(InventoryDay.select().where(
+            (InventoryDay.room_type == cold.room_type.id)
+            & (InventoryDay.date >= cold.today + timedelta(days=5))).order_by(InventoryDay.date))
+    assert [(r.date - cold.today).days for r in rows] == [5, 6]
+    assert all(r.sold == 1 and r.physical == 2 and r.ooo == r.oos == 0 for r in rows)
