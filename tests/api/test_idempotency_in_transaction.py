@@ -24,6 +24,7 @@ from bench.statements import Tally, counting_connection_factory
 from pms.db.database import db, is_postgres
 from pms.db.uow import read_scope
 from pms.models import IdempotencyRecord, Reservation
+from pms.models.inventory import InventoryDay
 from pms.services import inventory
 from tests.factories import make_booking_hotel, reservation_body
 from tests.helpers import assert_problem, counts
@@ -126,3 +127,17 @@ def test_booking_with_idempotency_key_round_trips(api, ctx, hotel):
 
 def _days(n):
     return timedelta(days=n)
+
+
+def test_idempotency_fold_by_confirmation_number_in_transaction(api, ctx, hotel):
+    first = _post(api, hotel, "fold-1", confirmation_number="FOLDME2030")
+    assert first.status_code == 201, first.text
+    twin = _post(api, hotel, "fold-2", confirmation_number="FOLDME2030")
+    assert twin.status_code == 200 and twin.json["id"] == first.json["id"]
+    assert _record(ctx, "fold-2").response_status == 200
+    replay = _post(api, hotel, "fold-2", confirmation_number="FOLDME2030")
+    assert replay.status_code == 200 and replay.headers["idempotent-replayed"] == "true"
+    with read_scope(ctx):
+        assert Reservation.select().count() == 1
+        assert {d.sold for d in InventoryDay.select().where(
+            (InventoryDay.room_type == hotel.room_type.id) & (InventoryDay.sold > 0))} == {1}
