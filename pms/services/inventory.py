@@ -17,6 +17,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, timedelta
+from typing import Any
 
 import peewee
 
@@ -24,6 +25,7 @@ from pms import wiring
 from pms.context import Ctx
 from pms.db import locking
 from pms.db.database import db, is_postgres
+from pms.db.scope import require_env
 from pms.db.statements import Statement
 from pms.db.uow import unit_of_work
 from pms.domain.availability import NightCount
@@ -142,10 +144,13 @@ def _refresh(rows: list[InventoryDay], counts: dict[tuple[uuid.UUID, date], Nigh
 # -- the booking path --------------------------------------------------------------------------
 
 def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date],
-               count: int = 1) -> None:
+               count: int = 1, *, first: tuple[str, list[Any]] | None = None) -> None:
     """Sell `count` rooms of a type for every night in `nights`, or nothing at all.
 
     Call inside the caller's open unit of work; no outbox or audit rows are written here.
+    `first`: a compiled statement of the caller's to run before, in the same round trip on
+    the PostgreSQL path (the booking's reservation INSERT; PERF, issue 10); its errors
+    (IntegrityError) reach the caller as they are.
 
     Raises:
         ValidationFailed: count < 1 or no nights.
@@ -157,9 +162,14 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
     ordered = _check_args(nights, count)
     end = ordered[-1] + timedelta(days=1)
     wired = wiring.current()
-    if wired.locking_enabled and is_postgres() and _take_in_one(
-            property_id, room_type_id, ordered, count, wired.pause_after_check):
-        return
+    if wired.locking_enabled and is_postgres():
+        sold = _take_in_one(property_id, room_type_id, ordered, count, wired.pause_after_check,
+                            first)
+        first = None  # sent (its effect stays even when the slow path follows)
+        if sold:
+            return
+    if first is not None:
+        db.execute_sql(first[0], first[1])
     with locking.lock_errors():
         rows = lock_days(property_id, room_type_id, ordered)
         counts = recount_locked(property_id, rows, ordered[0], end)
@@ -235,7 +245,8 @@ ON CONFLICT (env_id, room_type_id, date) DO NOTHING;
 
 
 def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date],
-                 count: int, pause: Callable[[], None] | None) -> bool:
+                 count: int, pause: Callable[[], None] | None,
+                 first: tuple[str, list[Any]] | None = None) -> bool:
     """The PostgreSQL booking path: True when sold, RoomTypeUnavailable when a night is short,
     False when a calendar row is still missing (nothing was sold; take the slow path)."""
     if not db.in_transaction():  # outside one, the locks would end with the statement
@@ -243,7 +254,13 @@ def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[
     values = {"room_type": room_type_id, "property": property_id, "nights": ordered,
               "n": len(ordered), "count": count}
     with locking.lock_errors():
-        rows = _TAKE.rows(**values)
+        if first is None:
+            rows = _TAKE.rows(**values)
+        else:  # the caller's statement, then the take: one round trip
+            compiled = _TAKE.compiled()
+            params = compiled.params({**values, "env": require_env()})
+            rows = db.execute_sql(f"{first[0]}; {compiled.sql}",
+                                  [*first[1], *params]).fetchall()
         if len(rows) < len(ordered):  # a night never booked: make its row, then take
             rows = _CREATE_AND_TAKE.rows(**values)
     if pause is not None:  # TEST-ONLY: hold the locks a while, as the slow path does
