@@ -9,19 +9,20 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import msgspec
 import peewee
 
 from pms.context import Ctx
-from pms.db.database import db
+from pms.db.database import db, is_postgres
 from pms.db.locking import lock_errors
 from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.business_date import business_date
 from pms.domain.fees import cancellation_fee
-from pms.domain.pricing import Quote
+from pms.domain.pricing import OPEN, Quote, Rule
 from pms.domain.states import RESERVATION_INITIAL, RESERVATION_MACHINE, ReservationStatus
 from pms.domain.stay import stay_nights
 from pms.errors import (
@@ -33,12 +34,13 @@ from pms.errors import (
     ValidationFailed,
 )
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
+from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
-from pms.services.pricing import quote_stay
+from pms.services.pricing import check_occupancy, quote_for, quote_stay
 from pms.services.reservation_lookup import load_reservation
 from pms.services.room_holds import check_room, hold_room, release_room_holds
 
@@ -84,17 +86,19 @@ class Refs:
     prop: Property
     room_type: RoomType
     rate_plan: RatePlan
+    prices: StayPrices | None = None  # the stay's, read with them (PostgreSQL create)
 
 
 def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID, *,
-               offered_to: Ctx | None = None) -> Refs:
+               offered_to: Ctx | None = None, stay: tuple[date, date] | None = None) -> Refs:
     """The property, room type and rate plan of a booking, else NotFound / 422.
 
     With `offered_to`, the plan must also be open to that caller (`rate_plan_open_to`: a
     negotiated plan only for the company it is negotiated for). A plan that is not gets the
     answer of a plan that does not exist, so a guest cannot probe negotiated plan ids.
     """
-    prop, room_type, rate_plan = _read_refs(property_id, room_type_id, rate_plan_id)
+    prop, room_type, rate_plan, prices = _read_refs(property_id, room_type_id, rate_plan_id,
+                                                    stay)
     if prop is None:
         raise NotFound("no such property")
     if room_type is None:
@@ -102,7 +106,7 @@ def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
     if rate_plan is None or (
             offered_to is not None and not rate_plan_open_to(offered_to, rate_plan)):
         raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
-    return Refs(prop, room_type, rate_plan)
+    return Refs(prop, room_type, rate_plan, prices)
 
 
 _REF_MODELS = (Property, RoomType, RatePlan)
@@ -125,12 +129,47 @@ _REFS = Statement.text("reservations.refs", both=(
     "WHERE p.env_id = %(env)s AND p.id = %(property)s"))
 
 
-def _read_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID
-               ) -> tuple[Any, Any, Any]:
-    """(property, room type, rate plan) models, None for what is missing (call in a scope)."""
-    row = _REFS.one(property=property_id, room_type=room_type_id, rate_plan=rate_plan_id)
+# PostgreSQL: the same read with the stay's rates and its restrictions that apply to the plan
+# and room type (json arrays), so the booking prices without two more reads.
+_REFS_AND_PRICES = Statement.text("reservations.refs_and_prices", postgres=(
+    f"SELECT {_columns(Property, 'p')}, {_columns(RoomType, 'rt')}, {_columns(RatePlan, 'rp')}, "
+    "(SELECT json_agg(json_build_array(rs.date, rs.amount::text)) FROM rate_schedule rs "
+    " WHERE rs.env_id = %(env)s AND rs.property_id = p.id AND rs.rate_plan_id = rp.id "
+    " AND rs.room_type_id = rt.id AND rs.date >= %(arrival)s AND rs.date < %(departure)s), "
+    "(SELECT json_agg(json_build_array(r.date, r.closed, r.closed_to_arrival, "
+    "  r.closed_to_departure, r.min_los, r.max_los)) FROM restriction r "
+    " WHERE r.env_id = %(env)s AND r.property_id = p.id AND r.date >= %(arrival)s "
+    " AND r.date <= %(departure)s AND (r.rate_plan_id IS NULL OR r.rate_plan_id = rp.id) "
+    " AND (r.room_type_id IS NULL OR r.room_type_id = rt.id)) "
+    "FROM property p "
+    "LEFT JOIN room_type rt ON rt.env_id = %(env)s AND rt.id = %(room_type)s "
+    "AND rt.property_id = p.id "
+    "LEFT JOIN rate_plan rp ON rp.env_id = %(env)s AND rp.id = %(rate_plan)s "
+    "AND rp.property_id = p.id "
+    "WHERE p.env_id = %(env)s AND p.id = %(property)s"))
+
+
+@dataclass
+class StayPrices:
+    """The stay's nightly amounts and its restrictions that are not open, read with the
+    references (in `SearchData`'s shapes)."""
+
+    amounts: list[Decimal | None]
+    restrictions: dict[date, list[tuple[None, None, Rule]]]
+
+
+def _read_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+               stay: tuple[date, date] | None = None) -> tuple[Any, Any, Any, StayPrices | None]:
+    """(property, room type, rate plan) models, None for what is missing (call in a scope),
+    and with `stay` on PostgreSQL the stay's prices (else None: `quote_stay` reads them)."""
+    priced = stay is not None and is_postgres() and 0 < (stay[1] - stay[0]).days <= 400
+    if priced:
+        row = _REFS_AND_PRICES.one(property=property_id, room_type=room_type_id,
+                                   rate_plan=rate_plan_id, arrival=stay[0], departure=stay[1])
+    else:
+        row = _REFS.one(property=property_id, room_type=room_type_id, rate_plan=rate_plan_id)
     if row is None:
-        return None, None, None
+        return None, None, None, None
     out: list[Any] = []
     start = 0
     for model in _REF_MODELS:
@@ -138,7 +177,24 @@ def _read_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
         values = row[start:start + len(fields)]
         start += len(fields)
         out.append(None if values[0] is None else _model_of(model, fields, values))
-    return out[0], out[1], out[2]
+    prices = (_stay_prices(stay[0], stay[1], row[start], row[start + 1])
+              if priced and stay is not None else None)
+    return out[0], out[1], out[2], prices
+
+
+def _stay_prices(arrival: date, departure: date, rates: Any, restrictions: Any) -> StayPrices:
+    """Nightly amounts aligned with the nights, and the rules that are not open per date
+    (the plan and room type filter was the statement's; `SearchData.rules_for` merges)."""
+    amounts: list[Decimal | None] = [None] * (departure - arrival).days
+    for day, amount in rates or ():
+        amounts[(date.fromisoformat(day) - arrival).days] = Decimal(amount)
+    per_day: dict[date, list[tuple[None, None, Rule]]] = {}
+    for day, closed, cta, ctd, min_los, max_los in restrictions or ():
+        rule = Rule(closed=bool(closed), closed_to_arrival=bool(cta),
+                    closed_to_departure=bool(ctd), min_los=min_los, max_los=max_los)
+        if rule != OPEN:
+            per_day.setdefault(date.fromisoformat(day), []).append((None, None, rule))
+    return StayPrices(amounts, per_day)
 
 
 def _model_of(model: Any, fields: Any, values: Any) -> Any:
@@ -168,10 +224,23 @@ def _quote(ctx: Ctx, refs: Refs, arrival: date, departure: date, adults: int, ch
            promo_code: str | None) -> Quote:
     # The nights are sold under their row locks right after (take_rooms): that recount decides
     # "sold out", so the quote only prices and checks the plan's rules.
-    quote = quote_stay(ctx, property=refs.prop, room_type=refs.room_type,
-                       rate_plan=refs.rate_plan, arrival=arrival, departure=departure,
-                       adults=adults, children=children, promo_code=promo_code,
-                       check_inventory=False)
+    if refs.prices is not None:  # read with the references: price without more reads
+        check_occupancy(adults, children)
+        with read_scope(ctx):
+            packages = (load_packages(refs.prop.id) if refs.rate_plan.package_codes else {})
+            promo = load_promo(refs.prop.id, promo_code) if promo_code is not None else None
+        data = SearchData(arrival=arrival, departure=departure,
+                          nights=stay_nights(arrival, departure),
+                          rates={(refs.rate_plan.id, refs.room_type.id): refs.prices.amounts},
+                          restrictions=refs.prices.restrictions, sellable=None,
+                          packages=packages, promo=promo)
+        quote = quote_for(data, refs.room_type, refs.rate_plan, adults=adults,
+                          children=children, promo_code=promo_code)
+    else:
+        quote = quote_stay(ctx, property=refs.prop, room_type=refs.room_type,
+                           rate_plan=refs.rate_plan, arrival=arrival, departure=departure,
+                           adults=adults, children=children, promo_code=promo_code,
+                           check_inventory=False)
     if quote.bookable:
         return quote
     codes = {r.code for r in quote.reasons}
@@ -248,7 +317,8 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             return existing, False
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id, offered_to=ctx)
+            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id, offered_to=ctx,
+                              stay=(body.arrival_date, body.departure_date))
             today = business_date(refs.prop, ctx.now)
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)

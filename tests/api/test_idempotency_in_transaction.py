@@ -29,10 +29,10 @@ from pms.services import inventory
 from tests.factories import make_booking_hotel, reservation_body
 from tests.helpers import assert_problem, counts
 
-# The POST with a key: claim, references, rates, restrictions, the reservation with the nights,
-# then audit + outbox + the record + COMMIT in one. It was 18 (22 on a night never booked),
+# The POST with a key: claim, references with rates and restrictions, the reservation with
+# the nights, then audit + outbox + the record + COMMIT in one. It was 18 (22 on a night never booked),
 # in 3 transactions.
-BOOKING_WITH_KEY_ROUND_TRIPS = 6
+BOOKING_WITH_KEY_ROUND_TRIPS = 4
 
 
 @pytest.fixture

@@ -32,8 +32,9 @@ from pms.services import inventory, reservations
 from tests.factories import make_booking_hotel, reservation_body
 
 # Where the booking stands today (it was 18 on a warm calendar, 22 on a cold one): the
-# references, rates, restrictions, the reservation with the nights, then audit + outbox + COMMIT.
-BOOKING_ROUND_TRIPS = 5
+# references with rates and restrictions, the reservation with the nights, then audit + outbox
+# + COMMIT.
+BOOKING_ROUND_TRIPS = 3
 
 
 @pytest.fixture
@@ -146,3 +147,37 @@ def test_first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_tri
             & (InventoryDay.date >= cold.today + timedelta(days=5))).order_by(InventoryDay.date))
     assert [(r.date - cold.today).days for r in rows] == [5, 6]
     assert all(r.sold == 1 and r.physical == 2 and r.ooo == r.oos == 0 for r in rows)
+
+
+def test_booking_prices_and_restrictions_read_with_the_references(api, ctx, hotel):
+    """The booking's own read of rates and restrictions (PostgreSQL) decides as the quote did:
+    a closed night, a minimum stay or a missing rate refuses the stay (422 stay_not_bookable);
+    a restriction of another plan or room type does not; the price is the loaded rates'."""
+    base = f"/v1/properties/{hotel.id}"
+    day = hotel.today + timedelta(days=10)
+    other_plan = api.post(f"{base}/rate-plans", {"code": "OTHER", "name": "Other",
+                                                 "currency": "EUR"})
+    assert other_plan.status_code == 201, other_plan.text
+    assert api.put(f"{base}/rate-plans/{other_plan.json['id']}/restrictions",
+                   {"from_date": str(day), "to_date": str(day), "closed": True}).status_code == 200
+
+    def book(arrival, nights):
+        return api.post(f"{base}/reservations", reservation_body(
+            hotel, arrival_date=str(arrival), departure_date=str(arrival + timedelta(days=nights))))
+
+    ok = book(day, 2)  # closed for the other plan only
+    assert ok.status_code == 201, ok.text
+    assert ok.json["total_amount"] == "200.00"
+    plan = f"{base}/rate-plans/{hotel.rate_plan.id}/restrictions"
+    closed = day + timedelta(days=3)
+    assert api.put(plan, {"from_date": str(closed), "to_date": str(closed),
+                          "closed": True}).status_code == 200
+    refused = book(closed, 1)
+    assert refused.status_code == 422 and refused.json["code"] == "stay_not_bookable"
+    longer = day + timedelta(days=5)
+    assert api.put(plan, {"from_date": str(longer), "to_date": str(longer),
+                          "min_los": 3}).status_code == 200
+    assert book(longer, 2).json["code"] == "stay_not_bookable"
+    assert book(longer, 3).status_code == 201
+    unpriced = hotel.today + timedelta(days=400)  # beyond the loaded rates
+    assert book(unpriced, 1).json["code"] == "stay_not_bookable"
