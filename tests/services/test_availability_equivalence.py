@@ -235,8 +235,13 @@ def hotel(ctx):
             for d in range(0, DAYS, 2):
                 sell_limit = (None, 0, -1, 1, 7)[(ti + d) % 5]
                 sold = (0, 1, 2, 5)[(ti * d) % 4]
+                # The stored snapshot is what it was when those rooms were sold: a type sold
+                # above its rooms today lost rooms since (the search recounts them), so the
+                # run-wide invariant (sold never above the stored physical) still holds.
+                physical = max(len(rooms[rt.id]), sold)
                 inv.append({"id": uuid.uuid4(), "property": prop.id, "room_type": rt.id,
-                            "date": _night(d), "sell_limit": sell_limit, "sold": sold})
+                            "date": _night(d), "sell_limit": sell_limit, "sold": sold,
+                            "physical": physical})
         InventoryDay.insert_many(inv).execute()
         for ti, rt in enumerate(types):
             first = rooms[rt.id][0]
