@@ -247,8 +247,10 @@ def create_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, body: msgspec.Str
         prop = load_property(property_id)
         values = _changes(body, kind.fields)
         kind.prepare(prop, values, None)
-        row = kind.model(env_id=ctx.env_id, property=prop.id, **values)
+        # born at version 1: its "created" event needs no version UPDATE (issue 10)
+        row = kind.model(env_id=ctx.env_id, property=prop.id, version=1, **values)
         _save_unique(row, create=True, what=_identity(kind, row))
+        uow.born(row)
         _record(uow, row, kind.aggregate, "created", kind.out(row))
     return row
 

@@ -181,3 +181,15 @@ def test_booking_prices_and_restrictions_read_with_the_references(api, ctx, hote
     assert book(longer, 3).status_code == 201
     unpriced = hotel.today + timedelta(days=400)  # beyond the loaded rates
     assert book(unpriced, 1).json["code"] == "stay_not_bookable"
+
+
+def test_catalog_child_born_at_version_1(ctx, database):
+    from tests.factories import make_property, make_room_type
+
+    prop = make_property(ctx)
+    with _statements() as seen:
+        rt = make_room_type(ctx, prop.id)
+    assert not [s for s in seen if re.search(r'UPDATE\s+"?room_type"?', s, re.I)]
+    with read_scope(ctx):
+        event = OutboxEvent.get(OutboxEvent.subject == str(rt.id))
+    assert event.aggregate_version == 1 and rt.version == 1
