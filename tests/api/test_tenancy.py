@@ -147,7 +147,11 @@ def test_every_index_in_the_database_leads_with_env_id(pg_db):
           AND EXISTS (SELECT 1 FROM pg_attribute e WHERE e.attrelid = t.oid
                       AND e.attname = 'env_id')""").fetchall()
     assert rows
-    offenders = [name for name, first in rows if first != "env_id"]
+    # Declared exceptions, each for cross-env machinery that never serves a tenant's query: the
+    # outbox relay claims due rows of every env in creation order (migration 010); on a sharded
+    # database it runs per shard, where the index is still local.
+    cross_env = {"outbox_event_due_idx"}
+    offenders = [name for name, first in rows if first != "env_id" and name not in cross_env]
     assert not offenders, offenders
 
 
