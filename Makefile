@@ -16,7 +16,7 @@ run: $(STAMP)   ## serve on :8000 (SQLite + StubBroker + sandboxes); prints a to
 	$(BIN)/pms-cli serve
 
 test: $(STAMP)  ## the whole suite (PostgreSQL and RabbitMQ tests skip locally if the servers are down)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 test-fast: $(STAMP)
 	$(BIN)/pytest -q -m "not slow"
