@@ -17,13 +17,12 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from pms.db.database import db
+from pms.db.database import connection_scope
 from pms.db.fields import utcnow
 from pms.services import outbox_ops, relay
 from pms.services.audit_push import push_audit_batch
@@ -33,26 +32,6 @@ log = logging.getLogger("pms.relay")
 
 # After a sweep in which nobody took audit rows, the next audit probe waits this long.
 AUDIT_UNTAKEN_PAUSE_S = 30.0
-
-
-@contextmanager
-def connection_scope() -> Iterator[None]:
-    """Open a connection if none is open and close it at exit only if opened here."""
-    from pms.db import database
-
-    scope = getattr(database, "connection_scope", None)
-    if scope is not None:  # pms.db.database's own, once it exists
-        with scope():
-            yield
-        return
-    opened = db.is_closed()
-    if opened:
-        db.connect()
-    try:
-        yield
-    finally:
-        if opened:
-            db.close()
 
 
 @dataclass

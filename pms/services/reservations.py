@@ -119,14 +119,16 @@ def _columns(model: type, alias: str) -> str:
 # The property with the booked room type and rate plan in ONE read (PERF, issue 10: three by-id
 # reads before). The room type and the plan must belong to the property: an outer join that
 # finds none leaves their columns NULL, read as "not of this property".
-_REFS = Statement.text("reservations.refs", both=(
-    f"SELECT {_columns(Property, 'p')}, {_columns(RoomType, 'rt')}, {_columns(RatePlan, 'rp')} "
+_REFS_FROM = (
     "FROM property p "
     "LEFT JOIN room_type rt ON rt.env_id = %(env)s AND rt.id = %(room_type)s "
     "AND rt.property_id = p.id "
     "LEFT JOIN rate_plan rp ON rp.env_id = %(env)s AND rp.id = %(rate_plan)s "
     "AND rp.property_id = p.id "
-    "WHERE p.env_id = %(env)s AND p.id = %(property)s"))
+    "WHERE p.env_id = %(env)s AND p.id = %(property)s")
+_REFS = Statement.text("reservations.refs", both=(
+    f"SELECT {_columns(Property, 'p')}, {_columns(RoomType, 'rt')}, {_columns(RatePlan, 'rp')} "
+    + _REFS_FROM))
 
 
 # PostgreSQL: the same read with the stay's rates and its restrictions that apply to the plan
@@ -141,12 +143,7 @@ _REFS_AND_PRICES = Statement.text("reservations.refs_and_prices", postgres=(
     " WHERE r.env_id = %(env)s AND r.property_id = p.id AND r.date >= %(arrival)s "
     " AND r.date <= %(departure)s AND (r.rate_plan_id IS NULL OR r.rate_plan_id = rp.id) "
     " AND (r.room_type_id IS NULL OR r.room_type_id = rt.id)) "
-    "FROM property p "
-    "LEFT JOIN room_type rt ON rt.env_id = %(env)s AND rt.id = %(room_type)s "
-    "AND rt.property_id = p.id "
-    "LEFT JOIN rate_plan rp ON rp.env_id = %(env)s AND rp.id = %(rate_plan)s "
-    "AND rp.property_id = p.id "
-    "WHERE p.env_id = %(env)s AND p.id = %(property)s"))
+    + _REFS_FROM))
 
 
 @dataclass

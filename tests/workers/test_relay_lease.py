@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pms.db.database import db
+from pms.db.database import connection_scope, db
 from pms.db.scope import unscoped
 from pms.db.uow import read_scope, unit_of_work
 from pms.events import event_type
@@ -24,7 +24,7 @@ from pms.models.platform import OUTBOX_PARTITIONS, outbox_partition
 from pms.models.relay import RelayNode, RelayPartition
 from pms.services import audit_push, outbox_ops, relay
 from workers.publisher import AmqpEventPublisher, LocalEventPublisher
-from workers.relay import OutboxRelay, connection_scope
+from workers.relay import OutboxRelay
 
 pytestmark = pytest.mark.rabbitmq
 PG_ONLY = pytest.mark.parametrize("backend", [pytest.param("postgres", marks=pytest.mark.postgres)],
