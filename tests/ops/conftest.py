@@ -101,8 +101,14 @@ class Gunicorn:
         self.proc.send_signal(signal.SIGTERM)
 
     def stop(self) -> None:
+        """Teardown: a graceful stop without the drain (a second SIGTERM skips it; the drain
+        itself is what the deploy tests exercise through `terminate`)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
