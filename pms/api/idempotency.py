@@ -16,13 +16,18 @@ without the change there is nothing to protect. Losing the stored response leave
 `running`: retries get 409 `idempotency_key_in_use`, then `idempotency_response_lost` (never a
 second execution): the same outcome as the process dying between the two commits.
 
-One-transaction routes (IN_TRANSACTION_ROUTES, the booking; PostgreSQL): the request's own
-transaction is opened here and the use case's unit of work joins it (pms.db.uow
-.RequestTransaction). The key is claimed in that transaction's first round trip by a
-transaction-level advisory lock taken without waiting (a concurrent twin: 409 at once), and the
-record is written `done`, with the response, in the same transaction as the change: one commit,
-no claim or store transactions, and a crash leaves neither the change nor the record. A key that
-already has a record goes the general way below.
+One-transaction routes (IN_TRANSACTION_ROUTES: the booking and the profile create; PostgreSQL):
+the request's own transaction is opened here and the use case's unit of work joins it
+(pms.db.uow.RequestTransaction). The key is claimed IN that transaction's first round trip, in
+front of the use case's first statement (a prelude, pms.db.database; the function of migration
+011): a transaction-level advisory lock taken without waiting and a look for a live record. A
+concurrent twin finds the lock taken (409 at once: it would wait on the first one's uncommitted
+row otherwise); a key with a live record stops the message before the use case's statement
+runs, and the request goes the general way below (replay, 422, 409). The record is written
+`done`, with the response, in the same transaction as the change: one commit, no claim or store
+transactions, no round trip of its own, and a crash leaves neither the change nor the record.
+An answer given before any statement ran (a 422 of the body) never sent the claim: it is stored
+through the general claim, so a stored answer is still replayed and a twin still waits.
 
 Recovery: a `running` record older than ABANDONED_AFTER (2 min) was abandoned by a request that
 died. If that request's audit row exists, its change was committed: 409
@@ -40,15 +45,15 @@ from typing import Any
 import falcon
 import peewee
 
-from pms.db.database import commit_without_waiting, db, is_postgres
+from pms.db.database import PreludeRefused, commit_without_waiting, db, is_postgres
 from pms.db.scope import tenant_scope
-from pms.db.statements import Statement
 from pms.db.uow import RequestTransaction, read_scope
 from pms.errors import (
     BadRequest,
     IdempotencyKeyInUse,
     IdempotencyKeyMismatch,
     IdempotencyResponseLost,
+    PmsError,
 )
 from pms.models.platform import AuditEntry, IdempotencyRecord
 from pms.services.idempotency import purge_expired
@@ -67,11 +72,13 @@ NOT_STORED = frozenset({409, 429})
 # transaction and its record commits with the change (IdempotencyMiddleware._open). Routes that
 # call a platform between transactions (payments: intent, call, outcome) keep the separate
 # claim and store.
-IN_TRANSACTION_ROUTES = frozenset({"/v1/properties/{property_id:uuid}/reservations"})
+IN_TRANSACTION_ROUTES = frozenset({"/v1/properties/{property_id:uuid}/reservations",
+                                   "/v1/properties/{property_id:uuid}/profiles"})
 
-_CLAIM = Statement.text("idempotency.claim_in_transaction", postgres=(
-    "SELECT pg_try_advisory_xact_lock(hashtextextended(%(env)s || ':' || %(key)s, 0)), "
-    "EXISTS (SELECT 1 FROM idempotency_record WHERE env_id = %(env)s AND key = %(key)s)"))
+# the claim in the first round trip (migration 011): SQLSTATEs it raises
+CLAIM_PRELUDE = "SELECT pms_claim_idempotency_key(%s, %s, %s)"
+KEY_IN_USE = "PMI01"
+KEY_HAS_RECORD = "PMI02"
 
 
 def fingerprint(req: falcon.Request) -> str:
@@ -104,6 +111,13 @@ class IdempotencyMiddleware:
         if record is None:
             req.context.idempotency = (key, fp)
             return
+        self._answer_from(record, fp, resp)
+        resp.complete = True
+
+    @staticmethod
+    def _answer_from(record: IdempotencyRecord, fp: str, resp: falcon.Response) -> None:
+        """The answer for a key that has a record: its stored response (replayed), or 422 for
+        another request's key, or 409 while its request is still running."""
         if record.fingerprint != fp:
             raise IdempotencyKeyMismatch(
                 f"{HEADER} was already used for a different request")
@@ -116,31 +130,51 @@ class IdempotencyMiddleware:
             resp.location = headers["location"]
         resp.text = record.response_body
         resp.set_header("Idempotent-Replayed", "true")
-        resp.complete = True
 
     @staticmethod
     def _open(req: falcon.Request, ctx: Any, key: str, fp: str) -> bool:
-        """Open the request's transaction and claim the key in it (True), or leave it to the
-        general path (False: a record exists) or answer 409 (a live request holds the key).
-
-        The claim is a transaction-level advisory lock on (env, key), taken without waiting in
-        the transaction's first round trip with the look for an existing record: a concurrent
-        request with the same key finds the lock taken and gets 409 at once (it would wait on
-        the first one's uncommitted row otherwise). The record itself is written at the end,
-        done, in the same transaction as the change (process_response)."""
+        """Open the request's transaction with the key's claim as its prelude (see the module
+        docstring): the claim goes out with the use case's first statement."""
         txn = RequestTransaction(ctx).open()
-        try:
-            mine, found = _CLAIM.one(key=key)
-        except BaseException:
-            txn.finish(commit=False)
-            raise
-        if mine and not found:
-            req.context.idempotency_txn = (key, fp, txn)
-            return True
+        db.obj.prelude(CLAIM_PRELUDE, (ctx.env_id.hex, key, ctx.now))
+        req.context.idempotency_txn = (key, fp, txn)
+        return True
+
+    def claim_refused(self, req: falcon.Request, resp: falcon.Response, ex: PreludeRefused,
+                      params: dict[str, Any]) -> None:
+        """Falcon error handler: the claim in the first round trip refused the key, so the use
+        case ran nothing. Roll back, then answer as the general path would: 409 while another
+        request holds the key, else from the key's record (replay, 422, 409, or the abandoned
+        claim's recovery)."""
+        from pms.api import problems
+
+        in_txn = getattr(req.context, "idempotency_txn", None)
+        if in_txn is None:  # not our prelude: a bug, answered as one
+            problems.handle_unexpected(req, resp, ex, params)
+            return
+        req.context.idempotency_txn = None
+        key, fp, txn = in_txn
         txn.finish(commit=False)
-        if not mine:
-            raise IdempotencyKeyInUse(f"a request with this {HEADER} is still being processed")
-        return False
+        try:
+            if ex.sqlstate != KEY_HAS_RECORD:
+                raise IdempotencyKeyInUse(
+                    f"a request with this {HEADER} is still being processed")
+            ctx = req.context.ctx
+            record = self._claim(ctx, key, fp)
+            if record is None:
+                # the record was an abandoned claim, now ours: the use case did not run here,
+                # so free the key again and let the client's retry run it
+                self._release(ctx, key)
+                raise IdempotencyKeyInUse(
+                    f"a request with this {HEADER} was abandoned; retry to run it")
+            self._answer_from(record, fp, resp)
+        except PmsError as error:
+            problems.handle_pms_error(req, resp, error, params)
+
+    @staticmethod
+    def _release(ctx: Any, key: str) -> None:
+        with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
+            IdempotencyRecord.delete().where(IdempotencyRecord.key == key).execute()
 
     def _claim(self, ctx: Any, key: str, fp: str) -> IdempotencyRecord | None:
         """Insert a running record; return the existing one if the key is taken."""
@@ -233,11 +267,10 @@ class IdempotencyMiddleware:
         status = resp.status_code
         stored = status < 500 and status not in NOT_STORED
         if not stored or txn.failed or status >= 400:
+            claimed = not db.obj.sent_nothing()  # the claim went out with a statement
             txn.finish(commit=False)
             if stored:
-                body, headers = self._response(resp)
-                with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
-                    self._record(ctx, key, fp, status, body, headers)
+                self._store_after(req, resp, ctx, key, fp, claimed=claimed)
             return
         body, headers = self._response(resp)
         try:
@@ -247,6 +280,36 @@ class IdempotencyMiddleware:
             raise
         # the record, the unit of work's outbox and audit rows and the COMMIT: one round trip
         txn.finish(commit=True, last=[record] if record is not None else [])
+
+    def _store_after(self, req: falcon.Request, resp: falcon.Response, ctx: Any, key: str,
+                     fp: str, *, claimed: bool) -> None:
+        """Store an answer whose transaction rolled back (a 4xx, a fold), in a short transaction
+        of its own. An answer given before any statement never sent the claim: the key is
+        claimed the general way first, and if it has a record that record answers instead
+        (a replay of the same stored answer, or 422/409)."""
+        if not claimed:
+            record = self._claim(ctx, key, fp)
+            if record is not None:
+                from pms.api import problems
+
+                resp.media = None
+                resp.location = None
+                try:
+                    self._answer_from(record, fp, resp)
+                except PmsError as error:
+                    problems.handle_pms_error(req, resp, error, {})
+                return
+            req.context.idempotency = (key, fp)  # ours now: stored by the general path
+            self.process_response(req, resp, None, True)
+            return
+        body, headers = self._response(resp)
+        try:
+            with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
+                self._record(ctx, key, fp, status=resp.status_code, body=body, headers=headers)
+        except peewee.IntegrityError:
+            # a twin stored its answer first (the lock went with our rollback): theirs stands
+            log.info("Idempotency-Key answer already stored by a concurrent request",
+                     extra={"request_id": ctx.request_id})
 
     def _record(self, ctx: Any, key: str, fp: str, status: int, body: str,
                 headers: dict[str, str], *, send: bool = True) -> tuple[str, list[Any]] | None:

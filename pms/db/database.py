@@ -70,6 +70,21 @@ DEFAULT_STATEMENT_TIMEOUT_MS = 5000
 _ISOLATION_LEVELS = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}
 
 
+class PreludeRefused(Exception):
+    """A transaction's prelude (PmsPostgresDatabase.prelude) raised an SQLSTATE of class `PM`
+    (ours): the message stopped before the transaction's first statement ran. `sqlstate` says
+    which refusal; the transaction is aborted and must be rolled back."""
+
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(f"the transaction's prelude refused it (SQLSTATE {sqlstate})")
+        self.sqlstate = sqlstate
+
+
+def _prelude_refusal(exc: BaseException) -> PreludeRefused | None:
+    code = getattr(getattr(exc, "orig", exc), "pgcode", None)
+    return PreludeRefused(code) if isinstance(code, str) and code.startswith("PM") else None
+
+
 class UnscopedStatement(RuntimeError):
     """Raised by strict tenancy (tests) for a statement that would run without a tenant."""
 
@@ -80,6 +95,7 @@ class _ScopeState(threading.local):
     depth = 0
     kept_since: float | None = None
     pending_begin: str | None = None
+    pending_params: tuple[Any, ...] = ()  # values of the preludes' placeholders (first)
     pending_unscoped = False
     nowait = False
     direct_ok = False
@@ -211,6 +227,24 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         state = self._scope
         settings, state.pending_unscoped = self._settings_sql(nowait=state.nowait)
         state.pending_begin = f"{begin}; {settings}; "
+        state.pending_params = ()
+
+    def prelude(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        """Send `sql` (with `%s` placeholders for `params`) in the transaction's first round
+        trip, after BEGIN and the settings and before the first statement. Its result is never
+        read: a prelude signals by raising, which aborts the message before the transaction's
+        first statement runs (e.g. the Idempotency-Key claim, pms.api.idempotency). Call right
+        after `begin()`, before any statement."""
+        state = self._scope
+        if state.pending_begin is None:
+            raise RuntimeError("prelude() needs a begun transaction that has sent nothing yet")
+        state.pending_begin += f"{sql}; "
+        state.pending_params += tuple(params)
+
+    def sent_nothing(self) -> bool:
+        """Whether the open transaction is still waiting for its first statement (its BEGIN,
+        settings and preludes not sent)."""
+        return self._scope.pending_begin is not None
 
     @contextmanager
     def commit_without_waiting(self) -> Iterator[None]:
@@ -234,6 +268,9 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         if prefix is not None:
             state.pending_begin = None
             unscoped_ = state.pending_unscoped
+            if state.pending_params:  # the preludes' values come first, as their placeholders
+                params = (*state.pending_params, *(params or ()))
+                state.pending_params = ()
         elif not self.in_transaction():
             prefix, unscoped_ = self._settings_sql()
             prefix += "; "
@@ -241,11 +278,17 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
             if unscoped_ and self.strict_tenancy is not None:
                 self.strict_tenancy(sql)
             # NOTE: peewee always passes a params tuple, so psycopg2 interpolates the whole
-            # string: the prefix holds no `%` and the statement's own are already escaped.
+            # string: the prefix holds no `%` but its preludes' placeholders (whose values lead
+            # the params), and the statement's own are already escaped.
             sql = prefix + sql
         state.direct_ok = True
         try:
             return super().execute_sql(sql, params)
+        except peewee.DatabaseError as exc:
+            refused = _prelude_refusal(exc) if prefix is not None else None
+            if refused is not None:
+                raise refused from exc
+            raise
         finally:
             state.direct_ok = False
 
@@ -259,8 +302,15 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
             state.pending_begin = None
             if state.pending_unscoped and self.strict_tenancy is not None:
                 self.strict_tenancy("<direct cursor>")
-            with peewee.__exception_wrapper__:
-                super().cursor().execute(pending.rstrip("; "))
+            params, state.pending_params = state.pending_params, ()
+            try:
+                with peewee.__exception_wrapper__:
+                    super().cursor().execute(pending.rstrip("; "), params or None)
+            except peewee.DatabaseError as exc:
+                refused = _prelude_refusal(exc)
+                if refused is not None:
+                    raise refused from exc
+                raise
         elif not self.in_transaction():
             conn = None if self.is_closed() else self._state.conn
             if conn is None or conn.get_transaction_status() == TRANSACTION_STATUS_IDLE:
@@ -287,6 +337,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
             return
         if state.pending_begin is not None:
             state.pending_begin = None
+            state.pending_params = ()
             return
         state.direct_ok = True
         try:
@@ -300,6 +351,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         state.committed = False
         if state.pending_begin is not None:
             state.pending_begin = None
+            state.pending_params = ()
             return
         state.direct_ok = True
         try:

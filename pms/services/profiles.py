@@ -8,12 +8,15 @@ a body naming another guest's email never returns that guest's profile.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import msgspec
 import peewee
 
 from pms.context import Ctx
+from pms.db.database import db
 from pms.db.locking import for_update
+from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.errors import Conflict, NotFound, ValidationFailed
 from pms.events import event_type
@@ -31,6 +34,41 @@ def _find_existing(body: ProfileIn) -> Profile | None:
     if body.external_ref:
         return Profile.get_or_none(Profile.external_ref == body.external_ref)
     return None
+
+
+_PROFILE_FIELDS = tuple(Profile._meta.sorted_fields)
+
+# PERF (issue 10): the property check and the look for a profile with the same email (first) or
+# external reference, in ONE statement, built once per process; the row comes back as a tuple.
+_REFS = Statement.text("profiles.ensure_refs", both=(
+    "SELECT (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s), "
+    + ", ".join(f"p.{f.column_name}" for f in _PROFILE_FIELDS)
+    + " FROM (SELECT 1 AS one) AS o LEFT JOIN ("
+    "SELECT * FROM profile WHERE env_id = %(env)s "
+    "AND (email_normalized = %(email)s OR external_ref = %(ref)s) "
+    "ORDER BY CASE WHEN email_normalized = %(email)s THEN 0 ELSE 1 END LIMIT 1"
+    ") AS p ON true"))
+
+
+def _profile_of(values: tuple[Any, ...]) -> Profile:
+    """A Profile from its columns as the driver returns them (the fields' conversions applied,
+    as peewee's own reads do)."""
+    row = Profile.__new__(Profile)
+    row.__data__ = {f.name: None if v is None else f.python_value(v)
+                    for f, v in zip(_PROFILE_FIELDS, values, strict=True)}
+    row._dirty = set()
+    row.__rel__ = {}
+    return row
+
+
+def _property_and_existing(property_id: uuid.UUID, body: ProfileIn) -> Profile | None:
+    """NotFound without the property; else the profile with the body's email or external
+    reference (the email's first), or None. One round trip (call inside a scope)."""
+    email = body.email.strip().lower() if body.email else None
+    found = _REFS.one(prop=property_id, email=email, ref=body.external_ref)
+    if found is None or found[0] is None:
+        raise NotFound("no such property")
+    return None if found[1] is None else _profile_of(found[1:])
 
 
 def _check(body: ProfileIn) -> None:
@@ -72,8 +110,7 @@ def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[P
     if ctx.holder_id is not None:
         return _ensure_own_profile(ctx, property_id, body, ctx.holder_id)
     with read_scope(ctx):
-        load_property(property_id)
-        existing = _find_existing(body)
+        existing = _property_and_existing(property_id, body)
     if existing is not None:
         return existing, False
     return _create(ctx, property_id, body, None)
@@ -100,6 +137,10 @@ def _ensure_own_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
                        code="profile_conflict") from None
 
 
+class _Taken(Exception):
+    """Internal: the new profile's email, external reference or id is another row's."""
+
+
 def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             profile_id: uuid.UUID | None) -> tuple[Profile, bool]:
     try:
@@ -113,7 +154,7 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
                         "negotiated_rate_plan_ids names unknown rate plans",
                         errors=[{"field": "preferences.negotiated_rate_plan_ids",
                                  "message": f"unknown: {', '.join(missing)}"}])
-            row = Profile.create(
+            row = Profile(
                 **({"id": profile_id} if profile_id is not None else {}),
                 kind=body.kind, first_name=body.first_name, last_name=body.last_name,
                 company_name=body.company_name, email=body.email,
@@ -121,21 +162,42 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
                 phone=body.phone, external_ref=body.external_ref, language=body.language,
                 address=msgspec.to_builtins(body.address) if body.address else None,
                 preferences=msgspec.to_builtins(body.preferences),
-                origin_property_id=property_id,
+                origin_property_id=property_id, version=1,
             )
+            if not _insert_new(row):
+                raise _Taken
+            uow.born(row)  # inserted at version 1: its "created" event needs no bump
             data = to_data(profile_out(row))
             uow.audit("profile.created", row, after=data)
             uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
         return row, True
-    except peewee.IntegrityError:
+    except (_Taken, peewee.IntegrityError):
         if profile_id is not None:
-            raise
+            raise peewee.IntegrityError("profile taken") from None
         # A concurrent request created it first (unique email / external ref): ensure = return it.
         with read_scope(ctx):
             existing = _find_existing(body)
-        if existing is None:
-            raise
+        if existing is None:  # the row that refused ours is gone again: say so, retry is safe
+            raise Conflict("a concurrent change took this profile's email or external_ref; "
+                           "retry", code="profile_conflict") from None
         return existing, False
+
+
+def _insert_new(row: Profile) -> bool:
+    """INSERT the new profile; False when a unique key (email, external reference, id) is
+    another row's. On PostgreSQL with ON CONFLICT DO NOTHING, so the transaction stays usable
+    (a request transaction the unit of work joined goes on to read the existing row); on SQLite
+    the IntegrityError is the answer (its transaction is the unit of work's own)."""
+    statement = row.insert_statement()
+    if statement is None:
+        try:
+            row.save(force_insert=True)
+        except peewee.IntegrityError:
+            return False
+        return True
+    sql, values = statement
+    cursor = db.execute_sql(f"{sql} ON CONFLICT DO NOTHING RETURNING id", values)
+    return cursor.fetchone() is not None
 
 
 def load_profile(profile_id: uuid.UUID, *, lock: bool = False) -> Profile:

@@ -29,10 +29,10 @@ from pms.services import inventory
 from tests.factories import make_booking_hotel, reservation_body
 from tests.helpers import assert_problem, counts
 
-# The POST with a key: claim, references with rates and restrictions, the reservation with
-# the nights, then audit + outbox + the record + COMMIT in one. It was 18 (22 on a night never booked),
-# in 3 transactions.
-BOOKING_WITH_KEY_ROUND_TRIPS = 4
+# The POST with a key: the claim with the references, rates and restrictions; the reservation
+# with the nights; then audit + outbox + the record + COMMIT in one. It was 18 (22 on a night
+# never booked), in 3 transactions, then 4 (the claim in a round trip of its own).
+BOOKING_WITH_KEY_ROUND_TRIPS = 3
 
 
 @pytest.fixture
@@ -90,9 +90,8 @@ def test_idempotency_key_held_by_a_live_request_is_409_at_once(api, ctx, hotel):
     other = psycopg2.connect(database=database.database, **database.connect_params)
     try:
         with other.cursor() as cur:
-            cur.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s || ':' || %s, 0))",
-                        (ctx.env_id.hex, "held"))
-            assert cur.fetchone()[0] is True
+            # another request's claim, as it goes out in its first round trip (migration 011)
+            cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (ctx.env_id.hex, "held"))
         started = time.monotonic()
         resp = _post(api, hotel, "held")
         assert_problem(resp, 409, "idempotency_key_in_use")
@@ -141,3 +140,141 @@ def test_idempotency_fold_by_confirmation_number_in_transaction(api, ctx, hotel)
         assert Reservation.select().count() == 1
         assert {d.sold for d in InventoryDay.select().where(
             (InventoryDay.room_type == hotel.room_type.id) & (InventoryDay.sold > 0))} == {1}
+
+
+# -- the claim in the first round trip (migration 011), on the booking and the profile create --
+
+def _profile(api, hotel, key, **over):
+    body = {"first_name": "Grace", "last_name": "Hopper", "email": "grace@example.com", **over}
+    return api.post(f"/v1/properties/{hotel.id}/profiles", body,
+                    headers={"Idempotency-Key": key})
+
+
+def _count_round_trips(send):  # noqa: ANN001, ANN202
+    database = db.obj
+    tally = Tally(log=[])
+    database.close_all()
+    database.connect_params["connection_factory"] = counting_connection_factory(tally)
+    try:
+        resp = send()
+    finally:
+        database.close_all()
+        database.connect_params.pop("connection_factory", None)
+    return resp, tally
+
+
+def test_profile_create_with_key_is_one_transaction_in_three_round_trips(api, ctx, hotel):
+    _profile(api, hotel, "warm-p", email="warm@example.com")  # compile once
+    resp, tally = _count_round_trips(lambda: _profile(api, hotel, "p-counted"))
+    assert resp.status_code == 201, resp.text
+    log = "\n---\n".join(tally.log or [])
+    # the claim and the references; the profile; audit + outbox + record + COMMIT
+    assert tally.round_trips == 3, log
+    assert tally.transactions == 1, log
+    assert "pms_claim_idempotency_key" in tally.log[0]
+    assert tally.log[-1].rstrip().endswith("COMMIT")
+    assert all(t in tally.log[-1] for t in ("audit_entry", "outbox_event", "idempotency_record"))
+    record = _record(ctx, "p-counted")
+    assert record.state == "done" and record.response_status == 201
+    before = counts(ctx)
+    again = _profile(api, hotel, "p-counted")
+    assert again.status_code == 201 and again.json == resp.json
+    assert again.headers["idempotent-replayed"] == "true"
+    assert counts(ctx) == before
+    assert_problem(_profile(api, hotel, "p-counted", last_name="Other"), 422,
+                   "idempotency_key_mismatch")
+
+
+def test_profile_key_held_by_a_live_request_is_409_at_once(api, ctx, hotel):
+    database = db.obj
+    other = psycopg2.connect(database=database.database, **database.connect_params)
+    try:
+        with other.cursor() as cur:
+            cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (ctx.env_id.hex, "p-held"))
+        started = time.monotonic()
+        assert_problem(_profile(api, hotel, "p-held"), 409, "idempotency_key_in_use")
+        assert time.monotonic() - started < 3.5
+        assert _record(ctx, "p-held") is None  # not stored: the retry runs
+    finally:
+        other.rollback()
+        other.close()
+    assert _profile(api, hotel, "p-held").status_code == 201
+
+
+def test_an_expired_record_is_claimed_again_in_the_first_round_trip(api, ctx, hotel):
+    first = _post(api, hotel, "b-old")
+    assert first.status_code == 201, first.text
+    with read_scope(ctx), db.atomic():
+        IdempotencyRecord.update(expires_at=ctx.now - timedelta(seconds=1)).where(
+            IdempotencyRecord.key == "b-old").execute()
+    again = _post(api, hotel, "b-old", arrival_date=str(hotel.today + _days(5)),
+                  departure_date=str(hotel.today + _days(7)))
+    assert again.status_code == 201, again.text  # ran (another body is no mismatch any more)
+    assert "idempotent-replayed" not in again.headers
+    assert again.json["id"] != first.json["id"]
+    assert _record(ctx, "b-old").response_body == again.text
+
+
+def test_an_abandoned_claim_on_a_one_transaction_route_runs_once_on_retry(api, ctx, hotel):
+    import hashlib
+    import json
+
+    body = reservation_body(hotel)
+    raw = json.dumps(body).encode()
+    path = f"/v1/properties/{hotel.id}/reservations"
+    fp = hashlib.sha256(f"POST {path} {hashlib.sha256(raw).hexdigest()}".encode()).hexdigest()
+    with read_scope(ctx), db.atomic():
+        IdempotencyRecord.create(key="b-died", fingerprint=fp, state="running",
+                                 request_id="died-early", created_at=ctx.now - timedelta(minutes=3),
+                                 expires_at=ctx.now + timedelta(hours=70))
+
+    def send():  # noqa: ANN202
+        return api.request("POST", path, body=raw, headers={
+            "Idempotency-Key": "b-died", "Content-Type": "application/json"})
+
+    first = send()
+    # the claim found the abandoned record: the key is freed, nothing ran, the client retries
+    assert_problem(first, 409, "idempotency_key_in_use")
+    with read_scope(ctx):
+        assert Reservation.select().count() == 0
+    second = send()
+    assert second.status_code == 201, second.text
+    replay = send()
+    assert replay.status_code == 201 and replay.headers["idempotent-replayed"] == "true"
+    with read_scope(ctx):
+        assert Reservation.select().count() == 1
+
+
+def test_an_answer_given_before_any_statement_is_stored_and_replayed(api, ctx, hotel):
+    # a body refused by its schema: no statement ran, so the claim never went out; the answer
+    # is stored through the general claim, and replayed
+    bad = api.post(f"/v1/properties/{hotel.id}/reservations", {"adults": "two"},
+                   headers={"Idempotency-Key": "b-schema"})
+    assert bad.status_code == 422, bad.text
+    record = _record(ctx, "b-schema")
+    assert record.state == "done" and record.response_status == 422
+    again = api.post(f"/v1/properties/{hotel.id}/reservations", {"adults": "two"},
+                     headers={"Idempotency-Key": "b-schema"})
+    assert again.status_code == 422 and again.headers["idempotent-replayed"] == "true"
+    assert again.json == bad.json
+    assert_problem(_post(api, hotel, "b-schema"), 422, "idempotency_key_mismatch")
+
+
+def test_concurrent_profile_creates_with_one_email_make_one_profile(api, ctx, hotel):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pms.models import Profile
+
+    def create(i):  # noqa: ANN001, ANN202
+        return _profile(api, hotel, f"p-race-{i}", email="race@example.com")
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(create, range(6)))
+    assert sorted(r.status_code for r in results) == [200] * 5 + [201], [r.text for r in results]
+    assert len({r.json["id"] for r in results}) == 1
+    with read_scope(ctx):
+        assert Profile.select().where(Profile.email_normalized == "race@example.com").count() == 1
+    with read_scope(ctx):  # one created event for the one profile
+        from pms.models import OutboxEvent
+
+        assert OutboxEvent.select().where(OutboxEvent.type == "hotel:pms:profile:created").count() == 1
