@@ -23,11 +23,13 @@ from pms.domain.states import FOLIO_INITIAL, FolioStatus, ReservationStatus
 from pms.domain.tax import split_taxes
 from pms.errors import Conflict, FolioClosed, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, Property, Reservation
-from pms.models.cashiering import TransactionCode
+from pms.models.cashiering import LedgerPosting, TransactionCode
+from pms.platform.ledger import check_balanced
 from pms.schemas import cashiering as cs
 from pms.schemas.common import to_data
 from pms.schemas.folios import FolioOut
-from pms.services.folios import render
+from pms.services.folio_state import FolioState, read_state
+from pms.services.folios import render, render_state
 from pms.services.ledger_postings import (
     CATEGORY_ACCOUNTS,
     record_posting,
@@ -35,7 +37,7 @@ from pms.services.ledger_postings import (
     send_postings,
 )
 from pms.services.reservations import business_date
-from pms.services.transaction_codes import load_code, rules_of
+from pms.services.transaction_codes import load_code, rules_of, unknown_code
 
 REVERSIBLE = ("charge", "room", "package", "no_show", "allowance")
 MAX_AMOUNT = Decimal("1000000")
@@ -98,11 +100,33 @@ def list_stay_folios(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
 
 
 def record_change(uow: UnitOfWork, folio: Folio, action: str, *,
-                  reason: str | None = None) -> FolioOut:
-    """The one audit row and the one outbox row of a folio change."""
-    out = render(folio, now=uow.ctx.now)
+                  reason: str | None = None, state: FolioState | None = None) -> FolioOut:
+    """The one audit row and the one outbox row of a folio change (rendered from `state` when
+    the caller holds one: nothing read again)."""
+    out = render_state(state) if state is not None else render(folio, now=uow.ctx.now)
     uow.record("folio", action, folio, to_data(out), reason=reason, property_id=folio.property_id)
     return out
+
+
+def write_with_commit(uow: UnitOfWork, row: Any) -> None:
+    """Insert `row` with the unit of work's journal rows: on PostgreSQL in the batch sent with
+    the COMMIT (one round trip for them all; PERF, issue 10), elsewhere at once. For rows that
+    nothing in the use case reads back from the database."""
+    uow._write(row)  # noqa: SLF001 - the unit of work's batch (pms.db.uow.UnitOfWork._write)
+
+
+def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any],
+                memo: str = "") -> LedgerPosting | None:
+    """`ledger_postings.record_posting`'s PENDING row, built but not inserted (the caller
+    writes it with the commit); None when there is nothing to post."""
+    lines = [ln for ln in lines if ln.debit or ln.credit]
+    if not lines:
+        return None
+    check_balanced(lines)
+    return LedgerPosting(
+        property=property_id, idempotency_key=key, currency=currency, memo=memo[:200],
+        status="PENDING", lines=[{"account": ln.account, "debit": str(ln.debit),
+                                  "credit": str(ln.credit)} for ln in lines])
 
 
 def _today(folio: Folio, ctx: Ctx) -> Any:
@@ -153,26 +177,72 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
                 ledger: Any = None) -> FolioOut:
     """Post a charge by transaction code; taxes become their own lines.
 
+    One locked read of the folio (the stay's reservation and the folio locked first, then the
+    folio's lines and the transaction code), the lines, the PENDING ledger posting, the audit
+    and outbox rows written with the COMMIT (pms.services.folio_state).
+
     Raises:
         NotFound. FolioClosed (409 folio_closed). ValidationFailed: unknown code, bad amount.
     """
     check_amount(body.amount)
     with lock_errors(), unit_of_work(ctx) as uow:
-        folio = load_folio(ctx, property_id, folio_id, lock=True)
+        state = read_state(folio_id, now=ctx.now, property_id=property_id,
+                           holder_id=ctx.holder_id, lock=True, code=body.transaction_code)
+        folio = state.folio
         require_open(folio)
         pause = wiring.current().pause_after_open_check
         if pause is not None:  # TEST-ONLY: widen the window a concurrent check-out would need
             pause()
-        code = load_code(property_id, body.transaction_code)
+        code = state.code
+        if code is None:
+            raise unknown_code(body.transaction_code)
         gross = quantize(exact(body.amount, folio.currency) * body.quantity, folio.currency)
-        lines = _insert_lines(folio, ctx, code, gross, quantity=body.quantity,
-                              description=body.description or code.name, kind="charge",
-                              category=code.category)
-        posting = _ledger(folio, lines, f"charge:{lines[0].id}", f"{code.code} {folio.id}",
-                          code.ledger_account)
-        out = record_change(uow, folio, "charge_posted")
-        _send_after(uow, ledger, posting)
+        lines = _new_lines(folio, state.today, code, gross, quantity=body.quantity,
+                           description=body.description or code.name, kind="charge",
+                           category=code.category)
+        for line in lines:
+            write_with_commit(uow, line)
+        state.add_charges(lines)
+        posting = _posting(folio, lines, f"charge:{lines[0].id}", f"{code.code} {folio.id}",
+                           code.ledger_account)
+        if posting is not None:
+            write_with_commit(uow, posting)
+        out = record_change(uow, folio, "charge_posted", state=state)
+        _send_after(uow, ledger, posting.id if posting is not None else None)
     return out
+
+
+def _new_lines(folio: Folio, today: Any, code: Any, gross: Decimal, *, quantity: int,
+               description: str, kind: str, category: str) -> list[FolioCharge]:
+    """A charge line and its tax lines for `gross`, built (not inserted)."""
+    cur = folio.currency
+    split = split_taxes(gross, rules_of(code), cur, quantity=quantity)
+    main = FolioCharge(
+        folio=folio.id, reservation=folio.reservation_id, property_id=folio.property_id,
+        category=category, description=description[:200], amount=split.net, currency=cur,
+        quantity=quantity, business_date=today, kind=kind, transaction_code=code.code)
+    main.id = uuid.uuid4()
+    taxes = []
+    for t in split.taxes:
+        tax = FolioCharge(
+            folio=folio.id, reservation=folio.reservation_id, property_id=folio.property_id,
+            category="tax", description=(t.name or t.code)[:200], amount=t.amount, currency=cur,
+            quantity=1, business_date=today, kind="tax", transaction_code=t.code,
+            parent_id=main.id)
+        tax.id = uuid.uuid4()
+        taxes.append(tax)
+    return [main, *taxes]
+
+
+def _posting(folio: Folio, lines: list[FolioCharge], key: str, memo: str,
+             account: str | None) -> LedgerPosting | None:
+    """`_ledger`'s posting, built (not inserted)."""
+    amounts: dict[str, Decimal] = {}
+    for line in lines:
+        acct = CATEGORY_ACCOUNTS["tax"] if line.kind == "tax" else (
+            account or CATEGORY_ACCOUNTS.get(line.category, "other_revenue"))
+        amounts[acct] = amounts.get(acct, Decimal(0)) + Decimal(str(line.amount))
+    return posting_row(folio.property_id, key, folio.currency, revenue_lines(amounts), memo)
 
 
 def _reversible(folio: Folio, charge_id: uuid.UUID) -> tuple[FolioCharge, list[FolioCharge]]:

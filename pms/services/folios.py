@@ -19,13 +19,13 @@ import peewee
 from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.uow import read_scope
-from pms.domain.business_date import business_date
 from pms.domain.money import quantize
 from pms.domain.states import FOLIO_INITIAL, FOLIO_MACHINE, FolioStatus, ReservationStatus
 from pms.domain.stay import stay_nights
 from pms.errors import FolioNotClosable, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, FolioPayment, Property, Reservation
 from pms.schemas.folios import FolioOut, folio_out
+from pms.services.folio_state import packages_by_plan, room_code, state_of
 from pms.services.reservation_lookup import load_reservation
 
 GUEST = "GUEST"
@@ -104,9 +104,9 @@ def unposted_room_rows(reservation: Reservation, folio_id: Any, until_night: dat
     missing = [n for n in nights if n not in posted]
     if not missing:
         return [], []
-    code = _room_code(reservation.property_id)
+    code = room_code(reservation.property_id)
     rules = rules_of(code) if code is not None else []
-    packages = _packages_by_plan(reservation.property_id)
+    packages = packages_by_plan(reservation.property_id)
     rows: list[dict[str, Any]] = []
     for night in missing:
         rows.extend(_stay_rows(reservation, folio_id, reservation.property_id, night,
@@ -190,28 +190,48 @@ def render(folio: Folio, *, now: datetime | None = None) -> FolioOut:
     the current business date would post (`projected_charges`, each marked `projected`), and
     `balance_due` includes them: paying `balance_due` lets the guest check out.
     """
-    charges = list(FolioCharge.select().where(FolioCharge.folio == folio.id)
-                   .order_by(FolioCharge.created_at, FolioCharge.id))
-    payments = list(FolioPayment.select().where(FolioPayment.folio == folio.id)
-                    .order_by(FolioPayment.created_at, FolioPayment.id))
-    charges_total, payments_total = totals(folio)
-    projected = _projected_rows(folio, now) if now is not None else []
-    return folio_out(folio, charges, payments, charges_total=charges_total,
-                     payments_total=payments_total, projected=projected)
+    return render_state(state_of(folio, now=now))
 
 
-def _projected_rows(folio: Folio, now: datetime) -> list[dict[str, Any]]:
+def render_state(state: Any) -> FolioOut:
+    """`render` of a folio state (`pms.services.folio_state`): the lines written in the unit
+    of work included, nothing read again."""
+    charges_total, payments_total = state.totals()
+    return folio_out(state.folio, state.charges, state.payments, charges_total=charges_total,
+                     payments_total=payments_total, projected=projected_rows(state))
+
+
+def projected_rows(state: Any) -> list[dict[str, Any]]:
     """The room-night lines check-out would post now, for the OPEN guest folio of a CHECKED_IN
     stay (nothing for other folios: check-out posts room nights to the guest folio only)."""
-    if folio.folio_type != GUEST or folio.status != FolioStatus.OPEN:
+    folio, stay = state.folio, state.stay
+    if (state.today is None or folio.folio_type != GUEST or folio.status != FolioStatus.OPEN
+            or stay.status != ReservationStatus.CHECKED_IN):
         return []
-    stay = Reservation.select().where(Reservation.id == folio.reservation_id).first()
-    if stay is None or stay.status != ReservationStatus.CHECKED_IN:
-        return []
-    today = business_date(Property.get_by_id(stay.property_id), now)
-    _, rows = unposted_room_rows(stay, folio.id, last_night_due(stay, today),
-                                 business_date=today)
+    _, rows = state_room_rows(state, last_night_due(stay, state.today), business_date=state.today)
     return rows
+
+
+def state_room_rows(state: Any, until_night: date, *, business_date: date
+                    ) -> tuple[list[date], list[dict[str, Any]]]:
+    """`unposted_room_rows` from a folio state (its stay, posted nights, room code and
+    packages already read): the nights up to `until_night` without a room charge yet and the
+    lines they would get on the state's folio."""
+    from pms.services.transaction_codes import rules_of
+
+    stay = state.stay
+    missing = [n for n in stay_nights(stay.arrival_date, stay.departure_date)
+               if n <= until_night and n not in state.posted_nights]
+    if not missing:
+        return [], []
+    code = state.room_code
+    rules = rules_of(code) if code is not None else []
+    packages = {stay.rate_plan_id: state.packages}
+    rows: list[dict[str, Any]] = []
+    for night in missing:
+        rows.extend(_stay_rows(stay, state.folio.id, stay.property_id, night, business_date,
+                               code, rules, packages))
+    return missing, rows
 
 
 def get_reservation_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> FolioOut:
@@ -265,25 +285,6 @@ class NightPosting:
 
 PACKAGE_ON_ARRIVAL = {"PER_STAY": False, "PER_PERSON": True}  # -> times persons
 PACKAGE_NIGHTLY = {"PER_NIGHT": False, "PER_PERSON_PER_NIGHT": True}
-
-
-def _room_code(property_id: uuid.UUID) -> Any:
-    """The property's room transaction code (code ROOM, else the first active 'room' code)."""
-    from pms.models.cashiering import TransactionCode
-
-    codes = list(TransactionCode.select().where(
-        (TransactionCode.property == property_id) & (TransactionCode.category == "room")
-        & (TransactionCode.active == True)).order_by(TransactionCode.code))  # noqa: E712
-    return next((c for c in codes if c.code == "ROOM"), codes[0] if codes else None)
-
-
-def _packages_by_plan(property_id: uuid.UUID) -> dict[uuid.UUID, list[Any]]:
-    from pms.models import Package, RatePlan
-
-    packages = {p.code: p for p in Package.select().where(Package.property == property_id)}
-    return {plan.id: [packages[c] for c in (plan.package_codes or []) if c in packages]
-            for plan in RatePlan.select(RatePlan.id, RatePlan.package_codes)
-            .where(RatePlan.property == property_id)}
 
 
 def _charge_row(folio_id: Any, res_id: Any, prop_id: Any, *, category: str, description: str,
@@ -354,9 +355,9 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     folios = {f.reservation_id: f.id for f in Folio.select(Folio.id, Folio.reservation).where(
         (Folio.property == prop.id) & (Folio.status == FolioStatus.OPEN.value)
         & (Folio.folio_type == GUEST))}
-    code = _room_code(prop.id)
+    code = room_code(prop.id)
     rules = rules_of(code) if code is not None else []
-    packages = _packages_by_plan(prop.id)
+    packages = packages_by_plan(prop.id)
     out = NightPosting(skipped=len(done))
     for stay in stays:
         if stay.id in done:

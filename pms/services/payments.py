@@ -25,14 +25,21 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import exact
 from pms.domain.states import PAYMENT_INITIAL, PAYMENT_MACHINE, PaymentStatus
 from pms.errors import DependencyUnavailable, PaymentDeclined, ValidationFailed
-from pms.models import FolioPayment, Property
+from pms.models import FolioPayment
 from pms.platform.ledger import LedgerLine
 from pms.schemas import cashiering as cs
 from pms.schemas.folios import FolioOut
-from pms.services.cashiering import check_amount, load_folio, record_change, require_open
-from pms.services.ledger_postings import record_posting, send_postings
+from pms.services.cashiering import (
+    check_amount,
+    load_folio,
+    posting_row,
+    record_change,
+    require_open,
+    write_with_commit,
+)
+from pms.services.folio_state import read_state
+from pms.services.ledger_postings import send_postings
 from pms.services.refunds import REFUND, RefundDeclined, complete_refund
-from pms.services.reservations import business_date
 
 log = logging.getLogger("pms.payments")
 
@@ -56,14 +63,18 @@ def _validate(body: cs.PaymentIn) -> None:
         raise _field("method", "payment_method_id and pre_authorization_id are for CARD payments")
 
 
-def _settle(payment: FolioPayment, account: str) -> uuid.UUID | None:
-    """The ledger movement of captured money: debit the clearing account, credit the guest."""
+def _settle(uow: Any, payment: FolioPayment, property_id: uuid.UUID,
+            account: str) -> uuid.UUID | None:
+    """The ledger movement of captured money: debit the clearing account, credit the guest
+    (the PENDING posting written with the commit)."""
     amount = Decimal(str(payment.amount))
-    row = record_posting(Property.get_by_id(payment.folio.property_id).id,
-                         f"payment:{payment.id}", payment.currency,
-                         [LedgerLine(account, debit=amount),
-                          LedgerLine("guest_ledger", credit=amount)], f"payment {payment.id}")
-    return row.id if row is not None else None
+    row = posting_row(property_id, f"payment:{payment.id}", payment.currency,
+                      [LedgerLine(account, debit=amount),
+                       LedgerLine("guest_ledger", credit=amount)], f"payment {payment.id}")
+    if row is None:
+        return None
+    write_with_commit(uow, row)
+    return row.id
 
 
 def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.PaymentIn, *,
@@ -80,7 +91,9 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
     """
     _validate(body)
     with lock_errors(), unit_of_work(ctx) as uow:
-        folio = load_folio(ctx, property_id, folio_id, lock=True)
+        state = read_state(folio_id, now=ctx.now, property_id=property_id,
+                           holder_id=ctx.holder_id, lock=True)
+        folio = state.folio
         require_open(folio)
         amount = exact(body.amount, folio.currency)  # "0.004" is refused, never captured as 0.00
         preauth = None
@@ -97,7 +110,7 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
             method=body.method, kind=PAYMENT, status=PAYMENT_INITIAL.value,
             payment_method_id=preauth.payment_method_id if preauth else body.payment_method_id,
             pre_authorization_id=preauth.id if preauth else None, voucher_code=body.voucher_code,
-            business_date=business_date(Property.get_by_id(property_id), ctx.now))
+            business_date=state.today)
         payment.id = uuid.uuid4()
         payment.idempotency_key = f"payment:{payment.id}"
         posting = None
@@ -108,15 +121,18 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
                 redeem(property_id, body.voucher_code or "", amount, folio.currency,
                        today=payment.business_date)
             payment.status = PAYMENT_MACHINE.transition(payment.status, "capture").value
-        payment.save(force_insert=True)
+        write_with_commit(uow, payment)  # nothing reads it back before the commit
+        state.add_payment(payment)
         if body.method != "CARD":
-            posting = _settle(payment, OFFLINE_ACCOUNTS[body.method])
-        out = record_change(uow, folio, "payment_captured" if posting else "payment_initiated")
+            posting = _settle(uow, payment, folio.property_id, OFFLINE_ACCOUNTS[body.method])
+        out = record_change(uow, folio, "payment_captured" if posting else "payment_initiated",
+                            state=state)
         if posting is not None and ledger is not None:
             uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
     if body.method != "CARD":
         return out, payment
-    return _complete_card(ctx, property_id, payment.id, payments, ledger)
+    return _complete_card(ctx, property_id, payment.id, payments, ledger,
+                          known=(payment, preauth))
 
 
 def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None) -> Any:
@@ -137,12 +153,21 @@ def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None) -> A
 
 
 def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, payments: Any,
-                   ledger: Any) -> tuple[FolioOut, FolioPayment]:
-    """Steps 2 and 3: call the payments service (no transaction open), record the outcome."""
-    with read_scope(ctx):
-        payment = FolioPayment.get_by_id(payment_id)
-        preauth = (FolioPayment.get_by_id(payment.pre_authorization_id)
-                   if payment.pre_authorization_id else None)
+                   ledger: Any, *, known: tuple[FolioPayment, FolioPayment | None] | None = None
+                   ) -> tuple[FolioOut, FolioPayment]:
+    """Steps 2 and 3: call the payments service (no transaction open), record the outcome.
+
+    `known`: the payment (and its pre-authorization) as the caller just committed them, so
+    they are not read again before the call. The outcome's transaction locks the payment row,
+    then the stay's and the folio's, and reads the folio once (pms.services.folio_state); the
+    outcome is written only while the row is still PENDING there."""
+    if known is not None:
+        payment, preauth = known
+    else:
+        with read_scope(ctx):
+            payment = FolioPayment.get_by_id(payment_id)
+            preauth = (FolioPayment.get_by_id(payment.pre_authorization_id)
+                       if payment.pre_authorization_id else None)
     try:
         result = _call(payments, payment, preauth.external_id if preauth else None)
     except DependencyUnavailable:
@@ -152,12 +177,15 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             return load_folio_out(ctx, property_id, payment.folio_id), payment
     posting = None
     with lock_errors(), unit_of_work(ctx) as uow:
-        payment = for_update(FolioPayment.select().where(FolioPayment.id == payment_id)).get()
-        folio = load_folio(ctx, property_id, payment.folio_id, lock=True)
-        changed = payment.status == PaymentStatus.PENDING
+        state = read_state(payment.folio_id, now=ctx.now, property_id=property_id,
+                           holder_id=ctx.holder_id, lock=True, payment_id=payment_id)
+        folio = state.folio
+        current = next((p for p in state.payments if p.id == payment_id), None)
+        changed = current is not None and current.status == PaymentStatus.PENDING
         if changed:
+            payment.status = current.status
             payment.external_id = result.id
-            payment.attempts += 1
+            payment.attempts = current.attempts + 1
             if not result.ok:
                 payment.decline_code = result.decline_code or "declined"
                 trigger = "fail"
@@ -165,20 +193,23 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
                 trigger = "authorize" if payment.kind == PRE_AUTH else "capture"
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
             payment.save()
+            state.replace_payment(payment)
             if trigger == "capture":
-                posting = _settle(payment, "payments_clearing")
+                posting = _settle(uow, payment, folio.property_id, "payments_clearing")
                 if payment.pre_authorization_id:
                     pre = for_update(FolioPayment.select().where(
                         FolioPayment.id == payment.pre_authorization_id)).get()
                     pre.status = PAYMENT_MACHINE.transition(pre.status, "consume").value
                     pre.save()
+                    state.replace_payment(pre)
             action = {"fail": "payment_failed", "authorize": "pre_authorized",
                       "capture": "payment_captured"}[trigger]
-            out = record_change(uow, folio, action)
+            out = record_change(uow, folio, action, state=state)
         else:
-            from pms.services.folios import render
+            payment = FolioPayment.get_by_id(payment_id)  # finished meanwhile: as it is now
+            from pms.services.folios import render_state
 
-            out = render(folio, now=ctx.now)
+            out = render_state(state)
         if posting is not None and ledger is not None:
             uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
     if payment.status == PaymentStatus.FAILED:
@@ -203,18 +234,21 @@ def pre_authorize(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
     """
     check_amount(body.amount)
     with lock_errors(), unit_of_work(ctx) as uow:
-        folio = load_folio(ctx, property_id, folio_id, lock=True)
+        state = read_state(folio_id, now=ctx.now, property_id=property_id,
+                           holder_id=ctx.holder_id, lock=True)
+        folio = state.folio
         require_open(folio)
         payment = FolioPayment(
             env_id=ctx.env_id, folio=folio.id, amount=exact(body.amount, folio.currency),
             currency=folio.currency, method="CARD", kind=PRE_AUTH,
             status=PAYMENT_INITIAL.value, payment_method_id=body.payment_method_id,
-            business_date=business_date(Property.get_by_id(property_id), ctx.now))
+            business_date=state.today)
         payment.id = uuid.uuid4()
         payment.idempotency_key = f"preauth:{payment.id}"
-        payment.save(force_insert=True)
-        record_change(uow, folio, "pre_authorization_initiated")
-    return _complete_card(ctx, property_id, payment.id, payments, None)
+        write_with_commit(uow, payment)
+        state.add_payment(payment)
+        record_change(uow, folio, "pre_authorization_initiated", state=state)
+    return _complete_card(ctx, property_id, payment.id, payments, None, known=(payment, None))
 
 
 def reconcile_payments(ctx: Ctx, *, payments: Any, ledger: Any = None,

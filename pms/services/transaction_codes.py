@@ -48,9 +48,14 @@ def load_code(property_id: uuid.UUID, code: str) -> TransactionCode:
         (TransactionCode.property == property_id) & (TransactionCode.code == code)
         & (TransactionCode.active == True)).first()  # noqa: E712
     if row is None:
-        raise ValidationFailed(f"unknown transaction code {code}",
-                               errors=[{"field": "transaction_code", "message": "unknown or inactive"}])
+        raise unknown_code(code)
     return row
+
+
+def unknown_code(code: str) -> ValidationFailed:
+    """The 422 of a transaction code that is not an active code of the property."""
+    return ValidationFailed(f"unknown transaction code {code}",
+                            errors=[{"field": "transaction_code", "message": "unknown or inactive"}])
 
 
 def rules_of(code: TransactionCode) -> list[TaxRule]:

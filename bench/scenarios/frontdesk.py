@@ -1,0 +1,231 @@
+"""The front desk's writes (issue 10: "apply the same pattern to ... check-in, check-out, folio
+charge and payment"), each request on its own stay or folio:
+
+- `POST .../reservations/{id}/check-in` (`{}`: the first free room of the booked type, picked
+  with SKIP LOCKED; the room OCCUPIED, the folio opened), one CONFIRMED one-night stay arriving
+  today per request;
+- `POST .../folios/{id}/charges` (an F&B charge with an inclusive VAT line) on the folios of the
+  stays just checked in, one folio after the other;
+- `POST .../folios/{id}/payments` (a card payment through the embedded payments sandbox: the
+  PENDING row, the call between transactions, the outcome), on those folios likewise;
+- `POST .../reservations/{id}/check-out`, one stay per request, each checked in and paid ahead
+  (its one room night, posted by the check-out, settles the folio to zero).
+
+No Idempotency-Key is sent (these routes keep the separate claim and store; see
+pms/api/idempotency.py). Check-in and check-out use up a stay per request, so the hotel is
+seeded with a pool of stays cut into one slice per wrk run (`_driver`: each wrk thread walks its
+share of the slice's paths, and stops when they are used up, so a fast run ends early rather
+than repeating a stay: its rate is still requests / seconds run). Statements and round trips
+per request come from the in-process counting pass over stays kept apart for it. No goal is set
+(issue 10 names none for these); the figures are there so that no scenario gets slower.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench import lib
+from bench.lib import Bench, Measurement, Result
+from bench.statements import Call
+
+DESCRIPTION = "check-in, folio charge, card payment, check-out (one stay or folio per request)"
+ORDER = 35  # after reservations (30)
+ROOM_TYPES = 10
+COUNTED = 13  # per use case: 3 warm-up + 10 counted requests of the in-process pass
+CHARGE = json.dumps({"transaction_code": "FB", "amount": "20.00", "description": "Dinner"})
+PAYMENT = json.dumps({"amount": "10.00", "method": "CARD", "payment_method_id": "pm_card_visa"})
+NIGHT = "120.00"  # the seeded hotel's rate: what a one-night stay owes at check-out
+
+
+def slice_size(bench: Bench) -> int:
+    """Stays per wrk run: enough for about 80 check-ins per second over one run (a faster run
+    ends when its slice is used up)."""
+    return max(100, int(80 * max(1.0, bench.duration)))
+
+
+def seed(bench: Bench, env_id: uuid.UUID, stays: int) -> dict[str, Any]:
+    """A hotel with rooms for `stays` one-night stays arriving today (CONFIRMED, spread over the
+    room types), transaction codes ROOM and FB (7% VAT inclusive); returns ids and dates."""
+    from bench.scenarios import reservations
+    from pms.schemas.cashiering import TransactionCodeIn
+    from pms.services import catalog
+    from pms.services.transaction_codes import TRANSACTION_CODE
+
+    per_type = -(-stays // ROOM_TYPES)
+    hotel_id, plan_id, type_ids, today = reservations.seed_hotel(bench, env_id,
+                                                                rooms_per_type=per_type)
+    ctx = bench.seed_ctx(env_id)
+    vat = [{"code": "VAT", "kind": "percentage", "rate": "7", "inclusive": True, "name": "VAT"}]
+    for code, name, category, account in (("ROOM", "Room", "room", "room_revenue"),
+                                          ("FB", "Food and beverage", "F&B", "fnb_revenue")):
+        catalog.create_child(ctx, TRANSACTION_CODE, uuid.UUID(hotel_id), msgspec.convert(
+            {"code": code, "name": name, "category": category, "ledger_account": account,
+             "tax_rules": vat}, TransactionCodeIn))
+    return {"hotel_id": hotel_id, "plan_id": plan_id, "type_ids": type_ids, "today": today}
+
+
+def book(bench: Bench, env_id: uuid.UUID, hotel: dict[str, Any], n: int, *,
+         offset: int = 0) -> list[str]:
+    """`n` one-night stays arriving today, round robin over the room types; their ids."""
+    from datetime import timedelta
+
+    from pms.schemas.reservations import ReservationIn
+    from pms.services.reservations import create_reservation
+
+    ctx = bench.seed_ctx(env_id)
+    today = hotel["today"]
+    ids = []
+    for i in range(offset, offset + n):
+        body = msgspec.convert({
+            "room_type_id": hotel["type_ids"][i % len(hotel["type_ids"])],
+            "rate_plan_id": hotel["plan_id"], "arrival_date": today.isoformat(),
+            "departure_date": (today + timedelta(days=1)).isoformat(), "adults": 1,
+            "guest": {"first_name": "Ada", "last_name": f"Desk{i}"}}, ReservationIn)
+        row, _ = create_reservation(ctx, uuid.UUID(hotel["hotel_id"]), body)
+        ids.append(str(row.id))
+    return ids
+
+
+def check_in_and_pay(bench: Bench, env_id: uuid.UUID, hotel_id: str, ids: list[str]) -> None:
+    """Check the stays in and pay their one night in cash (ready to check out today)."""
+    from decimal import Decimal
+
+    from pms.schemas.cashiering import PaymentIn
+    from pms.schemas.reservations import CheckInIn
+    from pms.services import checkin, payments
+
+    ctx = bench.seed_ctx(env_id)
+    prop = uuid.UUID(hotel_id)
+    for rid in ids:
+        checkin.check_in(ctx, prop, uuid.UUID(rid), CheckInIn())
+    for folio_id in folios_of(bench, env_id, ids):
+        payments.post_payment(ctx, prop, uuid.UUID(folio_id),
+                              PaymentIn(amount=Decimal(NIGHT), method="CASH"), payments=None)
+
+
+def folios_of(bench: Bench, env_id: uuid.UUID, reservation_ids: list[str]) -> list[str]:
+    """The guest folio ids of checked-in stays, in the order of `reservation_ids`."""
+    from pms.db.uow import read_scope
+    from pms.models import Folio
+
+    ctx = bench.seed_ctx(env_id)
+    with read_scope(ctx):
+        by_stay = {str(f.reservation_id): str(f.id) for f in Folio.select(
+            Folio.id, Folio.reservation).where(
+            Folio.reservation.in_([uuid.UUID(r) for r in reservation_ids]))}
+    return [by_stay[r] for r in reservation_ids if r in by_stay]
+
+
+def _driver(paths: list[str], method: str, body: str, threads: int) -> Path:
+    """A wrk script that sends each path of `paths` once (thread t of `threads` takes paths t,
+    t + threads, ...) and stops the thread when its share is answered; the harness driver's
+    done() prints the summary."""
+    lua = "\n".join([
+        f"dofile({json.dumps(str(lib.WRK_DRIVER))})",
+        "local paths = {" + ",".join(json.dumps(p) for p in paths) + "}",
+        f"local step = {threads}",
+        f"local the_method = {json.dumps(method)}",
+        f"local the_body = {json.dumps(body) if body else 'nil'}",
+        "local sent, answered, share = 0, 0, nil",
+        "function request()",
+        "  if share == nil then share = math.floor((#paths - tid) / step) + 1 end",
+        "  sent = sent + 1",
+        "  local i = tid + (sent - 1) * step",
+        "  if sent > share or i > #paths then",
+        "    return wrk.format('GET', '/v1/health')",
+        "  end",
+        "  return wrk.format(the_method, paths[i], nil, the_body)",
+        "end",
+        "function response(status, headers, body)",
+        "  answered = answered + 1",
+        "  if share ~= nil and answered >= share then wrk.thread:stop() end",
+        "end",
+    ])
+    path = Path(tempfile.mkdtemp(prefix="pms-bench-")) / "frontdesk.lua"
+    path.write_text(lua + "\n")
+    return path
+
+
+def _sliced(bench: Bench, base_url: str, headers: dict[str, str], method: str,
+            slices: list[list[str]], body: str, warmup: list[str]) -> Measurement:
+    """One wrk run per slice of paths (each path sent once), after a short warm-up slice."""
+    threads = min(bench.wrk_threads, bench.connections)
+
+    def once(paths: list[str], duration: float) -> Measurement:
+        return bench.wrk_once(base_url, method=method, headers=headers, body_template=body,
+                              duration=duration, script=_driver(paths, method, body, threads))
+
+    if warmup:
+        once(warmup, bench.warmup or 1)
+    return lib.median_measurement([once(paths, bench.duration) for paths in slices])
+
+
+def _cycled(bench: Bench, base_url: str, headers: dict[str, str], method: str,
+            paths: list[str], body: str) -> Measurement:
+    """`bench.runs` wrk runs over `paths` again and again (a folio takes many charges)."""
+    threads = min(bench.wrk_threads, bench.connections)
+    many = paths * 50
+    script = _driver(many, method, body, threads)
+    return bench.wrk(base_url, method=method, headers=headers, body_template=body,
+                     script=script)
+
+
+def run(bench: Bench) -> list[Result]:
+    env_id = uuid.uuid4()
+    size = slice_size(bench)
+    runs = bench.runs
+    warm = max(20, size // 5)
+    pool_in = warm + runs * size + COUNTED
+    pool_out = warm + runs * size + COUNTED
+    bench.log(f"front desk: seeding a hotel for {pool_in + pool_out} one-night stays ...")
+    hotel = seed(bench, env_id, pool_in + pool_out)
+    prop = hotel["hotel_id"]
+    base = f"/v1/properties/{prop}"
+    arriving = book(bench, env_id, hotel, pool_in)
+    leaving = book(bench, env_id, hotel, pool_out, offset=pool_in)
+    bench.log(f"  checking in and paying {pool_out} stays for the check-out runs ...")
+    check_in_and_pay(bench, env_id, prop, leaving)
+    app = bench.app()
+    headers = bench.headers(env_id)
+    json_headers = {**headers, "Content-Type": "application/json"}
+
+    def cut(ids: list[str], suffix: str) -> tuple[list[str], list[list[str]], list[str]]:
+        paths = [f"{base}/reservations/{r}/{suffix}" for r in ids]
+        return (paths[:warm], [paths[warm + k * size: warm + (k + 1) * size]
+                               for k in range(runs)], paths[warm + runs * size:])
+
+    results = []
+    bench.log("POST .../check-in ...")
+    warm_paths, slices, counted = cut(arriving, "check-in")
+    check_in = _sliced(bench, app.base_url, headers, "POST", slices, "{}", warm_paths)
+    check_in.extra.update(bench.count(
+        [Call("POST", p, "{}", json_headers) for p in counted[3:]],
+        warmup=[Call("POST", p, "{}", json_headers) for p in counted[:3]]).extra())
+    results.append(Result("POST check-in (auto room)", check_in))
+
+    folios = folios_of(bench, env_id, arriving)
+    folio_paths = [f"{base}/folios/{f}" for f in folios]
+    for name, suffix, body in (("POST folio charge (F&B, VAT line)", "charges", CHARGE),
+                               ("POST folio payment (card, sandbox)", "payments", PAYMENT)):
+        bench.log(f"POST .../folios/{{id}}/{suffix} ...")
+        measured = _cycled(bench, app.base_url, headers, "POST",
+                           [f"{p}/{suffix}" for p in folio_paths[:-COUNTED]], body)
+        calls = [Call("POST", f"{p}/{suffix}", body, json_headers)
+                 for p in folio_paths[-COUNTED:]]
+        measured.extra.update(bench.count(calls[3:], warmup=calls[:3]).extra())
+        results.append(Result(name, measured))
+
+    bench.log("POST .../check-out ...")
+    warm_paths, slices, counted = cut(leaving, "check-out")
+    check_out = _sliced(bench, app.base_url, headers, "POST", slices, "", warm_paths)
+    check_out.extra.update(bench.count(
+        [Call("POST", p, None, headers) for p in counted[3:]],
+        warmup=[Call("POST", p, None, headers) for p in counted[:3]]).extra())
+    results.append(Result("POST check-out (paid, one night)", check_out))
+    return results

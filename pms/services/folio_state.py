@@ -1,0 +1,290 @@
+"""A folio as one read (PERF, issue 10): the folio row, its stay, the property's business date,
+its charge and payment lines, the stay's room nights already posted, the property's room
+transaction code and the packages of the stay's rate plan, and (for a charge) the transaction
+code asked for. Rendering (`pms.services.folios.render_state`), balances and the projected room
+nights are computed from it, with lines written in the same unit of work appended in Python,
+so a folio change needs no read after its writes.
+
+PostgreSQL: one compiled statement (`pms.db.statements.Statement`, no query building per
+request; lines come back as JSON arrays, amounts as text). A locked read sends, in the same
+round trip and in the order every folio writer takes them (check-out included), a lock on the
+stay's reservation row, then on the folio row, then reads the state: each statement of the
+string gets its own snapshot (READ COMMITTED), so the lines read after the locks include every
+change committed before they were granted. SQLite: the same state read through peewee (the
+write transaction holds the database lock).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from pms.db.database import is_postgres
+from pms.db.locking import locking_enabled
+from pms.db.statements import Statement
+from pms.domain.business_date import business_date
+from pms.domain.money import quantize
+from pms.errors import NotFound
+
+CAPTURED = "CAPTURED"
+ROOM_KIND = "room"
+
+
+class Row:
+    """A line or reference read as a tuple, with attribute access (what the renderers read)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+@dataclass
+class FolioState:
+    folio: Any                      # pms.models.Folio (the subject of the folio's events)
+    today: date                     # the property's business date
+    stay: Any                       # the reservation's fields the folio rules read
+    charges: list[Any]
+    payments: list[Any]
+    posted_nights: set[date]        # the stay's room nights already charged (any folio)
+    room_code: Any | None           # the property's room transaction code (code, tax_rules)
+    packages: list[Any]             # the packages of the stay's rate plan, in plan order
+    code: Any | None = None         # the transaction code asked for (a charge), if active
+    added: list[Any] = field(default_factory=list)
+
+    def add_charges(self, lines: list[Any]) -> None:
+        """Lines written in this unit of work (kept in the folio's order: created_at, id)."""
+        self.charges = sorted([*self.charges, *lines], key=_line_order)
+
+    def add_payment(self, payment: Any) -> None:
+        self.payments = sorted([*self.payments, payment], key=_line_order)
+
+    def replace_payment(self, payment: Any) -> None:
+        self.payments = [payment if p.id == payment.id else p for p in self.payments]
+
+    def totals(self) -> tuple[Decimal, Decimal]:
+        """(sum of charges, sum of captured payments), as `pms.services.folios.totals`."""
+        cur = self.folio.currency
+        charges = sum((Decimal(str(c.amount)) for c in self.charges), Decimal(0))
+        payments = sum((Decimal(str(p.amount)) for p in self.payments if p.status == CAPTURED),
+                       Decimal(0))
+        return quantize(charges, cur), quantize(payments, cur)
+
+    def balance(self) -> Decimal:
+        charges, payments = self.totals()
+        return charges - payments
+
+
+def _line_order(line: Any) -> tuple[Any, ...]:
+    return (line.created_at, line.id.int if isinstance(line.id, uuid.UUID) else line.id)
+
+
+# -- PostgreSQL: one statement ---------------------------------------------------------------------
+
+_STATE_SQL = """
+SELECT f.id, f.created_at, f.updated_at, f.version, f.reservation_id, f.property_id,
+       f.room_number, f.status, f.folio_type, f.currency, f.closed_at,
+       p.timezone, p.business_date,
+       r.status, r.arrival_date, r.departure_date, r.nightly_prices, r.rate_plan_id, r.adults,
+       r.children, r.confirmation_number, r.currency,
+       (SELECT json_agg(json_build_array(c.id, c.category, c.description, c.amount::text,
+                c.currency, c.quantity, c.business_date, c.night, c.kind, c.created_at,
+                c.transaction_code, c.parent_id, c.reversal_of, c.moved_from_folio, c.reason)
+                ORDER BY c.created_at, c.id)::text
+          FROM folio_charge c WHERE c.env_id = %(env)s AND c.folio_id = f.id),
+       (SELECT json_agg(json_build_array(m.id, m.amount::text, m.currency, m.method,
+                m.payment_method_id, m.status, m.created_at, m.kind, m.decline_code,
+                m.pre_authorization_id, m.voucher_code, m.external_id, m.refund_of, m.attempts)
+                ORDER BY m.created_at, m.id)::text
+          FROM folio_payment m WHERE m.env_id = %(env)s AND m.folio_id = f.id),
+       (SELECT array_agg(n.night) FROM folio_charge n
+         WHERE n.env_id = %(env)s AND n.reservation_id = f.reservation_id
+           AND n.kind = 'room' AND n.night IS NOT NULL),
+       (SELECT json_build_array(t.code, t.tax_rules)::text FROM transaction_code t
+         WHERE t.env_id = %(env)s AND t.property_id = f.property_id AND t.category = 'room'
+           AND t.active ORDER BY t.code = 'ROOM' DESC, t.code LIMIT 1),
+       (SELECT json_agg(json_build_array(k.code, k.name, k.price::text, k.calculation,
+                k.category) ORDER BY u.ord)::text
+          FROM rate_plan rp
+          CROSS JOIN LATERAL json_array_elements_text(rp.package_codes::json)
+               WITH ORDINALITY AS u(code, ord)
+          JOIN package k ON k.env_id = %(env)s AND k.property_id = rp.property_id
+                        AND k.code = u.code
+         WHERE rp.env_id = %(env)s AND rp.id = r.rate_plan_id),
+       (SELECT json_build_array(t.code, t.name, t.category, t.tax_rules, t.ledger_account)::text
+          FROM transaction_code t
+         WHERE t.env_id = %(env)s AND t.property_id = f.property_id AND t.code = %(code)s
+           AND t.active LIMIT 1)
+  FROM folio f
+  JOIN reservation r ON r.env_id = %(env)s AND r.id = f.reservation_id
+  JOIN property p ON p.env_id = %(env)s AND p.id = f.property_id
+ WHERE f.env_id = %(env)s AND f.id = %(folio)s
+   AND (%(prop)s::uuid IS NULL OR f.property_id = %(prop)s::uuid)
+   AND (%(holder)s::uuid IS NULL OR r.guest_profile_id = %(holder)s::uuid)"""
+
+# the locks every folio writer takes, in order: the stay's reservation row, then the folio row
+_LOCKS_SQL = """
+SELECT 1 FROM reservation r
+ WHERE r.env_id = %(env)s AND r.id = (SELECT f.reservation_id FROM folio f
+                                      WHERE f.env_id = %(env)s AND f.id = %(folio)s)
+   FOR UPDATE;
+SELECT 1 FROM folio f WHERE f.env_id = %(env)s AND f.id = %(folio)s FOR UPDATE;"""
+
+STATE = Statement.text("folios.state", postgres=_STATE_SQL)
+LOCKED_STATE = Statement.text("folios.state_locked", postgres=_LOCKS_SQL + _STATE_SQL)
+# a payment's outcome: its row first (the order the payment flow has always locked in)
+PAYMENT_LOCKED_STATE = Statement.text("folios.state_payment_locked", postgres=(
+    "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
+    + _LOCKS_SQL + _STATE_SQL))
+
+_decode = msgspec.json.Decoder().decode
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    return None if value is None else (value if isinstance(value, uuid.UUID)
+                                       else uuid.UUID(str(value)))
+
+
+def _date(value: Any) -> date | None:
+    return None if value is None else date.fromisoformat(value)
+
+
+def _moment(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _charge(a: list[Any]) -> Row:
+    return Row(id=uuid.UUID(a[0]), category=a[1], description=a[2], amount=Decimal(a[3]),
+               currency=a[4], quantity=a[5], business_date=_date(a[6]), night=_date(a[7]),
+               kind=a[8], created_at=_moment(a[9]), transaction_code=a[10],
+               parent_id=_uuid(a[11]), reversal_of=_uuid(a[12]),
+               moved_from_folio=_uuid(a[13]), reason=a[14])
+
+
+def _payment(a: list[Any]) -> Row:
+    return Row(id=uuid.UUID(a[0]), amount=Decimal(a[1]), currency=a[2], method=a[3],
+               payment_method_id=a[4], status=a[5], created_at=_moment(a[6]), kind=a[7],
+               decline_code=a[8], pre_authorization_id=_uuid(a[9]), voucher_code=a[10],
+               external_id=a[11], refund_of=_uuid(a[12]), attempts=a[13])
+
+
+def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
+    from pms.models import Folio
+
+    (fid, created, updated, version, res_id, prop_id, room_number, status, folio_type, currency,
+     closed_at, timezone, bdate, r_status, arrival, departure, prices, plan_id, adults, children,
+     confirmation, r_currency, charges, payments, nights, room_code, packages, code) = row
+    folio = Folio(id=_uuid(fid), created_at=created, updated_at=updated, version=version,
+                  reservation=_uuid(res_id), property=_uuid(prop_id), room_number=room_number,
+                  status=status, folio_type=folio_type, currency=currency, closed_at=closed_at)
+    folio._dirty.clear()  # read from the database: nothing to write back unless changed
+    stay = Row(id=folio.reservation_id, property_id=folio.property_id, status=r_status,
+               arrival_date=arrival, departure_date=departure, nightly_prices=prices,
+               rate_plan_id=_uuid(plan_id), adults=adults, children=children,
+               confirmation_number=confirmation, currency=r_currency)
+    today = business_date(Row(business_date=bdate, timezone=timezone), now) \
+        if now is not None else None
+    rc = _decode(room_code) if room_code else None
+    tc = _decode(code) if code else None
+    return FolioState(
+        folio=folio, today=today, stay=stay,  # type: ignore[arg-type]
+        charges=[_charge(a) for a in _decode(charges)] if charges else [],
+        payments=[_payment(a) for a in _decode(payments)] if payments else [],
+        posted_nights=set(nights or ()),
+        room_code=Row(code=rc[0], tax_rules=rc[1]) if rc else None,
+        packages=[Row(code=k[0], name=k[1], price=Decimal(k[2]), calculation=k[3],
+                      category=k[4]) for k in _decode(packages)] if packages else [],
+        code=(Row(code=tc[0], name=tc[1], category=tc[2], tax_rules=tc[3], ledger_account=tc[4])
+              if tc else None))
+
+
+# -- SQLite: the same state through peewee ---------------------------------------------------------
+
+def _from_models(folio: Any, now: datetime | None, code: str | None) -> FolioState:
+    from pms.models import FolioCharge, FolioPayment, Property, Reservation
+    from pms.services.transaction_codes import code_or_none
+
+    stay = Reservation.get_by_id(folio.reservation_id)
+    today = (business_date(Property.get_by_id(folio.property_id), now)
+             if now is not None else None)
+    charges = list(FolioCharge.select().where(FolioCharge.folio == folio.id)
+                   .order_by(FolioCharge.created_at, FolioCharge.id))
+    payments = list(FolioPayment.select().where(FolioPayment.folio == folio.id)
+                    .order_by(FolioPayment.created_at, FolioPayment.id))
+    nights = {c.night for c in FolioCharge.select(FolioCharge.night).where(
+        (FolioCharge.reservation == stay.id) & (FolioCharge.kind == ROOM_KIND)
+        & FolioCharge.night.is_null(False))}
+    return FolioState(folio=folio, today=today, stay=stay,  # type: ignore[arg-type]
+                      charges=charges, payments=payments, posted_nights=nights,
+                      room_code=room_code(folio.property_id),
+                      packages=packages_by_plan(folio.property_id).get(stay.rate_plan_id, []),
+                      code=code_or_none(folio.property_id, code) if code else None)
+
+
+def room_code(property_id: uuid.UUID) -> Any:
+    """The property's room transaction code (code ROOM, else the first active 'room' code)."""
+    from pms.models.cashiering import TransactionCode
+
+    codes = list(TransactionCode.select().where(
+        (TransactionCode.property == property_id) & (TransactionCode.category == "room")
+        & (TransactionCode.active == True)).order_by(TransactionCode.code))  # noqa: E712
+    return next((c for c in codes if c.code == "ROOM"), codes[0] if codes else None)
+
+
+def packages_by_plan(property_id: uuid.UUID) -> dict[uuid.UUID, list[Any]]:
+    from pms.models import Package, RatePlan
+
+    packages = {p.code: p for p in Package.select().where(Package.property == property_id)}
+    return {plan.id: [packages[c] for c in (plan.package_codes or []) if c in packages]
+            for plan in RatePlan.select(RatePlan.id, RatePlan.package_codes)
+            .where(RatePlan.property == property_id)}
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
+def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.UUID | None = None,
+               holder_id: uuid.UUID | None = None, lock: bool = False,
+               code: str | None = None, payment_id: uuid.UUID | None = None) -> FolioState:
+    """The folio's state (inside a scope; `lock` inside a unit of work). `now` gives the
+    business date (and with it the projected room nights); `code` reads that active
+    transaction code of the property too; a locked read with `payment_id` locks that payment
+    row before the stay's and the folio's.
+
+    Raises:
+        NotFound: no such folio of the property (for a guest session: of its own stay).
+    """
+    if is_postgres():
+        values: dict[str, Any] = {"folio": folio_id, "prop": property_id, "holder": holder_id,
+                                  "code": code}
+        if not (lock and locking_enabled()):
+            statement = STATE
+        elif payment_id is not None:
+            statement, values["payment"] = PAYMENT_LOCKED_STATE, payment_id
+        else:
+            statement = LOCKED_STATE
+        row = statement.one(**values)
+        if row is None:
+            raise NotFound("no such folio")
+        return _from_row(row, now)
+    from pms.models import Folio, Reservation
+
+    query = Folio.select().where(Folio.id == folio_id)
+    if property_id is not None:
+        query = query.where(Folio.property == property_id)
+    if holder_id is not None:
+        query = (query.join(Reservation, on=(Folio.reservation == Reservation.id))
+                 .where(Reservation.guest_profile == holder_id))
+    folio = query.first()
+    if folio is None:
+        raise NotFound("no such folio")
+    return _from_models(folio, now, code)
+
+
+def state_of(folio: Any, *, now: datetime | None) -> FolioState:
+    """The state of a folio row already found (and authorised) by the caller."""
+    if is_postgres():
+        return read_state(folio.id, now=now)
+    return _from_models(folio, now, None)

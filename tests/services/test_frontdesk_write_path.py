@@ -1,0 +1,179 @@
+"""The front desk's writes at database speed (issue 10): the rules of their shape, each pinned.
+
+- `folio_state_renders_as_the_models`: the folio read in one statement (pms.services.folio_state)
+  renders exactly what the folio's rows say (lines, payments, totals, balance, the projected
+  room nights with their tax and package lines), on both backends.
+- `a_charge_...` / `a_card_payment_...`: the round trips of a folio charge and of a card payment
+  on PostgreSQL, counted on the wire (a counting psycopg2 connection, no timings), pinned at the
+  number reached; the lines written with the commit are in the answer and in the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from decimal import Decimal
+
+import msgspec
+import pytest
+
+from bench.statements import Tally, counting_connection_factory
+from pms.db.database import db, is_postgres
+from pms.db.uow import read_scope
+from pms.models import Folio, FolioCharge, FolioPayment
+from pms.platform.payments import EmbeddedPayments
+from pms.schemas import catalog as s
+from pms.schemas.cashiering import ChargeIn, PaymentIn, TransactionCodeIn
+from pms.schemas.common import to_data
+from pms.schemas.folios import folio_out
+from pms.services import cashiering, catalog, payments
+from pms.services.folio_state import read_state
+from pms.services.folios import render_state, totals, unposted_room_rows
+from pms.services.transaction_codes import TRANSACTION_CODE
+from tests.factories import (
+    Hotel,
+    load_rates,
+    make_checked_in,
+    make_package,
+    make_property,
+    make_room,
+    make_room_type,
+)
+
+# Where they stand (issue 10; they were 23 and 41): the locks and the folio's state in one
+# read, the folio's version, the lines + ledger posting + audit + outbox with the COMMIT.
+CHARGE_ROUND_TRIPS = 3
+# the PENDING row (3), then the outcome: locks and state, the payment's UPDATE, the version,
+# the ledger posting + audit + outbox with the COMMIT (4)
+CARD_PAYMENT_ROUND_TRIPS = 7
+
+
+def _code(ctx, property_id, code, category, account):
+    catalog.create_child(ctx, TRANSACTION_CODE, property_id, msgspec.convert(
+        {"code": code, "name": code.title(), "category": category, "ledger_account": account,
+         "tax_rules": [{"code": "VAT", "kind": "percentage", "rate": "7", "inclusive": True,
+                        "name": "VAT"}]}, TransactionCodeIn))
+
+
+@pytest.fixture
+def stay(ctx, database):
+    """A checked-in 3-night stay on a plan with a breakfast package, ROOM and FB codes."""
+    from pms.services.reservations import business_date
+
+    prop = make_property(ctx)
+    package = make_package(ctx, prop.id, code="BRK")
+    room_type = make_room_type(ctx, prop.id)
+    rooms = [make_room(ctx, prop.id, room_type.id, room_number="101")]
+    plan = catalog.create_child(ctx, catalog.RATE_PLAN, prop.id, msgspec.convert(
+        {"code": "BB", "name": "Bed and breakfast", "package_codes": [package.code]},
+        s.RatePlanIn))
+    load_rates(ctx, prop.id, plan.id, room_type.id, amount="100.00")
+    _code(ctx, prop.id, "ROOM", "room", "room_revenue")
+    _code(ctx, prop.id, "FB", "F&B", "fnb_revenue")
+    hotel = Hotel(prop, room_type, rooms, plan, business_date(prop, ctx.now))
+    res = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=3)).isoformat())
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == res.id)
+    return hotel, res, folio
+
+
+def _reference(ctx, folio_id):
+    """The folio rendered from its rows one query at a time (the shape before issue 10)."""
+    from pms.domain.business_date import business_date
+    from pms.models import Property, Reservation
+    from pms.services.folios import last_night_due
+
+    with read_scope(ctx):
+        folio = Folio.get_by_id(folio_id)
+        charges = list(FolioCharge.select().where(FolioCharge.folio == folio.id)
+                       .order_by(FolioCharge.created_at, FolioCharge.id))
+        paid = list(FolioPayment.select().where(FolioPayment.folio == folio.id)
+                    .order_by(FolioPayment.created_at, FolioPayment.id))
+        charges_total, payments_total = totals(folio)
+        stay = Reservation.get_by_id(folio.reservation_id)
+        today = business_date(Property.get_by_id(stay.property_id), ctx.now)
+        _, projected = unposted_room_rows(stay, folio.id, last_night_due(stay, today),
+                                          business_date=today)
+        return folio_out(folio, charges, paid, charges_total=charges_total,
+                         payments_total=payments_total, projected=projected)
+
+
+def test_folio_state_renders_as_the_models(ctx, stay):
+    hotel, res, folio = stay
+    cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
+        transaction_code="FB", amount=Decimal("20.00"), quantity=2, description="Dinner"))
+    payments.post_payment(ctx, hotel.id, folio.id,
+                          PaymentIn(amount=Decimal("15.00"), method="CASH"), payments=None)
+    payments.post_payment(ctx, hotel.id, folio.id, PaymentIn(
+        amount=Decimal("5.00"), method="CARD", payment_method_id="pm_card_unavailable"),
+        payments=EmbeddedPayments())  # left PENDING: listed, not counted
+    with read_scope(ctx):
+        state = read_state(folio.id, now=ctx.now, property_id=hotel.id)
+    got, want = to_data(render_state(state)), to_data(_reference(ctx, folio.id))
+    assert got == want
+    assert [c["kind"] for c in got["charges"]] == ["charge", "tax"]
+    assert Decimal(got["balance"]) == Decimal("25.00")
+    assert [p["status"] for p in got["payments"]] == ["CAPTURED", "PENDING"]
+    kinds = sorted(c["kind"] for c in got["projected_charges"])
+    assert kinds == ["package", "room", "tax"]  # the first night: room, its VAT, breakfast
+
+
+def test_folio_state_is_refused_to_another_guest_and_another_property(ctx, stay):
+    import uuid
+
+    from pms.errors import NotFound
+
+    hotel, res, folio = stay
+    with read_scope(ctx):
+        with pytest.raises(NotFound):
+            read_state(folio.id, now=ctx.now, property_id=uuid.uuid4())
+        with pytest.raises(NotFound):
+            read_state(folio.id, now=ctx.now, property_id=hotel.id, holder_id=uuid.uuid4())
+
+
+@contextmanager
+def _wire() -> Iterator[Tally]:
+    database = db.obj
+    tally = Tally(log=[])
+    database.close_all()
+    database.connect_params["connection_factory"] = counting_connection_factory(tally)
+    try:
+        yield tally
+    finally:
+        database.close_all()
+        database.connect_params.pop("connection_factory", None)
+
+
+def test_a_charge_round_trips_and_its_lines_written_with_the_commit(ctx, stay):
+    hotel, res, folio = stay
+    if not is_postgres():
+        pytest.skip("round trips are counted on PostgreSQL")
+    with _wire() as tally:
+        out = cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
+            transaction_code="FB", amount=Decimal("10.70")))
+    assert tally.round_trips == CHARGE_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+    with read_scope(ctx):
+        stored = sorted(str(c.amount) for c in FolioCharge.select().where(
+            FolioCharge.folio == folio.id))
+    assert stored == sorted(str(c.amount) for c in out.charges) == ["0.70", "10.00"]
+    assert out == _reference(ctx, folio.id)
+
+
+def test_a_card_payment_round_trips_between_its_two_transactions(ctx, stay):
+    hotel, res, folio = stay
+    if not is_postgres():
+        pytest.skip("round trips are counted on PostgreSQL")
+    sandbox = EmbeddedPayments()
+    with _wire() as tally:
+        out, payment = payments.post_payment(ctx, hotel.id, folio.id, PaymentIn(
+            amount=Decimal("30.00"), method="CARD", payment_method_id="pm_card_visa"),
+            payments=sandbox)
+    assert tally.round_trips == CARD_PAYMENT_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+    assert tally.transactions == 2  # intent, call (outside any transaction), outcome
+    assert payment.status == "CAPTURED" and payment.attempts == 1
+    with read_scope(ctx):
+        row = FolioPayment.get_by_id(payment.id)
+    assert (row.status, row.attempts, row.external_id) == ("CAPTURED", 1, payment.external_id)
+    assert out == _reference(ctx, folio.id)
+    assert Decimal(out.payments_total) == Decimal("30.00")
