@@ -39,9 +39,108 @@ class BaseModel(peewee.Model):
     def _write(self, force_insert: bool, only: Any) -> int:
         return super().save(force_insert=force_insert, only=only)
 
+    @classmethod
+    def build(cls, **values: Any) -> Any:
+        """`cls(**values)` without a descriptor call per field (PERF, issue 10: for the rows a
+        write builds by the handful, the outbox, audit and idempotency rows): the same
+        `__data__` (defaults, then the values), every column in it dirty, no related objects.
+        A name that is not a plain column (a foreign key, anything else) takes peewee's own
+        constructor."""
+        plain = _PLAIN_COLUMNS.get(cls)
+        if plain is None:
+            plain = _PLAIN_COLUMNS[cls] = _plain_columns(cls)
+        if not plain.issuperset(values):
+            return cls(**values)
+        obj = cls.__new__(cls)
+        data = cls._meta.get_default_dict()
+        data.update(values)
+        obj.__data__ = data
+        obj._dirty = set(data)
+        obj.__rel__ = {}
+        return obj
+
+
+_PLAIN_COLUMNS: dict[type, frozenset[str]] = {}
+
+
+def _plain_columns(model: type) -> frozenset[str]:
+    """The columns of `model` whose attribute is peewee's plain FieldAccessor (setting one only
+    stores the value and marks it dirty)."""
+    names = set()
+    for name in model._meta.fields:
+        for klass in model.__mro__:
+            if name in klass.__dict__:
+                if type(klass.__dict__[name]) is peewee.FieldAccessor:
+                    names.add(name)
+                break
+    return frozenset(names)
+
 
 _FETCH_SQL: dict[Any, tuple[str, list[str]]] = {}
 _SAVE_SQL: dict[Any, str] = {}
+_WRITE_PLANS: dict[type, _WritePlans] = {}
+
+_NONE = type(None)
+# Value types each peewee field type's db_value returns unchanged (None for every one of them):
+# the compiled write skips the call for them. A field whose class overrides db_value or adapt
+# otherwise is always converted.
+_PASSING: dict[Any, frozenset[type]] = {
+    peewee.Field.adapt: frozenset({_NONE, str, int, float, bool, bytes}),  # identity
+    peewee._StringField.adapt: frozenset({_NONE, str}),
+    peewee.IntegerField.adapt: frozenset({_NONE, int}),
+    peewee.BooleanField.adapt: frozenset({_NONE, bool}),
+}
+
+
+def _column_plan(field: peewee.Field) -> tuple[str, frozenset[type], bool, Any]:
+    """(name, value types passed unchanged, a UUID column, the field's db_value)."""
+    kind = type(field)
+    passes: frozenset[type] = frozenset()
+    if kind.db_value is peewee.Field.db_value:
+        passes = _PASSING.get(kind.adapt, frozenset())
+    elif kind.db_value is peewee.UUIDField.db_value:
+        passes = frozenset({_NONE})
+    return field.name, passes, kind.db_value is peewee.UUIDField.db_value, field.db_value
+
+
+class _WritePlans:
+    """What a model's compiled INSERT or UPDATE needs, worked out once per model and column set
+    (PERF, issue 10: the names, the converters and the defaults were recomputed per row)."""
+
+    def __init__(self, model: type[TenantModel]) -> None:
+        meta = model._meta
+        self.model = model
+        self.pk_name = meta.primary_key.name
+        self.pk_db_value = meta.primary_key.db_value
+        self.env_db_value = meta.fields["env_id"].db_value
+        self.defaults = tuple((field.name, default, callable(default))
+                              for field, default in meta.defaults.items())
+        self.sorted_names = tuple(f.name for f in meta.sorted_fields)
+        self.columns = {f.name: _column_plan(f) for f in meta.sorted_fields}
+        self._plans: dict[Any, Any] = {}
+
+    def plan(self, inserting: bool, scoped: bool, data: dict[str, Any]) -> Any:
+        """(SQL text, names, column plans) for a row holding `data`'s columns; None for an
+        UPDATE with nothing to write."""
+        key = (inserting, scoped, frozenset(data))
+        plan = self._plans.get(key)
+        if plan is None:
+            if key in self._plans:
+                return None
+            names = tuple(n for n in self.sorted_names
+                          if n in data and (inserting or n != self.pk_name))
+            if not names:
+                plan = None
+            else:
+                sql_key = (self.model, inserting, scoped, names)
+                sql = _SAVE_SQL.get(sql_key)
+                if sql is None:
+                    sql = _SAVE_SQL[sql_key] = self.model._compile_save(inserting, scoped, names)
+                plan = (sql, names, tuple(self.columns[n] for n in names))
+            if len(self._plans) < 256:  # (column sets of one model: a handful)
+                self._plans[key] = plan
+        return plan
+
 
 
 class TenantModel(BaseModel):
@@ -187,39 +286,40 @@ class TenantModel(BaseModel):
 
     def _compiled_write(self, force_insert: bool) -> tuple[str, list[Any], tuple[str, ...]] | None:
         cls = type(self)
-        meta = cls._meta
         data = self.__data__
-        pk_name = meta.primary_key.name
-        pk_value = data.get(pk_name)
+        plans = _WRITE_PLANS.get(cls)
+        if plans is None:
+            plans = _WRITE_PLANS[cls] = _WritePlans(cls)
+        pk_value = data.get(plans.pk_name)
         if pk_value is None or self.__rel__:  # (related objects: peewee's save handles them)
             return None
         inserting = force_insert
         if inserting:
-            for field, default in meta.defaults.items():  # as peewee's INSERT fills them
-                if field.name not in data:
-                    data[field.name] = default() if callable(default) else default
-            names = tuple(f.name for f in meta.sorted_fields if f.name in data)
-        else:
-            names = tuple(f.name for f in meta.sorted_fields
-                          if f.name in data and f.name != pk_name)
-            if not names:
-                return None
-        fields = meta.fields
-        values = []
-        for name in names:
-            value = data[name]
-            if isinstance(value, peewee.Node):
-                return None
-            values.append(fields[name].db_value(value))
+            for name, default, call in plans.defaults:  # as peewee's INSERT fills them
+                if name not in data:
+                    data[name] = default() if call else default
         scoped = not is_unscoped()
-        key = (cls, inserting, scoped, names)
-        sql = _SAVE_SQL.get(key)
-        if sql is None:
-            sql = _SAVE_SQL[key] = self._compile_save(inserting, scoped, names)
+        plan = plans.plan(inserting, scoped, data)
+        if plan is None:
+            return None
+        sql, names, columns = plan
+        values = []
+        append = values.append
+        for name, passes, uuid_field, convert in columns:
+            value = data[name]
+            kind = type(value)
+            if kind in passes:  # what the field's db_value returns unchanged
+                append(value)
+            elif uuid_field and kind is uuid.UUID:
+                append(value.hex)
+            elif isinstance(value, peewee.Node):
+                return None
+            else:
+                append(convert(value))
         if not inserting:
             if scoped:
-                values.append(meta.fields["env_id"].db_value(require_env()))
-            values.append(meta.primary_key.db_value(pk_value))
+                values.append(plans.env_db_value(require_env()))
+            values.append(plans.pk_db_value(pk_value))
         return sql, values, names
 
     @classmethod

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
+from math import isfinite
 from typing import Any
 
+import msgspec
 import peewee
 
 from pms.db.database import db
@@ -26,12 +28,56 @@ class JsonField(peewee.Field):
     def db_value(self, value: Any) -> Any:
         if value is None:
             return None
+        if _encodes_alike(value):
+            # PERF (issue 10): msgspec's encoder, 5-10x faster than json.dumps, for documents
+            # it writes as the same JSON values (sorted keys too; only the spacing, the
+            # escaping of non-ASCII text and the exponent of a float's text differ)
+            return _encode(value).decode()
         return json.dumps(value, sort_keys=True, default=_json_default)
 
     def python_value(self, value: Any) -> Any:
         if value is None or not isinstance(value, (str, bytes)):
             return value
         return json.loads(value)
+
+
+_encode = msgspec.json.Encoder(order="sorted", decimal_format="string",
+                               uuid_format="canonical").encode
+# Types msgspec writes as json.dumps(..., default=_json_default) does: the JSON scalars, a
+# Decimal and a UUID as str(), a date as isoformat(). Not a datetime (msgspec writes UTC as "Z",
+# isoformat "+00:00"), not a subclass (an enum), not a float that is not finite (NaN).
+_ALIKE = frozenset({str, int, bool, type(None), Decimal, uuid.UUID, date})
+
+
+def _encodes_alike(value: Any) -> bool:
+    """Whether `value` holds only dicts with str keys, lists, tuples, finite floats and _ALIKE."""
+    try:
+        return _alike(value)
+    except RecursionError:
+        return False
+
+
+def _alike(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind in _ALIKE or (kind is float and isfinite(item)):
+                continue
+            if not _alike(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for item in value:
+            kind = type(item)
+            if kind in _ALIKE or (kind is float and isfinite(item)):
+                continue
+            if not _alike(item):
+                return False
+        return True
+    return kind in _ALIKE or (kind is float and isfinite(value))
 
 
 def _json_default(value: Any) -> Any:

@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
+from datetime import date, datetime, time
+from decimal import Decimal
 from typing import Any
 
 from pms import wiring
@@ -72,10 +74,11 @@ class UnitOfWork:
             subject.version = version
         if property_id is None:
             property_id = getattr(subject, "property_id", None)
-        event = OutboxEvent(
+        subject_id = str(subject.id)
+        event = OutboxEvent.build(  # (peewee's constructor without a setattr per field)
             type=type_,
-            subject=str(subject.id),
-            partition=outbox_partition(str(subject.id)),  # derived, as OutboxEvent.create does
+            subject=subject_id,
+            partition=outbox_partition(subject_id),  # derived, as OutboxEvent.create does
             aggregate_type=type_.split(":")[2] if type_.count(":") >= 3 else model.__name__,
             aggregate_version=version,
             property_id=property_id,
@@ -119,7 +122,7 @@ class UnitOfWork:
         for value in (before, after):
             if value is not None and not isinstance(value, dict):
                 raise TypeError("audit before/after must be dicts")
-        entry = AuditEntry(
+        entry = AuditEntry.build(  # (peewee's constructor without a setattr per field)
             action=action,
             target_type=type(target).__name__,
             target_id=str(target.id),
@@ -178,25 +181,63 @@ def send(statements: list[tuple[str, list[Any]]], *, commit: bool) -> None:
 
 
 def mask(data: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A copy of `data` with secret-looking keys masked (never the caller's dict)."""
+    """A copy of `data` with secret-looking keys masked (never the caller's dict): one pass
+    that builds the copy (PERF, issue 10: a deepcopy and then a second walk cost 18% of a
+    booking's app CPU). Dicts and lists are rebuilt (as plain dicts and lists), immutable
+    scalars are shared, anything else is deep-copied unmasked (as before: a tuple's or an
+    object's contents were copied, never masked)."""
     if data is None:
         return None
-    return _mask(copy.deepcopy(data))
+    return _mask(data)
+
+
+_MASK_CACHE: dict[Any, bool] = {}
+_MASK_CACHE_MAX = 4096
+# values a copy may share with the caller's data: nothing in them can change
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, Decimal, uuid.UUID,
+                        datetime, date, time})
+
+
+def masked_key(key: Any) -> bool:
+    """Whether the value under `key` is masked: its text (lower case) contains one of
+    MASKED_KEY_PARTS. Memoised per key (a bounded cache: keys are a small vocabulary of field
+    names; only the first _MASK_CACHE_MAX are kept)."""
+    if type(key) is not str:  # (only plain text is cached: 1 == True, but not as text)
+        return _masked_text(key)
+    result = _MASK_CACHE.get(key)
+    if result is None:
+        result = _masked_text(key)
+        if len(_MASK_CACHE) < _MASK_CACHE_MAX:
+            _MASK_CACHE[key] = result
+    return result
+
+
+def _masked_text(key: Any) -> bool:
+    lowered = str(key).lower()
+    return any(part in lowered for part in MASKED_KEY_PARTS)
 
 
 def _mask(value: Any) -> Any:
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
     if isinstance(value, dict):
+        cache = _MASK_CACHE
         out = {}
         for key, item in value.items():
-            lowered = str(key).lower()
-            if any(part in lowered for part in MASKED_KEY_PARTS):
+            hidden = cache.get(key) if type(key) is str else None
+            if hidden is None:
+                hidden = masked_key(key)
+            if hidden:
                 out[key] = "***"
+            elif type(item) in _IMMUTABLE:
+                out[key] = item
             else:
                 out[key] = _mask(item)
         return out
     if isinstance(value, list):
-        return [_mask(v) for v in value]
-    return value
+        return [v if type(v) in _IMMUTABLE else _mask(v) for v in value]
+    return copy.deepcopy(value)
 
 
 class RequestTransaction:
