@@ -23,6 +23,7 @@ from pms.api.middleware import (
 )
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
+from pms.db.database import PreludeRefused
 from pms.routes import Route, add_routes
 
 log = logging.getLogger("pms.app")
@@ -65,6 +66,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
                 broker_check=broker_check)
 
     json_handler = MsgspecJSONHandler()
+    idempotency = IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps)
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
         middleware=[
@@ -77,7 +79,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so
             # the connection scope ends after the Idempotency-Key record is written in it.
             DatabaseMiddleware(),
-            IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps),
+            idempotency,
         ],
     )
     app.req_options.media_handlers = falcon.media.Handlers({falcon.MEDIA_JSON: json_handler})
@@ -87,6 +89,8 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     })
     app.req_options.strip_url_path_trailing_slash = True
     problems.register(app)
+    # the Idempotency-Key claim that rides in a request transaction's first round trip
+    app.add_error_handler(PreludeRefused, idempotency.claim_refused)
     deps.routes = add_routes(app, deps)
     return app
 

@@ -171,13 +171,16 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             uow.audit("profile.created", row, after=data)
             uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
         return row, True
-    except (_Taken, peewee.IntegrityError):
+    except (_Taken, peewee.IntegrityError) as exc:
         if profile_id is not None:
             raise peewee.IntegrityError("profile taken") from None
         # A concurrent request created it first (unique email / external ref): ensure = return it.
         with read_scope(ctx):
             existing = _find_existing(body)
-        if existing is None:  # the row that refused ours is gone again: say so, retry is safe
+        if existing is None:
+            if isinstance(exc, peewee.IntegrityError):
+                raise  # not a unique key of ours (a bug or a failing trigger): a 500
+            # the row that refused ours is gone again: say so, a retry is safe
             raise Conflict("a concurrent change took this profile's email or external_ref; "
                            "retry", code="profile_conflict") from None
         return existing, False
