@@ -24,11 +24,10 @@ from pms.domain.tax import split_taxes
 from pms.errors import Conflict, FolioClosed, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, Property, Reservation
 from pms.models.cashiering import LedgerPosting, TransactionCode
-from pms.platform.ledger import check_balanced
 from pms.schemas import cashiering as cs
 from pms.schemas.common import to_data
 from pms.schemas.folios import FolioOut
-from pms.services.folio_state import FolioState, read_state
+from pms.services.folio_state import FolioState, posting_row, read_state, write_with_commit
 from pms.services.folios import render, render_state
 from pms.services.ledger_postings import (
     CATEGORY_ACCOUNTS,
@@ -106,27 +105,6 @@ def record_change(uow: UnitOfWork, folio: Folio, action: str, *,
     out = render_state(state) if state is not None else render(folio, now=uow.ctx.now)
     uow.record("folio", action, folio, to_data(out), reason=reason, property_id=folio.property_id)
     return out
-
-
-def write_with_commit(uow: UnitOfWork, row: Any) -> None:
-    """Insert `row` with the unit of work's journal rows: on PostgreSQL in the batch sent with
-    the COMMIT (one round trip for them all; PERF, issue 10), elsewhere at once. For rows that
-    nothing in the use case reads back from the database."""
-    uow._write(row)  # noqa: SLF001 - the unit of work's batch (pms.db.uow.UnitOfWork._write)
-
-
-def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any],
-                memo: str = "") -> LedgerPosting | None:
-    """`ledger_postings.record_posting`'s PENDING row, built but not inserted (the caller
-    writes it with the commit); None when there is nothing to post."""
-    lines = [ln for ln in lines if ln.debit or ln.credit]
-    if not lines:
-        return None
-    check_balanced(lines)
-    return LedgerPosting(
-        property=property_id, idempotency_key=key, currency=currency, memo=memo[:200],
-        status="PENDING", lines=[{"account": ln.account, "debit": str(ln.debit),
-                                  "credit": str(ln.credit)} for ln in lines])
 
 
 def _today(folio: Folio, ctx: Ctx) -> Any:

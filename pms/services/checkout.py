@@ -11,7 +11,9 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from pms.context import Ctx
+from pms.db.database import is_postgres
 from pms.db.locking import for_update, lock_errors
+from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork, unit_of_work
 from pms.domain.business_date import business_date
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
@@ -19,7 +21,8 @@ from pms.models import Reservation, Room
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
-from pms.services.folios import close_folio, last_night_due, open_folio, post_room_charges
+from pms.services.folio_state import read_guest_state, statement_with_commit
+from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservation_lookup import load_reservation
 from pms.services.reservations import record
 from pms.services.room_holds import release_room_holds
@@ -48,6 +51,12 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
     departure, nights, nightly prices and totals are cut to the nights stayed (at least one),
     and the unused nights go back to inventory, so the night audit counts the departure.
 
+    PERF (issue 10): the reservation, its room, then its folios are locked (the order of
+    check-in and revert), the folios read once with the business date
+    (pms.services.folio_state); the room-night lines, the ledger posting, the folios' closing,
+    the room's vacate and the released holds go with the COMMIT on PostgreSQL (nothing in the
+    check-out, hooks included, reads them back).
+
     Raises:
         NotFound. InvalidTransition (409): not CHECKED_IN.
         FolioNotClosable (409 folio_not_closable, with `balance` and `currency`): the folio,
@@ -57,24 +66,43 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_reservation(ctx, property_id, reservation_id, lock=True)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
+        room = None
+        if row.room_id is not None:  # locked now (read for the "before" image anyway)
+            room = for_update(Room.select().where(Room.id == row.room_id)).first()
+            row.room = room
         before = to_data(s.reservation_out(row))
-        today = business_date(load_property(property_id), ctx.now)
+        # the folios (locked) and the property's business date in one read
+        state = read_guest_state(row, lock=True, now=ctx.now)
+        today = (state.today if state is not None
+                 else business_date(load_property(property_id), ctx.now))
         last_night = last_night_due(row, today)
         if last_night + timedelta(days=1) < row.departure_date:
             shorten_stay(row, last_night + timedelta(days=1))
-        post_room_charges(row, last_night, business_date=today)
-        close_folio(open_folio(row), now=ctx.now)
+        settle_for_check_out(uow, row, last_night, today=today, now=ctx.now, state=state)
         for hook in hooks:
             hook(uow, row)
-        if row.room_id is not None:
-            room = for_update(Room.select().where(Room.id == row.room_id)).first()
+        if room is not None:
             room.status = ROOM_MACHINE.transition(room.status, "vacate").value
             mark_dirty(room)
-            room.save()
-        release_room_holds(row)
+            if is_postgres():  # nothing reads the room or the holds again: with the COMMIT
+                statement_with_commit(uow, VACATE_ROOM, id=room.id, status=room.status,
+                                      hk=room.hk_status, at=ctx.now)
+            else:
+                room.save()
+        if is_postgres():
+            statement_with_commit(uow, RELEASE_HOLDS, reservation=row.id)
+        else:
+            release_room_holds(row)
         row.status = status.value
         row.checked_out_at = ctx.now
         row.checked_out_business_date = today
         row.save()
         record(uow, row, "checked_out", before=before)
     return row
+
+
+VACATE_ROOM = Statement.text("checkout.vacate_room", postgres=(
+    "UPDATE room SET status = %(status)s, hk_status = %(hk)s, updated_at = %(at)s"
+    " WHERE env_id = %(env)s AND id = %(id)s"))
+RELEASE_HOLDS = Statement.text("checkout.release_holds", postgres=(
+    "DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(reservation)s"))

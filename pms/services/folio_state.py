@@ -26,7 +26,8 @@ import msgspec
 
 from pms.db.database import is_postgres
 from pms.db.locking import locking_enabled
-from pms.db.statements import Statement
+from pms.db.scope import require_env
+from pms.db.statements import ENV, Statement
 from pms.domain.business_date import business_date
 from pms.domain.money import quantize
 from pms.errors import NotFound
@@ -53,7 +54,9 @@ class FolioState:
     room_code: Any | None           # the property's room transaction code (code, tax_rules)
     packages: list[Any]             # the packages of the stay's rate plan, in plan order
     code: Any | None = None         # the transaction code asked for (a charge), if active
-    added: list[Any] = field(default_factory=list)
+    # the stay's other OPEN folios (id, currency, property_id, balance), for the check-out of
+    # a guest folio (read with `others=True`)
+    others: list[Any] = field(default_factory=list)
 
     def add_charges(self, lines: list[Any]) -> None:
         """Lines written in this unit of work (kept in the folio's order: created_at, id)."""
@@ -80,6 +83,43 @@ class FolioState:
 
 def _line_order(line: Any) -> tuple[Any, ...]:
     return (line.created_at, line.id.int if isinstance(line.id, uuid.UUID) else line.id)
+
+
+# -- writes sent with the COMMIT -----------------------------------------------------------------
+
+def write_with_commit(uow: Any, row: Any) -> None:
+    """Insert `row` with the unit of work's journal rows: on PostgreSQL in the batch sent with
+    the COMMIT (one round trip for them all; PERF, issue 10), elsewhere at once. For rows that
+    nothing in the use case reads back from the database."""
+    uow._write(row)  # noqa: SLF001 - the unit of work's batch (pms.db.uow.UnitOfWork._write)
+
+
+def statement_with_commit(uow: Any, statement: Statement, **values: Any) -> None:
+    """Send a compiled write in the unit of work's batch, with its COMMIT (PostgreSQL only:
+    the caller writes through the models elsewhere). For writes that nothing in the use case
+    reads back."""
+    if not is_postgres():
+        raise RuntimeError("statement_with_commit is for PostgreSQL")
+    compiled = statement.compiled()
+    values[ENV] = require_env()
+    uow._batch.append((compiled.sql, list(compiled.params(values))))  # noqa: SLF001 - see above
+
+
+def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any],
+                memo: str = "") -> Any:
+    """`ledger_postings.record_posting`'s PENDING row, built but not inserted (the caller
+    writes it with the commit); None when there is nothing to post."""
+    lines = [ln for ln in lines if ln.debit or ln.credit]
+    if not lines:
+        return None
+    from pms.models.cashiering import LedgerPosting
+    from pms.platform.ledger import check_balanced
+
+    check_balanced(lines)
+    return LedgerPosting(
+        property=property_id, idempotency_key=key, currency=currency, memo=memo[:200],
+        status="PENDING", lines=[{"account": ln.account, "debit": str(ln.debit),
+                                  "credit": str(ln.credit)} for ln in lines])
 
 
 # -- PostgreSQL: one statement ---------------------------------------------------------------------
@@ -117,7 +157,16 @@ SELECT f.id, f.created_at, f.updated_at, f.version, f.reservation_id, f.property
        (SELECT json_build_array(t.code, t.name, t.category, t.tax_rules, t.ledger_account)::text
           FROM transaction_code t
          WHERE t.env_id = %(env)s AND t.property_id = f.property_id AND t.code = %(code)s
-           AND t.active LIMIT 1)
+           AND t.active LIMIT 1),
+       (SELECT json_agg(json_build_array(o.id, o.currency, o.property_id,
+                (SELECT COALESCE(SUM(oc.amount), 0) FROM folio_charge oc
+                  WHERE oc.env_id = %(env)s AND oc.folio_id = o.id)::text,
+                (SELECT COALESCE(SUM(op.amount), 0) FROM folio_payment op
+                  WHERE op.env_id = %(env)s AND op.folio_id = o.id
+                    AND op.status = 'CAPTURED')::text) ORDER BY o.id)::text
+          FROM folio o
+         WHERE %(others)s AND o.env_id = %(env)s AND o.reservation_id = f.reservation_id
+           AND o.id <> f.id AND o.status = 'OPEN')
   FROM folio f
   JOIN reservation r ON r.env_id = %(env)s AND r.id = f.reservation_id
   JOIN property p ON p.env_id = %(env)s AND p.id = f.property_id
@@ -135,6 +184,21 @@ SELECT 1 FROM folio f WHERE f.env_id = %(env)s AND f.id = %(folio)s FOR UPDATE;"
 
 STATE = Statement.text("folios.state", postgres=_STATE_SQL)
 LOCKED_STATE = Statement.text("folios.state_locked", postgres=_LOCKS_SQL + _STATE_SQL)
+# check-out: the stay's guest folio (the OPEN one, else the latest), then its other OPEN folios
+# (split billing) in id order, locked after the reservation the caller holds
+_GUEST = """(SELECT g.id FROM folio g WHERE g.env_id = %(env)s AND g.reservation_id = %(stay)s
+               AND g.folio_type = 'GUEST' ORDER BY g.status = 'OPEN' DESC, g.created_at DESC
+             LIMIT 1)"""
+GUEST_STATE = Statement.text("folios.guest_state", postgres=_STATE_SQL.replace(
+    "f.id = %(folio)s", f"f.id = {_GUEST}"))
+GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=(
+    f"SELECT 1 FROM folio WHERE env_id = %(env)s AND id = {_GUEST} FOR UPDATE;"
+    "SELECT 1 FROM folio WHERE env_id = %(env)s AND reservation_id = %(stay)s"
+    f" AND status = 'OPEN' AND id <> {_GUEST} ORDER BY id FOR UPDATE;"
+    + _STATE_SQL.replace("f.id = %(folio)s", f"f.id = {_GUEST}")))
+CLOSE_FOLIO = Statement.text("folios.close", postgres=(
+    "UPDATE folio SET status = %(status)s, closed_at = %(at)s, updated_at = %(at)s"
+    " WHERE env_id = %(env)s AND id = %(id)s"))
 # a payment's outcome: its row first (the order the payment flow has always locked in)
 PAYMENT_LOCKED_STATE = Statement.text("folios.state_payment_locked", postgres=(
     "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
@@ -176,7 +240,8 @@ def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
 
     (fid, created, updated, version, res_id, prop_id, room_number, status, folio_type, currency,
      closed_at, timezone, bdate, r_status, arrival, departure, prices, plan_id, adults, children,
-     confirmation, r_currency, charges, payments, nights, room_code, packages, code) = row
+     confirmation, r_currency, charges, payments, nights, room_code, packages, code,
+     others) = row
     folio = Folio(id=_uuid(fid), created_at=created, updated_at=updated, version=version,
                   reservation=_uuid(res_id), property=_uuid(prop_id), room_number=room_number,
                   status=status, folio_type=folio_type, currency=currency, closed_at=closed_at)
@@ -198,7 +263,10 @@ def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
         packages=[Row(code=k[0], name=k[1], price=Decimal(k[2]), calculation=k[3],
                       category=k[4]) for k in _decode(packages)] if packages else [],
         code=(Row(code=tc[0], name=tc[1], category=tc[2], tax_rules=tc[3], ledger_account=tc[4])
-              if tc else None))
+              if tc else None),
+        others=[Row(id=uuid.UUID(o[0]), currency=o[1], property_id=_uuid(o[2]),
+                    balance=quantize(Decimal(o[3]), o[1]) - quantize(Decimal(o[4]), o[1]))
+                for o in _decode(others)] if others else [])
 
 
 # -- SQLite: the same state through peewee ---------------------------------------------------------
@@ -258,7 +326,7 @@ def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.U
     """
     if is_postgres():
         values: dict[str, Any] = {"folio": folio_id, "prop": property_id, "holder": holder_id,
-                                  "code": code}
+                                  "code": code, "others": False}
         if not (lock and locking_enabled()):
             statement = STATE
         elif payment_id is not None:
@@ -288,3 +356,36 @@ def state_of(folio: Any, *, now: datetime | None) -> FolioState:
     if is_postgres():
         return read_state(folio.id, now=now)
     return _from_models(folio, now, None)
+
+
+def read_guest_state(reservation: Any, *, lock: bool, now: datetime | None = None
+                     ) -> FolioState | None:
+    """The state of the stay's guest folio (the OPEN one, else the latest) with the stay's
+    other OPEN folios and their balances (`others`), for a check-out inside its unit of work
+    (the caller holds the reservation's lock; `lock` locks the guest folio, then the others in
+    id order). None when the stay has no guest folio."""
+    if is_postgres():
+        statement = GUEST_LOCKED_STATE if lock and locking_enabled() else GUEST_STATE
+        row = statement.one(stay=reservation.id, prop=None, holder=None, code=None, others=True)
+        return None if row is None else _from_row(row, now)
+    from pms.models import Folio, FolioCharge, FolioPayment
+
+    folio = (Folio.select()
+             .where((Folio.reservation == reservation.id) & (Folio.folio_type == "GUEST"))
+             .order_by((Folio.status == "OPEN").desc(), Folio.created_at.desc()).first())
+    if folio is None:
+        return None
+    state = _from_models(folio, now, None)
+    for other in (Folio.select().where((Folio.reservation == folio.reservation_id)
+                                       & (Folio.id != folio.id) & (Folio.status == "OPEN"))
+                  .order_by(Folio.id)):
+        charges = sum((Decimal(str(c.amount)) for c in FolioCharge.select(FolioCharge.amount)
+                       .where(FolioCharge.folio == other.id)), Decimal(0))
+        paid = sum((Decimal(str(p.amount)) for p in FolioPayment.select(FolioPayment.amount)
+                    .where((FolioPayment.folio == other.id) & (FolioPayment.status == CAPTURED))),
+                   Decimal(0))
+        state.others.append(Row(id=other.id, currency=other.currency,
+                                property_id=other.property_id,
+                                balance=quantize(charges, other.currency)
+                                - quantize(paid, other.currency)))
+    return state

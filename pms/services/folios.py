@@ -153,26 +153,87 @@ def close_folio(folio: Folio, *, now: datetime) -> Folio:
             (Folio.reservation == folio.reservation_id) & (Folio.id != folio.id)
             & (Folio.status == FolioStatus.OPEN.value)).order_by(Folio.id)))
     for row in [folio, *others]:
-        balance = folio_balance(row)
-        if balance < 0:
-            # An overpayment is money the hotel owes: check-out never keeps it silently and
-            # never refunds inside its transaction (a payments-service call). It refuses with
-            # its own code so the desk knows the fix is a refund, not a payment, and where.
-            refunds = f"/v1/properties/{row.property_id}/folios/{row.id}/refunds"
-            raise FolioNotClosable(
-                f"the folio holds a credit of {-balance} {row.currency}: the guest overpaid; "
-                f"refund the credit (POST {refunds}), then check out",
-                code="folio_credit_balance", balance=str(balance), currency=row.currency,
-                folio_id=str(row.id), refund_path=refunds)
-        if balance != 0:
-            raise FolioNotClosable(
-                f"the folio has an open balance of {balance} {row.currency}; settle it at the desk",
-                balance=str(balance), currency=row.currency, folio_id=str(row.id))
+        refuse_balance(row.id, row.currency, row.property_id, folio_balance(row))
     for row in [folio, *others]:
         row.status = FOLIO_MACHINE.transition(row.status, "close").value
         row.closed_at = now
         row.save()
     return folio
+
+
+def refuse_balance(folio_id: Any, currency: str, property_id: Any, balance: Decimal) -> None:
+    """Raise FolioNotClosable unless `balance` is zero (close_folio's rule)."""
+    if balance < 0:
+        # An overpayment is money the hotel owes: check-out never keeps it silently and
+        # never refunds inside its transaction (a payments-service call). It refuses with
+        # its own code so the desk knows the fix is a refund, not a payment, and where.
+        refunds = f"/v1/properties/{property_id}/folios/{folio_id}/refunds"
+        raise FolioNotClosable(
+            f"the folio holds a credit of {-balance} {currency}: the guest overpaid; "
+            f"refund the credit (POST {refunds}), then check out",
+            code="folio_credit_balance", balance=str(balance), currency=currency,
+            folio_id=str(folio_id), refund_path=refunds)
+    if balance != 0:
+        raise FolioNotClosable(
+            f"the folio has an open balance of {balance} {currency}; settle it at the desk",
+            balance=str(balance), currency=currency, folio_id=str(folio_id))
+
+
+def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, *,
+                         today: date, now: datetime, state: Any = None) -> None:
+    """Check-out's folio work inside its unit of work (the reservation locked): post the room
+    nights up to `until_night` not yet charged and close the guest folio and the stay's other
+    OPEN folios, refusing (FolioNotClosable) while any holds a balance: `post_room_charges`
+    and `close_folio` from one read of the folios (pms.services.folio_state; the guest folio,
+    then the others in id order, locked in the same round trip), the room-night lines and
+    their PENDING ledger posting and the folios' closing written with the COMMIT. `state`:
+    the guest folio's, when the caller read it (`read_guest_state(lock=True)`). A stay without
+    an OPEN guest folio (none when checked in, SPEC rule 5) takes the general path."""
+    from pms.db.database import is_postgres
+    from pms.services.folio_state import (
+        CLOSE_FOLIO,
+        posting_row,
+        read_guest_state,
+        statement_with_commit,
+        write_with_commit,
+    )
+    from pms.services.ledger_postings import by_account, revenue_lines
+
+    if state is None:
+        state = read_guest_state(reservation, lock=True)
+    if state is None or state.folio.status != FolioStatus.OPEN:
+        post_room_charges(reservation, until_night, business_date=today)
+        close_folio(open_folio(reservation), now=now)
+        return
+    folio = state.folio
+    state.stay, state.today = reservation, today  # the stay as the check-out has cut it
+    missing, rows = state_room_rows(state, until_night, business_date=today)
+    if rows:
+        lines = [FolioCharge(**row) for row in rows]
+        for line in lines:
+            write_with_commit(uow, line)
+        state.add_charges(lines)
+        posting = posting_row(
+            reservation.property_id, f"room-nights:{reservation.id}:{missing[0]}:{missing[-1]}",
+            folio.currency,
+            revenue_lines(by_account([(r["category"], None, r["amount"]) for r in rows])),
+            memo=f"Room nights {reservation.confirmation_number}")
+        if posting is not None:
+            write_with_commit(uow, posting)
+    refuse_balance(folio.id, folio.currency, folio.property_id, state.balance())
+    for other in state.others:
+        refuse_balance(other.id, other.currency, other.property_id, other.balance)
+    closed = FOLIO_MACHINE.transition(folio.status, "close").value  # the others are OPEN too
+    if is_postgres():
+        for folio_id in [folio.id, *(o.id for o in state.others)]:
+            statement_with_commit(uow, CLOSE_FOLIO, id=folio_id, status=closed, at=now)
+        folio.status, folio.closed_at = closed, now
+        return
+    others = [Folio.get_by_id(o.id) for o in state.others]
+    for row in [folio, *others]:
+        row.status = FOLIO_MACHINE.transition(row.status, "close").value
+        row.closed_at = now
+        row.save()
 
 
 def reopen_folio(folio: Folio) -> Folio:

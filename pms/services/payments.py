@@ -29,15 +29,8 @@ from pms.models import FolioPayment
 from pms.platform.ledger import LedgerLine
 from pms.schemas import cashiering as cs
 from pms.schemas.folios import FolioOut
-from pms.services.cashiering import (
-    check_amount,
-    load_folio,
-    posting_row,
-    record_change,
-    require_open,
-    write_with_commit,
-)
-from pms.services.folio_state import read_state
+from pms.services.cashiering import check_amount, load_folio, record_change, require_open
+from pms.services.folio_state import posting_row, read_state, write_with_commit
 from pms.services.ledger_postings import send_postings
 from pms.services.refunds import REFUND, RefundDeclined, complete_refund
 

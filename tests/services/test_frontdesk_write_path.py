@@ -3,9 +3,10 @@
 - `folio_state_renders_as_the_models`: the folio read in one statement (pms.services.folio_state)
   renders exactly what the folio's rows say (lines, payments, totals, balance, the projected
   room nights with their tax and package lines), on both backends.
-- `a_charge_...` / `a_card_payment_...`: the round trips of a folio charge and of a card payment
-  on PostgreSQL, counted on the wire (a counting psycopg2 connection, no timings), pinned at the
-  number reached; the lines written with the commit are in the answer and in the database.
+- `a_charge_...` / `a_card_payment_...` / `a_check_out_...`: the round trips of a folio charge,
+  a card payment and a check-out on PostgreSQL, counted on the wire (a counting psycopg2
+  connection, no timings), pinned at the number reached; what they write with the commit is in
+  the answer and in the database (and a refused check-out writes nothing).
 """
 
 from __future__ import annotations
@@ -177,3 +178,54 @@ def test_a_card_payment_round_trips_between_its_two_transactions(ctx, stay):
     assert (row.status, row.attempts, row.external_id) == ("CAPTURED", 1, payment.external_id)
     assert out == _reference(ctx, folio.id)
     assert Decimal(out.payments_total) == Decimal("30.00")
+
+
+# the reservation (1), its room (1), the folios with the business date (1), the reservation's
+# UPDATE (1), its version (1), then lines + posting + closing + room + holds + audit + outbox
+# with the COMMIT (1)
+CHECK_OUT_ROUND_TRIPS = 6
+
+
+def test_a_check_out_round_trips_and_what_it_writes_with_the_commit(ctx, database):
+    from pms.models import Room, RoomStay
+    from pms.services import checkout
+    from tests.factories import make_booking_hotel, pay_folio
+
+    hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
+    _code(ctx, hotel.id, "ROOM", "room", "room_revenue")
+    res = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=1)).isoformat())
+    pay_folio(ctx, res, "100.00")
+    if is_postgres():
+        with _wire() as tally:
+            done = checkout.check_out(ctx, hotel.id, res.id)
+        assert tally.round_trips == CHECK_OUT_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+    else:
+        done = checkout.check_out(ctx, hotel.id, res.id)
+    assert done.status == "CHECKED_OUT"
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == res.id)
+        lines = sorted((c.kind, str(c.amount)) for c in FolioCharge.select().where(
+            FolioCharge.folio == folio.id))
+        room = Room.get_by_id(res.room_id)
+        holds = RoomStay.select().where(RoomStay.reservation == res.id).count()
+    assert (folio.status, folio.closed_at is not None) == ("CLOSED", True)
+    assert lines == [("room", "93.46"), ("tax", "6.54")]  # 7% VAT inside the night's 100.00
+    assert (room.status, room.hk_status, holds) == ("VACANT", "DIRTY", 0)
+
+
+def test_a_check_out_with_a_balance_writes_nothing(ctx, database):
+    from pms.errors import FolioNotClosable
+    from pms.models import Room
+    from pms.services import checkout
+    from tests.factories import make_booking_hotel
+
+    hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
+    res = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=1)).isoformat())
+    with pytest.raises(FolioNotClosable) as refused:
+        checkout.check_out(ctx, hotel.id, res.id)
+    assert refused.value.extra["balance"] == "100.00"
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == res.id)
+        charged = FolioCharge.select().where(FolioCharge.folio == folio.id).count()
+        room = Room.get_by_id(res.room_id)
+    assert (folio.status, charged, room.status) == ("OPEN", 0, "OCCUPIED")
