@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from cli import calendar as calendar_cli
 from cli import db, demo, dev, eod, openapi, output, serve
 from cli import email as email_cli
 from cli import outbox as outbox_cli
@@ -23,6 +24,7 @@ app.add_typer(eod.cashiering_app, name="cashiering")
 app.add_typer(outbox_cli.app, name="outbox")
 app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
+app.add_typer(calendar_cli.app, name="calendar")
 
 
 @app.callback()

@@ -88,6 +88,9 @@ def open_database(settings: Any, *, pool_size: int = 2) -> Any:
     if pending:
         fail(f"the database at {where} is not migrated ({len(pending)} pending, first "
              f"{pending[0]}): run `pms-cli db migrate`")
+    from pms import wiring
+
+    wiring.set_calendar_horizon(settings.calendar_horizon_days)  # room types, night audit
     database = init_db(url, pool_size=pool_size)
     _scope_to_command(database)
     return database

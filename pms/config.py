@@ -14,6 +14,15 @@ from urllib.parse import urlparse
 
 EMBEDDED_PLATFORM = "embedded"
 
+# How many days ahead every room type's calendar (its `inventory_day` rows) is kept, counted from
+# its property's business date (PMS_CALENDAR_HORIZON_DAYS). Neither SPEC nor CONTRACT limits how
+# far ahead a stay may be booked, so the default is what the large PMSs keep open for sale,
+# about 18 months (550 days); a night beyond it still books (its row is made by the booking, one
+# more round trip). Room type creation fills it, the night audit extends it by the day it rolls,
+# `pms-cli calendar fill` fills it for room types made before (README, "Calendar horizon").
+DEFAULT_CALENDAR_HORIZON_DAYS = 550
+MAX_CALENDAR_HORIZON_DAYS = 3660
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -60,6 +69,7 @@ class Settings:
     log_level: str = "INFO"
     idempotency_ttl_hours: int = 72
     outbox_retention_days: int = 7
+    calendar_horizon_days: int = DEFAULT_CALENDAR_HORIZON_DAYS
     # stub:// only: run the Dramatiq worker threads and the relay inside the web process.
     # Off for processes that share a database with a real relay (test servers, benchmarks).
     embedded_runtime: bool = True
@@ -157,6 +167,22 @@ def _read_dotenv(path: Path) -> dict[str, str]:
     return values
 
 
+def calendar_horizon_days(value: str | None) -> int:
+    """PMS_CALENDAR_HORIZON_DAYS: a whole number of days, 1..MAX_CALENDAR_HORIZON_DAYS (unset
+    or empty: the default); anything else is refused at start-up rather than guessed."""
+    if value is None or not value.strip():
+        return DEFAULT_CALENDAR_HORIZON_DAYS
+    try:
+        days = int(value)
+    except ValueError:
+        raise ValueError(f"PMS_CALENDAR_HORIZON_DAYS must be a whole number of days, "
+                         f"not {value!r}") from None
+    if not 1 <= days <= MAX_CALENDAR_HORIZON_DAYS:
+        raise ValueError(f"PMS_CALENDAR_HORIZON_DAYS must be 1..{MAX_CALENDAR_HORIZON_DAYS}, "
+                         f"not {days}")
+    return days
+
+
 def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | None = None) -> Settings:
     """Build Settings from the environment (and a development `.env`, which never overrides).
 
@@ -197,5 +223,6 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         drain_seconds=float(env.get("PMS_DRAIN_SECONDS", base.drain_seconds)),
         log_level=env.get("PMS_LOG_LEVEL", base.log_level),
         embedded_runtime=env.get("PMS_EMBEDDED_RUNTIME", "1").lower() not in ("0", "false", "no"),
+        calendar_horizon_days=calendar_horizon_days(env.get("PMS_CALENDAR_HORIZON_DAYS")),
         home=home,
     )

@@ -7,8 +7,9 @@ nudge with `add_after_emit(hook)` at process boot; tests use `installed(Wiring(.
 
 Readers ask `current()` at the moment they decide (`pms.db.locking.for_update`, the inventory's
 take, the check-in's room pick, a posting's and a refund's checks, and `pms.db.uow` for the
-after-emit hooks it runs after commit), so there is no module attribute to assign and no copy
-that could disagree with the wiring. A leaf: this module imports nothing of pms.
+after-emit hooks it runs after commit, the calendar horizon of room type creation and the night
+audit), so there is no module attribute to assign and no copy that could disagree with the
+wiring. A leaf: this module imports nothing of pms but `pms.config` (itself a leaf).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
+
+from pms.config import DEFAULT_CALENDAR_HORIZON_DAYS, calendar_horizon_days
 
 log = logging.getLogger("pms.wiring")
 
@@ -43,6 +46,9 @@ class Wiring:
     # the window a concurrent refund would need).
     pause_after_open_check: Callable[[], None] | None = None
     pause_after_credit_check: Callable[[], None] | None = None
+    # Days of calendar rows kept ahead per room type (Settings.calendar_horizon_days,
+    # PMS_CALENDAR_HORIZON_DAYS): read by room type creation and the night audit.
+    calendar_horizon_days: int = DEFAULT_CALENDAR_HORIZON_DAYS
 
     def with_after_emit(self, hook: AfterEmit) -> Wiring:
         return self if hook in self.after_emit else replace(
@@ -90,6 +96,11 @@ def remove_after_emit(hook: AfterEmit) -> None:
     install(_current.without_after_emit(hook))
 
 
+def set_calendar_horizon(days: int) -> None:
+    """The process's calendar horizon (from its Settings: the worker boot, a CLI command)."""
+    install(replace(_current, calendar_horizon_days=days))
+
+
 def for_web(environ: Mapping[str, str]) -> Wiring:
     """The web process's wiring. TEST-ONLY knobs for tests/concurrency, never set in
     production: PMS_TEST_DISABLE_LOCKING=1 turns row locking and the guarded sold update off
@@ -106,4 +117,6 @@ def for_web(environ: Mapping[str, str]) -> Wiring:
         def pause() -> None:
             time.sleep(pause_ms / 1000)
 
-    return Wiring(locking_enabled=locking_enabled, pause_after_check=pause)
+    return Wiring(locking_enabled=locking_enabled, pause_after_check=pause,
+                  calendar_horizon_days=calendar_horizon_days(
+                      environ.get("PMS_CALENDAR_HORIZON_DAYS")))

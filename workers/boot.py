@@ -12,9 +12,12 @@ from pms.config import Settings
 
 def wire_worker(settings: Settings) -> None:
     """The `worker` process: bind the database (once; a process that bound it already keeps
-    its binding). Actors open their own tenant and connection scope per message
-    (`@tenant_actor`); nothing else is registered."""
+    its binding) and take the calendar horizon of its settings. Actors open their own tenant
+    and connection scope per message (`@tenant_actor`); nothing else is registered."""
+    from pms import wiring
     from pms.db.database import db, init_db
+
+    wiring.set_calendar_horizon(settings.calendar_horizon_days)  # the night audit's job
 
     if db.obj is None:
         init_db(settings.database_url, pool_size=settings.db_pool_size,

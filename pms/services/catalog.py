@@ -26,6 +26,7 @@ from pms.errors import AlreadyExists, NotFound, StillReferenced, ValidationFaile
 from pms.models import Item, Package, Property, RatePlan, Room, RoomType
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
+from pms.services import inventory_calendar
 
 PROPERTY_FIELDS = {
     "property_code": "code", "name": "name", "timezone": "timezone",
@@ -150,6 +151,9 @@ class Kind:
     fields: dict[str, str]
     prepare: Callable[[Property, dict[str, Any], AggregateModel | None], None] = \
         field(default=lambda prop, values, row: None)
+    # run after the new row is inserted, in the same unit of work
+    created: Callable[[Ctx, Property, AggregateModel], None] = \
+        field(default=lambda ctx, prop, row: None)
 
 
 def _room_refs(prop: Property, values: dict[str, Any], row: AggregateModel | None) -> None:
@@ -195,9 +199,16 @@ def _rate_plan_refs(prop: Property, values: dict[str, Any], row: AggregateModel 
                                             "message": f"unknown: {', '.join(missing)}"}])
 
 
+def _room_type_calendar(ctx: Ctx, prop: Property, row: AggregateModel) -> None:
+    """A new room type's calendar rows for the horizon, in one statement (issue 10: a booking
+    inside the horizon finds its nights' rows and takes them in one statement)."""
+    inventory_calendar.fill_horizon(prop, ctx.now, room_type_id=row.id)
+
+
 ROOM_TYPE = Kind(RoomType, "room_type", "room type", s.room_type_out,
                  {"code": "code", "name": "name", "description": "description",
-                  "max_occupancy": "max_occupancy", "sort_order": "sort_order"})
+                  "max_occupancy": "max_occupancy", "sort_order": "sort_order"},
+                 created=_room_type_calendar)
 ROOM = Kind(Room, "room", "room", s.room_out,
             {"room_number": "room_number", "room_type_id": "room_type_id", "floor": "floor"},
             _room_refs)
@@ -250,6 +261,7 @@ def create_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, body: msgspec.Str
         # born at version 1: its "created" event needs no version UPDATE (issue 10)
         row = kind.model(env_id=ctx.env_id, property=prop.id, version=1, **values)
         _save_unique(row, create=True, what=_identity(kind, row))
+        kind.created(ctx, prop, row)
         uow.born(row)
         _record(uow, row, kind.aggregate, "created", kind.out(row))
     return row

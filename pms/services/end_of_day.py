@@ -40,7 +40,7 @@ from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.common import to_data
 from pms.schemas.end_of_day import NightAuditRunOut, NightAuditStepOut, run_out
 from pms.services import folios as night_charges
-from pms.services import reports
+from pms.services import inventory_calendar, reports
 from pms.services.ledger_postings import send_postings
 from pms.services.reservations import business_date as current_business_date
 
@@ -186,7 +186,12 @@ def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
               .where((Property.id == prop.id)
                      & (Property.business_date.is_null() | (Property.business_date < target)))
               .execute())
-    return rolled, {"business_date": target.isoformat(), "overstays": late}
+    # The calendar keeps its horizon from the new business date (pms.services.inventory_calendar):
+    # one statement, ON CONFLICT DO NOTHING, so in steady state it adds the night that entered
+    # the window for each room type, and a room type that lacked rows gets them all.
+    added = inventory_calendar.fill(prop.id, target, inventory_calendar.horizon_days())
+    return rolled, {"business_date": target.isoformat(), "overstays": late,
+                    "calendar_rows_added": added}
 
 
 STEP_FUNCS: dict[str, Callable[..., tuple[int, dict[str, Any]]]] = {

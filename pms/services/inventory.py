@@ -2,9 +2,11 @@
 
 `take_rooms` and `release_rooms` run INSIDE the caller's open unit of work and write no outbox
 or audit rows: the caller's event (a reservation created, edited, cancelled) covers them. The
-booking path (STYLE §G): ensure the InventoryDay rows exist, lock them in (room_type_id, date)
-order under `SET LOCAL lock_timeout`, recount physical/OOO/OOS under the lock, then a guarded
-`UPDATE ... SET sold = sold + n WHERE sold + n <= capacity` whose row count is checked.
+booking path (STYLE §G): the InventoryDay rows exist ahead for a horizon
+(`pms.services.inventory_calendar`; a night beyond it gets its row here); lock them in
+(room_type_id, date) order under `SET LOCAL lock_timeout`, recount physical/OOO/OOS under the
+lock, then a guarded `UPDATE ... SET sold = sold + n WHERE sold + n <= capacity` whose row count
+is checked.
 
 The recounts (`night_counts` and its parts) live in `pms.services.inventory_counts`, below both
 this module and the read side (`pms.queries.inventory`), which this module uses to answer.
@@ -37,6 +39,7 @@ from pms.models.property import RoomType
 from pms.queries.inventory import inventory_out
 from pms.schemas.common import to_data
 from pms.schemas.inventory import InventoryOut, SellLimitIn
+from pms.services import inventory_calendar
 from pms.services.catalog import load_property
 from pms.services.inventory_counts import (  # noqa: F401 - night_counts re-exported
     maintenance_counts,
@@ -194,8 +197,10 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
 # order (LockRows above the sort), rooms and maintenance are recounted under those locks as
 # `recount_locked` does (a room out of order and out of service on a night counts once, as out
 # of order), and `sold` goes up only when EVERY night has `count` sellable rooms; the same UPDATE
-# writes the recounted physical/OOO/OOS snapshot. A missing calendar row makes the verdict false
-# (fewer rows than nights): the rows are then created and the take run again, in one round trip.
+# writes the recounted physical/OOO/OOS snapshot. Room types keep calendar rows for a horizon
+# ahead (pms.services.inventory_calendar), so a booking usually finds every row. The fallback, for
+# a night beyond the horizon: a missing row makes the verdict false (fewer rows than nights),
+# nothing is sold, and the rows are created and the take run again, in one more round trip.
 _TAKE_SQL = """
 WITH locked AS (
     SELECT id, date, sell_limit, sold FROM inventory_day
@@ -232,7 +237,7 @@ taken AS (
 SELECT j.date, j.sellable, (SELECT count(*) FROM taken) FROM judged j ORDER BY j.date
 """
 _TAKE = Statement.text("inventory.take_nights", postgres=_TAKE_SQL)
-# A night never booked before has no calendar row yet: create the missing rows and take, in one
+# A night beyond the calendar horizon has no row yet: create the missing rows and take, in one
 # round trip (the INSERT, then the take; psycopg2 returns the last statement's rows). A twin
 # inserting the same night waits on ours (ON CONFLICT), then finds the row and queues for it.
 _CREATE_AND_TAKE = Statement.text("inventory.create_and_take_nights", postgres="""
@@ -261,7 +266,7 @@ def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[
             params = compiled.params({**values, "env": require_env()})
             rows = db.execute_sql(f"{first[0]}; {compiled.sql}",
                                   [*first[1], *params]).fetchall()
-        if len(rows) < len(ordered):  # a night never booked: make its row, then take
+        if len(rows) < len(ordered):  # a night beyond the horizon: make its row, then take
             rows = _CREATE_AND_TAKE.rows(**values)
     if pause is not None:  # TEST-ONLY: hold the locks a while, as the slow path does
         pause()
@@ -350,17 +355,18 @@ def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> Inve
 
 def ensure_inventory(ctx: Ctx, property_id: uuid.UUID, room_type_id: uuid.UUID, start: date,
                      end: date) -> None:
-    """Materialize the InventoryDay rows of [start, end) in a short transaction of their own.
+    """Materialize the InventoryDay rows of [start, end) in a short transaction of their own,
+    in one set-based statement (`pms.services.inventory_calendar.fill`).
 
     Not a domain change (zero rows sold, nothing an API reader can tell apart), so no event and
-    no audit row. Used to pre-create a calendar (demo seed, benchmarks, the concurrency control
-    tests: with rows that do not exist yet, PostgreSQL's INSERT ... ON CONFLICT makes concurrent
-    first bookings wait on each other, which would hide the race the control must show).
+    no audit row. Room types get their calendar for the horizon when they are created; this
+    makes rows for any other range (demo seed, benchmarks, the concurrency control tests: with
+    rows that do not exist yet, PostgreSQL's INSERT ... ON CONFLICT makes concurrent first
+    bookings wait on each other, which would hide the race the control must show).
     """
     from pms.db.database import write_begin_args
     from pms.db.scope import tenant_scope
 
-    nights = [start + timedelta(days=i) for i in range(max((end - start).days, 0))]
     with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
-        for i in range(0, len(nights), 500):
-            ensure_days(property_id, room_type_id, nights[i:i + 500])
+        inventory_calendar.fill(property_id, start, (end - start).days,
+                                room_type_id=room_type_id)

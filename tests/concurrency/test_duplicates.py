@@ -4,6 +4,7 @@ parallel over real HTTP: one reservation, one inventory decrement, the others 20
 from __future__ import annotations
 
 from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -36,7 +37,8 @@ def test_fifty_identical_submissions_fold_into_one_reservation(pms_server, pg_db
     assert len({rid for _, rid in results}) == 1
     with read_scope(ctx):
         rows = list(Reservation.select().where(Reservation.confirmation_number == number))
-        sold = [d.sold for d in InventoryDay.select().where(
-            InventoryDay.room_type == hotel.room_type.id)]
+        sold = {d.date: d.sold for d in InventoryDay.select().where(
+            InventoryDay.room_type == hotel.room_type.id) if d.sold}
     assert len(rows) == 1 and str(rows[0].id) == results[0][1]
-    assert sold == [1, 1]
+    # the stay's two nights sold once each, no other night of the calendar sold
+    assert sold == {hotel.today: 1, hotel.today + timedelta(days=1): 1}

@@ -5,8 +5,9 @@
 - `new_aggregate_born_at_version_1`: a reservation is inserted at version 1 and its "created"
   event says aggregate_version 1, with no `version = version + 1` UPDATE in the transaction.
 - `booking_references_in_one_read`: the property, room type and rate plan come in one SELECT.
-- `first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_trip`: a night never
-  booked costs ONE round trip more (create the rows and take), not the slow path's five.
+- `first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_trip`: a night without
+  a calendar row (beyond the horizon a room type is created with) costs ONE round trip more
+  (create the rows and take), not the slow path's five.
 - `booking_round_trips`: the round trips of one booking on PostgreSQL, counted on the wire
   (a counting psycopg2 connection, no timings), pinned at the number reached.
 """
@@ -22,8 +23,10 @@ import msgspec
 import pytest
 
 from bench.statements import Tally, counting_connection_factory
+from pms import wiring
 from pms.db.database import db, is_postgres
 from pms.db.uow import read_scope
+from pms.errors import RoomTypeUnavailable
 from pms.models import Reservation
 from pms.models.inventory import InventoryDay
 from pms.models.platform import OutboxEvent
@@ -113,7 +116,9 @@ def test_inventory_nights_sold_in_one_statement(ctx, hotel):
         pytest.skip("SQLite's write transaction holds the database lock: the slow path is fine")
     with _statements() as seen:
         _book(ctx, hotel)
-    touching = [s for s in seen if re.search(r"\binventory_day\b", s)]
+    # the nights' statement: the call of pms_take_nights (migration 012), whose body is the
+    # one statement that locks, recounts and takes them
+    touching = [s for s in seen if re.search(r"\binventory_day\b|\bpms_take_nights\b", s)]
     assert len(touching) == 1, touching
     assert not [s for s in seen if re.search(r'FROM\s+"?room"?\s', s) and "inventory_day" not in s]
     with read_scope(ctx):
@@ -135,7 +140,8 @@ def test_booking_round_trips(ctx, hotel):
 def test_first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_trip(ctx, database):
     if not is_postgres():
         pytest.skip("round trips are PostgreSQL's")
-    cold = make_booking_hotel(ctx, rooms=2, amount="100.00")  # no calendar rows at all
+    with wiring.installed(calendar_horizon_days=2):  # rows for today and tomorrow only
+        cold = make_booking_hotel(ctx, rooms=2, amount="100.00")
     _book(ctx, cold, departure_date=str(cold.today + timedelta(days=1)))  # compile once
     with _wire() as tally:
         _book(ctx, cold, arrival_date=str(cold.today + timedelta(days=5)),
@@ -147,6 +153,45 @@ def test_first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_tri
             & (InventoryDay.date >= cold.today + timedelta(days=5))).order_by(InventoryDay.date))
     assert [(r.date - cold.today).days for r in rows] == [5, 6]
     assert all(r.sold == 1 and r.physical == 2 and r.ooo == r.oos == 0 for r in rows)
+
+
+def test_a_first_booking_inside_the_horizon_sends_no_calendar_insert(ctx, database):
+    """The room type was born with its calendar rows (no ensure_inventory here): a night never
+    booked is taken by the one statement, on PostgreSQL in the booking's usual round trips."""
+    fresh = make_booking_hotel(ctx, rooms=2, amount="100.00")
+    stay = {"arrival_date": str(fresh.today + timedelta(days=5)),
+            "departure_date": str(fresh.today + timedelta(days=7))}
+    if is_postgres():
+        _book(ctx, fresh, departure_date=str(fresh.today + timedelta(days=1)))  # compile once
+        with _wire() as tally:
+            _book(ctx, fresh, **stay)
+        assert tally.round_trips == BOOKING_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+        sent = tally.log or []
+    else:
+        with _statements() as sent:
+            _book(ctx, fresh, **stay)
+    assert not [s for s in sent if re.search(r'INSERT INTO\s+"?inventory_day"?', s, re.I)]
+    with read_scope(ctx):
+        sold = [d.sold for d in InventoryDay.select().where(
+            (InventoryDay.room_type == fresh.room_type.id)
+            & (InventoryDay.date >= fresh.today + timedelta(days=4))).order_by(
+            InventoryDay.date).limit(4)]
+    assert sold == [0, 1, 1, 0]
+
+
+def test_a_night_beyond_the_horizon_still_books(ctx, database):
+    """The fallback stays correct on both databases: the booking makes the missing rows."""
+    with wiring.installed(calendar_horizon_days=2):
+        short = make_booking_hotel(ctx, rooms=1, amount="100.00")
+    _book(ctx, short, arrival_date=str(short.today + timedelta(days=1)),
+          departure_date=str(short.today + timedelta(days=4)))
+    with read_scope(ctx):
+        days = {(d.date - short.today).days: d.sold for d in InventoryDay.select().where(
+            InventoryDay.room_type == short.room_type.id)}
+    assert days == {0: 0, 1: 1, 2: 1, 3: 1}
+    with pytest.raises(RoomTypeUnavailable):  # and the made rows are sold like the others
+        _book(ctx, short, arrival_date=str(short.today + timedelta(days=3)),
+              departure_date=str(short.today + timedelta(days=5)))
 
 
 def test_booking_prices_and_restrictions_read_with_the_references(api, ctx, hotel):

@@ -102,7 +102,8 @@ def test_rooms_added_later_become_sellable(ctx, hotel):
     make_room(ctx, prop.id, rt.id)
     take(ctx, prop, rt, [A])
     with read_scope(ctx):
-        assert InventoryDay.get(InventoryDay.room_type == rt.id).physical == 3
+        assert InventoryDay.get((InventoryDay.room_type == rt.id)
+                                & (InventoryDay.date == A)).physical == 3
 
 
 def test_another_propertys_room_type_has_nothing_to_sell(ctx, hotel):
@@ -200,7 +201,8 @@ def test_ensure_inventory_creates_rows_without_events(ctx, hotel):
     inventory.ensure_inventory(ctx, prop.id, rt.id, A, D)
     inventory.ensure_inventory(ctx, prop.id, rt.id, A, D)
     with read_scope(ctx):
-        assert InventoryDay.select().where(InventoryDay.room_type == rt.id).count() == 3
+        assert InventoryDay.select().where((InventoryDay.room_type == rt.id)
+                                           & InventoryDay.date.between(A, D)).count() == 3
     assert counts(ctx) == before
 
 
