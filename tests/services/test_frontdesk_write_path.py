@@ -229,3 +229,76 @@ def test_a_check_out_with_a_balance_writes_nothing(ctx, database):
         charged = FolioCharge.select().where(FolioCharge.folio == folio.id).count()
         room = Room.get_by_id(res.room_id)
     assert (folio.status, charged, room.status) == ("OPEN", 0, "OCCUPIED")
+
+
+# the reservation (1), the property (1), the room picked and locked (1), the holds released,
+# the room occupied and held (1), the reservation's UPDATE (1), its version (1), the folio +
+# audit + outbox with the COMMIT (1)
+CHECK_IN_ROUND_TRIPS = 7
+
+
+def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
+    """The one-statement pick (PostgreSQL) and `auto_assign` choose the same room: not in
+    maintenance on the nights, not marked out of order, not held by another stay, clean before
+    dirty, by number; and check-in then takes the rooms in that order until none is left."""
+    from pms.db.uow import unit_of_work
+    from pms.errors import RoomUnavailable
+    from pms.models import Maintenance, Reservation, Room, RoomStay
+    from pms.schemas.reservations import CheckInIn
+    from pms.services import checkin
+    from pms.services.stays import auto_assign
+    from tests.factories import make_booking_hotel, make_reservation
+
+    hotel = make_booking_hotel(ctx, rooms=5)
+    blocked, marked, held, dirty, clean = hotel.rooms
+    today = hotel.today
+    other = make_reservation(ctx, hotel)
+    with unit_of_work(ctx):
+        Maintenance.create(property=hotel.id, room=blocked.id, kind="OUT_OF_ORDER",
+                           from_date=today, to_date=today, reason="leak")
+        Room.update(hk_status="OUT_OF_ORDER").where(Room.id == marked.id).execute()
+        Room.update(hk_status="DIRTY").where(Room.id == dirty.id).execute()
+        RoomStay.create(reservation=other.id, property=hotel.id, room=held.id,
+                        start_date=today, end_date=today + timedelta(days=2))
+    guests = [make_reservation(ctx, hotel) for _ in range(3)]
+    with unit_of_work(ctx):
+        stay = Reservation.get_by_id(guests[0].id)
+        assert auto_assign(stay, today).id == clean.id
+        if is_postgres():
+            assert checkin.pick_room(stay, today).id == clean.id
+    if is_postgres():
+        with _wire() as tally:
+            first = checkin.check_in(ctx, hotel.id, guests[0].id, CheckInIn())
+        assert tally.round_trips == CHECK_IN_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+    else:
+        first = checkin.check_in(ctx, hotel.id, guests[0].id, CheckInIn())
+    second = checkin.check_in(ctx, hotel.id, guests[1].id, CheckInIn())
+    assert (first.room_id, second.room_id) == (clean.id, dirty.id)
+    with pytest.raises(RoomUnavailable):
+        checkin.check_in(ctx, hotel.id, guests[2].id, CheckInIn())
+    with read_scope(ctx):
+        rooms = {r.id: r.status for r in Room.select()}
+        holds = {(h.reservation_id, h.room_id) for h in RoomStay.select()}
+        folios = [(f.reservation_id, f.room_number, f.status) for f in Folio.select()]
+    assert rooms[clean.id] == rooms[dirty.id] == "OCCUPIED"
+    assert {(first.id, clean.id), (second.id, dirty.id)} <= holds
+    assert sorted(folios, key=str) == sorted([(first.id, clean.room_number, "OPEN"),
+                                              (second.id, dirty.room_number, "OPEN")], key=str)
+
+
+def test_a_check_in_after_a_reverted_one_keeps_the_open_folio(ctx, database):
+    """Check-in, revert, check-in again into another room: still one OPEN guest folio, now with
+    the new room's number."""
+    from pms.schemas.reservations import CheckInIn, RevertIn
+    from pms.services import checkin, stays
+    from tests.factories import make_booking_hotel, make_reservation
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    guest = make_reservation(ctx, hotel)
+    checkin.check_in(ctx, hotel.id, guest.id, CheckInIn(room_number=hotel.rooms[0].room_number))
+    stays.revert(ctx, hotel.id, guest.id, RevertIn(reason="wrong room"))
+    checkin.check_in(ctx, hotel.id, guest.id, CheckInIn(room_number=hotel.rooms[1].room_number))
+    with read_scope(ctx):
+        folios = [(f.room_number, f.status) for f in Folio.select().where(
+            Folio.reservation == guest.id)]
+    assert folios == [(hotel.rooms[1].room_number, "OPEN")]
