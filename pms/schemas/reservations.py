@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -230,7 +230,39 @@ class ServiceRequestOut(Out):
 
 
 def reservation_out(r: object) -> ReservationOut:
+    """The response shape of a reservation row. PERF (issue 10): a change builds it for its
+    event and again for its response; the second call returns the first one's object when the
+    row holds the same data (every column value, mutable ones compared by content, and the
+    room number), so callers only serialize it, never change it."""
     room = r.room if r.room_id else None
+    room_number = room.room_number if room is not None else None
+    data = getattr(r, "__data__", None)
+    key = None
+    if type(data) is dict:
+        key = (tuple(data), room_number,
+               tuple(v if type(v) not in _MUTABLE else _frozen(v) for v in data.values()))
+        memo = r.__dict__.get("_reservation_out")
+        if memo is not None and memo[0] == key:
+            return memo[1]
+    out = _reservation_out(r, room_number)
+    if key is not None:
+        r.__dict__["_reservation_out"] = (key, out)
+    return out
+
+
+_MUTABLE = (list, dict)
+
+
+def _frozen(value: Any) -> Any:
+    """A JSON column's value as a comparable snapshot (its content, not its identity; a value
+    that cannot be encoded never compares equal, so it is never reused)."""
+    try:
+        return msgspec.json.encode(value, order="deterministic")
+    except (TypeError, ValueError, OverflowError):
+        return object()
+
+
+def _reservation_out(r: Any, room_number: str | None) -> ReservationOut:
     return ReservationOut(
         id=r.id, confirmation_number=r.confirmation_number, property_id=r.property_id,
         status=r.status, arrival_date=r.arrival_date, departure_date=r.departure_date,
@@ -238,7 +270,7 @@ def reservation_out(r: object) -> ReservationOut:
         room_type_id=r.room_type_id, rate_plan_id=r.rate_plan_id,
         guest_profile_id=r.guest_profile_id, guest_first_name=r.guest_first_name,
         guest_last_name=r.guest_last_name, source=r.source, channel=r.channel,
-        room_id=r.room_id, room_number=room.room_number if room is not None else None,
+        room_id=r.room_id, room_number=room_number,
         currency=r.currency, room_total=r.room_total, packages_total=r.packages_total,
         discount_total=r.discount_total, total_amount=r.total_amount,
         nightly_prices=[NightPriceOut(date=date.fromisoformat(str(n["date"])),
