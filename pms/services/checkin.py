@@ -26,7 +26,6 @@ from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.folio_state import statement_with_commit
 from pms.services.folios import open_folio
-from pms.services.reservation_lookup import load_reservation
 from pms.services.reservations import create_reservation, record
 from pms.services.room_holds import (
     OUT_OF_ORDER_MARKS,
@@ -35,7 +34,7 @@ from pms.services.room_holds import (
     hold_room,
     release_room_holds,
 )
-from pms.services.stays import auto_assign
+from pms.services.stays import auto_assign, lock_stay
 
 
 def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
@@ -50,10 +49,9 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             another stay; or no free room of the type is left.
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        row, today = lock_stay(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_in")
         before = to_data(s.reservation_out(row))
-        today = business_date(load_property(property_id), ctx.now)
         if row.arrival_date > today:
             raise Conflict(f"check-in opens on the arrival date {row.arrival_date}",
                            code="check_in_too_early")
@@ -79,11 +77,12 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             release_room_holds(row)
             hold_room(row, room.id, today, row.departure_date)
             open_folio(row, room_number=room.room_number)
-        row.room = room  # (the instance: the answer reads its number without a query)
+        row.room = room.id
         row.status = status.value
         row.checked_in_at = ctx.now
         row.checked_in_business_date = today
         row.save()
+        row.room = room  # (after the save: the answer reads its number without a query)
         record(uow, row, "checked_in", before=before)
     return row
 

@@ -15,18 +15,15 @@ from pms.db.database import is_postgres
 from pms.db.locking import for_update, lock_errors
 from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork, unit_of_work
-from pms.domain.business_date import business_date
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation, Room
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services.catalog import load_property
 from pms.services.folio_state import read_guest_state, statement_with_commit
 from pms.services.folios import last_night_due, settle_for_check_out
-from pms.services.reservation_lookup import load_reservation
 from pms.services.reservations import record
 from pms.services.room_holds import release_room_holds
-from pms.services.stays import mark_dirty, shorten_stay
+from pms.services.stays import lock_stay, mark_dirty, shorten_stay
 
 CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 
@@ -64,17 +61,15 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
             (409 folio_credit_balance: the folio holds a credit; refund it first.)
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        row = load_reservation(ctx, property_id, reservation_id, lock=True)
+        row, today = lock_stay(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         room = None
         if row.room_id is not None:  # locked now (read for the "before" image anyway)
             room = for_update(Room.select().where(Room.id == row.room_id)).first()
             row.room = room
         before = to_data(s.reservation_out(row))
-        # the folios (locked) and the property's business date in one read
-        state = read_guest_state(row, lock=True, now=ctx.now)
-        today = (state.today if state is not None
-                 else business_date(load_property(property_id), ctx.now))
+        row.__rel__.pop("room", None)  # (the row saves by its compiled statement: no relations)
+        state = read_guest_state(row, lock=True)  # the folios, locked
         last_night = last_night_due(row, today)
         if last_night + timedelta(days=1) < row.departure_date:
             shorten_stay(row, last_night + timedelta(days=1))
@@ -97,6 +92,8 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         row.checked_out_at = ctx.now
         row.checked_out_business_date = today
         row.save()
+        if room is not None:
+            row.room = room  # (after the save: the answer reads its number without a query)
         record(uow, row, "checked_out", before=before)
     return row
 

@@ -180,7 +180,7 @@ def test_a_card_payment_round_trips_between_its_two_transactions(ctx, stay):
     assert Decimal(out.payments_total) == Decimal("30.00")
 
 
-# the reservation (1), its room (1), the folios with the business date (1), the reservation's
+# the reservation with the business date (1), its room (1), the folios (1), the reservation's
 # UPDATE (1), its version (1), then lines + posting + closing + room + holds + audit + outbox
 # with the COMMIT (1)
 CHECK_OUT_ROUND_TRIPS = 6
@@ -231,10 +231,10 @@ def test_a_check_out_with_a_balance_writes_nothing(ctx, database):
     assert (folio.status, charged, room.status) == ("OPEN", 0, "OCCUPIED")
 
 
-# the reservation (1), the property (1), the room picked and locked (1), the holds released,
+# the reservation with the business date (1), the room picked and locked (1), the holds released,
 # the room occupied and held (1), the reservation's UPDATE (1), its version (1), the folio +
 # audit + outbox with the COMMIT (1)
-CHECK_IN_ROUND_TRIPS = 7
+CHECK_IN_ROUND_TRIPS = 6
 
 
 def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
@@ -302,3 +302,28 @@ def test_a_check_in_after_a_reverted_one_keeps_the_open_folio(ctx, database):
         folios = [(f.room_number, f.status) for f in Folio.select().where(
             Folio.reservation == guest.id)]
     assert folios == [(hotel.rooms[1].room_number, "OPEN")]
+
+
+def test_the_stay_locked_with_its_business_date_is_the_reservation_and_its_date(ctx, database):
+    """`lock_stay` (one statement on PostgreSQL) answers what load_reservation and the
+    property's business date answer; another guest's session and another property get 404."""
+    import dataclasses
+    import uuid
+
+    from pms.db.uow import unit_of_work
+    from pms.errors import NotFound
+    from pms.services.reservation_lookup import load_reservation
+    from pms.services.stays import lock_stay
+    from tests.factories import make_booking_hotel, make_reservation
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    res = make_reservation(ctx, hotel)
+    with unit_of_work(ctx):
+        row, today = lock_stay(ctx, hotel.id, res.id)
+        want = load_reservation(ctx, hotel.id, res.id)
+    assert today == hotel.today
+    assert row.__data__ == want.__data__
+    stranger = dataclasses.replace(ctx, holder_id=uuid.uuid4())
+    for who, prop in ((stranger, hotel.id), (ctx, uuid.uuid4())):
+        with pytest.raises(NotFound), unit_of_work(ctx):
+            lock_stay(who, prop, res.id)
