@@ -13,7 +13,7 @@ from pms import wiring
 from pms.context import Ctx
 from pms.db.database import is_postgres
 from pms.db.fields import utcnow
-from pms.db.locking import for_update, lock_errors
+from pms.db.locking import lock_errors
 from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain import states
@@ -32,7 +32,9 @@ from pms.services.room_holds import (
     check_room,
     find_room,
     hold_room,
+    lock_room,
     release_room_holds,
+    room_of,
 )
 from pms.services.stays import auto_assign, lock_stay
 
@@ -67,7 +69,7 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         else:
             room = auto_assign(row, today)
         if not picked:
-            room = for_update(Room.select().where(Room.id == room.id)).first()
+            room = lock_room(room.id)
             check_room(row, room, today, row.departure_date)
         room.status = ROOM_MACHINE.transition(room.status, "occupy", error=_room_busy).value
         if fast:
@@ -90,8 +92,7 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
 # -- PostgreSQL: the room picked, held and occupied and the folio opened in two round trips ------
 
 _PICK = """
-SELECT r.id, r.created_at, r.updated_at, r.version, r.property_id, r.room_type_id,
-       r.room_number, r.floor, r.status, r.hk_status
+SELECT {columns}
   FROM room r
  WHERE r.env_id = %(env)s AND r.property_id = %(prop)s AND r.room_type_id = %(type)s
    AND r.status = %(vacant)s AND r.hk_status <> ALL(%(out_of_order)s)
@@ -103,8 +104,18 @@ SELECT r.id, r.created_at, r.updated_at, r.version, r.property_id, r.room_type_i
                       AND m.from_date < %(end)s AND m.to_date >= %(start)s)
  ORDER BY r.hk_status = 'DIRTY', r.room_number
  LIMIT 1"""
-PICK_ROOM = Statement.text("checkin.pick_room", postgres=_PICK + " FOR UPDATE OF r SKIP LOCKED")
-PICK_ROOM_UNLOCKED = Statement.text("checkin.pick_room_unlocked", postgres=_PICK)
+_PICKS: dict[bool, Statement] = {}
+
+
+def _pick_statement(locked: bool) -> Statement:
+    found = _PICKS.get(locked)
+    if found is None:
+        columns = ", ".join(f"r.{f.column_name}" for f in Room._meta.sorted_fields)
+        found = _PICKS[locked] = Statement.text(
+            f"checkin.pick_room{'' if locked else '_unlocked'}",
+            postgres=_PICK.format(columns=columns)
+            + (" FOR UPDATE OF r SKIP LOCKED" if locked else ""))
+    return found
 
 # the stay's holds released, the room occupied, its hold taken (an overlap with another stay's
 # hold, which the exclusion constraint refuses, inserts nothing: 409 below)
@@ -139,18 +150,14 @@ def pick_room(row: Reservation, start: date) -> Room:
         RoomUnavailable (409): no room of the type is free for the stay.
     """
     wired = wiring.current()
-    statement = PICK_ROOM if wired.locking_enabled else PICK_ROOM_UNLOCKED  # TEST-ONLY control
+    statement = _pick_statement(wired.locking_enabled)  # unlocked: the TEST-ONLY control
     found = statement.one(prop=row.property_id, type=row.room_type_id, stay=row.id,
                           start=start, end=row.departure_date,
                           vacant=states.RoomStatus.VACANT.value,
                           out_of_order=sorted(OUT_OF_ORDER_MARKS))
     if found is None:
         raise RoomUnavailable("no vacant room of the booked type is free for this stay")
-    names = ("id", "created_at", "updated_at", "version", "property", "room_type", "room_number",
-             "floor", "status", "hk_status")
-    room = Room(**dict(zip(names, found, strict=True)))
-    room.id = uuid.UUID(str(room.id))
-    room._dirty.clear()
+    room = room_of(found)
     if wired.pause_after_pick is not None:  # TEST-ONLY: hold the pick open
         wired.pause_after_pick()
     return room

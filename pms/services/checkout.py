@@ -12,17 +12,17 @@ from datetime import timedelta
 
 from pms.context import Ctx
 from pms.db.database import is_postgres
-from pms.db.locking import for_update, lock_errors
+from pms.db.locking import lock_errors
 from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork, unit_of_work
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
-from pms.models import Reservation, Room
+from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.folio_state import read_guest_state, statement_with_commit
 from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservations import record
-from pms.services.room_holds import release_room_holds
+from pms.services.room_holds import lock_room, release_room_holds
 from pms.services.stays import lock_stay, mark_dirty, shorten_stay
 
 CheckOutHook = Callable[[UnitOfWork, Reservation], None]
@@ -65,7 +65,7 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         room = None
         if row.room_id is not None:  # locked now (read for the "before" image anyway)
-            room = for_update(Room.select().where(Room.id == row.room_id)).first()
+            room = lock_room(row.room_id)
             row.room = room
         before = to_data(s.reservation_out(row))
         row.__rel__.pop("room", None)  # (the row saves by its compiled statement: no relations)
