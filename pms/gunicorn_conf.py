@@ -74,8 +74,14 @@ def pre_request(worker, req):  # noqa: ANN001, ANN201
     partly unread by a refusal: gunicorn would then drop the kept-alive connection after the
     answer (it drains at most 64 KiB), leaving the client's next request on it unanswered.
     Marking such requests to close makes the answer say `Connection: close`."""
-    length = next((v for k, v in req.headers if k == "CONTENT-LENGTH"), None)
-    chunked = any(k == "TRANSFER-ENCODING" and "chunked" in v.lower() for k, v in req.headers)
+    length = None
+    chunked = False
+    for name, value in req.headers:  # one pass (PERF: it runs for every request)
+        if name == "CONTENT-LENGTH":
+            if length is None:
+                length = value
+        elif name == "TRANSFER-ENCODING" and "chunked" in value.lower():
+            chunked = True
     if chunked or (length is not None and length.isdigit() and int(length) > _MAX_BODY_BYTES):
         req.must_close = True
 

@@ -80,16 +80,19 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
                         guest=guest, also_status=also_status, also_media=also_media,
                         responses=tuple(sorted((responses or {}).items())))
     body_decoder = msgspec.json.Decoder(body) if body is not None else None
+    needed_scopes = (spec.scope, *spec.extra_scopes)
+    deny_guests = spec.guest == GUEST_DENY
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def responder(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> Any:
             ctx = req.context.ctx
-            for needed in (spec.scope, *spec.extra_scopes):
-                if needed not in ctx.scopes:
+            scopes = ctx.scopes
+            for needed in needed_scopes:
+                if needed not in scopes:
                     raise Forbidden(f"this operation needs the scope {needed}",
                                     code="missing_scope")
-            if ctx.holder_id is not None and spec.guest == GUEST_DENY:
+            if deny_guests and ctx.holder_id is not None:
                 raise Forbidden("guest sessions may not use this operation",
                                 code="guest_not_allowed")
             if body_decoder is not None:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import datetime
 import uuid
 from typing import Any
 
@@ -76,7 +77,7 @@ def _plain_columns(model: type) -> frozenset[str]:
     return frozenset(names)
 
 
-_FETCH_SQL: dict[Any, tuple[str, list[str]]] = {}
+_FETCH_PLANS: dict[Any, _FetchPlan] = {}
 _SAVE_SQL: dict[Any, str] = {}
 _WRITE_PLANS: dict[type, _WritePlans] = {}
 
@@ -142,6 +143,67 @@ class _WritePlans:
         return plan
 
 
+def _uuid_param(value: Any) -> Any:
+    """What `UUIDField.db_value` makes of a UUID (its hex), without the call for the usual
+    case."""
+    return value.hex if type(value) is uuid.UUID else TenantModel.id.db_value(value)
+
+
+# Value types that a field's `python_value` returns unchanged, by the function it reads with
+# (peewee's Field.python_value defers to `adapt`): `_FetchPlan` skips the call for them. A field
+# whose reader is not listed is always converted.
+_READ_PASSING: dict[Any, frozenset[type]] = {
+    peewee.Field.adapt: frozenset({object}),  # identity: every value passes
+    peewee._StringField.adapt: frozenset({_NONE, str}),
+    peewee.IntegerField.adapt: frozenset({_NONE, int}),
+    peewee.DateField.adapt: frozenset({_NONE, datetime.date}),
+    peewee.DateTimeField.adapt: frozenset({_NONE, datetime.datetime}),
+    peewee.UUIDField.python_value: frozenset({_NONE, uuid.UUID}),
+    JsonField.python_value: frozenset({_NONE, dict, list, int, float, bool}),
+}
+
+
+def _read_passing(field: peewee.Field) -> frozenset[type]:
+    kind = type(field)
+    if kind.python_value is peewee.Field.python_value:
+        return _READ_PASSING.get(kind.adapt, frozenset())
+    return _READ_PASSING.get(kind.python_value, frozenset())
+
+
+class _FetchPlan:
+    """`TenantModel.fetch`'s SQL and how to turn its row into the model object peewee's cursor
+    wrapper would build, worked out once per model and database."""
+
+    __slots__ = ("checks", "model", "names", "sql")
+
+    def __init__(self, model: type[TenantModel]) -> None:
+        marker = uuid.UUID(int=0)
+        # BaseModel's select (no scope filter of its own): the env is the first parameter
+        query = super(TenantModel, model).select().where(
+            (model.env_id == marker) & (model.id == marker)).limit(1)
+        self.sql = query.sql()[0]
+        self.model = model
+        fields = model._meta.sorted_fields
+        self.names = tuple(f.name for f in fields)
+        checks = []
+        for index, field in enumerate(fields):
+            passes = _read_passing(field)
+            if object not in passes:
+                checks.append((index, field.name, passes, field.python_value))
+        self.checks = tuple(checks)
+
+    def build(self, row: tuple[Any, ...]) -> Any:
+        data = dict(zip(self.names, row, strict=True))
+        for index, name, passes, convert in self.checks:
+            value = row[index]
+            if type(value) not in passes:
+                data[name] = convert(value)
+        obj = self.model.__new__(self.model)
+        obj.__data__ = data
+        obj._dirty = set()
+        obj.__rel__ = {}
+        return obj
+
 
 class TenantModel(BaseModel):
     """A row of one tenant env. Queries without an active scope raise ScopeError."""
@@ -175,32 +237,19 @@ class TenantModel(BaseModel):
     @classmethod
     def fetch(cls, id_: Any) -> Any:
         """The row with this id in the active scope, or None: `select().where(id == ...)` with
-        its SQL compiled once per model and database (PERF: building the query dominated the
-        cost of a by-id read)."""
+        its SQL compiled once per model and database and the row decoded by a plan made once
+        (PERF: building the query, then a `python_value` call per column, dominated the cost
+        of a by-id read)."""
         if is_unscoped():
             return cls.select().where(cls.id == id_).first()
         env = require_env()
         database = cls._meta.database
-        key = (cls, type(database.obj if hasattr(database, "obj") else database))
-        compiled = _FETCH_SQL.get(key)
-        if compiled is None:
-            marker = uuid.UUID(int=0)
-            sql, _ = (super().select().where((cls.env_id == marker) & (cls.id == marker))
-                      .limit(1).sql())
-            compiled = _FETCH_SQL[key] = (sql, [f.column_name for f in cls._meta.sorted_fields])
-        sql, columns = compiled
-        params = (cls.env_id.db_value(env), cls.id.db_value(id_), 1)
-        cursor = database.execute_sql(sql, params)
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        # the object peewee's cursor wrapper would build, without a descriptor call per field
-        obj = cls.__new__(cls)
-        obj.__data__ = {f.name: f.python_value(v)
-                        for f, v in zip(cls._meta.sorted_fields, row, strict=True)}
-        obj._dirty = set()
-        obj.__rel__ = {}
-        return obj
+        target = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+        plan = _FETCH_PLANS.get((cls, type(target)))
+        if plan is None:
+            plan = _FETCH_PLANS[(cls, type(target))] = _FetchPlan(cls)
+        row = target.execute_sql(plan.sql, (_uuid_param(env), _uuid_param(id_), 1)).fetchone()
+        return None if row is None else plan.build(row)
 
     @classmethod
     def create(cls, **query: Any) -> Any:

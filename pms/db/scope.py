@@ -10,8 +10,7 @@ the tests (pms.db.database) can tell them from a forgotten scope.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 
 _ENV: ContextVar[uuid.UUID | None] = ContextVar("pms_env_scope", default=None)
@@ -42,32 +41,44 @@ def require_env() -> uuid.UUID:
     return env
 
 
-@contextmanager
-def tenant_scope(env_id: uuid.UUID) -> Iterator[uuid.UUID]:
-    """Make `env_id` the active scope for ORM filters and for the database's `app.env_id`."""
-    token = _ENV.set(env_id)
-    try:
-        yield env_id
-    finally:
-        _ENV.reset(token)
+class _Scope:
+    """Set a context variable for a `with` block and restore it at exit.
+
+    PERF: a small class instead of `@contextmanager` generators: every request and every
+    service enters a scope, and a generator-based manager costs several times as much to enter
+    and leave. Each call makes a new manager, entered once (like the generators it replaces).
+    """
+
+    __slots__ = ("_result", "_token", "_value", "_var")
+
+    def __init__(self, var: ContextVar, value: object, result: object = None) -> None:  # type: ignore[type-arg]
+        self._var = var
+        self._value = value
+        self._result = result  # what `with ... as x` gives
+        self._token = None
+
+    def __enter__(self):  # noqa: ANN204
+        if self._token is not None:
+            raise RuntimeError("a scope is entered once")
+        self._token = self._var.set(self._value)
+        return self._result
+
+    def __exit__(self, *exc: object) -> None:
+        self._var.reset(self._token)
 
 
-@contextmanager
-def unscoped() -> Iterator[None]:
+def tenant_scope(env_id: uuid.UUID) -> AbstractContextManager[uuid.UUID]:
+    """Make `env_id` the active scope for ORM filters and for the database's `app.env_id`
+    (`with tenant_scope(env_id) as env:` gives `env_id` back)."""
+    return _Scope(_ENV, env_id, env_id)
+
+
+def unscoped() -> AbstractContextManager[None]:
     """Turn the ORM tenant filter off. RLS on PostgreSQL still applies."""
-    token = _UNSCOPED.set(True)
-    try:
-        yield
-    finally:
-        _UNSCOPED.reset(token)
+    return _Scope(_UNSCOPED, True)
 
 
-@contextmanager
-def tenant_free() -> Iterator[None]:
+def tenant_free() -> AbstractContextManager[None]:
     """Declare that the block's statements read or write no tenant row (the database sees no
     tenant and row-level security shows nothing, as without the declaration)."""
-    token = _TENANT_FREE.set(True)
-    try:
-        yield
-    finally:
-        _TENANT_FREE.reset(token)
+    return _Scope(_TENANT_FREE, True)
