@@ -201,41 +201,13 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
 # ahead (pms.services.inventory_calendar), so a booking usually finds every row. The fallback, for
 # a night beyond the horizon: a missing row makes the verdict false (fewer rows than nights),
 # nothing is sold, and the rows are created and the take run again, in one more round trip.
-_TAKE_SQL = """
-WITH locked AS (
-    SELECT id, date, sell_limit, sold FROM inventory_day
-    WHERE env_id = %(env)s AND room_type_id = %(room_type)s AND date = ANY(%(nights)s::date[])
-    ORDER BY date FOR UPDATE),
-rooms AS (
-    SELECT count(*)::int AS physical FROM room
-    WHERE env_id = %(env)s AND property_id = %(property)s AND room_type_id = %(room_type)s),
-counted AS (
-    SELECT l.id, l.date, l.sell_limit, l.sold, r.physical, coalesce(m.ooo, 0) AS ooo,
-           coalesce(m.out_rooms, 0) - coalesce(m.ooo, 0) AS oos
-    FROM locked l CROSS JOIN rooms r
-    LEFT JOIN LATERAL (
-        SELECT count(DISTINCT mt.room_id) FILTER (WHERE mt.kind = 'OUT_OF_ORDER')::int AS ooo,
-               count(DISTINCT mt.room_id)::int AS out_rooms
-        FROM maintenance mt JOIN room rm ON rm.id = mt.room_id AND rm.env_id = %(env)s
-        WHERE mt.env_id = %(env)s AND mt.property_id = %(property)s AND mt.active
-          AND rm.room_type_id = %(room_type)s AND mt.from_date <= l.date AND mt.to_date >= l.date
-    ) m ON true),
-judged AS (
-    SELECT c.*, greatest(least(greatest(c.physical - c.ooo - c.oos, 0),
-                               greatest(coalesce(c.sell_limit, 2147483647), 0))
-                         - greatest(c.sold, 0), 0) AS sellable
-    FROM counted c),
-verdict AS (
-    SELECT count(*) = %(n)s AND coalesce(bool_and(sellable >= %(count)s), false) AS ok
-    FROM judged),
-taken AS (
-    UPDATE inventory_day d
-    SET sold = d.sold + %(count)s, physical = j.physical, ooo = j.ooo, oos = j.oos
-    FROM judged j, verdict v
-    WHERE d.env_id = %(env)s AND d.id = j.id AND v.ok
-    RETURNING d.id)
-SELECT j.date, j.sellable, (SELECT count(*) FROM taken) FROM judged j ORDER BY j.date
-"""
+#
+# The statement is the body of the PL/pgSQL function `pms_take_nights` (migration 012): called,
+# its plan is made once per server connection and kept by the server (PERF: parsing and planning
+# the CTE cost more than running it), with no session state a pooler could lose. Its rows:
+# (date, sellable, nights taken: all of them or 0), in date order.
+_TAKE_SQL = ("SELECT out_date, out_sellable, out_taken FROM pms_take_nights("
+             "%(env)s, %(property)s, %(room_type)s, %(nights)s::date[], %(count)s)")
 _TAKE = Statement.text("inventory.take_nights", postgres=_TAKE_SQL)
 # A night beyond the calendar horizon has no row yet: create the missing rows and take, in one
 # round trip (the INSERT, then the take; psycopg2 returns the last statement's rows). A twin

@@ -140,18 +140,12 @@ _REFS = Statement.text("reservations.refs", both=(
 
 
 # PostgreSQL: the same read with the stay's rates and its restrictions that apply to the plan
-# and room type (json arrays), so the booking prices without two more reads.
+# and room type (json arrays), so the booking prices without two more reads. It is the body of
+# the PL/pgSQL function `pms_booking_refs` (migration 013), whose plan the server keeps per
+# connection (PERF: planning it cost more than running it); same columns, same order.
 _REFS_AND_PRICES = Statement.text("reservations.refs_and_prices", postgres=(
-    f"SELECT {_columns(Property, 'p')}, {_columns(RoomType, 'rt')}, {_columns(RatePlan, 'rp')}, "
-    "(SELECT json_agg(json_build_array(rs.date, rs.amount::text)) FROM rate_schedule rs "
-    " WHERE rs.env_id = %(env)s AND rs.property_id = p.id AND rs.rate_plan_id = rp.id "
-    " AND rs.room_type_id = rt.id AND rs.date >= %(arrival)s AND rs.date < %(departure)s), "
-    "(SELECT json_agg(json_build_array(r.date, r.closed, r.closed_to_arrival, "
-    "  r.closed_to_departure, r.min_los, r.max_los)) FROM restriction r "
-    " WHERE r.env_id = %(env)s AND r.property_id = p.id AND r.date >= %(arrival)s "
-    " AND r.date <= %(departure)s AND (r.rate_plan_id IS NULL OR r.rate_plan_id = rp.id) "
-    " AND (r.room_type_id IS NULL OR r.room_type_id = rt.id)) "
-    + _REFS_FROM))
+    "SELECT * FROM pms_booking_refs(%(env)s, %(property)s, %(room_type)s, %(rate_plan)s, "
+    "%(arrival)s, %(departure)s)"))
 
 
 @dataclass
