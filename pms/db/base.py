@@ -99,9 +99,13 @@ def _column_plan(field: peewee.Field) -> tuple[str, frozenset[type], bool, Any]:
     passes: frozenset[type] = frozenset()
     if kind.db_value is peewee.Field.db_value:
         passes = _PASSING.get(kind.adapt, frozenset())
-    elif kind.db_value is peewee.UUIDField.db_value:
+    uuid_column = kind.db_value is peewee.UUIDField.db_value or (
+        # a foreign key to a UUID key: its db_value is the key field's (a row object aside)
+        kind.db_value is peewee.ForeignKeyField.db_value
+        and type(field.rel_field).db_value is peewee.UUIDField.db_value)
+    if uuid_column:
         passes = frozenset({_NONE})
-    return field.name, passes, kind.db_value is peewee.UUIDField.db_value, field.db_value
+    return field.name, passes, uuid_column, field.db_value
 
 
 class _WritePlans:

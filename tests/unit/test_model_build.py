@@ -114,3 +114,20 @@ def test_an_expression_value_is_not_compiled(pg_db):
     row.name = peewee.fn.UPPER("x")
     with tenant_scope(env):
         assert row._compiled_write(True) is None
+
+
+@pytest.mark.postgres
+def test_foreign_keys_to_uuid_keys_are_written_as_their_db_value(pg_db):
+    env = uuid.uuid4()
+    row = Reservation(env_id=env, property=uuid.uuid4(), room_type=str(uuid.uuid4()),
+                      rate_plan=uuid.uuid4(), guest_profile=None, confirmation_number="C",
+                      status="CONFIRMED", arrival_date=date(2026, 1, 1),
+                      departure_date=date(2026, 1, 2), currency="EUR", version=1)
+    row.__data__["id"] = uuid.uuid4()
+    plans = base._WritePlans(Reservation)
+    assert plans.columns["property"][2] and plans.columns["guest_profile"][2]  # UUID columns
+    with tenant_scope(env):
+        sql, values, names = row._compiled_write(True)
+    assert values == _peewee_values(row, names)
+    assert values[names.index("property")] == row.property_id.hex
+    assert values[names.index("guest_profile")] is None
