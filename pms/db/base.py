@@ -45,13 +45,17 @@ class BaseModel(peewee.Model):
         """`cls(**values)` without a descriptor call per field (PERF, issue 10: for the rows a
         write builds by the handful, the outbox, audit and idempotency rows): the same
         `__data__` (defaults, then the values), every column in it dirty, no related objects.
-        A name that is not a plain column (a foreign key, anything else) takes peewee's own
-        constructor."""
-        plain = _PLAIN_COLUMNS.get(cls)
-        if plain is None:
-            plain = _PLAIN_COLUMNS[cls] = _plain_columns(cls)
+        A foreign key given as a key value (not a row object) is stored as its accessor
+        stores it; anything else (a row object, an `_id` alias, a name that is no column)
+        takes peewee's own constructor."""
+        columns = _PLAIN_COLUMNS.get(cls)
+        if columns is None:
+            columns = _PLAIN_COLUMNS[cls] = _plain_columns(cls)
+        plain, keys = columns
         if not plain.issuperset(values):
-            return cls(**values)
+            for name in values.keys() - plain:
+                if name not in keys or isinstance(values[name], peewee.Model):
+                    return cls(**values)
         obj = cls.__new__(cls)
         data = cls._meta.get_default_dict()
         data.update(values)
@@ -61,20 +65,24 @@ class BaseModel(peewee.Model):
         return obj
 
 
-_PLAIN_COLUMNS: dict[type, frozenset[str]] = {}
+_PLAIN_COLUMNS: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
 
 
-def _plain_columns(model: type) -> frozenset[str]:
+def _plain_columns(model: type) -> tuple[frozenset[str], frozenset[str]]:
     """The columns of `model` whose attribute is peewee's plain FieldAccessor (setting one only
-    stores the value and marks it dirty)."""
-    names = set()
+    stores the value and marks it dirty), and its foreign keys with peewee's plain
+    ForeignKeyAccessor (the same, for a value that is not a row object, on a new row)."""
+    names, keys = set(), set()
     for name in model._meta.fields:
         for klass in model.__mro__:
             if name in klass.__dict__:
-                if type(klass.__dict__[name]) is peewee.FieldAccessor:
+                kind = type(klass.__dict__[name])
+                if kind is peewee.FieldAccessor:
                     names.add(name)
+                elif kind is peewee.ForeignKeyAccessor:
+                    keys.add(name)
                 break
-    return frozenset(names)
+    return frozenset(names), frozenset(keys)
 
 
 _FETCH_PLANS: dict[Any, _FetchPlan] = {}

@@ -12,7 +12,7 @@ import pytest
 
 from pms.db import base
 from pms.db.scope import tenant_scope
-from pms.models import Property, Reservation
+from pms.models import Property, Reservation, Room
 from pms.models.platform import AuditEntry, IdempotencyRecord, OutboxEvent
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -46,10 +46,22 @@ def test_build_makes_the_row_peewees_constructor_makes(model, values):
     assert isinstance(built.id, uuid.UUID) and built.id != constructed.id
 
 
+def test_build_stores_foreign_key_values_as_their_accessor_does():
+    values = dict(env_id=uuid.uuid4(), property=uuid.uuid4(), room_type=uuid.uuid4(),
+                  rate_plan=uuid.uuid4(), guest_profile=None, room=None,
+                  confirmation_number="C", status="CONFIRMED", arrival_date=date(2026, 1, 1),
+                  departure_date=date(2026, 1, 2), adults=2, version=1)
+    built, constructed = Reservation.build(**values), Reservation(**values)
+    assert _state(built) == _state(constructed)
+    assert built.property_id == values["property"] and built.__rel__ == {}
+
+
 def test_build_falls_back_to_peewee_for_anything_but_plain_columns():
-    room = uuid.uuid4()
-    built = Reservation.build(room=room)  # a foreign key: peewee's accessor runs
-    assert built.__data__["room"] == room
+    room = Room(id=uuid.uuid4(), room_number="101")
+    built = Reservation.build(room=room)  # a row object: peewee's accessor keeps it
+    assert built.__data__["room"] == room.id and built.__rel__["room"] is room
+    aliased = Reservation.build(property_id=uuid.uuid4())  # the `_id` alias: peewee's
+    assert aliased.__data__["property"] == aliased.property_id
     with pytest.raises(AttributeError):
         OutboxEvent.build(not_a_column=1).not_a_column_either  # noqa: B018
     assert OutboxEvent.build(not_a_column=1).not_a_column == 1  # as peewee's setattr does
