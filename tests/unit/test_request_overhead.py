@@ -190,3 +190,12 @@ def test_requests_whose_body_may_stay_unread_close_their_connection(headers, clo
     req = SimpleNamespace(headers=headers, must_close=False)
     gunicorn_conf.pre_request(None, req)
     assert req.must_close is closes
+
+
+def test_the_worker_heartbeat_lives_in_memory_when_it_can():
+    import os
+
+    from pms import gunicorn_conf
+
+    expected = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    assert gunicorn_conf.worker_tmp_dir == expected
