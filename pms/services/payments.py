@@ -19,8 +19,10 @@ from decimal import Decimal
 from typing import Any
 
 from pms.context import Ctx
+from pms.db.database import is_postgres
 from pms.db.fields import utcnow
 from pms.db.locking import for_update, lock_errors
+from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import exact
 from pms.domain.states import PAYMENT_INITIAL, PAYMENT_MACHINE, PaymentStatus
@@ -30,7 +32,12 @@ from pms.platform.ledger import LedgerLine
 from pms.schemas import cashiering as cs
 from pms.schemas.folios import FolioOut
 from pms.services.cashiering import check_amount, load_folio, record_change, require_open
-from pms.services.folio_state import posting_row, read_state, write_with_commit
+from pms.services.folio_state import (
+    posting_row,
+    read_state,
+    statement_with_commit,
+    write_with_commit,
+)
 from pms.services.ledger_postings import send_postings
 from pms.services.refunds import REFUND, RefundDeclined, complete_refund
 
@@ -185,7 +192,14 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             else:
                 trigger = "authorize" if payment.kind == PRE_AUTH else "capture"
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
-            payment.save()
+            if is_postgres():  # nothing reads the row back before the commit: sent with it
+                payment.updated_at = utcnow()
+                statement_with_commit(uow, RECORD_OUTCOME, id=payment.id, status=payment.status,
+                                      external_id=payment.external_id,
+                                      attempts=payment.attempts,
+                                      decline_code=payment.decline_code, at=payment.updated_at)
+            else:
+                payment.save()
             state.replace_payment(payment)
             if trigger == "capture":
                 posting = _settle(uow, payment, folio.property_id, "payments_clearing")
@@ -209,6 +223,12 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
         raise PaymentDeclined("the payments service declined the payment",
                               payment_id=str(payment.id), decline_code=payment.decline_code)
     return out, payment
+
+
+RECORD_OUTCOME = Statement.text("payments.record_outcome", postgres=(
+    "UPDATE folio_payment SET status = %(status)s, external_id = %(external_id)s,"
+    " attempts = %(attempts)s, decline_code = %(decline_code)s, updated_at = %(at)s"
+    " WHERE env_id = %(env)s AND id = %(id)s"))
 
 
 def load_folio_out(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> FolioOut:

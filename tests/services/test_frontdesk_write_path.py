@@ -45,9 +45,9 @@ from tests.factories import (
 # Where they stand (issue 10; they were 23 and 41): the locks and the folio's state in one
 # read, the folio's version, the lines + ledger posting + audit + outbox with the COMMIT.
 CHARGE_ROUND_TRIPS = 3
-# the PENDING row (3), then the outcome: locks and state, the payment's UPDATE, the version,
-# the ledger posting + audit + outbox with the COMMIT (4)
-CARD_PAYMENT_ROUND_TRIPS = 7
+# the PENDING row (3), then the outcome: locks and state, the version, the payment's UPDATE +
+# the ledger posting + audit + outbox with the COMMIT (3)
+CARD_PAYMENT_ROUND_TRIPS = 6
 
 
 def _code(ctx, property_id, code, category, account):
