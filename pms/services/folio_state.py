@@ -154,25 +154,36 @@ SELECT f.id, f.created_at, f.updated_at, f.version, f.reservation_id, f.property
           JOIN package k ON k.env_id = %(env)s AND k.property_id = rp.property_id
                         AND k.code = u.code
          WHERE rp.env_id = %(env)s AND rp.id = r.rate_plan_id),
-       (SELECT json_build_array(t.code, t.name, t.category, t.tax_rules, t.ledger_account)::text
+{code}{others}  FROM folio f
+  JOIN reservation r ON r.env_id = %(env)s AND r.id = f.reservation_id
+  JOIN property p ON p.env_id = %(env)s AND p.id = f.property_id
+ WHERE f.env_id = %(env)s AND f.id = %(folio)s
+   AND (%(prop)s::uuid IS NULL OR f.property_id = %(prop)s::uuid)
+   AND (%(holder)s::uuid IS NULL OR r.guest_profile_id = %(holder)s::uuid)"""
+
+# the charge's transaction code and the stay's other OPEN folios, only in the statements that
+# need them (PERF: each subquery costs planning time on every call; NULL in the others)
+_CODE = """       (SELECT json_build_array(t.code, t.name, t.category, t.tax_rules, t.ledger_account)::text
           FROM transaction_code t
          WHERE t.env_id = %(env)s AND t.property_id = f.property_id AND t.code = %(code)s
            AND t.active LIMIT 1),
-       (SELECT json_agg(json_build_array(o.id, o.currency, o.property_id,
+"""
+_OTHERS = """       (SELECT json_agg(json_build_array(o.id, o.currency, o.property_id,
                 (SELECT COALESCE(SUM(oc.amount), 0) FROM folio_charge oc
                   WHERE oc.env_id = %(env)s AND oc.folio_id = o.id)::text,
                 (SELECT COALESCE(SUM(op.amount), 0) FROM folio_payment op
                   WHERE op.env_id = %(env)s AND op.folio_id = o.id
                     AND op.status = 'CAPTURED')::text) ORDER BY o.id)::text
           FROM folio o
-         WHERE %(others)s AND o.env_id = %(env)s AND o.reservation_id = f.reservation_id
+         WHERE o.env_id = %(env)s AND o.reservation_id = f.reservation_id
            AND o.id <> f.id AND o.status = 'OPEN')
-  FROM folio f
-  JOIN reservation r ON r.env_id = %(env)s AND r.id = f.reservation_id
-  JOIN property p ON p.env_id = %(env)s AND p.id = f.property_id
- WHERE f.env_id = %(env)s AND f.id = %(folio)s
-   AND (%(prop)s::uuid IS NULL OR f.property_id = %(prop)s::uuid)
-   AND (%(holder)s::uuid IS NULL OR r.guest_profile_id = %(holder)s::uuid)"""
+"""
+
+
+def _state_sql(*, code: bool = False, others: bool = False) -> str:
+    return _STATE_SQL.format(code=_CODE if code else "       NULL::text,\n",
+                             others=_OTHERS if others else "       NULL::text\n")
+
 
 # the locks every folio writer takes, in order: the stay's reservation row, then the folio row
 _LOCKS_SQL = """
@@ -182,27 +193,30 @@ SELECT 1 FROM reservation r
    FOR UPDATE;
 SELECT 1 FROM folio f WHERE f.env_id = %(env)s AND f.id = %(folio)s FOR UPDATE;"""
 
-STATE = Statement.text("folios.state", postgres=_STATE_SQL)
-LOCKED_STATE = Statement.text("folios.state_locked", postgres=_LOCKS_SQL + _STATE_SQL)
+STATE = Statement.text("folios.state", postgres=_state_sql())
+CODE_STATE = Statement.text("folios.state_code", postgres=_state_sql(code=True))
+LOCKED_STATE = Statement.text("folios.state_locked", postgres=_LOCKS_SQL + _state_sql())
+LOCKED_CODE_STATE = Statement.text("folios.state_code_locked",
+                                   postgres=_LOCKS_SQL + _state_sql(code=True))
 # check-out: the stay's guest folio (the OPEN one, else the latest), then its other OPEN folios
 # (split billing) in id order, locked after the reservation the caller holds
 _GUEST = """(SELECT g.id FROM folio g WHERE g.env_id = %(env)s AND g.reservation_id = %(stay)s
                AND g.folio_type = 'GUEST' ORDER BY g.status = 'OPEN' DESC, g.created_at DESC
              LIMIT 1)"""
-GUEST_STATE = Statement.text("folios.guest_state", postgres=_STATE_SQL.replace(
+GUEST_STATE = Statement.text("folios.guest_state", postgres=_state_sql(others=True).replace(
     "f.id = %(folio)s", f"f.id = {_GUEST}"))
 GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=(
     f"SELECT 1 FROM folio WHERE env_id = %(env)s AND id = {_GUEST} FOR UPDATE;"
     "SELECT 1 FROM folio WHERE env_id = %(env)s AND reservation_id = %(stay)s"
     f" AND status = 'OPEN' AND id <> {_GUEST} ORDER BY id FOR UPDATE;"
-    + _STATE_SQL.replace("f.id = %(folio)s", f"f.id = {_GUEST}")))
+    + _state_sql(others=True).replace("f.id = %(folio)s", f"f.id = {_GUEST}")))
 CLOSE_FOLIO = Statement.text("folios.close", postgres=(
     "UPDATE folio SET status = %(status)s, closed_at = %(at)s, updated_at = %(at)s"
     " WHERE env_id = %(env)s AND id = %(id)s"))
 # a payment's outcome: its row first (the order the payment flow has always locked in)
 PAYMENT_LOCKED_STATE = Statement.text("folios.state_payment_locked", postgres=(
     "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
-    + _LOCKS_SQL + _STATE_SQL))
+    + _LOCKS_SQL + _state_sql()))
 
 _decode = msgspec.json.Decoder().decode
 
@@ -326,13 +340,14 @@ def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.U
     """
     if is_postgres():
         values: dict[str, Any] = {"folio": folio_id, "prop": property_id, "holder": holder_id,
-                                  "code": code, "others": False}
-        if not (lock and locking_enabled()):
-            statement = STATE
+                                  "code": code}
+        locked = lock and locking_enabled()
+        if not locked:
+            statement = CODE_STATE if code else STATE
         elif payment_id is not None:
             statement, values["payment"] = PAYMENT_LOCKED_STATE, payment_id
         else:
-            statement = LOCKED_STATE
+            statement = LOCKED_CODE_STATE if code else LOCKED_STATE
         row = statement.one(**values)
         if row is None:
             raise NotFound("no such folio")
@@ -366,7 +381,7 @@ def read_guest_state(reservation: Any, *, lock: bool, now: datetime | None = Non
     id order). None when the stay has no guest folio."""
     if is_postgres():
         statement = GUEST_LOCKED_STATE if lock and locking_enabled() else GUEST_STATE
-        row = statement.one(stay=reservation.id, prop=None, holder=None, code=None, others=True)
+        row = statement.one(stay=reservation.id, prop=None, holder=None)
         return None if row is None else _from_row(row, now)
     from pms.models import Folio, FolioCharge, FolioPayment
 
