@@ -315,7 +315,7 @@ class IdempotencyMiddleware:
                 headers: dict[str, str], *, send: bool = True) -> tuple[str, list[Any]] | None:
         """Write the done record (or, with send=False, return its compiled INSERT to go out
         with the commit; written at once where it cannot be compiled so)."""
-        record = IdempotencyRecord(key=key, fingerprint=fp, state="done",
+        record = IdempotencyRecord.build(key=key, fingerprint=fp, state="done",
                                    response_status=status, response_body=body,
                                    response_headers=headers, expires_at=ctx.now + self.ttl,
                                    created_at=ctx.now, request_id=ctx.request_id)

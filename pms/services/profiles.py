@@ -154,7 +154,7 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
                         "negotiated_rate_plan_ids names unknown rate plans",
                         errors=[{"field": "preferences.negotiated_rate_plan_ids",
                                  "message": f"unknown: {', '.join(missing)}"}])
-            row = Profile(
+            row = Profile.build(
                 **({"id": profile_id} if profile_id is not None else {}),
                 kind=body.kind, first_name=body.first_name, last_name=body.last_name,
                 company_name=body.company_name, email=body.email,

@@ -356,7 +356,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
                            body.children, body.promo_code)
-            row = Reservation(
+            row = Reservation.build(
                 env_id=ctx.env_id, property=refs.prop.id, room_type=refs.room_type.id,
                 rate_plan=refs.rate_plan.id, guest_profile=profile_id,
                 confirmation_number=body.confirmation_number or new_confirmation_number(),
