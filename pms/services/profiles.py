@@ -40,14 +40,19 @@ _PROFILE_FIELDS = tuple(Profile._meta.sorted_fields)
 
 # PERF (issue 10): the property check and the look for a profile with the same email (first) or
 # external reference, in ONE statement, built once per process; the row comes back as a tuple.
-_REFS = Statement.text("profiles.ensure_refs", both=(
-    "SELECT (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s), "
-    + ", ".join(f"p.{f.column_name}" for f in _PROFILE_FIELDS)
-    + " FROM (SELECT 1 AS one) AS o LEFT JOIN ("
-    "SELECT * FROM profile WHERE env_id = %(env)s "
-    "AND (email_normalized = %(email)s OR external_ref = %(ref)s) "
-    "ORDER BY CASE WHEN email_normalized = %(email)s THEN 0 ELSE 1 END LIMIT 1"
-    ") AS p ON true"))
+# On PostgreSQL it is the body of the PL/pgSQL function `pms_profile_refs` (migration 014), whose
+# plan the server keeps per connection (planning it cost more than running it).
+_REFS = Statement.text(
+    "profiles.ensure_refs",
+    postgres="SELECT * FROM pms_profile_refs(%(env)s, %(prop)s, %(email)s, %(ref)s)",
+    sqlite=(
+        "SELECT (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s), "
+        + ", ".join(f"p.{f.column_name}" for f in _PROFILE_FIELDS)
+        + " FROM (SELECT 1 AS one) AS o LEFT JOIN ("
+        "SELECT * FROM profile WHERE env_id = %(env)s "
+        "AND (email_normalized = %(email)s OR external_ref = %(ref)s) "
+        "ORDER BY CASE WHEN email_normalized = %(email)s THEN 0 ELSE 1 END LIMIT 1"
+        ") AS p ON true"))
 
 
 def _profile_of(values: tuple[Any, ...]) -> Profile:
@@ -66,7 +71,7 @@ def _property_and_existing(property_id: uuid.UUID, body: ProfileIn) -> Profile |
     reference (the email's first), or None. One round trip (call inside a scope)."""
     email = body.email.strip().lower() if body.email else None
     found = _REFS.one(prop=property_id, email=email, ref=body.external_ref)
-    if found is None or found[0] is None:
+    if found is None or not found[0]:
         raise NotFound("no such property")
     return None if found[1] is None else _profile_of(found[1:])
 

@@ -120,3 +120,21 @@ def test_concurrent_ensures_make_one_profile(pg_db, ctx):
         t.join()
     assert len({row.id for row, _ in results}) == 1
     assert sum(created for _, created in results) == 1
+
+
+def test_the_profile_refs_function_matches_the_model(api, ctx):
+    """pms_profile_refs (migration 014) returns property_found, then the profile's columns in
+    the model's order: a column added to `profile` fails here until a migration replaces it."""
+    from pms.db.database import db, is_postgres
+    from pms.db.uow import read_scope
+    from pms.models import Profile
+
+    if not is_postgres():
+        pytest.skip("the function is PostgreSQL's")
+    with read_scope(ctx):
+        cursor = db.execute_sql("SELECT * FROM pms_profile_refs(%s, %s, %s, %s)",
+                                (ctx.env_id.hex, uuid.uuid4().hex, "nobody@example.com", None))
+        names = [c.name for c in cursor.description]
+        row = cursor.fetchone()
+    assert names == ["property_found", *(f"pr_{f.column_name}" for f in Profile._meta.sorted_fields)]
+    assert row[0] is False and all(v is None for v in row[1:])
