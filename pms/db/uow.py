@@ -102,6 +102,16 @@ class UnitOfWork:
         else:
             self._batch.append(statement)
 
+    def insert_with_commit(self, row: BaseModel) -> None:
+        """Insert a new row that nothing in the use case reads back from the database: on
+        PostgreSQL in the batch sent with the COMMIT (as the journal rows), elsewhere at once."""
+        self._write(row)
+
+    def send_with_commit(self, sql: str, params: list[Any]) -> None:
+        """A compiled write (PostgreSQL) sent in the batch with the COMMIT, for writes nothing
+        in the use case reads back."""
+        self._batch.append((sql, list(params)))
+
     def take_batch(self) -> list[tuple[str, list[Any]]]:
         batch, self._batch = self._batch, []
         return batch

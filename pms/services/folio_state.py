@@ -91,7 +91,7 @@ def write_with_commit(uow: Any, row: Any) -> None:
     """Insert `row` with the unit of work's journal rows: on PostgreSQL in the batch sent with
     the COMMIT (one round trip for them all; PERF, issue 10), elsewhere at once. For rows that
     nothing in the use case reads back from the database."""
-    uow._write(row)  # noqa: SLF001 - the unit of work's batch (pms.db.uow.UnitOfWork._write)
+    uow.insert_with_commit(row)
 
 
 def statement_with_commit(uow: Any, statement: Statement, **values: Any) -> None:
@@ -102,7 +102,7 @@ def statement_with_commit(uow: Any, statement: Statement, **values: Any) -> None
         raise RuntimeError("statement_with_commit is for PostgreSQL")
     compiled = statement.compiled()
     values[ENV] = require_env()
-    uow._batch.append((compiled.sql, list(compiled.params(values))))  # noqa: SLF001 - see above
+    uow.send_with_commit(compiled.sql, list(compiled.params(values)))
 
 
 def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any],
