@@ -9,7 +9,8 @@ middleware) in this process, with psycopg2 wrapped underneath (the method of
   answer), each parameter set of `executemany`, or a COMMIT/ROLLBACK/implicit BEGIN that
   psycopg2 sends itself (peewee runs in autocommit and sends those through `execute`);
 - a **statement** is one `;`-separated SQL statement in what was sent: the service's
-  `BEGIN; SELECT set_config(...); <statement>` is one round trip and three statements.
+  `BEGIN; SET LOCAL ...; SET LOCAL ...; SET LOCAL ...; <statement>` is one round trip and five
+  statements.
 
 Nothing here times anything, so the figures are the same on a quiet and on a loaded machine.
 """

@@ -4,20 +4,21 @@ connection scope every entry point opens (`connection_scope()`).
 What the PostgreSQL class adds to peewee's pooled database, and why (nothing else):
 
 - **Transaction settings ride with the first statement.** `begin()` sends nothing; the
-  transaction's first statement goes out as `BEGIN; SELECT set_config(...); <statement>` in one
-  round trip, carrying `statement_timeout`, `lock_timeout`, the tenant (`app.env_id`, read by the
-  row-level-security policies) and `app.cross_env` (the relay's wider policy on the outbox and
-  audit tables), all transaction-local (`set_config(..., true)` is `SET LOCAL`). A transaction
-  that ran no statement sends neither BEGIN nor COMMIT.
-- **Statements outside a transaction** are sent as `SELECT set_config(...); <statement>`, which
+  transaction's first statement goes out as `BEGIN; SET LOCAL ...; <statement>` in one round
+  trip, carrying `statement_timeout`, `lock_timeout`, the tenant (`app.env_id`, read by the
+  row-level-security policies) and, only when on, `app.cross_env` (the relay's wider policy on
+  the outbox and audit tables), all transaction-local. A transaction that ran no statement sends
+  neither BEGIN nor COMMIT. A *prelude* (`prelude()`) may follow the settings in that same
+  message, before the first statement: a statement whose result is never read and which signals
+  by raising an SQLSTATE of class `PM` (`PreludeRefused`), e.g. the Idempotency-Key claim.
+- **Statements outside a transaction** are sent as `SET LOCAL ...; <statement>`, which
   PostgreSQL runs as ONE implicit transaction, so the same settings cover the statement and
   vanish with it.
 - **Nothing session-level, ever** (PgBouncer transaction pooling, issue 17): no `options`
   startup parameter, no SQL `PREPARE`, no `SET` without `LOCAL`. A server connection handed to
-  the next client carries none of our state. NOTE: a PL/pgSQL `pms_scope(...)` function in
-  place of the inline `set_config` calls measured no faster (85-110 us vs 85-100 us per round
-  trip on the loaded 2-core box, both within noise of each other) and would have needed the
-  migration before the first connection, so the settings stay inline.
+  the next client carries none of our state. (Plans worth keeping are kept by PL/pgSQL functions
+  that migrations create: the server caches their plans per connection, which is no state a
+  client depends on.)
 - **No statement can skip the settings**: `execute_sql` (every peewee query) adds them, and a
   direct `cursor()` while a BEGIN is pending sends the BEGIN and settings first; a direct
   `cursor()` outside any transaction is refused (its statements would run in autocommit
