@@ -17,7 +17,14 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cli.output import console, emit, fail, open_database, parse_uuid
+from cli.output import (
+    console,
+    emit,
+    fail,
+    open_database,
+    parse_uuid,
+    require_property_choice,
+)
 from pms.config import MAX_CALENDAR_HORIZON_DAYS, load_settings
 
 app = typer.Typer(help="Room type calendars (inventory rows kept ahead for booking).",
@@ -48,11 +55,7 @@ def fill(
     from pms.context import system_ctx
     from pms.services.inventory_calendar import fill_property_calendars
 
-    if property_code and all_properties:
-        fail("use --property CODE or --all, not both", 2)
-    if not property_code and not all_properties:
-        fail("choose the properties: --property CODE for one, or --all for every property of "
-             "the env", 2)
+    require_property_choice(property_code, all_properties, "to fill")
     if days is not None and not 1 <= days <= MAX_CALENDAR_HORIZON_DAYS:
         fail(f"--days must be 1..{MAX_CALENDAR_HORIZON_DAYS}, not {days}", 2)
     env_id = parse_uuid(env)

@@ -13,7 +13,14 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cli.output import console, emit, fail, open_database, parse_uuid
+from cli.output import (
+    console,
+    emit,
+    fail,
+    open_database,
+    parse_uuid,
+    require_property_choice,
+)
 from pms.config import load_settings
 
 cashiering_app = typer.Typer(help="Cashiering maintenance.", no_args_is_help=True)
@@ -82,13 +89,8 @@ def end_of_day(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Run the night audit (no-shows, room and tax charges, housekeeping, figures, date roll)."""
-    if property_code and all_properties:
-        fail("use --property CODE or --all, not both", 2)
-    if not property_code and not all_properties:
-        # closing a business date is not undone by re-running: never pick "every property"
-        # for an operator who only forgot the option
-        fail("choose the properties to close: --property CODE for one, or --all for every "
-             "property of the env", 2)
+    # closing a business date is not undone by re-running: no default of "every property"
+    require_property_choice(property_code, all_properties, "to close")
     day = None
     if business_date:
         try:

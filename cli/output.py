@@ -52,6 +52,16 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def require_property_choice(property_code: str | None, all_properties: bool, what: str) -> None:
+    """Exactly one of --property CODE and --all (exit 2 otherwise): a command that changes
+    properties never picks "every property" for an operator who only forgot the option."""
+    if property_code and all_properties:
+        fail("use --property CODE or --all, not both", 2)
+    if not property_code and not all_properties:
+        fail(f"choose the properties {what}: --property CODE for one, or --all for every "
+             "property of the env", 2)
+
+
 def parse_uuid(value: str, name: str = "--env") -> uuid.UUID:
     """`value` as a UUID, or exit 2 naming the option."""
     try:
