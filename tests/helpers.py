@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pms.context import Ctx
@@ -28,6 +30,25 @@ def assert_problem(resp: Any, status: int, code: str | None = None) -> dict[str,
     return body
 
 
+@contextmanager
+def wire_tally(log: bool = True) -> Iterator[Any]:
+    """Count what goes over the wire to PostgreSQL from here on: round trips, statements and
+    commits (bench.statements.Tally; with `log`, every SQL text). The pool's connections are
+    closed first and after, so only fresh connections, which count, are used in the block."""
+    from bench.statements import Tally, counting_connection_factory
+    from pms.db.database import db
+
+    database = db.obj
+    tally = Tally(log=[] if log else None)
+    database.close_all()
+    database.connect_params["connection_factory"] = counting_connection_factory(tally)
+    try:
+        yield tally
+    finally:
+        database.close_all()
+        database.connect_params.pop("connection_factory", None)
+
+
 def outbox_types(ctx: Ctx) -> list[str]:
     with read_scope(ctx):
         return [e.type for e in OutboxEvent.select().order_by(OutboxEvent.created_at)]
@@ -50,4 +71,4 @@ def counts(ctx: Ctx) -> tuple[int, int]:
 
 
 __all__ = ["assert_problem", "audit_actions", "counts", "outbox_rows", "outbox_types",
-           "random_ref", "tenant_scope"]
+           "random_ref", "tenant_scope", "wire_tally"]

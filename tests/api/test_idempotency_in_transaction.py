@@ -20,14 +20,13 @@ from datetime import timedelta
 import psycopg2
 import pytest
 
-from bench.statements import Tally, counting_connection_factory
 from pms.db.database import db, is_postgres
 from pms.db.uow import read_scope
 from pms.models import IdempotencyRecord, Reservation
 from pms.models.inventory import InventoryDay
 from pms.services import inventory
 from tests.factories import make_booking_hotel, reservation_body
-from tests.helpers import assert_problem, counts
+from tests.helpers import assert_problem, counts, wire_tally
 
 # The POST with a key: the claim with the references, rates and restrictions; the reservation
 # with the nights; then audit + outbox + the record + COMMIT in one. It was 18 (22 on a night
@@ -106,16 +105,9 @@ def test_idempotency_key_held_by_a_live_request_is_409_at_once(api, ctx, hotel):
 
 def test_booking_with_idempotency_key_round_trips(api, ctx, hotel):
     _post(api, hotel, "warm", departure_date=str(hotel.today + _days(1)))  # compile once
-    database = db.obj
-    tally = Tally(log=[])
-    database.close_all()
-    database.connect_params["connection_factory"] = counting_connection_factory(tally)
-    try:
+    with wire_tally() as tally:
         resp = _post(api, hotel, "counted", arrival_date=str(hotel.today + _days(1)),
                      departure_date=str(hotel.today + _days(2)))
-    finally:
-        database.close_all()
-        database.connect_params.pop("connection_factory", None)
     assert resp.status_code == 201, resp.text
     assert tally.transactions == 1
     assert tally.round_trips == BOOKING_WITH_KEY_ROUND_TRIPS, "\n---\n".join(tally.log or [])
@@ -150,22 +142,10 @@ def _profile(api, hotel, key, **over):
                     headers={"Idempotency-Key": key})
 
 
-def _count_round_trips(send):  # noqa: ANN001, ANN202
-    database = db.obj
-    tally = Tally(log=[])
-    database.close_all()
-    database.connect_params["connection_factory"] = counting_connection_factory(tally)
-    try:
-        resp = send()
-    finally:
-        database.close_all()
-        database.connect_params.pop("connection_factory", None)
-    return resp, tally
-
-
 def test_profile_create_with_key_is_one_transaction_in_three_round_trips(api, ctx, hotel):
     _profile(api, hotel, "warm-p", email="warm@example.com")  # compile once
-    resp, tally = _count_round_trips(lambda: _profile(api, hotel, "p-counted"))
+    with wire_tally() as tally:
+        resp = _profile(api, hotel, "p-counted")
     assert resp.status_code == 201, resp.text
     log = "\n---\n".join(tally.log or [])
     # the claim and the references; the profile; audit + outbox + record + COMMIT

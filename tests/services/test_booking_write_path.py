@@ -22,7 +22,6 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from bench.statements import Tally, counting_connection_factory
 from pms import wiring
 from pms.db.database import db, is_postgres
 from pms.db.uow import read_scope
@@ -33,6 +32,7 @@ from pms.models.platform import OutboxEvent
 from pms.schemas.reservations import ReservationIn
 from pms.services import inventory, reservations
 from tests.factories import make_booking_hotel, reservation_body
+from tests.helpers import wire_tally
 
 # Where the booking stands today (it was 18 on a warm calendar, 22 on a cold one): the
 # references with rates and restrictions, the reservation with the nights, then audit + outbox
@@ -53,20 +53,6 @@ def _book(ctx, hotel, **over):
     row, created = reservations.create_reservation(ctx, hotel.prop.id, body)
     assert created
     return row
-
-
-@contextmanager
-def _wire(log: bool = True) -> Iterator[Tally]:
-    """Count what goes over the wire from here on (fresh pooled connections count)."""
-    database = db.obj
-    tally = Tally(log=[] if log else None)
-    database.close_all()
-    database.connect_params["connection_factory"] = counting_connection_factory(tally)
-    try:
-        yield tally
-    finally:
-        database.close_all()
-        database.connect_params.pop("connection_factory", None)
 
 
 @contextmanager
@@ -134,7 +120,7 @@ def test_booking_round_trips(ctx, hotel):
     if not is_postgres():
         pytest.skip("round trips are PostgreSQL's")
     _book(ctx, hotel)  # compile the statements once, as a running process has
-    with _wire() as tally:
+    with wire_tally() as tally:
         _book(ctx, hotel)
     assert tally.round_trips == BOOKING_ROUND_TRIPS, "\n---\n".join(tally.log or [])
 
@@ -145,7 +131,7 @@ def test_first_booking_of_a_night_creates_its_calendar_row_in_one_more_round_tri
     with wiring.installed(calendar_horizon_days=2):  # rows for today and tomorrow only
         cold = make_booking_hotel(ctx, rooms=2, amount="100.00")
     _book(ctx, cold, departure_date=str(cold.today + timedelta(days=1)))  # compile once
-    with _wire() as tally:
+    with wire_tally() as tally:
         _book(ctx, cold, arrival_date=str(cold.today + timedelta(days=5)),
               departure_date=str(cold.today + timedelta(days=7)))
     assert tally.round_trips == BOOKING_ROUND_TRIPS + 1, "\n---\n".join(tally.log or [])
@@ -165,7 +151,7 @@ def test_a_first_booking_inside_the_horizon_sends_no_calendar_insert(ctx, databa
             "departure_date": str(fresh.today + timedelta(days=7))}
     if is_postgres():
         _book(ctx, fresh, departure_date=str(fresh.today + timedelta(days=1)))  # compile once
-        with _wire() as tally:
+        with wire_tally() as tally:
             _book(ctx, fresh, **stay)
         assert tally.round_trips == BOOKING_ROUND_TRIPS, "\n---\n".join(tally.log or [])
         sent = tally.log or []

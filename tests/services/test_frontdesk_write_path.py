@@ -11,16 +11,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 
 import msgspec
 import pytest
 
-from bench.statements import Tally, counting_connection_factory
-from pms.db.database import db, is_postgres
+from pms.db.database import is_postgres
 from pms.db.uow import read_scope
 from pms.models import Folio, FolioCharge, FolioPayment
 from pms.platform.payments import EmbeddedPayments
@@ -41,6 +38,7 @@ from tests.factories import (
     make_room,
     make_room_type,
 )
+from tests.helpers import wire_tally
 
 # Where they stand (issue 10; they were 23 and 41): the locks and the folio's state in one
 # read, the folio's version, the lines + ledger posting + audit + outbox with the COMMIT.
@@ -133,24 +131,11 @@ def test_folio_state_is_refused_to_another_guest_and_another_property(ctx, stay)
             read_state(folio.id, now=ctx.now, property_id=hotel.id, holder_id=uuid.uuid4())
 
 
-@contextmanager
-def _wire() -> Iterator[Tally]:
-    database = db.obj
-    tally = Tally(log=[])
-    database.close_all()
-    database.connect_params["connection_factory"] = counting_connection_factory(tally)
-    try:
-        yield tally
-    finally:
-        database.close_all()
-        database.connect_params.pop("connection_factory", None)
-
-
 def test_a_charge_round_trips_and_its_lines_written_with_the_commit(ctx, stay):
     hotel, res, folio = stay
     if not is_postgres():
         pytest.skip("round trips are counted on PostgreSQL")
-    with _wire() as tally:
+    with wire_tally() as tally:
         out = cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
             transaction_code="FB", amount=Decimal("10.70")))
     assert tally.round_trips == CHARGE_ROUND_TRIPS, "\n---\n".join(tally.log or [])
@@ -166,7 +151,7 @@ def test_a_card_payment_round_trips_between_its_two_transactions(ctx, stay):
     if not is_postgres():
         pytest.skip("round trips are counted on PostgreSQL")
     sandbox = EmbeddedPayments()
-    with _wire() as tally:
+    with wire_tally() as tally:
         out, payment = payments.post_payment(ctx, hotel.id, folio.id, PaymentIn(
             amount=Decimal("30.00"), method="CARD", payment_method_id="pm_card_visa"),
             payments=sandbox)
@@ -196,7 +181,7 @@ def test_a_check_out_round_trips_and_what_it_writes_with_the_commit(ctx, databas
     res = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=1)).isoformat())
     pay_folio(ctx, res, "100.00")
     if is_postgres():
-        with _wire() as tally:
+        with wire_tally() as tally:
             done = checkout.check_out(ctx, hotel.id, res.id)
         assert tally.round_trips == CHECK_OUT_ROUND_TRIPS, "\n---\n".join(tally.log or [])
     else:
@@ -267,7 +252,7 @@ def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
         if is_postgres():
             assert checkin.pick_room(stay, today).id == clean.id
     if is_postgres():
-        with _wire() as tally:
+        with wire_tally() as tally:
             first = checkin.check_in(ctx, hotel.id, guests[0].id, CheckInIn())
         assert tally.round_trips == CHECK_IN_ROUND_TRIPS, "\n---\n".join(tally.log or [])
     else:
