@@ -246,7 +246,10 @@ def test_concurrent_profile_creates_with_one_email_make_one_profile(api, ctx, ho
     from pms.models import Profile
 
     def create(i):  # noqa: ANN001, ANN202
-        return _profile(api, hotel, f"p-race-{i}", email="race@example.com")
+        try:
+            return _profile(api, hotel, f"p-race-{i}", email="race@example.com")
+        finally:
+            db.obj.close()  # this thread's kept connection back to the pool (the thread ends)
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         results = list(pool.map(create, range(6)))
