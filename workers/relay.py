@@ -27,6 +27,7 @@ from pms.db.fields import utcnow
 from pms.services import outbox_ops, relay
 from pms.services.audit_push import push_audit_batch
 from pms.services.relay import Publisher, RelayResult, Subscriber
+from pms.services.relay_core import COUNTERS
 
 log = logging.getLogger("pms.relay")
 
@@ -49,21 +50,15 @@ class RelayTotals:
 
     def add(self, result: RelayResult) -> None:
         self.batches += 1
-        self.claimed += result.claimed
-        self.published += result.published
-        self.failed += result.failed
-        self.parked += result.parked
-        self.dispatched += result.dispatched
-        self.dispatch_failed += result.dispatch_failed
+        for name in COUNTERS:
+            setattr(self, name, getattr(self, name) + getattr(result, name))
         self.published_ids.extend(result.published_ids)
         if result.broker_error:
             self.broker_error = result.broker_error
 
     def as_dict(self) -> dict[str, Any]:
-        return {"batches": self.batches, "claimed": self.claimed, "published": self.published,
-                "failed": self.failed, "parked": self.parked, "dispatched": self.dispatched,
-                "dispatch_failed": self.dispatch_failed, "audit_pushed": self.audit_pushed,
-                "broker_error": self.broker_error}
+        return {"batches": self.batches, **{name: getattr(self, name) for name in COUNTERS},
+                "audit_pushed": self.audit_pushed, "broker_error": self.broker_error}
 
 
 class OutboxRelay:

@@ -47,6 +47,10 @@ class Publisher(Protocol):
 Subscriber = Callable[[dict[str, Any]], None]
 
 
+# The counters of a batch's RelayResult, summed by a relay's totals (workers.relay.RelayTotals).
+COUNTERS = ("claimed", "published", "failed", "parked", "dispatched", "dispatch_failed")
+
+
 @dataclass
 class RelayResult:
     claimed: int = 0
@@ -95,7 +99,7 @@ def update_chosen(model: Any, key: Any, candidates: peewee.ModelSelect,
     return model.update(sets).from_(chosen).where(key == chosen.c.pick).with_cte(chosen)
 
 
-__all__ = ["BASE_BACKOFF_S", "DEFAULT_LEASE_S", "MAX_ATTEMPTS", "MAX_BACKOFF_S",
+__all__ = ["BASE_BACKOFF_S", "COUNTERS", "DEFAULT_LEASE_S", "MAX_ATTEMPTS", "MAX_BACKOFF_S",
            "MAX_DISPATCH_ATTEMPTS", "BrokerUnavailable", "PublishRejected", "Publisher",
            "RelayResult", "Subscriber", "bookkeeping", "compute_backoff", "new_owner",
            "update_chosen"]
