@@ -405,10 +405,32 @@ class Bench:
         return out
 
     def wrk(self, url: str, **kwargs: Any) -> Measurement:
-        """A short warm-up, then the median of `runs` wrk runs."""
+        """A short warm-up, fresh planner statistics (`analyze`), then the median of `runs` wrk
+        runs."""
         if self.warmup > 0:
             self.wrk_once(url, **{**kwargs, "duration": self.warmup})
+        self.analyze()
         return median_measurement([self.wrk_once(url, **kwargs) for _ in range(self.runs)])
+
+    def analyze(self) -> None:
+        """`ANALYZE` the bench database, as `pgbench -i` does for its baseline's tables.
+
+        The bench database starts empty and a scenario's writes grow its tables by thousands of
+        rows a second, faster than autovacuum (one pass a minute) refreshes their statistics.
+        A plan made on the near-empty table stays cached on each connection (the PL/pgSQL
+        functions keep theirs by design) until an ANALYZE invalidates it, and such a plan may
+        scan a tenant's whole index prefix (`env_id = $1`, the key as a filter): the
+        measurement would be of the first minute of a new database, not of a service in
+        production, whose tables autovacuum keeps analyzed."""
+        if self.db is None:
+            return
+        conn = pgdb._admin(self.db.name)
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute("ANALYZE")
+        finally:
+            conn.close()
 
     def paired(self, baseline: Callable[[], Measurement], subject: Callable[[], Measurement],
                runs: int | None = None) -> tuple[Measurement, Measurement, float]:
