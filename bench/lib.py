@@ -417,7 +417,10 @@ class Bench:
 
         The bench database starts empty and a scenario's writes grow its tables by thousands of
         rows a second, faster than autovacuum (one pass a minute) refreshes their statistics.
-        A plan made on the near-empty table stays cached on each connection (the PL/pgSQL
+        This machine's PostgreSQL runs with autovacuum off, so nothing else would. Without it,
+        a new tenant's rows are missing from the statistics (estimated at one row, so an index
+        on `env_id` alone looks cheapest: the floor's `UPDATE ... WHERE id = ANY(...)` read a
+        whole env's calendar that way), and a plan made on a near-empty table stays cached on each connection (the PL/pgSQL
         functions keep theirs by design) until an ANALYZE invalidates it, and such a plan may
         scan a tenant's whole index prefix (`env_id = $1`, the key as a filter): the
         measurement would be of the first minute of a new database, not of a service in

@@ -80,6 +80,7 @@ def run(bench: Bench) -> list[Result]:
     with bench.server(TARGET) as floor:
         for url, hotel in ((app.base_url, ours), (floor.base_url, theirs)):
             book(url, hotel, duration=bench.warmup or 1)
+        bench.analyze()
         bench.log("POST reservation: the service and the floor, alternating ...")
         for _ in range(bench.runs):
             pairs.append((book(app.base_url, ours), book(floor.base_url, theirs)))

@@ -172,6 +172,7 @@ def _sliced(bench: Bench, base_url: str, headers: dict[str, str], method: str,
 
     if warmup:
         once(warmup, bench.warmup or 1)
+    bench.analyze()
     runs = [once(paths, slice_seconds(bench)) for paths in slices]
     for run in runs:
         if run.extra.get("requests", 0) >= len(slices[0]):

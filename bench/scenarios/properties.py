@@ -45,6 +45,7 @@ def run(bench: Bench) -> list[Result]:
     bench.log("GET /v1/properties/{id} (runs alternating with bare Falcon) ...")
     path = f"/v1/properties/{property_id}"
     bench.wrk_once(app.base_url, path=path, headers=headers, duration=bench.warmup or 1)
+    bench.analyze()
     get, ratio = bench.bare_falcon_paired(
         lambda: bench.wrk_once(app.base_url, path=path, headers=headers))
     bench.log("POST /v1/properties/{id}/profiles ...")
