@@ -36,6 +36,33 @@ def test_ensure_by_external_reference(api, prop):
     assert again.json["id"] == first.json["id"]
 
 
+def test_ensure_on_an_unknown_property_is_404_and_writes_nothing(api, prop, ctx):
+    before = counts(ctx)
+    for body in ({"last_name": "Nobody", "email": "nobody@example.com"},
+                 {"last_name": "Nobody", "external_ref": "CRM-404"}):
+        assert_problem(api.post(f"/v1/properties/{uuid.uuid4()}/profiles", body), 404)
+    assert counts(ctx) == before
+    # the same bodies on the real property are new profiles (nothing was left behind)
+    for body in ({"last_name": "Nobody", "email": "nobody@example.com"},
+                 {"last_name": "Nobody", "external_ref": "CRM-404"}):
+        assert api.post(f"/v1/properties/{prop}/profiles", body).status_code == 201
+
+
+def test_ensure_prefers_the_email_then_the_external_reference_and_writes_nothing(api, prop, ctx):
+    by_email = api.post(f"/v1/properties/{prop}/profiles",
+                        {"last_name": "Email", "email": "first@example.com"}).json["id"]
+    by_ref = api.post(f"/v1/properties/{prop}/profiles",
+                      {"last_name": "Ref", "external_ref": "CRM-7"}).json["id"]
+    before = counts(ctx)
+    both = api.post(f"/v1/properties/{prop}/profiles",
+                    {"last_name": "X", "email": "FIRST@example.com", "external_ref": "CRM-7"})
+    assert (both.status_code, both.json["id"]) == (200, by_email)
+    new_email = api.post(f"/v1/properties/{prop}/profiles",
+                         {"last_name": "Y", "email": "new@example.com", "external_ref": "CRM-7"})
+    assert (new_email.status_code, new_email.json["id"]) == (200, by_ref)
+    assert counts(ctx) == before
+
+
 def test_profiles_are_per_env(api, prop):
     body = {"last_name": "Lamarr", "email": "hedy@example.com"}
     api.post(f"/v1/properties/{prop}/profiles", body)
