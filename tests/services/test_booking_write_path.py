@@ -246,3 +246,22 @@ def test_the_booking_functions_match_the_models(ctx, hotel):
         ("p", Property), ("rt", RoomType), ("rp", RatePlan)) for f in model._meta.sorted_fields]
     assert names == [*expected, "stay_rates", "stay_restrictions"]
     assert str(row[0]) == str(hotel.prop.id) and str(row[13]) == str(hotel.room_type.id)
+
+
+def test_every_plan_keeping_function_forces_its_generic_plan(ctx, hotel):
+    """Each `pms_*` function runs its statements on the plan made once per server connection
+    (migration 015): left to the plan cache's own choice, `pms_take_nights` was planned again
+    for every booking. A new function without the setting fails here."""
+    if not is_postgres():
+        pytest.skip("the functions are PostgreSQL's")
+    with read_scope(ctx):
+        rows = db.execute_sql(
+            "SELECT p.proname, coalesce(p.proconfig, '{}') FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = current_schema() AND p.proname LIKE 'pms\\_%%'").fetchall()
+    names = {name for name, _ in rows}
+    assert {"pms_claim_idempotency_key", "pms_take_nights", "pms_booking_refs",
+            "pms_profile_refs"} <= names
+    lacking = sorted(name for name, config in rows
+                     if "plan_cache_mode=force_generic_plan" not in config)
+    assert lacking == [], f"functions without plan_cache_mode=force_generic_plan: {lacking}"
