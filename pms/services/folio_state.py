@@ -5,13 +5,15 @@ code asked for. Rendering (`pms.services.folios.render_state`), balances and the
 nights are computed from it, with lines written in the same unit of work appended in Python,
 so a folio change needs no read after its writes.
 
-PostgreSQL: one compiled statement (`pms.db.statements.Statement`, no query building per
-request; lines come back as JSON arrays, amounts as text). A locked read sends, in the same
-round trip and in the order every folio writer takes them (check-out included), a lock on the
-stay's reservation row, then on the folio row, then reads the state: each statement of the
-string gets its own snapshot (READ COMMITTED), so the lines read after the locks include every
-change committed before they were granted. SQLite: the same state read through peewee (the
-write transaction holds the database lock).
+PostgreSQL: one round trip, the PL/pgSQL function `pms_folio_state` (migration 016; the
+server keeps its plans per connection, where the inline statement was planned again on every
+call), called through compiled statements (`pms.db.statements.Statement`; lines come back as
+JSON arrays, amounts as text). A locked read has the function lock, in the order every folio
+writer takes them (check-out included), the stay's reservation row, then the folio row, then
+read the state: the function is VOLATILE, so each of its statements gets its own snapshot
+(READ COMMITTED), and the lines read after the locks include every change committed before
+they were granted. SQLite: the same state read through peewee (the write transaction holds the
+database lock).
 """
 
 from __future__ import annotations
@@ -124,99 +126,48 @@ def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any
 
 # -- PostgreSQL: one statement ---------------------------------------------------------------------
 
-_STATE_SQL = """
-SELECT f.id, f.created_at, f.updated_at, f.version, f.reservation_id, f.property_id,
-       f.room_number, f.status, f.folio_type, f.currency, f.closed_at,
-       p.timezone, p.business_date,
-       r.status, r.arrival_date, r.departure_date, r.nightly_prices, r.rate_plan_id, r.adults,
-       r.children, r.confirmation_number, r.currency,
-       (SELECT json_agg(json_build_array(c.id, c.category, c.description, c.amount::text,
-                c.currency, c.quantity, c.business_date, c.night, c.kind, c.created_at,
-                c.transaction_code, c.parent_id, c.reversal_of, c.moved_from_folio, c.reason)
-                ORDER BY c.created_at, c.id)::text
-          FROM folio_charge c WHERE c.env_id = %(env)s AND c.folio_id = f.id),
-       (SELECT json_agg(json_build_array(m.id, m.amount::text, m.currency, m.method,
-                m.payment_method_id, m.status, m.created_at, m.kind, m.decline_code,
-                m.pre_authorization_id, m.voucher_code, m.external_id, m.refund_of, m.attempts)
-                ORDER BY m.created_at, m.id)::text
-          FROM folio_payment m WHERE m.env_id = %(env)s AND m.folio_id = f.id),
-       (SELECT array_agg(n.night) FROM folio_charge n
-         WHERE n.env_id = %(env)s AND n.reservation_id = f.reservation_id
-           AND n.kind = 'room' AND n.night IS NOT NULL),
-       (SELECT json_build_array(t.code, t.tax_rules)::text FROM transaction_code t
-         WHERE t.env_id = %(env)s AND t.property_id = f.property_id AND t.category = 'room'
-           AND t.active ORDER BY t.code = 'ROOM' DESC, t.code LIMIT 1),
-       (SELECT json_agg(json_build_array(k.code, k.name, k.price::text, k.calculation,
-                k.category) ORDER BY u.ord)::text
-          FROM rate_plan rp
-          CROSS JOIN LATERAL json_array_elements_text(rp.package_codes::json)
-               WITH ORDINALITY AS u(code, ord)
-          JOIN package k ON k.env_id = %(env)s AND k.property_id = rp.property_id
-                        AND k.code = u.code
-         WHERE rp.env_id = %(env)s AND rp.id = r.rate_plan_id),
-{code}{others}  FROM folio f
-  JOIN reservation r ON r.env_id = %(env)s AND r.id = f.reservation_id
-  JOIN property p ON p.env_id = %(env)s AND p.id = f.property_id
- WHERE f.env_id = %(env)s AND f.id = %(folio)s
-   AND (%(prop)s::uuid IS NULL OR f.property_id = %(prop)s::uuid)
-   AND (%(holder)s::uuid IS NULL OR r.guest_profile_id = %(holder)s::uuid)"""
-
-# the charge's transaction code and the stay's other OPEN folios, only in the statements that
-# need them (PERF: each subquery costs planning time on every call; NULL in the others)
-_CODE = """       (SELECT json_build_array(t.code, t.name, t.category, t.tax_rules, t.ledger_account)::text
-          FROM transaction_code t
-         WHERE t.env_id = %(env)s AND t.property_id = f.property_id AND t.code = %(code)s
-           AND t.active LIMIT 1),
-"""
-_OTHERS = """       (SELECT json_agg(json_build_array(o.id, o.currency, o.property_id,
-                (SELECT COALESCE(SUM(oc.amount), 0) FROM folio_charge oc
-                  WHERE oc.env_id = %(env)s AND oc.folio_id = o.id)::text,
-                (SELECT COALESCE(SUM(op.amount), 0) FROM folio_payment op
-                  WHERE op.env_id = %(env)s AND op.folio_id = o.id
-                    AND op.status = 'CAPTURED')::text) ORDER BY o.id)::text
-          FROM folio o
-         WHERE o.env_id = %(env)s AND o.reservation_id = f.reservation_id
-           AND o.id <> f.id AND o.status = 'OPEN')
-"""
+# The state read is the PL/pgSQL function `pms_folio_state` (migration 016, where its SQL is):
+# PostgreSQL planned the inline statement on every call for longer than it ran it (issue 10), and
+# a function's plans are kept by the server per connection (PgBouncer-safe, unlike PREPARE).
+# Arguments: env, folio, property and holder filters (NULL: none), lock (the stay's reservation
+# row, then the folio row, FOR UPDATE, then the read, whose snapshot is taken after the locks are
+# granted), the transaction code to read (NULL: none) and the stay's other OPEN folios (bool).
+_STATE_CALL = ("SELECT * FROM pms_folio_state(%(env)s, {folio}, %(prop)s, %(holder)s, {lock},"
+               " {code}, {others})")
 
 
-def _state_sql(*, code: bool = False, others: bool = False) -> str:
-    return _STATE_SQL.format(code=_CODE if code else "       NULL::text,\n",
-                             others=_OTHERS if others else "       NULL::text\n")
+def _state_call(*, folio: str = "%(folio)s", lock: bool = False, code: bool = False,
+                others: bool = False) -> str:
+    return _STATE_CALL.format(folio=folio, lock="true" if lock else "false",
+                              code="%(code)s" if code else "NULL",
+                              others="true" if others else "false")
 
 
-# the locks every folio writer takes, in order: the stay's reservation row, then the folio row
-_LOCKS_SQL = """
-SELECT 1 FROM reservation r
- WHERE r.env_id = %(env)s AND r.id = (SELECT f.reservation_id FROM folio f
-                                      WHERE f.env_id = %(env)s AND f.id = %(folio)s)
-   FOR UPDATE;
-SELECT 1 FROM folio f WHERE f.env_id = %(env)s AND f.id = %(folio)s FOR UPDATE;"""
-
-STATE = Statement.text("folios.state", postgres=_state_sql())
-CODE_STATE = Statement.text("folios.state_code", postgres=_state_sql(code=True))
-LOCKED_STATE = Statement.text("folios.state_locked", postgres=_LOCKS_SQL + _state_sql())
+STATE = Statement.text("folios.state", postgres=_state_call())
+CODE_STATE = Statement.text("folios.state_code", postgres=_state_call(code=True))
+LOCKED_STATE = Statement.text("folios.state_locked", postgres=_state_call(lock=True))
 LOCKED_CODE_STATE = Statement.text("folios.state_code_locked",
-                                   postgres=_LOCKS_SQL + _state_sql(code=True))
+                                   postgres=_state_call(lock=True, code=True))
 # check-out: the stay's guest folio (the OPEN one, else the latest), then its other OPEN folios
 # (split billing) in id order, locked after the reservation the caller holds
 _GUEST = """(SELECT g.id FROM folio g WHERE g.env_id = %(env)s AND g.reservation_id = %(stay)s
                AND g.folio_type = 'GUEST' ORDER BY g.status = 'OPEN' DESC, g.created_at DESC
              LIMIT 1)"""
-GUEST_STATE = Statement.text("folios.guest_state", postgres=_state_sql(others=True).replace(
-    "f.id = %(folio)s", f"f.id = {_GUEST}"))
+GUEST_STATE = Statement.text("folios.guest_state", postgres=_state_call(folio=_GUEST,
+                                                                        others=True))
 GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=(
     f"SELECT 1 FROM folio WHERE env_id = %(env)s AND id = {_GUEST} FOR UPDATE;"
     "SELECT 1 FROM folio WHERE env_id = %(env)s AND reservation_id = %(stay)s"
     f" AND status = 'OPEN' AND id <> {_GUEST} ORDER BY id FOR UPDATE;"
-    + _state_sql(others=True).replace("f.id = %(folio)s", f"f.id = {_GUEST}")))
+    + _state_call(folio=_GUEST, others=True)))
 CLOSE_FOLIO = Statement.text("folios.close", postgres=(
     "UPDATE folio SET status = %(status)s, closed_at = %(at)s, updated_at = %(at)s"
     " WHERE env_id = %(env)s AND id = %(id)s"))
-# a payment's outcome: its row first (the order the payment flow has always locked in)
+# a payment's outcome: its row first (the order the payment flow has always locked in), then the
+# function's locks (the stay's, the folio's) and read
 PAYMENT_LOCKED_STATE = Statement.text("folios.state_payment_locked", postgres=(
     "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
-    + _LOCKS_SQL + _state_sql()))
+    + _state_call(lock=True)))
 
 _decode = msgspec.json.Decoder().decode
 
@@ -252,9 +203,9 @@ def _payment(a: list[Any]) -> Row:
 def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
     from pms.models import Folio
 
-    (fid, created, updated, version, res_id, prop_id, room_number, status, folio_type, currency,
-     closed_at, timezone, bdate, r_status, arrival, departure, prices, plan_id, adults, children,
-     confirmation, r_currency, charges, payments, nights, room_code, packages, code,
+    (fid, created, updated, _env, version, res_id, prop_id, room_number, status, folio_type,
+     currency, closed_at, timezone, bdate, r_status, arrival, departure, prices, plan_id, adults,
+     children, confirmation, r_currency, charges, payments, nights, room_code, packages, code,
      others) = row
     folio = Folio(id=_uuid(fid), created_at=created, updated_at=updated, version=version,
                   reservation=_uuid(res_id), property=_uuid(prop_id), room_number=room_number,

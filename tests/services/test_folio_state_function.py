@@ -1,0 +1,170 @@
+"""`pms_folio_state` (migration 016), the folio state read of pms.services.folio_state on
+PostgreSQL:
+
+- `matches_the_tables`: its result columns, pinned to the folio's columns as the model lists
+  them and to the property and reservation columns it returns (names and types), so a change to
+  one of those tables fails here until a migration replaces the function.
+- `a_locked_read_waits_...`: a locked read takes the stay's reservation row, then waits for a
+  concurrent holder of the folio row's lock, and once that holder commits reads the line it
+  wrote (the function is VOLATILE: its read takes a snapshot after the locks are granted).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from decimal import Decimal
+
+import msgspec
+import psycopg2
+import pytest
+
+from pms.db.database import db, is_postgres
+from pms.db.uow import read_scope, unit_of_work
+from pms.models import Folio, FolioCharge
+from pms.schemas.cashiering import ExtraFolioIn
+from pms.services import cashiering
+from pms.services.folio_state import read_state
+from tests import pg
+from tests.factories import make_fb_stay
+
+pytestmark = [pytest.mark.postgres]
+
+_STATE_COLUMNS = ["state_charges", "state_payments", "state_posted_nights", "state_room_code",
+                  "state_packages", "state_code", "state_others"]
+_PROPERTY = ["timezone", "business_date"]
+_RESERVATION = ["status", "arrival_date", "departure_date", "nightly_prices", "rate_plan_id",
+                "adults", "children", "confirmation_number", "currency"]
+
+
+def _column_types(table: str) -> dict[str, int]:
+    rows = db.execute_sql(
+        "SELECT a.attname, a.atttypid FROM pg_attribute a WHERE a.attrelid = %s::regclass"
+        " AND a.attnum > 0 AND NOT a.attisdropped", (table,)).fetchall()
+    return dict(rows)
+
+
+def test_the_folio_state_function_matches_the_tables(ctx, pg_db):
+    hotel, res, folio = make_fb_stay(ctx)
+    with read_scope(ctx):
+        cursor = db.execute_sql(
+            "SELECT * FROM pms_folio_state(%s, %s, NULL, NULL, false, 'FB', true)",
+            (ctx.env_id.hex, folio.id.hex))
+        described = [(c.name, c.type_code) for c in cursor.description]
+        row = cursor.fetchone()
+        tables = {"f": _column_types("folio"), "p": _column_types("property"),
+                  "r": _column_types("reservation")}
+    names = [name for name, _ in described]
+    assert names == [*(f"f_{f.column_name}" for f in Folio._meta.sorted_fields),
+                     *(f"p_{c}" for c in _PROPERTY), *(f"r_{c}" for c in _RESERVATION),
+                     *_STATE_COLUMNS]
+    wrong = [(name, type_code) for name, type_code in described if name[:2] in ("f_", "p_", "r_")
+             and tables[name[0]][name[2:]] != type_code]
+    assert wrong == [], f"columns whose type is not the table's: {wrong}"
+    assert [str(v) for v in row[:1] + row[5:7]] == [str(folio.id), str(res.id), str(hotel.id)]
+    assert row[names.index("state_code")] is not None  # the FB code, asked for
+    assert row[names.index("state_others")] is None  # no other OPEN folio
+
+
+def test_the_folio_state_function_leaves_out_what_is_not_asked(ctx, pg_db):
+    hotel, res, folio = make_fb_stay(ctx)
+    extra = cashiering.open_extra_folio(ctx, hotel.id, res.id, ExtraFolioIn())
+    call = ("SELECT state_code, state_others FROM pms_folio_state(%s, %s, %s, NULL, false, %s, %s)")
+    with read_scope(ctx):
+        asked = db.execute_sql(call, (ctx.env_id.hex, folio.id.hex, hotel.id.hex, "FB", True))
+        asked = asked.fetchone()
+        plain = db.execute_sql(call, (ctx.env_id.hex, folio.id.hex, hotel.id.hex, None, False))
+        plain = plain.fetchone()
+        elsewhere = db.execute_sql(call, (ctx.env_id.hex, folio.id.hex, uuid.uuid4().hex, None,
+                                          False)).fetchall()
+    code, others = asked
+    assert msgspec.json.decode(code)[0] == "FB"
+    assert [o[0] for o in msgspec.json.decode(others)] == [str(extra.id)]
+    assert plain == (None, None)
+    assert elsewhere == []  # another property's filter finds no folio
+
+
+def _holds_reservation_lock(reservation_id: uuid.UUID) -> bool:
+    """Whether some other transaction holds the reservation row's lock (asked NOWAIT from an
+    admin connection, which row-level security does not hide the row from)."""
+    name = db.execute_sql("SELECT current_database()").fetchone()[0]
+    conn = psycopg2.connect(pg.admin_url().rsplit("/", 1)[0] + "/" + name)
+    try:
+        with conn.cursor() as cur:
+            try:
+                cur.execute("SELECT 1 FROM reservation WHERE id = %s FOR UPDATE NOWAIT",
+                            (str(reservation_id),))
+            except psycopg2.errors.LockNotAvailable:
+                return True
+            assert cur.fetchone() == (1,), "no such reservation"
+            return False
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def _waiting_on_a_lock(pid: int) -> bool:
+    conn = psycopg2.connect(pg.admin_url())
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,))
+            found = cur.fetchone()
+            return found is not None and found[0] == "Lock"
+    finally:
+        conn.close()
+
+
+def test_a_locked_read_waits_for_the_folios_lock_holder_and_sees_its_line(ctx, pg_db):
+    if not is_postgres():
+        pytest.skip("the function is PostgreSQL's")
+    hotel, res, folio = make_fb_stay(ctx)
+    with read_scope(ctx):
+        before = [c.id for c in read_state(folio.id, now=ctx.now).charges]
+    holding, release = threading.Event(), threading.Event()
+    line_id = uuid.uuid4()
+    out: dict = {}
+
+    def holder():
+        try:
+            with unit_of_work(ctx):
+                db.execute_sql("SELECT 1 FROM folio WHERE env_id = %s AND id = %s FOR UPDATE",
+                               (ctx.env_id.hex, folio.id.hex))
+                FolioCharge.create(
+                    id=line_id, folio=folio.id, reservation=res.id, category="F&B",
+                    description="Late dinner", amount=Decimal("12.50"), currency=folio.currency,
+                    business_date=hotel.today, kind="charge")
+                holding.set()
+                release.wait(30)
+        finally:
+            holding.set()
+            db.close()
+
+    def reader():
+        try:
+            with unit_of_work(ctx):
+                out["pid"] = pg.backend_pid(db)
+                out["state"] = read_state(folio.id, now=ctx.now, property_id=hotel.id,
+                                          lock=True)
+                out["done"] = time.monotonic()
+        finally:
+            db.close()
+
+    first = threading.Thread(target=holder)
+    first.start()
+    assert holding.wait(30)
+    second = threading.Thread(target=reader)
+    second.start()
+    deadline = time.monotonic() + 20
+    while not ("pid" in out and _waiting_on_a_lock(out["pid"])) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "state" not in out and _waiting_on_a_lock(out["pid"])  # the reader waits
+    assert _holds_reservation_lock(res.id)  # the reservation's lock first, held while waiting
+    committed = time.monotonic()
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert out["done"] >= committed
+    charges = out["state"].charges
+    assert [c.id for c in charges] == [*before, line_id]
+    assert charges[-1].amount == Decimal("12.50") and charges[-1].description == "Late dinner"
