@@ -130,7 +130,21 @@ class _WritePlans:
                               for field, default in meta.defaults.items())
         self.sorted_names = tuple(f.name for f in meta.sorted_fields)
         self.columns = {f.name: _column_plan(f) for f in meta.sorted_fields}
+        # a model whose rows are inserted through a PL/pgSQL function (`_insert_function`,
+        # migration 017: every column, in the fields' order; a missing value is NULL)
+        self.function: str | None = getattr(model, "_insert_function", None)
         self._plans: dict[Any, Any] = {}
+
+    def fill(self, data: dict[str, Any]) -> None:
+        """A new row's values as peewee's INSERT fills them (the defaults); for a row inserted
+        through a function, every column (one not given is NULL)."""
+        for name, default, call in self.defaults:
+            if name not in data:
+                data[name] = default() if call else default
+        if self.function is not None:
+            for name in self.sorted_names:
+                if name not in data:
+                    data[name] = None
 
     def plan(self, inserting: bool, scoped: bool, data: dict[str, Any]) -> Any:
         """(SQL text, names, column plans) for a row holding `data`'s columns; None for an
@@ -144,6 +158,9 @@ class _WritePlans:
                           if n in data and (inserting or n != self.pk_name))
             if not names:
                 plan = None
+            elif inserting and self.function is not None and names == self.sorted_names:
+                sql = f"SELECT {self.function}({', '.join(['%s'] * len(names))})"
+                plan = (sql, names, tuple(self.columns[n] for n in names))
             else:
                 sql_key = (self.model, inserting, scoped, names)
                 sql = _SAVE_SQL.get(sql_key)
@@ -356,9 +373,7 @@ class TenantModel(BaseModel):
             return None
         inserting = force_insert
         if inserting:
-            for name, default, call in plans.defaults:  # as peewee's INSERT fills them
-                if name not in data:
-                    data[name] = default() if call else default
+            plans.fill(data)
         scoped = not is_unscoped()
         plan = plans.plan(inserting, scoped, data)
         if plan is None:

@@ -29,6 +29,11 @@ class OutboxEvent(TenantModel):
     cursor: dispatched_at (done), dispatch_next_at (due; NULL with dispatched_at NULL = parked).
     """
 
+    # PostgreSQL: inserted through `pms_write_outbox_event` (migration 017), whose INSERT plan
+    # the server keeps per connection (PERF, issue 10); a new column needs a migration that
+    # replaces the function
+    _insert_function = "pms_write_outbox_event"
+
     type = peewee.CharField(max_length=120)
     source = peewee.CharField(max_length=60, default="hotel-pms")
     subject = peewee.CharField(max_length=64)
@@ -69,6 +74,11 @@ class OutboxEvent(TenantModel):
 class AuditEntry(TenantModel):
     """Append-only journal: who did what to which row, before and after, in which request."""
 
+    # PostgreSQL: inserted through `pms_write_audit_entry` (migration 017), whose INSERT plan
+    # the server keeps per connection (PERF, issue 10); a new column needs a migration that
+    # replaces the function
+    _insert_function = "pms_write_audit_entry"
+
     action = peewee.CharField(max_length=120)
     target_type = peewee.CharField(max_length=60)
     target_id = peewee.CharField(max_length=64)
@@ -91,6 +101,11 @@ class AuditEntry(TenantModel):
 
 class IdempotencyRecord(TenantModel):
     """A POST's Idempotency-Key: its request fingerprint and, once done, its response."""
+
+    # PostgreSQL: inserted through `pms_write_idempotency_record` (migration 017), whose INSERT plan
+    # the server keeps per connection (PERF, issue 10); a new column needs a migration that
+    # replaces the function
+    _insert_function = "pms_write_idempotency_record"
 
     key = peewee.CharField(max_length=255)
     fingerprint = peewee.CharField(max_length=128)

@@ -265,3 +265,44 @@ def test_every_plan_keeping_function_forces_its_generic_plan(ctx, hotel):
     lacking = sorted(name for name, config in rows
                      if "plan_cache_mode=force_generic_plan" not in config)
     assert lacking == [], f"functions without plan_cache_mode=force_generic_plan: {lacking}"
+
+
+@pytest.mark.parametrize("model_name", ["AuditEntry", "OutboxEvent", "IdempotencyRecord"])
+def test_the_journal_write_functions_take_every_column_of_their_model(ctx, hotel, model_name):
+    """The audit, outbox and Idempotency-Key rows are inserted through PL/pgSQL functions
+    (migration 017) whose parameters are the table's columns in the model's field order: a
+    column added to the model fails here until a migration replaces the function."""
+    if not is_postgres():
+        pytest.skip("the functions are PostgreSQL's")
+    from pms.models import platform
+
+    model = getattr(platform, model_name)
+    function = model._insert_function
+    with read_scope(ctx):
+        row = db.execute_sql(
+            "SELECT p.proargnames, p.proconfig FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE n.nspname = current_schema() AND p.proname = %s",
+            (function,)).fetchone()
+    assert row is not None, f"{function} is missing"
+    names, config = row
+    assert names == [f"p_{f.column_name}" for f in model._meta.sorted_fields]
+    assert "plan_cache_mode=force_generic_plan" in config
+
+
+def test_journal_rows_written_through_the_functions_read_back_whole(ctx, hotel):
+    """A booking's audit, outbox and reservation rows, written with the COMMIT (the journal rows
+    through their functions on PostgreSQL), read back with the values the service gave them."""
+    from pms.models import AuditEntry
+
+    row, created = reservations.create_reservation(
+        ctx, hotel.prop.id, msgspec.convert(reservation_body(hotel), ReservationIn))
+    assert created
+    with read_scope(ctx):
+        event = OutboxEvent.get(OutboxEvent.subject == str(row.id))
+        audit = AuditEntry.get(AuditEntry.target_id == str(row.id))
+    assert (event.type, event.aggregate_version, event.data["confirmation_number"]) == (
+        "hotel:pms:reservation:created", 1, row.confirmation_number)
+    assert event.published_at is None and event.attempts == 0 and event.lease_owner is None
+    assert (audit.action, audit.after["id"], audit.before) == ("reservation.created", str(row.id),
+                                                             None)
+    assert audit.actor_sub == ctx.sub and audit.request_id == ctx.request_id
