@@ -15,14 +15,19 @@ $(STAMP): setup.cfg pyproject.toml
 run: $(STAMP)   ## serve on :8000 (SQLite + StubBroker + sandboxes); prints a token and a curl line
 	$(BIN)/pms-cli serve
 
+# pytest-xdist: TEST_WORKERS processes (each with its own databases; see tests/conftest.py), the
+# tests that start process trees kept on one of them (--dist loadgroup). TEST_WORKERS=0: serial.
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+
 test: $(STAMP)  ## the whole suite (PostgreSQL and RabbitMQ tests skip locally if the servers are down)
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q --durations=25 $(XDIST)
 
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -m "not slow" $(XDIST)
 
 test-pgbouncer: $(STAMP) ## the API tests again, the app's database reached through PgBouncer (transaction mode)
-	PMS_TEST_VIA_PGBOUNCER=1 $(BIN)/pytest -q -m postgres tests/api
+	PMS_TEST_VIA_PGBOUNCER=1 $(BIN)/pytest -q -m postgres tests/api $(XDIST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check pms workers cli tests bench

@@ -38,6 +38,48 @@ def need_server(ok: bool, what: str, why: str) -> None:
     pytest.skip(f"{what} unavailable ({why}); start it to run these tests")
 
 
+# -- parallel runs (`make test`: pytest-xdist, `-n 2 --dist loadgroup`) ----------------------------
+#
+# Every worker process has its own session fixtures: its own PostgreSQL database and roles, SQLite
+# file, key directory and (under PMS_TEST_VIA_PGBOUNCER) PgBouncer; ports, exchanges, vhosts and
+# /dev/shm files are unique per process. The modules that start whole process trees (gunicorn
+# instances, the Procfile's worker and relay, HAProxy) form one scheduling unit, so they run one
+# after another on a single worker while the light tests fill the other: two such trees at once on
+# two cores would only slow each other down and stretch their deadlines. Being the largest unit,
+# it is handed out first.
+#
+# The unit is made by the scheduler from the node ids (xdist's own `xdist_group` mark renames
+# items' node ids, which pytest 9 no longer lets it do, so the mark alone groups nothing).
+
+PROCESS_TREES = "process-trees"
+_PROCESS_TREE_PATHS = (
+    "tests/e2e/",                          # the Procfile's worker + relay, RabbitMQ vhost
+    "tests/concurrency/",                  # gunicorn x4 (session server) + control servers
+    "tests/ops/test_rolling_deploy.py",    # two gunicorns behind HAProxy (+ PgBouncer)
+    "tests/ops/test_gunicorn.py",          # gunicorn drain timing
+    "tests/ops/test_hostile_http.py",      # a gunicorn per test
+    "tests/cli/test_serve.py",             # `pms-cli serve` under gunicorn
+)
+
+
+def scheduling_unit(nodeid: str) -> str | None:
+    """The shared unit of a node id that must not run beside its kind, else None."""
+    return PROCESS_TREES if nodeid.startswith(_PROCESS_TREE_PATHS) else None
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent from serial runs
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ProcessTreeScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scheduling_unit(nodeid) or super()._split_scope(nodeid)
+
+    return ProcessTreeScheduling(config, log)
+
+
 # -- keys and settings ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")

@@ -46,8 +46,15 @@ class Server:
         return {"Authorization": f"Bearer {token}", "X-Platform-Env-Id": str(env_id), **extra}
 
     def stop(self) -> None:
+        """Teardown: a graceful stop without the drain, as tests/ops/conftest.py's `Gunicorn.stop`
+        (a second SIGTERM skips the PMS_DRAIN_SECONDS wait; no test here exercises the drain,
+        and these servers are stopped only once their requests have been answered)."""
         if self.proc.poll() is None:
             self.proc.terminate()
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
