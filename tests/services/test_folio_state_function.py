@@ -85,13 +85,20 @@ def test_the_folio_state_function_leaves_out_what_is_not_asked(ctx, pg_db):
     assert elsewhere == []  # another property's filter finds no folio
 
 
-def _holds_reservation_lock(reservation_id: uuid.UUID) -> bool:
-    """Whether some other transaction holds the reservation row's lock (asked NOWAIT from an
-    admin connection, which row-level security does not hide the row from)."""
-    name = db.execute_sql("SELECT current_database()").fetchone()[0]
-    conn = psycopg2.connect(pg.admin_url().rsplit("/", 1)[0] + "/" + name)
+def _service_connection():
+    """A connection of the service role (the one the app uses), outside the app's pool: as the
+    same role, it sees the reader's backend in pg_stat_activity whatever the admin role is."""
+    database = db.obj
+    return psycopg2.connect(database=database.database, **database.connect_params)
+
+
+def _holds_reservation_lock(env_id: uuid.UUID, reservation_id: uuid.UUID) -> bool:
+    """Whether some other transaction holds the reservation row's lock (asked NOWAIT in the
+    row's env, under row-level security as the service sees it)."""
+    conn = _service_connection()
     try:
         with conn.cursor() as cur:
+            cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env_id),))
             try:
                 cur.execute("SELECT 1 FROM reservation WHERE id = %s FOR UPDATE NOWAIT",
                             (str(reservation_id),))
@@ -105,13 +112,14 @@ def _holds_reservation_lock(reservation_id: uuid.UUID) -> bool:
 
 
 def _waiting_on_a_lock(pid: int) -> bool:
-    conn = psycopg2.connect(pg.admin_url())
+    conn = _service_connection()
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,))
             found = cur.fetchone()
             return found is not None and found[0] == "Lock"
     finally:
+        conn.rollback()
         conn.close()
 
 
@@ -152,18 +160,23 @@ def test_a_locked_read_waits_for_the_folios_lock_holder_and_sees_its_line(ctx, p
 
     first = threading.Thread(target=holder)
     first.start()
-    assert holding.wait(30)
     second = threading.Thread(target=reader)
-    second.start()
-    deadline = time.monotonic() + 20
-    while not ("pid" in out and _waiting_on_a_lock(out["pid"])) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert "state" not in out and _waiting_on_a_lock(out["pid"])  # the reader waits
-    assert _holds_reservation_lock(res.id)  # the reservation's lock first, held while waiting
-    committed = time.monotonic()
-    release.set()
-    first.join(30)
-    second.join(30)
+    try:
+        assert holding.wait(30)
+        second.start()
+        deadline = time.monotonic() + 20
+        while not ("pid" in out and _waiting_on_a_lock(out["pid"])) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert "state" not in out and _waiting_on_a_lock(out["pid"])  # the reader waits
+        # the reservation's lock first, held while waiting
+        assert _holds_reservation_lock(ctx.env_id, res.id)
+        committed = time.monotonic()
+    finally:  # a failure above must not leave the holder's transaction open for 30 s
+        release.set()
+        first.join(30)
+        if second.is_alive() or second.ident is not None:
+            second.join(30)
     assert out["done"] >= committed
     charges = out["state"].charges
     assert [c.id for c in charges] == [*before, line_id]
