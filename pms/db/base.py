@@ -355,6 +355,30 @@ class TenantModel(BaseModel):
         self._written(True, names, None)
         return sql, values
 
+    def update_statement(self, only: tuple[str, ...] | None = None
+                         ) -> tuple[str, list[Any]] | None:
+        """This existing row's UPDATE as (SQL text, values) without running it, as `save()`
+        would write it (every column, `updated_at` stamped), or only the columns named in
+        `only` (the primary key is never written): for writes sent together with others (the
+        unit of work's batch, `UnitOfWork.save_with_commit`). PostgreSQL only; None when it
+        cannot be compiled so (the caller then saves the row by `save()`)."""
+        if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
+            return None
+        if self.env_id is None:
+            self.env_id = require_env()
+        elif not is_unscoped() and self.env_id != require_env():
+            raise PermissionError("refusing to write a row of another env")
+        if only is None:
+            self.updated_at = utcnow()
+            compiled = self._compiled_write(False)
+        else:
+            compiled = self._compiled_write(False, only=only)
+        if compiled is None:
+            return None
+        sql, values, names = compiled
+        self._dirty -= set(names)
+        return sql, values
+
     def _written(self, inserting: bool, names: tuple[str, ...], cursor: Any) -> int:
         self._dirty -= set(names)
         if inserting:
@@ -362,15 +386,18 @@ class TenantModel(BaseModel):
             return 1
         return cursor.rowcount
 
-    def _compiled_write(self, force_insert: bool) -> tuple[str, list[Any], tuple[str, ...]] | None:
+    def _compiled_write(self, force_insert: bool, *, only: tuple[str, ...] | None = None
+                        ) -> tuple[str, list[Any], tuple[str, ...]] | None:
         cls = type(self)
         data = self.__data__
         plans = _WRITE_PLANS.get(cls)
         if plans is None:
             plans = _WRITE_PLANS[cls] = _WritePlans(cls)
         pk_value = data.get(plans.pk_name)
-        if pk_value is None or self.__rel__:  # (related objects: peewee's save handles them)
-            return None
+        if only is not None:  # an UPDATE of these columns (and the key that finds the row)
+            data = {name: data.get(name) for name in (plans.pk_name, *only)}
+        if pk_value is None or (self.__rel__ and not self._relations_stored()):
+            return None  # (related objects without their key in the row: peewee's save)
         inserting = force_insert
         if inserting:
             plans.fill(data)
@@ -397,6 +424,14 @@ class TenantModel(BaseModel):
                 values.append(plans.env_db_value(require_env()))
             values.append(plans.pk_db_value(pk_value))
         return sql, values, names
+
+    def _relations_stored(self) -> bool:
+        """Whether every related object this row holds (`row.room = room`) is stored in the
+        row as its key already, so that the columns alone say everything peewee's save would
+        write (it fills a missing key from a related object saved since)."""
+        data = self.__data__
+        return all(data.get(name) is not None and data.get(name) == getattr(obj, "id", None)
+                   for name, obj in self.__rel__.items())
 
     @classmethod
     def _compile_save(cls, inserting: bool, scoped: bool, names: tuple[str, ...]) -> str:

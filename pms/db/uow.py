@@ -22,7 +22,7 @@ from typing import Any
 from pms import wiring
 from pms.context import Ctx
 from pms.db.base import AggregateModel, BaseModel, TenantModel
-from pms.db.database import db, read_statements, write_begin_args
+from pms.db.database import db, is_postgres, read_statements, write_begin_args
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, OutboxEvent, outbox_partition
 
@@ -39,8 +39,11 @@ class UnitOfWork:
         self.audits: list[AuditEntry] = []
         self._after_commit: list[Callable[[], None]] = []
         self._born: set[Any] = set()
-        # PostgreSQL: the outbox and audit INSERTs, sent together with the COMMIT (flush)
-        self._batch: list[tuple[str, list[Any]]] = []
+        self._locked: set[Any] = set()
+        # PostgreSQL: the outbox and audit INSERTs, sent together with the COMMIT (flush); an
+        # entry that is a row is its UPDATE, compiled when the batch is taken (save_with_commit)
+        self._batch: list[tuple[str, list[Any]] | TenantModel] = []
+        self._saving: dict[Any, bool] = {}  # rows in the batch: key -> every column (or version)
 
     def born(self, row: AggregateModel) -> AggregateModel:
         """Declare `row` created in this unit of work at version 1 (set before its INSERT): its
@@ -51,6 +54,44 @@ class UnitOfWork:
             raise RuntimeError(f"{type(row).__name__} {row.id} is not at version 1")
         self._born.add((type(row), row.id))
         return row
+
+    def locked(self, row: AggregateModel) -> AggregateModel:
+        """Declare `row` read FOR UPDATE in this unit of work: the version it was read with is
+        current and stays so until the commit. Its next event then takes version + 1 with no
+        statement of its own (PostgreSQL; PERF: the `version + 1 ... RETURNING` UPDATE was a
+        round trip per change), the new version being written by the row's UPDATE in the
+        batch sent with the COMMIT (`save_with_commit`; the version alone when the use case
+        saved the row otherwise). Only for a row really locked: a row read without its lock
+        (the TEST-ONLY unlocked control runs) must not be declared. Returns `row`."""
+        self._locked.add((type(row), row.id))
+        return row
+
+    def save_with_commit(self, row: TenantModel) -> None:
+        """`row.save()` for an existing row that nothing later in the use case reads back from
+        the database: its UPDATE (every column, as `save()` writes them) is made when the
+        unit of work ends, so what changes on the row after this call (its version, by an
+        event) is written too. On PostgreSQL it goes in the batch sent with the COMMIT, in the
+        place of the first call; elsewhere the row is saved then, before the commit."""
+        key = (type(row), row.id)
+        queued = self._saving.get(key)
+        if queued is None:
+            self._batch.append(row)
+        self._saving[key] = True
+
+    def _save_version_with_commit(self, row: AggregateModel) -> None:
+        key = (type(row), row.id)
+        if key not in self._saving:
+            self._batch.append(row)
+            self._saving[key] = False
+
+    def _row_update(self, row: TenantModel) -> tuple[str, list[Any]] | None:
+        """A row's queued UPDATE, compiled now (every column, or its version alone); a row
+        that cannot be compiled so is saved by peewee at once (None)."""
+        every = self._saving.pop((type(row), row.id), True)
+        statement = row.update_statement(None if every else ("version",))
+        if statement is None:
+            row.save()
+        return statement
 
     def emit(self, type_: str, subject: AggregateModel, data: dict[str, Any], *,
              property_id: uuid.UUID | None = None) -> OutboxEvent:
@@ -63,6 +104,10 @@ class UnitOfWork:
             # inserted at version 1 in this unit of work (born): its first change needs no bump
             self._born.discard((model, subject.id))
             version = 1
+        elif (model, subject.id) in self._locked and is_postgres():
+            # locked in this unit of work: the version read is current; written with the COMMIT
+            version = subject.version = subject.version + 1
+            self._save_version_with_commit(subject)
         else:
             # One statement: bump and read back (RETURNING works on PostgreSQL and SQLite).
             bumped = (model.update(version=model.version + 1).where(model.id == subject.id)
@@ -114,7 +159,16 @@ class UnitOfWork:
 
     def take_batch(self) -> list[tuple[str, list[Any]]]:
         batch, self._batch = self._batch, []
-        return batch
+        out = []
+        for entry in batch:
+            if isinstance(entry, TenantModel):
+                statement = self._row_update(entry)
+                if statement is not None:
+                    out.append(statement)
+            else:
+                out.append(entry)
+        self._saving.clear()
+        return out
 
     def flush(self, *, commit: bool) -> None:
         """Send the batched INSERTs (with the COMMIT when `commit`: the transaction's last

@@ -51,7 +51,7 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             another stay; or no free room of the type is left.
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        row, today = lock_stay(ctx, property_id, reservation_id)
+        row, today = lock_stay(ctx, property_id, reservation_id, uow)
         status = RESERVATION_MACHINE.transition(row.status, "check_in")
         before = to_data(s.reservation_out(row))
         if row.arrival_date > today:
@@ -83,8 +83,8 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         row.status = status.value
         row.checked_in_at = ctx.now
         row.checked_in_business_date = today
-        row.save()
-        row.room = room  # (after the save: the answer reads its number without a query)
+        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        row.room = room  # (the answer reads its number without a query)
         record(uow, row, "checked_in", before=before)
     return row
 

@@ -61,7 +61,7 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
             (409 folio_credit_balance: the folio holds a credit; refund it first.)
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        row, today = lock_stay(ctx, property_id, reservation_id)
+        row, today = lock_stay(ctx, property_id, reservation_id, uow)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         room = None
         if row.room_id is not None:  # locked now (read for the "before" image anyway)
@@ -91,9 +91,9 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         row.status = status.value
         row.checked_out_at = ctx.now
         row.checked_out_business_date = today
-        row.save()
+        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
         if room is not None:
-            row.room = room  # (after the save: the answer reads its number without a query)
+            row.room = room  # (the answer reads its number without a query)
         record(uow, row, "checked_out", before=before)
     return row
 

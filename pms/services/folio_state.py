@@ -59,6 +59,9 @@ class FolioState:
     # the stay's other OPEN folios (id, currency, property_id, balance), for the check-out of
     # a guest folio (read with `others=True`)
     others: list[Any] = field(default_factory=list)
+    # read with the folio's row lock (PostgreSQL): its version is current until the commit,
+    # so the folio's event takes the next one with the COMMIT (`UnitOfWork.locked`)
+    locked: bool = False
 
     def add_charges(self, lines: list[Any]) -> None:
         """Lines written in this unit of work (kept in the folio's order: created_at, id)."""
@@ -302,7 +305,9 @@ def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.U
         row = statement.one(**values)
         if row is None:
             raise NotFound("no such folio")
-        return _from_row(row, now)
+        state = _from_row(row, now)
+        state.locked = locked
+        return state
     from pms.models import Folio, Reservation
 
     query = Folio.select().where(Folio.id == folio_id)
@@ -333,7 +338,11 @@ def read_guest_state(reservation: Any, *, lock: bool, now: datetime | None = Non
     if is_postgres():
         statement = GUEST_LOCKED_STATE if lock and locking_enabled() else GUEST_STATE
         row = statement.one(stay=reservation.id, prop=None, holder=None)
-        return None if row is None else _from_row(row, now)
+        if row is None:
+            return None
+        state = _from_row(row, now)
+        state.locked = statement is GUEST_LOCKED_STATE
+        return state
     from pms.models import Folio, FolioCharge, FolioPayment
 
     folio = (Folio.select()

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -41,11 +42,13 @@ from tests.factories import (
 from tests.helpers import wire_tally
 
 # Where they stand (issue 10; they were 23 and 41): the locks and the folio's state in one
-# read, the folio's version, the lines + ledger posting + audit + outbox with the COMMIT.
-CHARGE_ROUND_TRIPS = 3
-# the PENDING row (3), then the outcome: locks and state, the version, the payment's UPDATE +
-# the ledger posting + audit + outbox with the COMMIT (3)
-CARD_PAYMENT_ROUND_TRIPS = 6
+# read, then the lines + ledger posting + audit + the folio's new version (the folio is locked:
+# UnitOfWork.locked; it was a round trip of its own) + outbox with the COMMIT.
+CHARGE_ROUND_TRIPS = 2
+# the PENDING row (2), then the outcome: locks and state, the payment's UPDATE + the ledger
+# posting + audit + the folio's new version + outbox with the COMMIT (2); it was 6, with the
+# folio's `version + 1` a round trip in each transaction
+CARD_PAYMENT_ROUND_TRIPS = 4
 
 
 def _code(ctx, property_id, code, category, account):
@@ -165,10 +168,11 @@ def test_a_card_payment_round_trips_between_its_two_transactions(ctx, stay):
     assert Decimal(out.payments_total) == Decimal("30.00")
 
 
-# the reservation with the business date (1), its room (1), the folios (1), the reservation's
-# UPDATE (1), its version (1), then lines + posting + closing + room + holds + audit + outbox
-# with the COMMIT (1)
-CHECK_OUT_ROUND_TRIPS = 6
+# the reservation with the business date (1), its room (1), the folios (1), then lines +
+# posting + closing + room + holds + the reservation's UPDATE (its new version in it: the row is
+# locked, UnitOfWork.locked) + audit + outbox with the COMMIT (1); it was 6, with the
+# reservation's UPDATE and its `version + 1` each a round trip
+CHECK_OUT_ROUND_TRIPS = 4
 
 
 def test_a_check_out_round_trips_and_what_it_writes_with_the_commit(ctx, database):
@@ -217,9 +221,9 @@ def test_a_check_out_with_a_balance_writes_nothing(ctx, database):
 
 
 # the reservation with the business date (1), the room picked and locked (1), the holds released,
-# the room occupied and held (1), the reservation's UPDATE (1), its version (1), the folio +
-# audit + outbox with the COMMIT (1)
-CHECK_IN_ROUND_TRIPS = 6
+# the room occupied and held (1), the folio + the reservation's UPDATE (with its new version) +
+# audit + outbox with the COMMIT (1); it was 6, as check-out
+CHECK_IN_ROUND_TRIPS = 4
 
 
 def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
@@ -312,3 +316,69 @@ def test_the_stay_locked_with_its_business_date_is_the_reservation_and_its_date(
     for who, prop in ((stranger, hotel.id), (ctx, uuid.uuid4())):
         with pytest.raises(NotFound), unit_of_work(ctx):
             lock_stay(who, prop, res.id)
+
+
+def test_a_locked_stays_new_version_goes_with_the_commit(ctx, database):
+    """Check-in and check-out lock the reservation (`UnitOfWork.locked`): their events take
+    the next version with no `version + 1` statement, the row's UPDATE (with that version) is
+    in the COMMIT's round trip, and the versions in the database and in the events agree."""
+    from pms.models import Reservation
+    from pms.models.platform import OutboxEvent
+    from pms.services import checkout
+    from tests.factories import make_booking_hotel, pay_folio
+
+    hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
+    _code(ctx, hotel.id, "ROOM", "room", "room_revenue")
+    if is_postgres():
+        with wire_tally() as tally:
+            res = make_checked_in(ctx, hotel, departure_date=str(hotel.today + timedelta(days=1)))
+            pay_folio(ctx, res, "100.00")
+            done = checkout.check_out(ctx, hotel.id, res.id)
+        bumps = [sql for sql in tally.log if re.search(r'"?version"?\s*\+', sql)
+                 and re.search(r'UPDATE\s+"?reservation"?', sql)]
+        assert not bumps, bumps
+        commits = [sql for sql in tally.log
+                   if re.search(r'UPDATE\s+"?reservation"?\s+SET', sql)]
+        # the check-in's and the check-out's UPDATE of the reservation, each with its COMMIT
+        assert len(commits) == 2 and all(sql.rstrip().endswith("COMMIT") for sql in commits)
+    else:
+        res = make_checked_in(ctx, hotel, departure_date=str(hotel.today + timedelta(days=1)))
+        pay_folio(ctx, res, "100.00")
+        done = checkout.check_out(ctx, hotel.id, res.id)
+    with read_scope(ctx):
+        stored = Reservation.get_by_id(res.id)
+        events = [(e.type.rsplit(":", 1)[1], e.aggregate_version) for e in OutboxEvent.select()
+                  .where(OutboxEvent.subject == str(res.id))
+                  .order_by(OutboxEvent.aggregate_version)]
+    assert events == [("created", 1), ("checked_in", 2), ("checked_out", 3)]
+    assert stored.version == done.version == 3
+    assert (stored.status, stored.room_id) == ("CHECKED_OUT", res.room_id)
+
+
+def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(ctx, database):
+    """`UnitOfWork.save_with_commit` compiles the row's UPDATE when the unit of work ends (on
+    PostgreSQL in the COMMIT's round trip, elsewhere just before the commit): a change made
+    after the call is written too, on both backends alike; an exception writes nothing."""
+    from pms.db.uow import unit_of_work
+    from pms.models import Reservation
+    from pms.services.stays import lock_stay
+    from tests.factories import make_booking_hotel, make_reservation
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    res = make_reservation(ctx, hotel)
+    with unit_of_work(ctx) as uow:
+        row, _ = lock_stay(ctx, hotel.id, res.id, uow)
+        row.notes = "early"
+        uow.save_with_commit(row)
+        row.notes = "late"  # after the call: still written
+        uow.save_with_commit(row)  # a second call queues nothing more
+        assert len([e for e in uow._batch if e is row]) == 1
+    with read_scope(ctx):
+        assert Reservation.get_by_id(res.id).notes == "late"
+    with pytest.raises(RuntimeError), unit_of_work(ctx) as uow:
+        row, _ = lock_stay(ctx, hotel.id, res.id, uow)
+        row.notes = "never"
+        uow.save_with_commit(row)
+        raise RuntimeError("abort")
+    with read_scope(ctx):
+        assert Reservation.get_by_id(res.id).notes == "late"
