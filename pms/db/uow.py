@@ -23,6 +23,7 @@ from pms import wiring
 from pms.context import Ctx
 from pms.db.base import AggregateModel, BaseModel, TenantModel
 from pms.db.database import db, is_postgres, read_statements, write_begin_args
+from pms.db.locking import locking_enabled
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, OutboxEvent, outbox_partition
 
@@ -352,6 +353,22 @@ class _RolledBack(Exception):
 _REQUEST_TXN: ContextVar[RequestTransaction | None] = ContextVar("pms_request_txn", default=None)
 
 
+_CURRENT_UOW: ContextVar[UnitOfWork | None] = ContextVar("pms_unit_of_work", default=None)
+
+
+def locked_row(row: Any) -> Any:
+    """Declare `row`, just read with its row lock (FOR UPDATE) inside a unit of work, to that
+    unit of work (`UnitOfWork.locked`): for the loaders that take the lock (`lock=True`). A
+    no-op for None, outside a unit of work, on SQLite and when locking is off (the TEST-ONLY
+    unlocked control runs, whose reads take no lock). Returns `row`."""
+    if row is None or not isinstance(row, AggregateModel) or not locking_enabled():
+        return row
+    uow = _CURRENT_UOW.get()
+    if uow is not None and is_postgres():
+        uow.locked(row)
+    return row
+
+
 @contextmanager
 def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     """Open one write transaction for one use case, in the tenant scope of `ctx` (or join the
@@ -359,20 +376,27 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     joined = _REQUEST_TXN.get()
     if joined is not None and db.in_transaction():
         uow = UnitOfWork(ctx)
+        token = _CURRENT_UOW.set(uow)
         with tenant_scope(ctx.env_id):
             try:
                 yield uow
             except BaseException:
                 joined.failed = True
                 raise
+            finally:
+                _CURRENT_UOW.reset(token)
         joined.units.append(uow)
         return
     if db.in_transaction():
         raise RuntimeError("unit_of_work() must not be nested")
     uow = UnitOfWork(ctx)
-    with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
-        yield uow
-        uow.flush(commit=True)
+    token = _CURRENT_UOW.set(uow)
+    try:
+        with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
+            yield uow
+            uow.flush(commit=True)
+    finally:
+        _CURRENT_UOW.reset(token)
     uow.run_after_commit()
 
 

@@ -51,7 +51,7 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             another stay; or no free room of the type is left.
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        row, today = lock_stay(ctx, property_id, reservation_id, uow)
+        row, today = lock_stay(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_in")
         before = to_data(s.reservation_out(row))
         if row.arrival_date > today:

@@ -61,7 +61,7 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
             (409 folio_credit_balance: the folio holds a credit; refund it first.)
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        row, today = lock_stay(ctx, property_id, reservation_id, uow)
+        row, today = lock_stay(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         room = None
         if row.room_id is not None:  # locked now (read for the "before" image anyway)

@@ -485,7 +485,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         row.notes = _set(body, "notes", row.notes)
         _apply_quote(row, quote)
         row.status = RESERVATION_MACHINE.transition(row.status, "edit").value
-        row.save()
+        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
         record(uow, row, "updated", before=before)
     return row
 
@@ -538,6 +538,6 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
                                                 timezone=prop.timezone, now=ctx.now)
         row.cancelled_at = ctx.now
         row.status = status.value
-        row.save()
+        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
         record(uow, row, "cancelled", before=before)
     return row

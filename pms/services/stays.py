@@ -20,7 +20,7 @@ from pms.context import Ctx
 from pms.db.database import is_postgres
 from pms.db.locking import for_update, lock_errors, locking_enabled
 from pms.db.statements import Statement
-from pms.db.uow import UnitOfWork, unit_of_work
+from pms.db.uow import locked_row, unit_of_work
 from pms.domain import states
 from pms.domain.fees import policy_fee
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE, ReservationStatus
@@ -77,12 +77,12 @@ LOCK_STAY = _LazyStatement("stays.lock_stay", " FOR UPDATE OF r")
 READ_STAY = _LazyStatement("stays.read_stay", "")  # the TEST-ONLY control runs: no lock
 
 
-def lock_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
-              uow: UnitOfWork | None = None) -> tuple[Reservation, date]:
+def lock_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
+              ) -> tuple[Reservation, date]:
     """`load_reservation(lock=True)` and the property's business date in one statement
     (PostgreSQL; PERF, issue 10: no query building, one round trip), inside a unit of work.
-    With `uow`, a row really locked is declared so (`UnitOfWork.locked`: its event's version
-    goes with the COMMIT).
+    The row locked is declared to the unit of work (`locked_row`: its event's version goes
+    with the COMMIT).
 
     Raises:
         NotFound: no such reservation of the property (a guest session: of its own).
@@ -100,8 +100,8 @@ def lock_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                     for f, v in zip(fields, found, strict=False)}
     row._dirty = set()
     row.__rel__ = {}
-    if uow is not None and statement is LOCK_STAY:
-        uow.locked(row)
+    if statement is LOCK_STAY:
+        locked_row(row)
     timezone, day = found[len(fields):]
     return row, business_date(SimpleNamespace(business_date=day, timezone=timezone), ctx.now)
 

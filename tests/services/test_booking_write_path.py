@@ -314,3 +314,33 @@ def test_journal_rows_written_through_the_functions_read_back_whole(ctx, hotel):
     assert (audit.action, audit.after["id"], audit.before) == ("reservation.created", str(row.id),
                                                              None)
     assert audit.actor_sub == ctx.sub and audit.request_id == ctx.request_id
+
+
+def test_an_edit_and_a_cancel_write_the_locked_rows_version_with_the_commit(ctx, hotel):
+    """An edit and a cancel lock the reservation (`load_reservation(lock=True)` declares it to
+    the unit of work): on PostgreSQL no `version + 1` UPDATE, the row's UPDATE (with its new
+    version) goes with the COMMIT; on both backends the events count 1, 2, 3 and the row says 3."""
+    from pms.schemas.reservations import ReservationPatch
+
+    row = _book(ctx, hotel)
+    patch = msgspec.convert({"notes": "late arrival",
+                             "departure_date": str(row.departure_date + timedelta(days=1))},
+                            ReservationPatch)
+    if is_postgres():
+        with wire_tally() as tally:
+            edited = reservations.edit_reservation(ctx, hotel.prop.id, row.id, patch)
+            cancelled = reservations.cancel_reservation(ctx, hotel.prop.id, row.id)
+        assert not [sql for sql in tally.log if re.search(r'"?version"?\s*\+', sql)]
+        updates = [sql for sql in tally.log if re.search(r'UPDATE\s+"reservation"\s+SET', sql)]
+        assert len(updates) == 2 and all(sql.rstrip().endswith("COMMIT") for sql in updates)
+    else:
+        edited = reservations.edit_reservation(ctx, hotel.prop.id, row.id, patch)
+        cancelled = reservations.cancel_reservation(ctx, hotel.prop.id, row.id)
+    with read_scope(ctx):
+        stored = Reservation.get_by_id(row.id)
+        versions = [e.aggregate_version for e in OutboxEvent.select()
+                    .where(OutboxEvent.subject == str(row.id))
+                    .order_by(OutboxEvent.aggregate_version)]
+    assert versions == [1, 2, 3] and edited.version == 2 and cancelled.version == 3
+    assert (stored.version, stored.status, stored.notes) == (3, "CANCELLED", "late arrival")
+    assert stored.departure_date == row.departure_date + timedelta(days=1)

@@ -367,7 +367,7 @@ def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(c
     hotel = make_booking_hotel(ctx, rooms=1)
     res = make_reservation(ctx, hotel)
     with unit_of_work(ctx) as uow:
-        row, _ = lock_stay(ctx, hotel.id, res.id, uow)
+        row, _ = lock_stay(ctx, hotel.id, res.id)
         row.notes = "early"
         uow.save_with_commit(row)
         row.notes = "late"  # after the call: still written
@@ -376,7 +376,7 @@ def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(c
     with read_scope(ctx):
         assert Reservation.get_by_id(res.id).notes == "late"
     with pytest.raises(RuntimeError), unit_of_work(ctx) as uow:
-        row, _ = lock_stay(ctx, hotel.id, res.id, uow)
+        row, _ = lock_stay(ctx, hotel.id, res.id)
         row.notes = "never"
         uow.save_with_commit(row)
         raise RuntimeError("abort")
