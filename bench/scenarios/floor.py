@@ -23,10 +23,9 @@ DESCRIPTION = "floor: the booking hand-written (psycopg2, 3 round trips, bare Fa
 ORDER = 35
 TARGET = "bench.floor_app:from_environment()"
 GOAL_CPU_RATIO = 2.0
-# The floor books ~4x faster than the service: with the reservations scenario's 10 rooms a type,
-# its runs sold whole nights out and took the cheaper 409 path. 30 rooms a type (both hotels)
-# keep every booking of a run a 201.
-ROOMS_PER_TYPE = 30
+# The same hotel as the reservations scenario's (both hotels): every booking of a run a 201,
+# never the cheaper 409 of a sold-out night.
+ROOMS_PER_TYPE = reservations.ROOMS_PER_TYPE
 
 
 def cpu_ms(m: Measurement) -> float | None:

@@ -16,7 +16,6 @@ from pms.db.fields import utcnow
 from pms.db.locking import lock_errors
 from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain import states
 from pms.domain.business_date import business_date
 from pms.domain.states import FOLIO_INITIAL, RESERVATION_MACHINE, ROOM_MACHINE
 from pms.errors import Conflict, RoomTypeUnavailable, RoomUnavailable, ValidationFailed
@@ -91,31 +90,19 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
 
 # -- PostgreSQL: the room picked, held and occupied and the folio opened in two round trips ------
 
-_PICK = """
-SELECT {columns}
-  FROM room r
- WHERE r.env_id = %(env)s AND r.property_id = %(prop)s AND r.room_type_id = %(type)s
-   AND r.status = %(vacant)s AND r.hk_status <> ALL(%(out_of_order)s)
-   AND NOT EXISTS (SELECT 1 FROM room_stay h
-                    WHERE h.env_id = %(env)s AND h.room_id = r.id AND h.start_date < %(end)s
-                      AND h.end_date > %(start)s AND h.reservation_id <> %(stay)s)
-   AND NOT EXISTS (SELECT 1 FROM maintenance m
-                    WHERE m.env_id = %(env)s AND m.room_id = r.id AND m.active
-                      AND m.from_date < %(end)s AND m.to_date >= %(start)s)
- ORDER BY r.hk_status = 'DIRTY', r.room_number
- LIMIT 1"""
-_PICKS: dict[bool, Statement] = {}
+# The pick is the PL/pgSQL function `pms_pick_room` (migration 018: the vacant rooms of the
+# type walked in the pick's order through an index, the first free one taken; its plan kept per
+# connection). It returns room rows; the columns are named here in the model's order.
+_PICK: list[Statement] = []
 
 
-def _pick_statement(locked: bool) -> Statement:
-    found = _PICKS.get(locked)
-    if found is None:
-        columns = ", ".join(f"r.{f.column_name}" for f in Room._meta.sorted_fields)
-        found = _PICKS[locked] = Statement.text(
-            f"checkin.pick_room{'' if locked else '_unlocked'}",
-            postgres=_PICK.format(columns=columns)
-            + (" FOR UPDATE OF r SKIP LOCKED" if locked else ""))
-    return found
+def _pick_statement() -> Statement:
+    if not _PICK:
+        columns = ", ".join(f.column_name for f in Room._meta.sorted_fields)
+        _PICK.append(Statement.text("checkin.pick_room", postgres=(
+            f"SELECT {columns} FROM pms_pick_room(%(env)s, %(prop)s, %(type)s, %(stay)s, "
+            "%(start)s, %(end)s, %(out_of_order)s, %(lock)s)")))
+    return _PICK[0]
 
 # the stay's holds released, the room occupied, its hold taken (an overlap with another stay's
 # hold, which the exclusion constraint refuses, inserts nothing: 409 below)
@@ -150,11 +137,10 @@ def pick_room(row: Reservation, start: date) -> Room:
         RoomUnavailable (409): no room of the type is free for the stay.
     """
     wired = wiring.current()
-    statement = _pick_statement(wired.locking_enabled)  # unlocked: the TEST-ONLY control
-    found = statement.one(prop=row.property_id, type=row.room_type_id, stay=row.id,
-                          start=start, end=row.departure_date,
-                          vacant=states.RoomStatus.VACANT.value,
-                          out_of_order=sorted(OUT_OF_ORDER_MARKS))
+    found = _pick_statement().one(prop=row.property_id, type=row.room_type_id, stay=row.id,
+                                  start=start, end=row.departure_date,
+                                  out_of_order=sorted(OUT_OF_ORDER_MARKS),
+                                  lock=wired.locking_enabled)  # unlocked: the TEST-ONLY control
     if found is None:
         raise RoomUnavailable("no vacant room of the booked type is free for this stay")
     room = room_of(found)

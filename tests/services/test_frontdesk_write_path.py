@@ -259,6 +259,8 @@ def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
         with wire_tally() as tally:
             first = checkin.check_in(ctx, hotel.id, guests[0].id, CheckInIn())
         assert tally.round_trips == CHECK_IN_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+        # the pick is the function's walk (migration 018), its plans kept per connection
+        assert len([sql for sql in tally.log if "pms_pick_room(" in sql]) == 1
     else:
         first = checkin.check_in(ctx, hotel.id, guests[0].id, CheckInIn())
     second = checkin.check_in(ctx, hotel.id, guests[1].id, CheckInIn())
