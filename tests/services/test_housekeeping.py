@@ -54,6 +54,27 @@ def test_set_hk_status_writes_one_event_and_one_audit(ctx, hotel):
     assert outbox_types(ctx)[-1] == "hotel:pms:room:hk_status_changed"
 
 
+def test_hk_marks_of_a_locked_room_keep_its_versions_in_step(ctx, hotel):
+    """The room is locked by the mark (its version goes with the COMMIT on PostgreSQL,
+    UnitOfWork.locked): its events count on from the room's version, one by one, and the
+    room's stored version is the last event's."""
+    from pms.models.platform import OutboxEvent
+
+    prop, rooms = hotel
+    with read_scope(ctx):
+        start = Room.get_by_id(rooms[0].id).version
+    for mark in ("DIRTY", "CLEAN", "OUT_OF_ORDER", "DIRTY"):
+        hk.set_hk_status(ctx, prop.id, "101", HkStatusIn(hk_status=mark))
+    with read_scope(ctx):
+        stored = Room.get_by_id(rooms[0].id)
+        versions = [e.aggregate_version for e in OutboxEvent.select()
+                    .where((OutboxEvent.subject == str(rooms[0].id))
+                           & (OutboxEvent.type == "hotel:pms:room:hk_status_changed"))
+                    .order_by(OutboxEvent.aggregate_version)]
+    assert versions == [start + 1, start + 2, start + 3, start + 4]
+    assert (stored.version, stored.hk_status) == (start + 4, "DIRTY")
+
+
 def test_repeating_the_current_mark_writes_nothing(ctx, hotel):
     prop, _ = hotel
     hk.set_hk_status(ctx, prop.id, "101", HkStatusIn(hk_status="DIRTY"))
