@@ -40,11 +40,14 @@ class UnitOfWork:
         self.audits: list[AuditEntry] = []
         self._after_commit: list[Callable[[], None]] = []
         self._born: set[Any] = set()
-        self._locked: set[Any] = set()
+        # rows locked in this unit of work: (model, id) -> the last version an event gave it
+        # here (None before the first), whichever object of the row the event was for
+        self._locked: dict[Any, int | None] = {}
         # PostgreSQL: the outbox and audit INSERTs, sent together with the COMMIT (flush); an
-        # entry that is a row is its UPDATE, compiled when the batch is taken (save_with_commit)
-        self._batch: list[tuple[str, list[Any]] | TenantModel] = []
-        self._saving: dict[Any, bool] = {}  # rows in the batch: key -> every column (or version)
+        # entry that is a (model, id) key is that row's UPDATE, compiled when the batch is
+        # taken (save_with_commit), from `_saving`: key -> (the row object, every column?)
+        self._batch: list[tuple[str, list[Any]] | tuple[type, Any]] = []
+        self._saving: dict[Any, tuple[TenantModel, bool]] = {}
 
     def born(self, row: AggregateModel) -> AggregateModel:
         """Declare `row` created in this unit of work at version 1 (set before its INSERT): its
@@ -64,7 +67,7 @@ class UnitOfWork:
         batch sent with the COMMIT (`save_with_commit`; the version alone when the use case
         saved the row otherwise). Only for a row really locked: a row read without its lock
         (the TEST-ONLY unlocked control runs) must not be declared. Returns `row`."""
-        self._locked.add((type(row), row.id))
+        self._locked.setdefault((type(row), row.id), None)
         return row
 
     def save_with_commit(self, row: TenantModel) -> None:
@@ -72,23 +75,28 @@ class UnitOfWork:
         the database: its UPDATE (every column, as `save()` writes them) is made when the
         unit of work ends, so what changes on the row after this call (its version, by an
         event) is written too. On PostgreSQL it goes in the batch sent with the COMMIT, in the
-        place of the first call; elsewhere the row is saved then, before the commit."""
+        place of the first call; elsewhere the row is saved then, before the commit. Called
+        again for the row (this object or another of the same row), the last object is the
+        one written."""
         key = (type(row), row.id)
-        queued = self._saving.get(key)
-        if queued is None:
-            self._batch.append(row)
-        self._saving[key] = True
+        if key not in self._saving:
+            self._batch.append(key)
+        self._saving[key] = (row, True)
 
     def _save_version_with_commit(self, row: AggregateModel) -> None:
         key = (type(row), row.id)
         if key not in self._saving:
-            self._batch.append(row)
-            self._saving[key] = False
+            self._batch.append(key)
+            self._saving[key] = (row, False)
 
-    def _row_update(self, row: TenantModel) -> tuple[str, list[Any]] | None:
-        """A row's queued UPDATE, compiled now (every column, or its version alone); a row
-        that cannot be compiled so is saved by peewee at once (None)."""
-        every = self._saving.pop((type(row), row.id), True)
+    def _row_update(self, key: Any) -> tuple[str, list[Any]] | None:
+        """A row's queued UPDATE, compiled now (every column, or its version alone), with the
+        last version an event gave the row; a row that cannot be compiled so is saved by
+        peewee at once (None)."""
+        row, every = self._saving.pop(key)
+        version = self._locked.get(key)
+        if version is not None and version > row.version:
+            row.version = version
         statement = row.update_statement(None if every else ("version",))
         if statement is None:
             row.save()
@@ -106,8 +114,11 @@ class UnitOfWork:
             self._born.discard((model, subject.id))
             version = 1
         elif (model, subject.id) in self._locked and is_postgres():
-            # locked in this unit of work: the version read is current; written with the COMMIT
-            version = subject.version = subject.version + 1
+            # locked in this unit of work: the version read is current (or the last one given
+            # here, whichever object of the row holds it); written with the COMMIT
+            last = self._locked[(model, subject.id)]
+            version = max(subject.version, last or 0) + 1
+            subject.version = self._locked[(model, subject.id)] = version
             self._save_version_with_commit(subject)
         else:
             # One statement: bump and read back (RETURNING works on PostgreSQL and SQLite).
@@ -162,7 +173,7 @@ class UnitOfWork:
         batch, self._batch = self._batch, []
         out = []
         for entry in batch:
-            if isinstance(entry, TenantModel):
+            if isinstance(entry[0], type):  # a row's (model, id); statements are (str, list)
                 statement = self._row_update(entry)
                 if statement is not None:
                     out.append(statement)

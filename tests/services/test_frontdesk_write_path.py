@@ -374,7 +374,7 @@ def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(c
         uow.save_with_commit(row)
         row.notes = "late"  # after the call: still written
         uow.save_with_commit(row)  # a second call queues nothing more
-        assert len([e for e in uow._batch if e is row]) == 1
+        assert uow._batch.count((type(row), row.id)) == 1
     with read_scope(ctx):
         assert Reservation.get_by_id(res.id).notes == "late"
     with pytest.raises(RuntimeError), unit_of_work(ctx) as uow:
@@ -384,3 +384,33 @@ def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(c
         raise RuntimeError("abort")
     with read_scope(ctx):
         assert Reservation.get_by_id(res.id).notes == "late"
+
+
+def test_two_objects_of_one_locked_row_share_its_versions(ctx, database):
+    """Two events for one locked row in a unit of work, each for another object of that row
+    (one loaded with the lock, one read again): they take consecutive versions, the stored
+    version is the last, and the object saved last is the one written."""
+    from pms.db.uow import unit_of_work
+    from pms.models import Reservation
+    from pms.models.platform import OutboxEvent
+    from pms.services.reservation_lookup import load_reservation
+    from tests.factories import make_booking_hotel, make_reservation
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    res = make_reservation(ctx, hotel)
+    with unit_of_work(ctx) as uow:
+        first = load_reservation(ctx, hotel.id, res.id, lock=True)
+        first.notes = "first"
+        uow.save_with_commit(first)
+        uow.emit("hotel:pms:reservation:updated", first, {"n": 1})
+        second = Reservation.get_by_id(res.id)  # another object of the row (its old version)
+        second.notes = "second"
+        uow.save_with_commit(second)
+        uow.emit("hotel:pms:reservation:updated", second, {"n": 2})
+    with read_scope(ctx):
+        stored = Reservation.get_by_id(res.id)
+        versions = [e.aggregate_version for e in OutboxEvent.select()
+                    .where(OutboxEvent.subject == str(res.id))
+                    .order_by(OutboxEvent.aggregate_version)]
+    assert versions == [1, 2, 3]
+    assert (stored.version, stored.notes) == (3, "second")
