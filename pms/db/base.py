@@ -313,11 +313,15 @@ class TenantModel(BaseModel):
         elif uuid.UUID(str(given)) != env:
             raise PermissionError("refusing to write a row of another env")
 
-    def _write(self, force_insert: bool, only: Any) -> int:
+    def _own_env(self) -> None:
+        """Give a row without an env the scope's; refuse one of another env."""
         if self.env_id is None:
             self.env_id = require_env()
         elif not is_unscoped() and self.env_id != require_env():
             raise PermissionError("refusing to write a row of another env")
+
+    def _write(self, force_insert: bool, only: Any) -> int:
+        self._own_env()
         if only is None and isinstance(self._meta.database.obj, PmsPostgresDatabase):
             rows = self._save_compiled(force_insert)
             if rows is not None:
@@ -343,10 +347,7 @@ class TenantModel(BaseModel):
         of work's batch). Stamps updated_at as `save()` does."""
         if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
             return None
-        if self.env_id is None:
-            self.env_id = require_env()
-        elif not is_unscoped() and self.env_id != require_env():
-            raise PermissionError("refusing to write a row of another env")
+        self._own_env()
         self.updated_at = utcnow()
         compiled = self._compiled_write(True)
         if compiled is None:
@@ -364,10 +365,7 @@ class TenantModel(BaseModel):
         cannot be compiled so (the caller then saves the row by `save()`)."""
         if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
             return None
-        if self.env_id is None:
-            self.env_id = require_env()
-        elif not is_unscoped() and self.env_id != require_env():
-            raise PermissionError("refusing to write a row of another env")
+        self._own_env()
         if only is None:
             self.updated_at = utcnow()
             compiled = self._compiled_write(False)
