@@ -148,10 +148,11 @@ def _ledger(folio: Folio, lines: list[FolioCharge], key: str, memo: str,
     return row.id if row is not None else None
 
 
-def _send_after(uow: UnitOfWork, ledger: Any, posting_id: uuid.UUID | None) -> None:
-    if posting_id is not None and ledger is not None:
+def _send_after(uow: UnitOfWork, ledger: Any, posting: Any) -> None:
+    """Send the change's posting (its id, or the row written with the commit) after commit."""
+    if posting is not None and ledger is not None:
         ctx = uow.ctx
-        uow.after_commit(lambda: send_postings(ctx, ledger, [posting_id]))
+        uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
 
 
 def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.ChargeIn, *,
@@ -189,7 +190,7 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
         if posting is not None:
             write_with_commit(uow, posting)
         out = record_change(uow, folio, "charge_posted", state=state)
-        _send_after(uow, ledger, posting.id if posting is not None else None)
+        _send_after(uow, ledger, posting)
     return out
 
 

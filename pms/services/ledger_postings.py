@@ -68,9 +68,10 @@ def record_posting(property_id: uuid.UUID, key: str, currency: str, lines: list[
                                 "credit": str(ln.credit)} for ln in lines])
 
 
-# PERF (issue 10): the after-commit send of a charge or payment in two round trips and no
-# query building per request (it was three, built by peewee each time): the PENDING rows read by
-# one compiled statement, and each outcome written by one compiled UPDATE outside a transaction
+# PERF (issue 10): the after-commit send of a charge or payment in one round trip and no query
+# building per request (it was three, built by peewee each time): the posting row the unit of
+# work wrote is sent as it is (`send_postings`; by id, the PENDING row is read by one compiled
+# statement), and each outcome written by one compiled UPDATE outside a transaction
 # (PostgreSQL runs it, with its settings, as one implicit transaction; SQLite autocommits it).
 _PENDING = Statement.build("ledger.pending_by_id", lambda: (
     LedgerPosting.select(LedgerPosting.id, LedgerPosting.idempotency_key, LedgerPosting.currency,
@@ -127,13 +128,22 @@ def _written(statement: Statement, **values: Any) -> None:
     statement.run(**values)
 
 
-def send_postings(ctx: Ctx, ledger: Any, ids: list[uuid.UUID]) -> int:
-    """Send the given PENDING postings (after commit). Returns how many were posted."""
-    if ledger is None or not ids:
+def send_postings(ctx: Ctx, ledger: Any, postings: list[Any]) -> int:
+    """Send the given PENDING postings (after commit): ids, read first (a posting another
+    process sent meanwhile is no longer PENDING and is skipped), or the LedgerPosting rows the
+    committed unit of work wrote, sent as they are (PERF, issue 10: no read; the ledger books a
+    posting once per idempotency key and the POSTED mark applies to a PENDING row only, so a
+    posting `reconcile_postings` sent meanwhile is not booked or marked twice). Returns how
+    many were posted."""
+    if ledger is None or not postings:
         return 0
-    with read_scope(ctx):  # (one id per call in practice: the change's own posting)
-        found = [row for i in ids for row in _PENDING.typed_rows(id=_key(i))]
-    return sum(_send(ctx, ledger, _Pending(*row)) for row in found)
+    ids = [p for p in postings if not isinstance(p, LedgerPosting)]
+    found = [_Pending(p.id, p.idempotency_key, p.currency, p.lines, p.memo)
+             for p in postings if isinstance(p, LedgerPosting)]
+    if ids:
+        with read_scope(ctx):  # (one id per call in practice: the change's own posting)
+            found += [_Pending(*row) for i in ids for row in _PENDING.typed_rows(id=_key(i))]
+    return sum(_send(ctx, ledger, row) for row in found)
 
 
 def reconcile_postings(ctx: Ctx, ledger: Any, *, limit: int = 500) -> int:

@@ -64,9 +64,9 @@ def _validate(body: cs.PaymentIn) -> None:
 
 
 def _settle(uow: Any, payment: FolioPayment, property_id: uuid.UUID,
-            account: str) -> uuid.UUID | None:
+            account: str) -> Any:
     """The ledger movement of captured money: debit the clearing account, credit the guest
-    (the PENDING posting written with the commit)."""
+    (the PENDING posting written with the commit; returned, for `send_postings`)."""
     amount = Decimal(str(payment.amount))
     row = posting_row(property_id, f"payment:{payment.id}", payment.currency,
                       [LedgerLine(account, debit=amount),
@@ -74,7 +74,7 @@ def _settle(uow: Any, payment: FolioPayment, property_id: uuid.UUID,
     if row is None:
         return None
     write_with_commit(uow, row)
-    return row.id
+    return row
 
 
 def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.PaymentIn, *,

@@ -414,3 +414,53 @@ def test_two_objects_of_one_locked_row_share_its_versions(ctx, database):
                     .order_by(OutboxEvent.aggregate_version)]
     assert versions == [1, 2, 3]
     assert (stored.version, stored.notes) == (3, "second")
+
+
+def test_a_charges_ledger_posting_is_sent_after_the_commit_without_a_read(ctx, stay):
+    """The PENDING posting the charge wrote with its COMMIT is sent after it from the row in
+    memory: on PostgreSQL one round trip after the commit (the POSTED mark), no read of it
+    (PERF, issue 10: it was read again first); on both backends it ends POSTED, booked once."""
+    from pms.models.cashiering import LedgerPosting
+    from pms.platform.ledger import EmbeddedLedger
+
+    hotel, res, folio = stay
+    ledger = EmbeddedLedger()
+    if is_postgres():
+        with wire_tally() as tally:
+            cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
+                transaction_code="FB", amount=Decimal("10.70")), ledger=ledger)
+        after = tally.log[CHARGE_ROUND_TRIPS:]
+        assert len(after) == 1 and "UPDATE" in after[0], after
+        assert not [sql for sql in tally.log if re.search(r'FROM\s+"?ledger_posting', sql)]
+    else:
+        cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
+            transaction_code="FB", amount=Decimal("10.70")), ledger=ledger)
+    with read_scope(ctx):
+        rows = list(LedgerPosting.select())
+    assert [(p.status, p.attempts) for p in rows] == [("POSTED", 1)]
+    assert len(ledger.postings) == 1
+
+
+def test_a_posting_sent_meanwhile_is_not_booked_or_marked_twice(ctx, stay):
+    """The after-commit send of a posting row that `reconcile_postings` sent in between: the
+    ledger books it once (its idempotency key) and the POSTED mark, for PENDING rows only,
+    changes nothing."""
+    from pms.models.cashiering import LedgerPosting
+    from pms.platform.ledger import EmbeddedLedger
+    from pms.services.ledger_postings import reconcile_postings, send_postings
+
+    hotel, res, folio = stay
+    ledger = EmbeddedLedger()
+    cashiering.post_charge(ctx, hotel.id, folio.id, ChargeIn(
+        transaction_code="FB", amount=Decimal("10.70")), ledger=None)  # left PENDING
+    with read_scope(ctx):
+        (pending,) = list(LedgerPosting.select())
+    assert reconcile_postings(ctx, ledger) == 1
+    with read_scope(ctx):
+        posted = LedgerPosting.get_by_id(pending.id)
+    send_postings(ctx, ledger, [pending])  # the row as the committed unit of work held it
+    with read_scope(ctx):
+        again = LedgerPosting.get_by_id(pending.id)
+    assert len(ledger.postings) == 1
+    assert (again.status, again.attempts, again.external_id, again.posted_at) == (
+        "POSTED", 1, posted.external_id, posted.posted_at)
