@@ -298,3 +298,29 @@ def test_the_floor_helpers_agree_with_the_service():
              for s, d in ((4.0, 2.0), (8.0, 4.0), (2.0, 2.0))]
     assert floor.cpu_ratio(pairs) == 3.0  # per-pair 3, 6, 2
     assert floor.cpu_ratio([(lib.Measurement(rate=1), lib.Measurement(rate=1))]) is None
+
+
+# -- the in-process measurement (bench/inprocess.py) ----------------------------------------------
+
+def test_inprocess_times_each_statement_text_and_documents_its_cases(pg_database, capsys):
+    import psycopg2
+
+    from bench import inprocess
+
+    timings = inprocess._Timings()
+    conn = psycopg2.connect(pg_database.app_url, connection_factory=timings.connection_factory())
+    try:
+        with conn.cursor() as cur:
+            for _ in range(3):
+                cur.execute("SELECT   1\n")
+            cur.execute("SELECT %s", (2,))
+    finally:
+        conn.close()
+    assert {text: count for text, (count, _) in timings.by_text.items()} == {
+        "SELECT 1": 3, "SELECT %s": 1}
+    assert all(total > 0 for _, total in timings.by_text.values())
+    with pytest.raises(SystemExit) as done:
+        inprocess.main(["--help"])
+    assert done.value.code == 0
+    shown = capsys.readouterr().out
+    assert all(case in shown for case in inprocess.CASES)

@@ -1,0 +1,177 @@
+"""`python -m bench.inprocess <case> [--requests N] [--rooms-per-type R] [--profile]`: the CPU of one
+request of a use case, in this process, without gunicorn or wrk (issue 10's method: where a
+request's CPU goes, on a quiet or a loaded machine alike).
+
+Cases: `get` (GET /v1/properties/{id}), `profile` (POST .../profiles), `booking` (POST
+.../reservations with an Idempotency-Key), `check-in` and `check-out` (one stay each, on a hotel
+of `--rooms-per-type` rooms a type, 10 types, half of them in house). Each request goes
+through the real app (`pms.app.create_app`, every middleware) by Falcon's test client, on a
+throwaway PostgreSQL database (bench/pgdb.py), after a warm-up and an ANALYZE.
+
+Printed, per request, for three rounds: the app's CPU (this process: the app, psycopg2 and the
+test client, which adds some 0.05 ms of WSGI checks), the database's CPU (the bench database's
+backends, from /proc), then the wall time of each statement of the last round, slowest first
+(`--profile`: a cProfile of the last round instead). A measurement tool, not a test: nothing
+here passes or fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import cProfile
+import json
+import pstats
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg2.extensions as pgext
+
+from bench import cpu
+from bench.lib import Bench
+from bench.statements import Call, unique_calls
+
+CASES = ("get", "profile", "booking", "check-in", "check-out")
+
+
+class _Timings:
+    """Wall time per statement text (its first 110 characters), summed."""
+
+    def __init__(self) -> None:
+        self.by_text: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+
+    def connection_factory(self) -> type[pgext.connection]:
+        timings = self
+
+        class TimedCursor(pgext.cursor):
+            def execute(self, query: Any, vars: Any = None) -> Any:  # noqa: A002 - psycopg2's
+                started = time.perf_counter()
+                try:
+                    return super().execute(query, vars)
+                finally:
+                    text = query if isinstance(query, str) else query.decode()
+                    entry = timings.by_text[re.sub(r"\s+", " ", text).strip()[:110]]
+                    entry[0] += 1
+                    entry[1] += time.perf_counter() - started
+
+        class TimedConnection(pgext.connection):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.cursor_factory = TimedCursor
+
+        return TimedConnection
+
+
+def _calls(bench: Bench, case: str, n: int, rooms_per_type: int) -> Iterator[Call]:
+    """`n` calls of the case, each on its own stay or with its own body."""
+    from bench.scenarios import frontdesk, properties, reservations
+
+    env_id = uuid.uuid4()
+    headers = bench.headers(env_id)
+    if case in ("get", "profile"):
+        prop = properties.seed_property(bench, env_id)
+        if case == "get":
+            return iter([Call("GET", f"/v1/properties/{prop}", None, headers)] * n)
+        return iter(unique_calls(lambda t: Call(
+            "POST", f"/v1/properties/{prop}/profiles",
+            json.dumps({"first_name": "Ada", "last_name": f"L{t}", "email": f"a{t}@x.org"}),
+            headers), n, idempotency=True))
+    if case == "booking":
+        hotel, plan, types, today = reservations.seed_hotel(bench, env_id, rooms_per_type)
+        reservations.make_calendar(bench, env_id, hotel, types, today)
+        return iter(reservations.booking_calls(hotel, plan, types, today, headers, n))
+    stays = rooms_per_type * frontdesk.ROOM_TYPES // 2
+    if stays < n:
+        raise SystemExit(f"--rooms-per-type {rooms_per_type} gives {stays} stays: fewer than "
+                         f"the {n} requests")
+    hotel = frontdesk.seed(bench, env_id, 2 * stays)
+    arriving = frontdesk.book(bench, env_id, hotel, stays)
+    leaving = frontdesk.book(bench, env_id, hotel, stays, offset=stays)
+    frontdesk.check_in_and_pay(bench, env_id, hotel["hotel_id"], leaving)
+    ids = arriving if case == "check-in" else leaving
+    base = f"/v1/properties/{hotel['hotel_id']}/reservations"
+    return iter([Call("POST", f"{base}/{r}/{case}", "{}", headers) for r in ids[:n]])
+
+
+def _sender(app: Any, calls: Iterator[Call]) -> Callable[[], None]:
+    from falcon import testing
+
+    client = testing.TestClient(app)
+
+    def send() -> None:
+        call = next(calls)
+        headers = dict(call.headers)
+        if call.body is not None:
+            headers.setdefault("Content-Type", "application/json")
+        result = client.simulate_request(call.method, call.path, headers=headers, body=call.body)
+        if result.status_code >= 300:
+            raise SystemExit(f"{call.method} {call.path}: {result.status_code} {result.text}")
+
+    return send
+
+
+def run(case: str, requests: int, rooms_per_type: int, profile: bool,
+        out: Callable[[str], None] = print) -> None:
+    from pms.app import create_app
+    from pms.config import load_settings
+    from pms.db.database import make_database
+
+    warm = 50
+    bench = Bench(log=lambda _: None)
+    bench.start()
+    try:
+        calls = _calls(bench, case, warm + 3 * requests, rooms_per_type)
+        settings = load_settings({**bench.gunicorn_env()})
+        database = make_database(settings.database_url, pool_size=2,
+                                 statement_timeout_ms=settings.limits.statement_timeout_ms)
+        timings = _Timings()
+        database.connect_params["connection_factory"] = timings.connection_factory()
+        send = _sender(create_app(settings, db=database), calls)
+        for _ in range(warm):
+            send()
+        bench.analyze()
+        backends = bench._db_backends()
+        for round_ in range(3):
+            last = round_ == 2
+            timings.by_text.clear()
+            profiler = cProfile.Profile() if profile and last else None
+            before_db, before_app = cpu.pids_seconds(backends), time.process_time()
+            if profiler:
+                profiler.enable()
+            for _ in range(requests):
+                send()
+            if profiler:
+                profiler.disable()
+            app_ms = (time.process_time() - before_app) / requests * 1000
+            db_s, _ = cpu.delta(before_db, cpu.pids_seconds(backends))
+            out(f"{case}: app {app_ms:.3f} ms, database {db_s / requests * 1000:.3f} ms of CPU "
+                f"per request ({requests} requests)")
+        if profile and profiler is not None:
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+            return
+        out("statements of the last round, wall time per request, slowest first:")
+        for text, (count, total) in sorted(timings.by_text.items(), key=lambda kv: -kv[1][1]):
+            out(f"  {count / requests:4.1f}x {total / requests * 1000:7.3f} ms  {text}")
+        database.close_all()
+    finally:
+        bench.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.inprocess", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("case", choices=CASES)
+    parser.add_argument("--requests", type=int, default=200, help="requests per round (200)")
+    parser.add_argument("--rooms-per-type", type=int, default=60,
+                        help="the hotel's rooms per room type (booking, check-in, check-out)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the last round")
+    args = parser.parse_args(argv)
+    run(args.case, args.requests, args.rooms_per_type, args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
