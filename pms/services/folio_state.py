@@ -158,11 +158,10 @@ _GUEST = """(SELECT g.id FROM folio g WHERE g.env_id = %(env)s AND g.reservation
              LIMIT 1)"""
 GUEST_STATE = Statement.text("folios.guest_state", postgres=_state_call(folio=_GUEST,
                                                                         others=True))
-GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=(
-    f"SELECT 1 FROM folio WHERE env_id = %(env)s AND id = {_GUEST} FOR UPDATE;"
-    "SELECT 1 FROM folio WHERE env_id = %(env)s AND reservation_id = %(stay)s"
-    f" AND status = 'OPEN' AND id <> {_GUEST} ORDER BY id FOR UPDATE;"
-    + _state_call(folio=_GUEST, others=True)))
+# the locks by `pms_lock_guest_folios` (migration 019: one statement, its plans kept), which
+# returns the guest folio's id for the read
+GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=_state_call(
+    folio="pms_lock_guest_folios(%(env)s, %(stay)s)", others=True))
 CLOSE_FOLIO = Statement.text("folios.close", postgres=(
     "UPDATE folio SET status = %(status)s, closed_at = %(at)s, updated_at = %(at)s"
     " WHERE env_id = %(env)s AND id = %(id)s"))

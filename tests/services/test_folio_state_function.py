@@ -7,6 +7,8 @@ PostgreSQL:
 - `a_locked_read_waits_...`: a locked read takes the stay's reservation row, then waits for a
   concurrent holder of the folio row's lock, and once that holder commits reads the line it
   wrote (the function is VOLATILE: its read takes a snapshot after the locks are granted).
+- `the_guest_folio_locks_function_...`: `pms_lock_guest_folios` (migration 019, check-out's
+  locks) holds the guest folio's and the other OPEN folios' locks and returns the guest folio.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 import time
 import uuid
 from decimal import Decimal
+from typing import Any
 
 import msgspec
 import psycopg2
@@ -181,3 +184,40 @@ def test_a_locked_read_waits_for_the_folios_lock_holder_and_sees_its_line(ctx, p
     charges = out["state"].charges
     assert [c.id for c in charges] == [*before, line_id]
     assert charges[-1].amount == Decimal("12.50") and charges[-1].description == "Late dinner"
+
+
+def _lock_free(env_id: uuid.UUID, folio_id: Any) -> bool:
+    """Whether a folio row's lock is free (asked NOWAIT by another connection, in its env)."""
+    conn = _service_connection()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env_id),))
+            try:
+                cur.execute("SELECT 1 FROM folio WHERE id = %s FOR UPDATE NOWAIT",
+                            (str(folio_id),))
+            except psycopg2.errors.LockNotAvailable:
+                return False
+            return cur.fetchone() == (1,)
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def test_the_guest_folio_locks_function_locks_the_guest_and_the_other_open_folios(ctx, pg_db):
+    """`pms_lock_guest_folios` (migration 019), check-out's locks: the stay's guest folio and
+    its other OPEN folios are locked until the caller's transaction ends, and the guest
+    folio's id is returned (NULL for a stay without folios)."""
+    if not is_postgres():
+        pytest.skip("the function is PostgreSQL's")
+    hotel, res, folio = make_fb_stay(ctx)
+    extra = cashiering.open_extra_folio(ctx, hotel.id, res.id, ExtraFolioIn())
+    with unit_of_work(ctx):
+        (guest,) = db.execute_sql("SELECT pms_lock_guest_folios(%s, %s)",
+                                  (ctx.env_id.hex, res.id.hex)).fetchone()
+        assert uuid.UUID(str(guest)) == folio.id
+        assert not _lock_free(ctx.env_id, folio.id)
+        assert not _lock_free(ctx.env_id, extra.id)
+        (none,) = db.execute_sql("SELECT pms_lock_guest_folios(%s, %s)",
+                                 (ctx.env_id.hex, uuid.uuid4().hex)).fetchone()
+        assert none is None
+    assert _lock_free(ctx.env_id, folio.id) and _lock_free(ctx.env_id, extra.id)

@@ -188,6 +188,8 @@ def test_a_check_out_round_trips_and_what_it_writes_with_the_commit(ctx, databas
         with wire_tally() as tally:
             done = checkout.check_out(ctx, hotel.id, res.id)
         assert tally.round_trips == CHECK_OUT_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+        # the folios locked and read in one statement (migration 019)
+        assert len([sql for sql in tally.log if "pms_lock_guest_folios(" in sql]) == 1
     else:
         done = checkout.check_out(ctx, hotel.id, res.id)
     assert done.status == "CHECKED_OUT"

@@ -128,7 +128,9 @@ class TcpProxy:
                     if not data:
                         return
                     (b if sock is a else a).sendall(data)
-        except OSError:
+        except (OSError, ValueError):
+            # cut() closed the pair under us: select() on a closed socket raises ValueError
+            # ("file descriptor cannot be a negative integer"), recv/send an OSError
             return
         finally:
             for sock in sockets:
