@@ -95,19 +95,19 @@ def _service_connection():
     return psycopg2.connect(database=database.database, **database.connect_params)
 
 
-def _holds_reservation_lock(env_id: uuid.UUID, reservation_id: uuid.UUID) -> bool:
-    """Whether some other transaction holds the reservation row's lock (asked NOWAIT in the
-    row's env, under row-level security as the service sees it)."""
+def _row_locked(env_id: uuid.UUID, table: str, row_id: Any) -> bool:
+    """Whether some other transaction holds the row's lock (asked NOWAIT in the row's env, under
+    row-level security as the service sees it; `table` is one of this module's names)."""
     conn = _service_connection()
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env_id),))
             try:
-                cur.execute("SELECT 1 FROM reservation WHERE id = %s FOR UPDATE NOWAIT",
-                            (str(reservation_id),))
+                cur.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE NOWAIT",
+                            (str(row_id),))
             except psycopg2.errors.LockNotAvailable:
                 return True
-            assert cur.fetchone() == (1,), "no such reservation"
+            assert cur.fetchone() == (1,), f"no such {table} row"
             return False
     finally:
         conn.rollback()
@@ -173,7 +173,7 @@ def test_a_locked_read_waits_for_the_folios_lock_holder_and_sees_its_line(ctx, p
             time.sleep(0.02)
         assert "state" not in out and _waiting_on_a_lock(out["pid"])  # the reader waits
         # the reservation's lock first, held while waiting
-        assert _holds_reservation_lock(ctx.env_id, res.id)
+        assert _row_locked(ctx.env_id, "reservation", res.id)
         committed = time.monotonic()
     finally:  # a failure above must not leave the holder's transaction open for 30 s
         release.set()
@@ -184,23 +184,6 @@ def test_a_locked_read_waits_for_the_folios_lock_holder_and_sees_its_line(ctx, p
     charges = out["state"].charges
     assert [c.id for c in charges] == [*before, line_id]
     assert charges[-1].amount == Decimal("12.50") and charges[-1].description == "Late dinner"
-
-
-def _lock_free(env_id: uuid.UUID, folio_id: Any) -> bool:
-    """Whether a folio row's lock is free (asked NOWAIT by another connection, in its env)."""
-    conn = _service_connection()
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env_id),))
-            try:
-                cur.execute("SELECT 1 FROM folio WHERE id = %s FOR UPDATE NOWAIT",
-                            (str(folio_id),))
-            except psycopg2.errors.LockNotAvailable:
-                return False
-            return cur.fetchone() == (1,)
-    finally:
-        conn.rollback()
-        conn.close()
 
 
 def test_the_guest_folio_locks_function_locks_the_guest_and_the_other_open_folios(ctx, pg_db):
@@ -215,9 +198,10 @@ def test_the_guest_folio_locks_function_locks_the_guest_and_the_other_open_folio
         (guest,) = db.execute_sql("SELECT pms_lock_guest_folios(%s, %s)",
                                   (ctx.env_id.hex, res.id.hex)).fetchone()
         assert uuid.UUID(str(guest)) == folio.id
-        assert not _lock_free(ctx.env_id, folio.id)
-        assert not _lock_free(ctx.env_id, extra.id)
+        assert _row_locked(ctx.env_id, "folio", folio.id)
+        assert _row_locked(ctx.env_id, "folio", extra.id)
         (none,) = db.execute_sql("SELECT pms_lock_guest_folios(%s, %s)",
                                  (ctx.env_id.hex, uuid.uuid4().hex)).fetchone()
         assert none is None
-    assert _lock_free(ctx.env_id, folio.id) and _lock_free(ctx.env_id, extra.id)
+    assert not _row_locked(ctx.env_id, "folio", folio.id)
+    assert not _row_locked(ctx.env_id, "folio", extra.id)
