@@ -129,35 +129,43 @@ def run(case: str, requests: int, rooms_per_type: int, profile: bool,
                                  statement_timeout_ms=settings.limits.statement_timeout_ms)
         timings = _Timings()
         database.connect_params["connection_factory"] = timings.connection_factory()
-        send = _sender(create_app(settings, db=database), calls)
-        for _ in range(warm):
-            send()
-        bench.analyze()
-        backends = bench._db_backends()
-        for round_ in range(3):
-            last = round_ == 2
-            timings.by_text.clear()
-            profiler = cProfile.Profile() if profile and last else None
-            before_db, before_app = cpu.pids_seconds(backends), time.process_time()
-            if profiler:
-                profiler.enable()
-            for _ in range(requests):
-                send()
-            if profiler:
-                profiler.disable()
-            app_ms = (time.process_time() - before_app) / requests * 1000
-            db_s, _ = cpu.delta(before_db, cpu.pids_seconds(backends))
-            out(f"{case}: app {app_ms:.3f} ms, database {db_s / requests * 1000:.3f} ms of CPU "
-                f"per request ({requests} requests)")
-        if profile and profiler is not None:
-            pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
-            return
-        out("statements of the last round, wall time per request, slowest first:")
-        for text, (count, total) in sorted(timings.by_text.items(), key=lambda kv: -kv[1][1]):
-            out(f"  {count / requests:4.1f}x {total / requests * 1000:7.3f} ms  {text}")
-        database.close_all()
+        try:
+            _measure(bench, timings, _sender(create_app(settings, db=database), calls),
+                     case, requests, warm, profile, out)
+        finally:
+            database.close_all()
     finally:
         bench.close()
+
+
+def _measure(bench: Bench, timings: _Timings, send: Callable[[], None], case: str,
+             requests: int, warm: int, profile: bool, out: Callable[[str], None]) -> None:
+    """Warm up, ANALYZE, then three timed rounds (the last profiled or its statements shown)."""
+    for _ in range(warm):
+        send()
+    bench.analyze()
+    backends = bench._db_backends()
+    for round_ in range(3):
+        last = round_ == 2
+        timings.by_text.clear()
+        profiler = cProfile.Profile() if profile and last else None
+        before_db, before_app = cpu.pids_seconds(backends), time.process_time()
+        if profiler:
+            profiler.enable()
+        for _ in range(requests):
+            send()
+        if profiler:
+            profiler.disable()
+        app_ms = (time.process_time() - before_app) / requests * 1000
+        db_s, _ = cpu.delta(before_db, cpu.pids_seconds(backends))
+        out(f"{case}: app {app_ms:.3f} ms, database {db_s / requests * 1000:.3f} ms of CPU "
+            f"per request ({requests} requests)")
+    if profile and profiler is not None:
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+        return
+    out("statements of the last round, wall time per request, slowest first:")
+    for text, (count, total) in sorted(timings.by_text.items(), key=lambda kv: -kv[1][1]):
+        out(f"  {count / requests:4.1f}x {total / requests * 1000:7.3f} ms  {text}")
 
 
 def main(argv: list[str] | None = None) -> int:

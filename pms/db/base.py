@@ -368,9 +368,7 @@ class TenantModel(BaseModel):
         self._own_env()
         if only is None:
             self.updated_at = utcnow()
-            compiled = self._compiled_write(False)
-        else:
-            compiled = self._compiled_write(False, only=only)
+        compiled = self._compiled_write(False, only=only)
         if compiled is None:
             return None
         sql, values, names = compiled

@@ -78,16 +78,17 @@ class UnitOfWork:
         place of the first call; elsewhere the row is saved then, before the commit. Called
         again for the row (this object or another of the same row), the last object is the
         one written."""
-        key = (type(row), row.id)
-        if key not in self._saving:
-            self._batch.append(key)
-        self._saving[key] = (row, True)
+        self._queue_update(row, every=True)
 
-    def _save_version_with_commit(self, row: AggregateModel) -> None:
+    def _queue_update(self, row: TenantModel, *, every: bool) -> None:
+        """Queue the row's UPDATE in the batch (its place: the first call's): every column
+        (the last object given), or its version alone unless every column is queued already."""
         key = (type(row), row.id)
-        if key not in self._saving:
+        queued = self._saving.get(key)
+        if queued is None:
             self._batch.append(key)
-            self._saving[key] = (row, False)
+        if every or queued is None:
+            self._saving[key] = (row, every)
 
     def _row_update(self, key: Any) -> tuple[str, list[Any]] | None:
         """A row's queued UPDATE, compiled now (every column, or its version alone), with the
@@ -119,7 +120,7 @@ class UnitOfWork:
             last = self._locked[(model, subject.id)]
             version = max(subject.version, last or 0) + 1
             subject.version = self._locked[(model, subject.id)] = version
-            self._save_version_with_commit(subject)
+            self._queue_update(subject, every=False)
         else:
             # One statement: bump and read back (RETURNING works on PostgreSQL and SQLite).
             bumped = (model.update(version=model.version + 1).where(model.id == subject.id)

@@ -101,10 +101,7 @@ def list_stay_folios(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
 def record_change(uow: UnitOfWork, folio: Folio, action: str, *,
                   reason: str | None = None, state: FolioState | None = None) -> FolioOut:
     """The one audit row and the one outbox row of a folio change (rendered from `state` when
-    the caller holds one: nothing read again). A state read with the folio's lock has the
-    folio's new version written with the COMMIT (`UnitOfWork.locked`)."""
-    if state is not None and state.locked and state.folio is folio:
-        uow.locked(folio)
+    the caller holds one: nothing read again)."""
     out = render_state(state) if state is not None else render(folio, now=uow.ctx.now)
     uow.record("folio", action, folio, to_data(out), reason=reason, property_id=folio.property_id)
     return out

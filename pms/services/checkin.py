@@ -5,6 +5,7 @@ transaction: an occupied room always has an OPEN folio (SPEC rule 5).
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import date, timedelta
 from typing import Any
@@ -91,18 +92,14 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
 # -- PostgreSQL: the room picked, held and occupied and the folio opened in two round trips ------
 
 # The pick is the PL/pgSQL function `pms_pick_room` (migration 018: the vacant rooms of the
-# type walked in the pick's order through an index, the first free one taken; its plan kept per
+# type in the pick's order, walked until one passes its checks and is locked; its plans kept per
 # connection). It returns room rows; the columns are named here in the model's order.
-_PICK: list[Statement] = []
-
-
+@functools.cache
 def _pick_statement() -> Statement:
-    if not _PICK:
-        columns = ", ".join(f.column_name for f in Room._meta.sorted_fields)
-        _PICK.append(Statement.text("checkin.pick_room", postgres=(
-            f"SELECT {columns} FROM pms_pick_room(%(env)s, %(prop)s, %(type)s, %(stay)s, "
-            "%(start)s, %(end)s, %(out_of_order)s, %(lock)s)")))
-    return _PICK[0]
+    columns = ", ".join(f.column_name for f in Room._meta.sorted_fields)
+    return Statement.text("checkin.pick_room", postgres=(
+        f"SELECT {columns} FROM pms_pick_room(%(env)s, %(prop)s, %(type)s, %(stay)s, "
+        "%(start)s, %(end)s, %(out_of_order)s, %(lock)s)"))
 
 # the stay's holds released, the room occupied, its hold taken (an overlap with another stay's
 # hold, which the exclusion constraint refuses, inserts nothing: 409 below)

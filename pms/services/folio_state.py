@@ -30,6 +30,7 @@ from pms.db.database import is_postgres
 from pms.db.locking import locking_enabled
 from pms.db.scope import require_env
 from pms.db.statements import ENV, Statement
+from pms.db.uow import locked_row
 from pms.domain.business_date import business_date
 from pms.domain.money import quantize
 from pms.errors import NotFound
@@ -59,9 +60,6 @@ class FolioState:
     # the stay's other OPEN folios (id, currency, property_id, balance), for the check-out of
     # a guest folio (read with `others=True`)
     others: list[Any] = field(default_factory=list)
-    # read with the folio's row lock (PostgreSQL): its version is current until the commit,
-    # so the folio's event takes the next one with the COMMIT (`UnitOfWork.locked`)
-    locked: bool = False
 
     def add_charges(self, lines: list[Any]) -> None:
         """Lines written in this unit of work (kept in the folio's order: created_at, id)."""
@@ -305,7 +303,8 @@ def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.U
         if row is None:
             raise NotFound("no such folio")
         state = _from_row(row, now)
-        state.locked = locked
+        if lock:  # (a no-op when locking is off) its event's version goes with the COMMIT
+            locked_row(state.folio)
         return state
     from pms.models import Folio, Reservation
 
@@ -340,7 +339,8 @@ def read_guest_state(reservation: Any, *, lock: bool, now: datetime | None = Non
         if row is None:
             return None
         state = _from_row(row, now)
-        state.locked = statement is GUEST_LOCKED_STATE
+        if lock:
+            locked_row(state.folio)
         return state
     from pms.models import Folio, FolioCharge, FolioPayment
 

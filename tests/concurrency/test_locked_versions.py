@@ -20,6 +20,7 @@ from decimal import Decimal
 import pytest
 
 from pms import wiring
+from pms.db import uow as uow_module
 from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.models import Folio
@@ -84,14 +85,9 @@ def test_control_declaring_an_unlocked_read_locked_repeats_versions(ctx, pg_db, 
     hotel, _, folio = make_fb_stay(ctx)
     with read_scope(ctx):
         start = Folio.get_by_id(folio.id).version
-    real_read = cashiering.read_state
-
-    def read_as_if_locked(*args, **kwargs):
-        state = real_read(*args, **kwargs)
-        state.locked = True  # the declaration without the lock it stands for
-        return state
-
-    monkeypatch.setattr(cashiering, "read_state", read_as_if_locked)
+    # the declaration without the lock it stands for: the read takes no lock (the wiring's
+    # switch), but `locked_row` declares the folio all the same
+    monkeypatch.setattr(uow_module, "locking_enabled", lambda: True)
     errors = _post_all(ctx, hotel, folio, pause=CONTROL_PAUSE_S, locking_enabled=False)
     assert errors == []
     versions, stored = _versions(ctx, folio)
