@@ -1,7 +1,17 @@
-"""The floor: the service's booking transaction written by hand in psycopg2, in 3 round trips,
-behind bare Falcon + msgspec (no middleware), served under the same gunicorn settings as the
-service (`bench.floor_app:from_environment()`), against the same schema as the same service
-role, so row-level security and every foreign key and index apply.
+"""The floors: the service's booking transaction (and, beside it, `GET /v1/properties/{id}` and
+`POST /v1/properties/{id}/profiles`) written by hand in psycopg2, behind bare Falcon + msgspec
+(no middleware), served under the same gunicorn settings as the service
+(`bench.floor_app:from_environment()`), against the same schema as the same service role, so
+row-level security and every foreign key and index apply. They answer issue 10's question
+"what would it take": what hand-written Python reaches on this stack and this machine, measured
+in the same run as the service (bench/scenarios/floor.py and properties.py).
+
+The property read (`Property.on_get`): one round trip, the settings and the SELECT as ONE
+implicit transaction, exactly as the service sends it; the row encoded in the service's public
+shape. The profile create (`Profiles.on_post`): 2 round trips, (1) `BEGIN; SET LOCAL ...` with
+the property's existence and a profile with the same email in one read, (2) the profile, its
+audit row, its outbox row and the idempotency record inserted, and COMMIT; a unique key taken
+meanwhile (email or Idempotency-Key) rolls it all back and answers 409.
 
 What one `POST /v1/properties/{id}/reservations` does here, as the service does it:
 1. `BEGIN; SET LOCAL ...` (timeouts and the tenant, transaction-local, as pms.db.database
@@ -18,10 +28,12 @@ statement is plain text, parsed and planned on each request. (The service now ke
 its two heaviest booking statements in PL/pgSQL functions, migrations 012 and 013; the floor
 stays plain hand-written SQL, as issue 10 defines it.)
 
-What the floor leaves out (none of it is on the benchmark's request shape): restriction rules
+What the booking floor leaves out (none of it is on the benchmark's request shape): restriction rules
 (any restriction on the stay answers 422), promo codes, packages, guest profiles, folding by
 confirmation number, a replay of a stored idempotent answer (a reused key answers 409), and the
-token check (the tenant is read from X-Platform-Env-Id).
+token check (the tenant is read from X-Platform-Env-Id). The GET and profile floors leave out
+the token check too, and the profile floor every optional field (company, phone, address,
+external reference, negotiated rates): none is on the benchmark's request shape.
 """
 
 from __future__ import annotations
@@ -103,6 +115,43 @@ VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 
 COMMIT"""
 
 
+# GET /v1/properties/{id}: one round trip, one implicit transaction (as pms.db.database sends
+# a read outside a transaction); the columns the service's public shape shows, in its names
+PROPERTY_KEYS = ("id", "propertyCode", "name", "timezone", "currencyCode", "languages",
+                 "displayAddress", "contacts", "businessDate", "createdAt", "updatedAt")
+PROPERTY_SQL = SETTINGS + """;
+SELECT id, code, name, timezone, currency_code, languages, display_address, contacts,
+  business_date, created_at, updated_at
+FROM property WHERE env_id = %(env)s AND id = %(prop)s"""
+
+# POST /v1/properties/{id}/profiles, round trip 1: the property, and a profile with the email
+PROFILE_REFS_SQL = "BEGIN; " + SETTINGS + """;
+SELECT EXISTS (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s),
+  (SELECT id FROM profile WHERE env_id = %(env)s AND email_normalized = %(email_n)s)"""
+
+# round trip 2: every write and the commit
+PROFILE_WRITE_SQL = """
+INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_name, last_name,
+  email, email_normalized, preferences, origin_property_id)
+VALUES (%(id)s, now(), now(), %(env)s, 1, 'GUEST', %(first)s, %(last)s, %(email)s, %(email_n)s,
+  '{"negotiated_rate_plan_ids":[],"sso_provider":null}'::jsonb, %(prop)s);
+INSERT INTO audit_entry (id, created_at, updated_at, env_id, action, target_type, target_id,
+  property_id, actor_sub, actor_kind, request_id, after)
+VALUES (%(audit_id)s, now(), now(), %(env)s, 'profile.created', 'Profile', %(id)s,
+  %(prop)s, 'floor', 'staff', %(request_id)s, %(doc)s::jsonb);
+INSERT INTO outbox_event (id, created_at, updated_at, env_id, type, source, subject,
+  aggregate_type, aggregate_version, property_id, idempotency_key, time, data, request_id,
+  attempts, next_attempt_at, partition, dispatch_attempts)
+VALUES (%(event_id)s, now(), now(), %(env)s, 'hotel:pms:profile:created', 'hotel-pms', %(id)s,
+  'profile', 1, %(prop)s, %(event_key)s, now(), %(doc)s::jsonb, %(request_id)s, 0, now(),
+  %(partition)s, 0);
+INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint, state,
+  response_status, response_body, response_headers, expires_at, request_id)
+VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 201, %(doc)s,
+  '{}'::jsonb, now() + interval '24 hours', %(request_id)s);
+COMMIT"""
+
+
 class Guest(msgspec.Struct):
     first_name: str
     last_name: str
@@ -139,21 +188,37 @@ def sellable(rooms: int, blocked: int, sold: int, sell_limit: int | None) -> int
     return free
 
 
-class Booking:
-    """`POST /v1/properties/{property_id}/reservations`: the 3-round-trip transaction."""
+class _Handler:
+    """A resource over one connection per serving thread (autocommit: BEGIN goes out with the
+    first statement, as the service's does)."""
 
     def __init__(self, connect: Callable[[], Any]) -> None:
         self._connect = connect
         self._local = threading.local()
-        self._decoder = msgspec.json.Decoder(BookingIn)
 
     def _conn(self) -> Any:
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
             conn = self._connect()
-            conn.autocommit = True  # BEGIN goes out with the first statement, as the service's
+            conn.autocommit = True
             self._local.conn = conn
         return conn
+
+    @staticmethod
+    def _rollback(conn: Any) -> None:
+        if conn.closed:
+            return
+        if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+            with conn.cursor() as cur:
+                cur.execute("ROLLBACK")
+
+
+class Booking(_Handler):
+    """`POST /v1/properties/{property_id}/reservations`: the 3-round-trip transaction."""
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        super().__init__(connect)
+        self._decoder = msgspec.json.Decoder(BookingIn)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
         raw = req.bounded_stream.read()
@@ -205,14 +270,6 @@ class Booking:
             raise
 
     @staticmethod
-    def _rollback(conn: Any) -> None:
-        if conn.closed:
-            return
-        if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
-            with conn.cursor() as cur:
-                cur.execute("ROLLBACK")
-
-    @staticmethod
     def _document(args: dict[str, Any], body: BookingIn, currency: str, days: list[tuple],
                   rates: list[Decimal], key: str, fingerprint: str
                   ) -> tuple[bytes, dict[str, Any]]:
@@ -248,6 +305,92 @@ class Booking:
         return doc, write
 
 
+class Property(_Handler):
+    """`GET /v1/properties/{property_id}`: one round trip, the service's implicit transaction."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
+        try:
+            args = {"env": str(uuid.UUID(req.get_header("X-Platform-Env-Id", required=True))),
+                    "prop": str(uuid.UUID(property_id))}
+        except ValueError:
+            raise falcon.HTTPNotFound() from None
+        with self._conn().cursor() as cur:
+            cur.execute(PROPERTY_SQL, args)
+            row = cur.fetchone()
+        if row is None:
+            raise falcon.HTTPNotFound()
+        resp.data = msgspec.json.encode(dict(zip(PROPERTY_KEYS, row, strict=True)))
+        resp.content_type = falcon.MEDIA_JSON
+
+
+class ProfileIn(msgspec.Struct):
+    first_name: str
+    last_name: str
+    email: str
+
+
+class Profiles(_Handler):
+    """`POST /v1/properties/{property_id}/profiles`: the 2-round-trip transaction."""
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        super().__init__(connect)
+        self._decoder = msgspec.json.Decoder(ProfileIn)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
+        raw = req.bounded_stream.read()
+        try:
+            body = self._decoder.decode(raw)
+            args = {"env": str(uuid.UUID(req.get_header("X-Platform-Env-Id", required=True))),
+                    "prop": str(uuid.UUID(property_id)),
+                    "email_n": body.email.strip().lower()}
+            key = req.get_header("Idempotency-Key", required=True)
+            status, doc = self.create(args, body, key, hashlib.sha256(raw).hexdigest())
+        except (msgspec.ValidationError, msgspec.DecodeError, ValueError):
+            status, doc = 422, b'{"code":"validation_failed"}'
+        except Refused as exc:
+            status, doc = exc.status, msgspec.json.encode({"code": exc.code})
+        resp.status, resp.data, resp.content_type = status, doc, falcon.MEDIA_JSON
+
+    def create(self, args: dict[str, Any], body: ProfileIn, key: str,
+               fingerprint: str) -> tuple[int, bytes]:
+        conn = self._conn()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(PROFILE_REFS_SQL, args)  # 1
+                known, existing = cur.fetchone()
+                if not known:
+                    raise Refused(404, "not_found")
+                if existing is not None:  # ensure: the profile with this email, as it is
+                    self._rollback(conn)
+                    return 200, msgspec.json.encode({"id": existing})
+                now = datetime.now(UTC)
+                profile_id = str(uuid.uuid4())
+                out = {"profile_id": profile_id, "id": profile_id, "kind": "GUEST",
+                       "first_name": body.first_name, "last_name": body.last_name,
+                       "company_name": None, "email": body.email, "phone": None,
+                       "external_ref": None, "language": None, "address": None,
+                       "preferences": {"sso_provider": None, "negotiated_rate_plan_ids": [],
+                                       "provisioned_admin_at": None},
+                       "loyalty_number": None, "created_at": now, "updated_at": now}
+                doc = msgspec.json.encode(out)
+                text = doc.decode()
+                cur.execute(PROFILE_WRITE_SQL, {  # 2
+                    **args, "id": profile_id, "first": body.first_name, "last": body.last_name,
+                    "email": body.email, "audit_id": str(uuid.uuid4()),
+                    "event_id": str(uuid.uuid4()),
+                    "event_key": f"hotel:pms:profile:created:{profile_id}:1",
+                    "partition": partition_of(profile_id), "record_id": str(uuid.uuid4()),
+                    "key": key, "fingerprint": fingerprint, "doc": text,
+                    "request_id": uuid.uuid4().hex})
+            return 201, doc
+        except psycopg2.errors.UniqueViolation:
+            self._rollback(conn)
+            raise Refused(409, "conflict") from None
+        except BaseException:
+            self._rollback(conn)
+            raise
+
+
 class Ready:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.data, resp.content_type = b'{"status":"ok"}', falcon.MEDIA_JSON
@@ -258,6 +401,8 @@ def create_app(connect: Callable[[], Any]) -> falcon.App:
     app = falcon.App()
     app.add_route("/", Ready())
     app.add_route("/v1/properties/{property_id}/reservations", Booking(connect))
+    app.add_route("/v1/properties/{property_id}", Property(connect))
+    app.add_route("/v1/properties/{property_id}/profiles", Profiles(connect))
     return app
 
 

@@ -3,7 +3,12 @@ read) against the bare Falcon baseline (goal, issue 10: at least 45% of its req/
 `POST /v1/properties/{id}/profiles` (a write with its outbox and audit rows, a fresh
 Idempotency-Key and email per request) against pgbench tpcb-like (goal, issue 10: at least 40%
 of its transactions per second). Statements and round trips per request come from the
-in-process counting pass (bench/statements.py)."""
+in-process counting pass (bench/statements.py).
+
+Beside each, its floor (bench/floor_app.py): the same read and the same create hand-written in
+psycopg2 behind bare Falcon, under the same gunicorn settings, with the ratios of the floor to
+the same baselines and the service's CPU per request over the floor's. A goal above its floor's
+ratio is out of reach of any Python code on this stack and this machine, however lean."""
 
 from __future__ import annotations
 
@@ -12,7 +17,9 @@ import uuid
 
 import msgspec
 
-from bench.lib import Bench, Result
+from bench.lib import Bench, Measurement, Result
+from bench.scenarios.floor import TARGET as FLOOR_TARGET
+from bench.scenarios.floor import count_floor, cpu_ms
 from bench.statements import Call, unique_calls
 
 DESCRIPTION = "GET property vs bare Falcon; POST profile vs pgbench (select-only, tpcb-like)"
@@ -34,6 +41,12 @@ def seed_property(bench: Bench, env_id: uuid.UUID) -> str:
     return str(prop.id)
 
 
+def _cpu_over(subject: Measurement, floor: Measurement) -> float | None:
+    """The subject's CPU per request (server + database) over the floor's, from the medians."""
+    a, b = cpu_ms(subject), cpu_ms(floor)
+    return round(a / b, 2) if a is not None and b else None
+
+
 def run(bench: Bench) -> list[Result]:
     bench.baseline("pgbench_select_only")
     bench.baseline("pgbench_tpcb_like")
@@ -41,30 +54,55 @@ def run(bench: Bench) -> list[Result]:
     property_id = seed_property(bench, env_id)
     app = bench.app()
     headers = bench.headers(env_id)
+    path = f"/v1/properties/{property_id}"
+    profiles_path = f"{path}/profiles"
+    body = json.dumps({"first_name": "Ada", "last_name": "Bench{{n}}",
+                       "email": "guest-{{n}}@bench.example"})
+
+    bench.log("floors: GET property (alternating with bare Falcon) and POST profile, by hand ...")
+    with bench.server(FLOOR_TARGET) as floor:
+        bench.wrk_once(floor.base_url, path=path, headers=headers, duration=bench.warmup or 1)
+        floor_get, floor_ratio = bench.bare_falcon_paired(
+            lambda: bench.wrk_once(floor.base_url, path=path, headers=headers))
+        floor_post = bench.wrk(floor.base_url, method="POST", path=profiles_path, headers=headers,
+                               body_template=body.replace("guest-", "floor-"), unique=True)
 
     bench.log("GET /v1/properties/{id} (runs alternating with bare Falcon) ...")
-    path = f"/v1/properties/{property_id}"
     bench.wrk_once(app.base_url, path=path, headers=headers, duration=bench.warmup or 1)
     bench.analyze()
     get, ratio = bench.bare_falcon_paired(
         lambda: bench.wrk_once(app.base_url, path=path, headers=headers))
     bench.log("POST /v1/properties/{id}/profiles ...")
-    body = json.dumps({"first_name": "Ada", "last_name": "Bench{{n}}",
-                       "email": "guest-{{n}}@bench.example"})
-    post = bench.wrk(app.base_url, method="POST", path=f"/v1/properties/{property_id}/profiles",
+    post = bench.wrk(app.base_url, method="POST", path=profiles_path,
                      headers=headers, body_template=body, unique=True)
     bench.log("statements and round trips of GET property and POST profile (in-process) ...")
     read = Call("GET", path, None, headers)
     get.extra.update(bench.count([read] * 10, warmup=[read] * 2).extra())
     profiles = unique_calls(lambda n: Call(
-        "POST", f"/v1/properties/{property_id}/profiles",
-        body.replace("{{n}}", f"count{n}"), headers), 13, idempotency=True)
+        "POST", profiles_path, body.replace("{{n}}", f"count{n}"), headers), 13, idempotency=True)
     post.extra.update(bench.count(profiles[3:], warmup=profiles[:3]).extra())
+    floor_get.extra.update(count_floor(bench, [read] * 12).extra())
+    floor_post.extra.update(count_floor(bench, unique_calls(lambda n: Call(
+        "POST", profiles_path, body.replace("{{n}}", f"floorcount{n}"), headers), 13,
+        idempotency=True)).extra())
+    get_floor = "floor: GET property by hand (psycopg2, 1 RT, bare Falcon)"
+    post_floor = "floor: POST profile by hand (psycopg2, 2 RT, bare Falcon)"
     return [
+        Result(get_floor, floor_get, baseline="bare_falcon", paired_ratio=floor_ratio,
+               note="the service's read hand-written; ratio: median of per-pair ratios"),
         Result("GET /v1/properties/{id}", get, baseline="bare_falcon", goal=0.45,
                paired_ratio=ratio, note="ratio: median of per-pair ratios (alternating runs)"),
+        Result("GET property CPU / floor CPU (server + db per request)", get,
+               baseline=get_floor, paired_ratio=_cpu_over(get, floor_get),
+               note="ratio of the medians' CPU per request (not req/s)"),
         Result("GET /v1/properties/{id} vs pgbench select-only", get,
                baseline="pgbench_select_only"),
+        Result(post_floor, floor_post, baseline="pgbench_tpcb_like",
+               note="the service's create hand-written"),
         Result("POST /v1/properties/{id}/profiles", post, baseline="pgbench_tpcb_like",
                goal=0.40),
+        Result("POST profile CPU / floor CPU (server + db per request)", post,
+               baseline=post_floor, paired_ratio=_cpu_over(post, floor_post),
+               note="ratio of the medians' CPU per request (not req/s)"),
     ]
+

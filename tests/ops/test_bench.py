@@ -17,9 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
+from falcon import testing
 
 from bench import cpu, floor_app, lib, run, statements
 from bench.scenarios import floor, properties, reservations
+from pms.app import create_app
 from pms.context import system_ctx
 from pms.models.platform import outbox_partition
 
@@ -207,6 +209,71 @@ def test_the_floor_books_in_three_round_trips_and_twelve_statements(pg_db, pg_da
         assert {e.subject for e in OutboxEvent.select().where(OutboxEvent.subject.in_(ids))} == ids
         events = OutboxEvent.select().where(OutboxEvent.subject.in_(ids))
         assert all(e.partition == outbox_partition(e.subject) for e in events)
+        assert AuditEntry.select().where(AuditEntry.target_id.in_(ids)).count() == 2
+        assert IdempotencyRecord.select().count() == 2
+
+
+@pytest.mark.postgres
+def test_the_floor_reads_a_property_in_one_round_trip_as_the_service_shows_it(
+        pg_db, pg_database, base_settings):
+    from pms.devkeys import mint_token
+
+    env = uuid.uuid4()
+    prop = properties.seed_property(
+        SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test")), env)
+    tally = statements.Tally()
+    app = floor_app.create_app(lambda: statements.counting_connect(pg_database.app_url, tally))
+    read = statements.Call("GET", f"/v1/properties/{prop}", None, {"X-Platform-Env-Id": str(env)})
+    counts = statements.run_pass(app, tally, [read] * 2)
+    # 3 SET LOCAL + the SELECT, one implicit transaction, as the service sends it
+    assert counts.statuses == {200: 2}
+    assert (counts.round_trips_per_req, counts.statements_per_req) == (1, 4)
+    other_env = statements.Call("GET", f"/v1/properties/{prop}", None,
+                                {"X-Platform-Env-Id": str(uuid.uuid4())})
+    assert statements.run_pass(app, tally, [other_env]).statuses == {404: 1}  # RLS and the filter
+    floor_doc = testing.TestClient(app).simulate_get(f"/v1/properties/{prop}",
+                                                     headers={"X-Platform-Env-Id": str(env)}).json
+    service = testing.TestClient(create_app(base_settings.with_(database_url=pg_database.app_url)))
+    token = mint_token(base_settings, env_id=env)
+    ours = service.simulate_get(f"/v1/properties/{prop}", headers={
+        "Authorization": f"Bearer {token}", "X-Platform-Env-Id": str(env)}).json
+    assert floor_doc == {k: ours[k] for k in floor_doc}  # the same document, field for field
+
+
+@pytest.mark.postgres
+def test_the_floor_creates_a_profile_in_two_round_trips_with_its_rows(pg_db, pg_database):
+    env = uuid.uuid4()
+    prop = properties.seed_property(
+        SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test")), env)
+    tally = statements.Tally()
+    app = floor_app.create_app(lambda: statements.counting_connect(pg_database.app_url, tally))
+
+    def create(email: str, key: str) -> statements.Call:
+        return statements.Call(
+            "POST", f"/v1/properties/{prop}/profiles",
+            json.dumps({"first_name": "Ada", "last_name": "Floor", "email": email}),
+            {"X-Platform-Env-Id": str(env), "Idempotency-Key": key})
+
+    made = statements.run_pass(app, tally, [create("a@floor.example", "k1"),
+                                            create("b@floor.example", "k2")])
+    # BEGIN; 3 SET LOCAL; refs | 4 INSERTs; COMMIT
+    assert made.statuses == {201: 2}
+    assert (made.round_trips_per_req, made.statements_per_req) == (2, 10)
+    # a reused key is refused and rolled back; a known email is that profile (ensure)
+    again = statements.run_pass(app, tally, [create("c@floor.example", "k1"),
+                                             create("A@floor.example ", "k3")])
+    assert again.statuses == {409: 1, 200: 1}
+    from pms.db.scope import tenant_scope
+    from pms.models import AuditEntry, IdempotencyRecord, OutboxEvent, Profile
+
+    with tenant_scope(env):
+        profiles = list(Profile.select())
+        assert sorted(p.email for p in profiles) == ["a@floor.example", "b@floor.example"]
+        ids = {str(p.id) for p in profiles}
+        events = list(OutboxEvent.select().where(OutboxEvent.subject.in_(ids)))
+        assert {e.subject for e in events} == ids
+        assert all(e.partition == outbox_partition(e.subject) and e.aggregate_version == 1
+                   for e in events)
         assert AuditEntry.select().where(AuditEntry.target_id.in_(ids)).count() == 2
         assert IdempotencyRecord.select().count() == 2
 
