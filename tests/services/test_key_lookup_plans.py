@@ -1,0 +1,143 @@
+"""The plan-keeping functions of the profile create look up by key on a table that grew after
+their plans were made (migration 020).
+
+A PL/pgSQL function keeps its statements' generic plans for the life of the server connection
+(migration 015). Made while the statistics described a table of a page or two, a plan was a
+sequential scan, and it stayed one while the table grew: every profile create then read every
+profile and every Idempotency-Key record (`python -m bench.inprocess profile`: 0.9, 1.5, then
+2.1 ms of database CPU per create as the rounds went on). These tests make the plans on such a
+table, let it grow on another connection, and count the scans of the next call in
+`pg_stat_xact_user_tables`: index scans only.
+
+Their own throwaway database (PostgreSQL only), so the statistics are those of a near-empty
+table whatever else the suite wrote, and a direct connection as the service role (not through
+PgBouncer), so the second call runs on the backend that kept the plans.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg2
+import pytest
+
+from pms.db import throwaway
+from pms.db.migrator import migrate
+from tests import pg
+from tests.conftest import need_server
+
+pytestmark = pytest.mark.postgres
+
+GROWN = 3000
+
+
+@pytest.fixture(scope="module")
+def fresh() -> Iterator[throwaway.ThrowawayDatabase]:
+    ok, why = pg.available()
+    need_server(ok, "PostgreSQL", why)
+    database = throwaway.create(pg.admin_url(), "pmskey")
+    try:
+        migrate(database.owner_url, service_url=database.app_url)
+        yield database
+    finally:
+        database.drop()
+
+
+def _connect(url: str, env: uuid.UUID) -> Any:
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT set_config('app.env_id', %s, false)", (str(env),))
+    return conn
+
+
+def _seed_profiles(cur: Any, env: uuid.UUID, first: int, last: int) -> None:
+    cur.execute(
+        "INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_name,"
+        " last_name, email, email_normalized, external_ref, preferences)"
+        " SELECT gen_random_uuid(), now(), now(), %(env)s, 1, 'GUEST', 'Ada', 'L' || g,"
+        " 'g' || g || '@x.org', 'g' || g || '@x.org', 'ref-' || g, '{}'::jsonb"
+        " FROM generate_series(%(first)s, %(last)s) g", {"env": str(env), "first": first,
+                                                         "last": last})
+    cur.execute(
+        "INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint,"
+        " state, expires_at) SELECT gen_random_uuid(), now(), now(), %(env)s, 'key-' || g, 'f',"
+        " 'done', now() + interval '1 day' FROM generate_series(%(first)s, %(last)s) g",
+        {"env": str(env), "first": first, "last": last})
+
+
+def _scans(cur: Any) -> dict[str, tuple[int, int]]:
+    cur.execute("SELECT relname, seq_scan, coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables"
+                " WHERE relname IN ('profile', 'idempotency_record')")
+    return {name: (seq, idx) for name, seq, idx in cur.fetchall()}
+
+
+def _reads(cur: Any, env: uuid.UUID, prop: uuid.UUID, email: str | None, ref: str | None,
+           key: str) -> tuple[Any, dict[str, tuple[int, int]]]:
+    """One profile create's reads, in one transaction: the claim and the references."""
+    cur.execute("BEGIN")
+    try:
+        cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (str(env), key))
+        cur.execute("SELECT property_found, pr_id, pr_email, pr_external_ref"
+                    " FROM pms_profile_refs(%s, %s, %s, %s)", (str(env), str(prop), email, ref))
+        found = cur.fetchone()
+        return found, _scans(cur)
+    finally:
+        cur.execute("ROLLBACK")
+
+
+def test_profile_reads_probe_their_keys_after_the_tables_grew(fresh):
+    env, prop = uuid.uuid4(), uuid.uuid4()
+    owner = _connect(fresh.owner_url, env)
+    service = _connect(fresh.app_url, env)
+    try:
+        with owner.cursor() as cur:
+            _seed_profiles(cur, env, 1, 3)
+            cur.execute("ANALYZE profile; ANALYZE idempotency_record")
+        with service.cursor() as cur:
+            # the plans are made now, on tables of a page each
+            found, _ = _reads(cur, env, prop, "g2@x.org", None, "key-new-1")
+            assert found[1] is not None and found[2] == "g2@x.org"
+            with owner.cursor() as grow:
+                _seed_profiles(grow, env, 4, GROWN)
+            found, scans = _reads(cur, env, prop, f"g{GROWN - 1}@x.org", None, "key-new-2")
+            assert found[2] == f"g{GROWN - 1}@x.org"
+            assert scans["profile"][0] == 0 and scans["profile"][1] >= 1, scans
+            assert scans["idempotency_record"][0] == 0 and scans["idempotency_record"][1] >= 1, scans
+            # the external reference is looked up by its own key when the email finds nothing
+            found, scans = _reads(cur, env, prop, "nobody@x.org", "ref-1234", "key-new-3")
+            assert found[3] == "ref-1234" and scans["profile"][0] == 0, scans
+    finally:
+        owner.close()
+        service.close()
+
+
+def test_the_email_profile_comes_first_and_a_miss_is_empty(fresh):
+    env, prop = uuid.uuid4(), uuid.uuid4()
+    owner = _connect(fresh.owner_url, env)
+    service = _connect(fresh.app_url, env)
+    try:
+        with owner.cursor() as cur:
+            _seed_profiles(cur, env, 1, 20)
+            cur.execute("INSERT INTO property (id, created_at, updated_at, env_id, version, code,"
+                        " name, timezone, currency_code, languages)"
+                        " VALUES (%s, now(), now(), %s, 1, 'K1', 'Key', 'UTC', 'EUR', '[]')",
+                        (str(prop), str(env)))
+        with service.cursor() as cur:
+            # email of profile 5, reference of profile 7: the email's profile is the answer
+            found, _ = _reads(cur, env, prop, "g5@x.org", "ref-7", "k-a")
+            assert found[0] is True and (found[2], found[3]) == ("g5@x.org", "ref-5")
+            found, _ = _reads(cur, env, prop, None, "ref-7", "k-b")
+            assert (found[2], found[3]) == ("g7@x.org", "ref-7")
+            found, _ = _reads(cur, env, uuid.uuid4(), "none@x.org", "none", "k-c")
+            assert found == (False, None, None, None)
+            # another tenant's profiles are not found (row-level security and the key's env)
+            other = uuid.uuid4()
+            cur.execute("SELECT set_config('app.env_id', %s, false)", (str(other),))
+            found, _ = _reads(cur, other, prop, "g5@x.org", "ref-5", "k-d")
+            assert found == (False, None, None, None)
+    finally:
+        owner.close()
+        service.close()
