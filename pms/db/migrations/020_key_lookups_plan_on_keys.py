@@ -1,5 +1,5 @@
-"""Migration 020: the profile create's two reads look up by their keys whatever the planner's
-statistics say (PostgreSQL only).
+"""Migration 020: the kept-plan reads of tables that grow with the guests' traffic look up by
+their keys whatever the planner's statistics say (PostgreSQL only).
 
 Why (issue 10): `python -m bench.inprocess profile --requests 3000` showed the database CPU of a
 profile create growing with every round (0.9, 1.5, 2.1 ms) while the hand-written floor's stayed
@@ -18,13 +18,20 @@ What changes:
   indexes, which the planner traded for a scan of the tenant's whole `(env_id, last_name)`
   index once seq scans were off. Same arguments, same columns, same answer (the email's
   profile first).
-- Both functions carry `enable_seqscan = off` as a function setting: a lookup by a unique key is
-  an index probe even when the statistics say the table has a page or two (on such a table a
-  sequential scan is the cheaper plan, and the kept plan would outlive the table's growth). A
-  function's SET clause holds only while it runs: no session state, PgBouncer-safe.
-
-The other plan-keeping functions were measured in the same way (booking, check-in, check-out)
-and keep their plans on their keys as their tables grow; they are left as they are.
+- The functions that read the tables growing with every guest, stay and posting carry
+  `enable_seqscan = off` as a function setting: a lookup by a key is an index probe even when
+  the statistics say the table has a page or two (on such a table a sequential scan is the
+  cheaper plan, and the kept plan would outlive the table's growth). They are the two above,
+  `pms_folio_state` (folios, charges and payments; `auto_explain` showed it scanning
+  `folio_charge` three times per check-out: `python -m bench.inprocess check-out
+  --rooms-per-type 300` database CPU 1.73-1.92 ms per check-out, growing, now 1.57-1.60),
+  `pms_lock_guest_folios` (folios) and `pms_pick_room` (room stays). A function's SET clause
+  holds only while it runs: no session state, PgBouncer-safe. A test fails for a `pms_*`
+  function that reads tables and lacks the setting.
+- Left as they are: the booking's `pms_take_nights` and `pms_booking_refs`, which read tables
+  sized by the hotel's configuration (rooms, calendar, rates, restrictions; the property row);
+  with the setting their tiny tables were read through indexes and a booking's database CPU
+  rose 3-4%. And the `pms_write_*` journal INSERTs, which read nothing.
 """
 
 import importlib
@@ -32,7 +39,13 @@ import importlib
 import peewee as pw
 from peewee_migrate import Migrator
 
-CLAIM = "pms_claim_idempotency_key(uuid, text, timestamptz)"
+# the functions that read tables growing with the traffic, besides pms_profile_refs (replaced)
+KEY_LOOKUPS = (
+    "pms_claim_idempotency_key(uuid, text, timestamptz)",
+    "pms_folio_state(uuid, uuid, uuid, uuid, boolean, text, boolean)",
+    "pms_lock_guest_folios(uuid, uuid)",
+    "pms_pick_room(uuid, uuid, uuid, uuid, date, date, text[], boolean)",
+)
 
 REFS_FUNCTION = """
 CREATE OR REPLACE FUNCTION pms_profile_refs(in_env uuid, in_property uuid, in_email text,
@@ -85,7 +98,8 @@ $fn$
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     if isinstance(database, pw.PostgresqlDatabase):
         migrator.sql(REFS_FUNCTION)
-        migrator.sql(f"ALTER FUNCTION {CLAIM} SET enable_seqscan = off")
+        for signature in KEY_LOOKUPS:
+            migrator.sql(f"ALTER FUNCTION {signature} SET enable_seqscan = off")
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
@@ -94,4 +108,5 @@ def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
         migrator.sql(before.REFS_FUNCTION)
         migrator.sql("ALTER FUNCTION pms_profile_refs(uuid, uuid, text, text) "
                      "SET plan_cache_mode = force_generic_plan")
-        migrator.sql(f"ALTER FUNCTION {CLAIM} RESET enable_seqscan")
+        for signature in KEY_LOOKUPS:
+            migrator.sql(f"ALTER FUNCTION {signature} RESET enable_seqscan")
