@@ -22,7 +22,8 @@ from bench.scenarios.floor import TARGET as FLOOR_TARGET
 from bench.scenarios.floor import count_floor, cpu_ms
 from bench.statements import Call, unique_calls
 
-DESCRIPTION = "GET property vs bare Falcon; POST profile vs pgbench (select-only, tpcb-like)"
+DESCRIPTION = ("GET property vs bare Falcon; POST profile vs pgbench (select-only, tpcb-like); "
+               "each beside its hand-written floor")
 ORDER = 10
 
 
