@@ -61,6 +61,28 @@ CENT = Decimal("0.01")
 SETTINGS = ("SET LOCAL statement_timeout = 5000; SET LOCAL lock_timeout = 4000; "
             "SET LOCAL app.env_id = %(env)s")
 
+
+def journal_sql(aggregate: str, target_type: str) -> str:
+    """What every floor write sends with its COMMIT, as the service's unit of work does: the
+    audit row, the outbox row (`hotel:pms:<aggregate>:created`, version 1) and the
+    Idempotency-Key record (done, with the response body), then COMMIT."""
+    return f"""
+INSERT INTO audit_entry (id, created_at, updated_at, env_id, action, target_type, target_id,
+  property_id, actor_sub, actor_kind, request_id, after)
+VALUES (%(audit_id)s, now(), now(), %(env)s, '{aggregate}.created', '{target_type}', %(id)s,
+  %(prop)s, 'floor', 'staff', %(request_id)s, %(doc)s::jsonb);
+INSERT INTO outbox_event (id, created_at, updated_at, env_id, type, source, subject,
+  aggregate_type, aggregate_version, property_id, idempotency_key, time, data, request_id,
+  attempts, next_attempt_at, partition, dispatch_attempts)
+VALUES (%(event_id)s, now(), now(), %(env)s, 'hotel:pms:{aggregate}:created', 'hotel-pms', %(id)s,
+  '{aggregate}', 1, %(prop)s, %(event_key)s, now(), %(doc)s::jsonb, %(request_id)s, 0, now(),
+  %(partition)s, 0);
+INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint, state,
+  response_status, response_body, response_headers, expires_at, request_id)
+VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 201, %(body)s,
+  '{{}}'::jsonb, now() + interval '24 hours', %(request_id)s);
+COMMIT"""
+
 # round trip 1: the transaction, its settings, and every reference of the stay in one read
 REFS_SQL = "BEGIN; " + SETTINGS + """;
 SELECT p.currency_code, COALESCE(p.business_date, current_date), rt.max_occupancy,
@@ -98,21 +120,7 @@ INSERT INTO reservation (id, created_at, updated_at, env_id, version, property_i
 VALUES (%(id)s, now(), now(), %(env)s, 1, %(prop)s, %(rt)s, %(rp)s, %(conf)s, 'CONFIRMED',
   %(arr)s, %(dep)s, %(adults)s, %(children)s, 'DIRECT', 'WEB', %(first)s, %(last)s, %(last_n)s,
   %(currency)s, %(total)s, 0, 0, %(total)s, %(nightly)s::jsonb);
-INSERT INTO audit_entry (id, created_at, updated_at, env_id, action, target_type, target_id,
-  property_id, actor_sub, actor_kind, request_id, after)
-VALUES (%(audit_id)s, now(), now(), %(env)s, 'reservation.created', 'Reservation', %(id)s,
-  %(prop)s, 'floor', 'staff', %(request_id)s, %(doc)s::jsonb);
-INSERT INTO outbox_event (id, created_at, updated_at, env_id, type, source, subject,
-  aggregate_type, aggregate_version, property_id, idempotency_key, time, data, request_id,
-  attempts, next_attempt_at, partition, dispatch_attempts)
-VALUES (%(event_id)s, now(), now(), %(env)s, 'hotel:pms:reservation:created', 'hotel-pms', %(id)s,
-  'reservation', 1, %(prop)s, %(event_key)s, now(), %(doc)s::jsonb, %(request_id)s, 0, now(),
-  %(partition)s, 0);
-INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint, state,
-  response_status, response_body, response_headers, expires_at, request_id)
-VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 201, %(body)s,
-  '{}'::jsonb, now() + interval '24 hours', %(request_id)s);
-COMMIT"""
+""" + journal_sql("reservation", "Reservation")
 
 
 # GET /v1/properties/{id}: one round trip, one implicit transaction (as pms.db.database sends
@@ -135,21 +143,7 @@ INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_na
   email, email_normalized, preferences, origin_property_id)
 VALUES (%(id)s, now(), now(), %(env)s, 1, 'GUEST', %(first)s, %(last)s, %(email)s, %(email_n)s,
   '{"negotiated_rate_plan_ids":[],"sso_provider":null}'::jsonb, %(prop)s);
-INSERT INTO audit_entry (id, created_at, updated_at, env_id, action, target_type, target_id,
-  property_id, actor_sub, actor_kind, request_id, after)
-VALUES (%(audit_id)s, now(), now(), %(env)s, 'profile.created', 'Profile', %(id)s,
-  %(prop)s, 'floor', 'staff', %(request_id)s, %(doc)s::jsonb);
-INSERT INTO outbox_event (id, created_at, updated_at, env_id, type, source, subject,
-  aggregate_type, aggregate_version, property_id, idempotency_key, time, data, request_id,
-  attempts, next_attempt_at, partition, dispatch_attempts)
-VALUES (%(event_id)s, now(), now(), %(env)s, 'hotel:pms:profile:created', 'hotel-pms', %(id)s,
-  'profile', 1, %(prop)s, %(event_key)s, now(), %(doc)s::jsonb, %(request_id)s, 0, now(),
-  %(partition)s, 0);
-INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint, state,
-  response_status, response_body, response_headers, expires_at, request_id)
-VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 201, %(doc)s,
-  '{}'::jsonb, now() + interval '24 hours', %(request_id)s);
-COMMIT"""
+""" + journal_sql("profile", "Profile")
 
 
 class Guest(msgspec.Struct):
@@ -380,7 +374,7 @@ class Profiles(_Handler):
                     "event_id": str(uuid.uuid4()),
                     "event_key": f"hotel:pms:profile:created:{profile_id}:1",
                     "partition": partition_of(profile_id), "record_id": str(uuid.uuid4()),
-                    "key": key, "fingerprint": fingerprint, "doc": text,
+                    "key": key, "fingerprint": fingerprint, "doc": text, "body": text,
                     "request_id": uuid.uuid4().hex})
             return 201, doc
         except psycopg2.errors.UniqueViolation:

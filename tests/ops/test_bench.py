@@ -157,17 +157,19 @@ def test_round_trips_are_executes_and_psycopg2s_own_begin_and_commit(pg_database
         conn.close()
 
 
+# what the bench's seeding helpers take of a Bench: a machine ctx in the bound database
+_SEEDER = SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test"))
+
+
 def _small_hotel(monkeypatch: pytest.MonkeyPatch) -> dict:
     """One room type with one room and one rate plan priced for 20 days, calendar made ahead,
     seeded through the services into the bound PostgreSQL database."""
-    from types import SimpleNamespace
 
-    from pms.context import system_ctx
 
     monkeypatch.setattr(reservations, "ROOM_TYPES", 1)
     monkeypatch.setattr(reservations, "ROOMS_PER_TYPE", 1)
     monkeypatch.setattr(reservations, "DAYS", 20)
-    seeder = SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test"))
+    seeder = _SEEDER
     env_id = uuid.uuid4()
     hotel_id, plan_id, type_ids, today = reservations.seed_hotel(seeder, env_id)
     reservations.make_calendar(seeder, env_id, hotel_id, type_ids, today)
@@ -219,8 +221,7 @@ def test_the_floor_reads_a_property_in_one_round_trip_as_the_service_shows_it(
     from pms.devkeys import mint_token
 
     env = uuid.uuid4()
-    prop = properties.seed_property(
-        SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test")), env)
+    prop = properties.seed_property(_SEEDER, env)
     tally = statements.Tally()
     app = floor_app.create_app(lambda: statements.counting_connect(pg_database.app_url, tally))
     read = statements.Call("GET", f"/v1/properties/{prop}", None, {"X-Platform-Env-Id": str(env)})
@@ -243,8 +244,7 @@ def test_the_floor_reads_a_property_in_one_round_trip_as_the_service_shows_it(
 @pytest.mark.postgres
 def test_the_floor_creates_a_profile_in_two_round_trips_with_its_rows(pg_db, pg_database):
     env = uuid.uuid4()
-    prop = properties.seed_property(
-        SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test")), env)
+    prop = properties.seed_property(_SEEDER, env)
     tally = statements.Tally()
     app = floor_app.create_app(lambda: statements.counting_connect(pg_database.app_url, tally))
 
@@ -285,8 +285,7 @@ def test_a_counting_pass_goes_through_the_real_app_and_restores_the_binding(
     from pms.devkeys import mint_token
 
     h_env = uuid.uuid4()
-    prop = properties.seed_property(
-        SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id, sub="bench-test")), h_env)
+    prop = properties.seed_property(_SEEDER, h_env)
     headers = {"Authorization": f"Bearer {mint_token(base_settings, env_id=h_env)}",
                "X-Platform-Env-Id": str(h_env)}
     read = statements.Call("GET", f"/v1/properties/{prop}", None, headers)

@@ -48,6 +48,20 @@ def fresh() -> Iterator[throwaway.ThrowawayDatabase]:
         database.drop()
 
 
+@pytest.fixture
+def tenant(fresh: throwaway.ThrowawayDatabase) -> Iterator[tuple[uuid.UUID, Any, Any]]:
+    """A new tenant and two connections set to it: the owner's (seeding, ANALYZE) and the
+    service role's (the functions, under row-level security)."""
+    env = uuid.uuid4()
+    owner = _connect(fresh.owner_url, env)
+    service = _connect(fresh.app_url, env)
+    try:
+        yield env, owner, service
+    finally:
+        owner.close()
+        service.close()
+
+
 def _connect(url: str, env: uuid.UUID) -> Any:
     conn = psycopg2.connect(url)
     conn.autocommit = True
@@ -91,59 +105,49 @@ def _reads(cur: Any, env: uuid.UUID, prop: uuid.UUID, email: str | None, ref: st
         cur.execute("ROLLBACK")
 
 
-def test_profile_reads_probe_their_keys_after_the_tables_grew(fresh):
-    env, prop = uuid.uuid4(), uuid.uuid4()
-    owner = _connect(fresh.owner_url, env)
-    service = _connect(fresh.app_url, env)
-    try:
-        with owner.cursor() as cur:
-            _seed_profiles(cur, env, 1, 3)
-            cur.execute("ANALYZE profile; ANALYZE idempotency_record")
-        with service.cursor() as cur:
-            # the plans are made now, on tables of a page each
-            found, _ = _reads(cur, env, prop, "g2@x.org", None, "key-new-1")
-            assert found[1] is not None and found[2] == "g2@x.org"
-            with owner.cursor() as grow:
-                _seed_profiles(grow, env, 4, GROWN)
-            found, scans = _reads(cur, env, prop, f"g{GROWN - 1}@x.org", None, "key-new-2")
-            assert found[2] == f"g{GROWN - 1}@x.org"
-            assert scans["profile"][0] == 0 and scans["profile"][1] >= 1, scans
-            assert scans["idempotency_record"][0] == 0 and scans["idempotency_record"][1] >= 1, scans
-            # the external reference is looked up by its own key when the email finds nothing
-            found, scans = _reads(cur, env, prop, "nobody@x.org", "ref-1234", "key-new-3")
-            assert found[3] == "ref-1234" and scans["profile"][0] == 0, scans
-    finally:
-        owner.close()
-        service.close()
+def test_profile_reads_probe_their_keys_after_the_tables_grew(tenant):
+    env, owner, service = tenant
+    prop = uuid.uuid4()
+    with owner.cursor() as cur:
+        _seed_profiles(cur, env, 1, 3)
+        cur.execute("ANALYZE profile; ANALYZE idempotency_record")
+    with service.cursor() as cur:
+        # the plans are made now, on tables of a page each
+        found, _ = _reads(cur, env, prop, "g2@x.org", None, "key-new-1")
+        assert found[1] is not None and found[2] == "g2@x.org"
+        with owner.cursor() as grow:
+            _seed_profiles(grow, env, 4, GROWN)
+        found, scans = _reads(cur, env, prop, f"g{GROWN - 1}@x.org", None, "key-new-2")
+        assert found[2] == f"g{GROWN - 1}@x.org"
+        assert scans["profile"][0] == 0 and scans["profile"][1] >= 1, scans
+        assert scans["idempotency_record"][0] == 0 and scans["idempotency_record"][1] >= 1, scans
+        # the external reference is looked up by its own key when the email finds nothing
+        found, scans = _reads(cur, env, prop, "nobody@x.org", "ref-1234", "key-new-3")
+        assert found[3] == "ref-1234" and scans["profile"][0] == 0, scans
 
 
-def test_the_email_profile_comes_first_and_a_miss_is_empty(fresh):
-    env, prop = uuid.uuid4(), uuid.uuid4()
-    owner = _connect(fresh.owner_url, env)
-    service = _connect(fresh.app_url, env)
-    try:
-        with owner.cursor() as cur:
-            _seed_profiles(cur, env, 1, 20)
-            cur.execute("INSERT INTO property (id, created_at, updated_at, env_id, version, code,"
-                        " name, timezone, currency_code, languages)"
-                        " VALUES (%s, now(), now(), %s, 1, 'K1', 'Key', 'UTC', 'EUR', '[]')",
-                        (str(prop), str(env)))
-        with service.cursor() as cur:
-            # email of profile 5, reference of profile 7: the email's profile is the answer
-            found, _ = _reads(cur, env, prop, "g5@x.org", "ref-7", "k-a")
-            assert found[0] is True and (found[2], found[3]) == ("g5@x.org", "ref-5")
-            found, _ = _reads(cur, env, prop, None, "ref-7", "k-b")
-            assert (found[2], found[3]) == ("g7@x.org", "ref-7")
-            found, _ = _reads(cur, env, uuid.uuid4(), "none@x.org", "none", "k-c")
-            assert found == (False, None, None, None)
-            # another tenant's profiles are not found (row-level security and the key's env)
-            other = uuid.uuid4()
-            cur.execute("SELECT set_config('app.env_id', %s, false)", (str(other),))
-            found, _ = _reads(cur, other, prop, "g5@x.org", "ref-5", "k-d")
-            assert found == (False, None, None, None)
-    finally:
-        owner.close()
-        service.close()
+def test_the_email_profile_comes_first_and_a_miss_is_empty(tenant):
+    env, owner, service = tenant
+    prop = uuid.uuid4()
+    with owner.cursor() as cur:
+        _seed_profiles(cur, env, 1, 20)
+        cur.execute("INSERT INTO property (id, created_at, updated_at, env_id, version, code,"
+                    " name, timezone, currency_code, languages)"
+                    " VALUES (%s, now(), now(), %s, 1, 'K1', 'Key', 'UTC', 'EUR', '[]')",
+                    (str(prop), str(env)))
+    with service.cursor() as cur:
+        # email of profile 5, reference of profile 7: the email's profile is the answer
+        found, _ = _reads(cur, env, prop, "g5@x.org", "ref-7", "k-a")
+        assert found[0] is True and (found[2], found[3]) == ("g5@x.org", "ref-5")
+        found, _ = _reads(cur, env, prop, None, "ref-7", "k-b")
+        assert (found[2], found[3]) == ("g7@x.org", "ref-7")
+        found, _ = _reads(cur, env, uuid.uuid4(), "none@x.org", "none", "k-c")
+        assert found == (False, None, None, None)
+        # another tenant's profiles are not found (row-level security and the key's env)
+        other = uuid.uuid4()
+        cur.execute("SELECT set_config('app.env_id', %s, false)", (str(other),))
+        found, _ = _reads(cur, other, prop, "g5@x.org", "ref-5", "k-d")
+        assert found == (False, None, None, None)
 
 
 def test_every_function_reading_traffic_tables_plans_on_its_keys(fresh):
