@@ -412,6 +412,40 @@ class Bench:
         self.analyze()
         return median_measurement([self.wrk_once(url, **kwargs) for _ in range(self.runs)])
 
+    def here_sample(self) -> tuple[float, float | None]:
+        """CPU counters for work done in THIS process (the relay and night audit scenarios run
+        the service's code in-process): this process's CPU (every thread), and the whole
+        PostgreSQL server's (the postmaster, its live children, and the backends it reaped, so
+        a connection closed before the sample is still counted). Pair with `here_extra`."""
+        return time.process_time(), self._postgres_seconds()
+
+    def here_extra(self, before: tuple[float, float | None], units: int) -> dict[str, float]:
+        """`server_cpu_ms_per_req` (this process) and `db_cpu_ms_per_req` (the PostgreSQL server)
+        per unit (event, stay) since `before`, for a Measurement's extra."""
+        app_before, db_before = before
+        out = {"server_cpu_ms_per_req": round((time.process_time() - app_before) * 1000
+                                              / max(1, units), 4)}
+        db_after = self._postgres_seconds()
+        if db_before is not None and db_after is not None:
+            out["db_cpu_ms_per_req"] = round((db_after - db_before) * 1000 / max(1, units), 4)
+        return out
+
+    def _postgres_seconds(self) -> float | None:
+        """CPU seconds of the PostgreSQL server: its postmaster's tree (found as the parent of an
+        admin connection's backend), None when /proc cannot tell."""
+        try:
+            conn = pgdb._admin()
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT pg_backend_pid()")
+                    backend = int(cur.fetchone()[0])
+                found = cpu.stat(backend)
+            finally:
+                conn.close()
+            return cpu.tree_seconds(found.ppid) if found else None
+        except Exception:  # noqa: BLE001 - CPU figures are a bonus, never a failure
+            return None
+
     def analyze(self) -> None:
         """`ANALYZE` the bench database, as `pgbench -i` does for its baseline's tables.
 

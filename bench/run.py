@@ -198,7 +198,8 @@ def format_table(report: dict[str, Any]) -> str:
              + (f", commit {report['commit']}" if report.get("commit") else ""),
              "srv/db ms = CPU per request of the gunicorn master+workers / of the bench "
              "database's backends (+ PgBouncer in its scenario), from /proc: steadier than req/s "
-             "on a shared machine",
+             "on a shared machine; relay and night audit: per event / per stay, of the process "
+             "running them (the bench's own) / of the whole PostgreSQL server",
              "stmts/RTs = SQL statements / round trips per request, counted exactly in a separate "
              "in-process pass through the real app (bench/statements.py)"]
     return "\n".join(rows)

@@ -108,6 +108,7 @@ def run(bench: Any) -> list[Any]:
                 db.close()
 
         threads = [threading.Thread(target=drain, args=(r,)) for r in workers]
+        sample = bench.here_sample()
         started = time.perf_counter()
         for thread in threads:
             thread.start()
@@ -117,7 +118,8 @@ def run(bench: Any) -> list[Any]:
         published = sum(t.published for t in totals)
         return Measurement(rate=published / seconds, unit="events/s", errors=ROWS - published,
                            extra={"seconds": round(seconds, 3),
-                                  "batches": sum(t.batches for t in totals)})
+                                  "batches": sum(t.batches for t in totals),
+                                  **bench.here_extra(sample, published)})
 
     def raw_once() -> Measurement:
         """The best a bare pika client does with confirms: windows of 500 in flight (the relay's
@@ -139,7 +141,8 @@ def run(bench: Any) -> list[Any]:
                                    callback=lambda _f: state.update(ready=True))
         while not state["ready"]:
             conn.process_data_events(time_limit=0.05)
-        key = routing_key(sample.type)
+        key = routing_key(row.type)
+        cpu_before = bench.here_sample()
         started = time.perf_counter()
         sent = 0
         for window in range(0, ROWS, 500):
@@ -153,17 +156,17 @@ def run(bench: Any) -> list[Any]:
             while state["acked"] < sent:
                 conn.process_data_events(time_limit=0.05)
         seconds = time.perf_counter() - started
+        extra = {"seconds": round(seconds, 3), **bench.here_extra(cpu_before, ROWS)}
         conn.close()
-        return Measurement(rate=ROWS / seconds, unit="events/s",
-                           extra={"seconds": round(seconds, 3)})
+        return Measurement(rate=ROWS / seconds, unit="events/s", extra=extra)
 
     try:
         ctx = bench.seed_ctx()
         bench.log(f"relay: seeding {ROWS} pending outbox rows")
         ids = seed(ctx, ROWS)
         with read_scope(ctx):
-            sample = OutboxEvent.get_by_id(ids[0])
-        bodies = [json.dumps(dict(envelope(sample), id=str(uuid.uuid4())), separators=(",", ":"),
+            row = OutboxEvent.get_by_id(ids[0])
+        bodies = [json.dumps(dict(envelope(row), id=str(uuid.uuid4())), separators=(",", ":"),
                              sort_keys=True).encode() for _ in range(ROWS)]
         # alternating runs (raw, relay, raw, relay, ...): the ratio is the median of the
         # per-pair ratios, each pair measured under the same machine conditions

@@ -338,6 +338,34 @@ def test_backend_cpu_of_this_process_is_read_exactly():
     assert cpu.single_thread_seconds(2 ** 22 + 12345) is None
 
 
+@pytest.mark.postgres
+def test_in_process_cpu_counts_this_process_and_a_closed_backends_server_cpu(pg_database):
+    """The relay and night audit scenarios run the service's code in the bench's own process;
+    their CPU per event or stay is this process's and the whole PostgreSQL server's, and a
+    backend that exited before the sample (the relay closes its connections) still counts."""
+    import time
+
+    import psycopg2
+
+    bench = lib.Bench(log=lambda _: None)
+    before = bench.here_sample()
+    assert before[1] is not None, "the PostgreSQL server's CPU is not readable from /proc"
+    start = time.process_time()
+    while time.process_time() - start < 0.05:
+        sum(i * i for i in range(10_000))
+    conn = psycopg2.connect(pg_database.owner_url)
+    with conn.cursor() as cur:  # some 50+ ms of server CPU, then the backend exits
+        cur.execute("SELECT sum(g::bigint * g) FROM generate_series(1, 3000000) g")
+    conn.close()
+    deadline = time.monotonic() + 10
+    extra = bench.here_extra(before, 10)
+    while extra["db_cpu_ms_per_req"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)  # the postmaster reaps the backend (and counts its CPU) on SIGCHLD
+        extra = bench.here_extra(before, 10)
+    assert extra["server_cpu_ms_per_req"] >= 4  # >= 50 ms over 10 units
+    assert extra["db_cpu_ms_per_req"] >= 3
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 def test_the_table_shows_cpu_statements_round_trips_ratio_and_verdict():
