@@ -1,6 +1,6 @@
-"""`python -m bench.inprocess <case> [--requests N] [--rooms-per-type R] [--profile]`: the CPU of one
-request of a use case, in this process, without gunicorn or wrk (issue 10's method: where a
-request's CPU goes, on a quiet or a loaded machine alike).
+"""`python -m bench.inprocess <case> [--requests N] [--rooms-per-type R] [--profile] [--floor]`: the
+CPU of one request of a use case, in this process, without gunicorn or wrk (issue 10's method:
+where a request's CPU goes, on a quiet or a loaded machine alike).
 
 Cases: `get` (GET /v1/properties/{id}), `profile` (POST .../profiles), `booking` (POST
 .../reservations with an Idempotency-Key), `check-in` and `check-out` (one stay each, on a hotel
@@ -11,8 +11,10 @@ throwaway PostgreSQL database (bench/pgdb.py), after a warm-up and an ANALYZE.
 Printed, per request, for three rounds: the app's CPU (this process: the app, psycopg2 and the
 test client, which adds some 0.05 ms of WSGI checks), the database's CPU (the bench database's
 backends, from /proc), then the wall time of each statement of the last round, slowest first
-(`--profile`: a cProfile of the last round instead). A measurement tool, not a test: nothing
-here passes or fails.
+(`--profile`: a cProfile of the last round instead). `--floor` sends the same requests to the
+hand-written floor (bench/floor_app.py; cases `get`, `profile` and `booking`) instead of the
+service: the difference is what the service's code adds. A measurement tool, not a test:
+nothing here passes or fails.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg2
 import psycopg2.extensions as pgext
 
 from bench import cpu
@@ -35,6 +38,7 @@ from bench.lib import Bench
 from bench.statements import Call, unique_calls
 
 CASES = ("get", "profile", "booking", "check-in", "check-out")
+FLOOR_CASES = ("get", "profile", "booking")
 
 
 class _Timings:
@@ -114,11 +118,13 @@ def _sender(app: Any, calls: Iterator[Call]) -> Callable[[], None]:
 
 
 def run(case: str, requests: int, rooms_per_type: int, profile: bool,
-        out: Callable[[str], None] = print) -> None:
+        out: Callable[[str], None] = print, *, floor: bool = False) -> None:
     from pms.app import create_app
     from pms.config import load_settings
     from pms.db.database import make_database
 
+    if floor and case not in FLOOR_CASES:
+        raise SystemExit(f"--floor: no floor for {case!r} (floors: {', '.join(FLOOR_CASES)})")
     warm = 50
     bench = Bench(log=lambda _: None)
     bench.start()
@@ -130,8 +136,17 @@ def run(case: str, requests: int, rooms_per_type: int, profile: bool,
         timings = _Timings()
         database.connect_params["connection_factory"] = timings.connection_factory()
         try:
-            _measure(bench, timings, _sender(create_app(settings, db=database), calls),
-                     case, requests, warm, profile, out)
+            if floor:
+                from bench import floor_app
+
+                url = settings.database_url
+                factory = timings.connection_factory()
+                app = floor_app.create_app(
+                    lambda: psycopg2.connect(url, connection_factory=factory))
+            else:
+                app = create_app(settings, db=database)
+            _measure(bench, timings, _sender(app, calls), f"floor {case}" if floor else case,
+                     requests, warm, profile, out)
         finally:
             database.close_all()
     finally:
@@ -176,8 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms-per-type", type=int, default=60,
                         help="the hotel's rooms per room type (booking, check-in, check-out)")
     parser.add_argument("--profile", action="store_true", help="cProfile the last round")
+    parser.add_argument("--floor", action="store_true",
+                        help="the hand-written floor instead of the service (get, profile, booking)")
     args = parser.parse_args(argv)
-    run(args.case, args.requests, args.rooms_per_type, args.profile)
+    run(args.case, args.requests, args.rooms_per_type, args.profile, floor=args.floor)
     return 0
 
 

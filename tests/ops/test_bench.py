@@ -423,4 +423,19 @@ def test_inprocess_times_each_statement_text_and_documents_its_cases(pg_database
         inprocess.main(["--help"])
     assert done.value.code == 0
     shown = capsys.readouterr().out
-    assert all(case in shown for case in inprocess.CASES)
+    assert all(case in shown for case in inprocess.CASES) and "--floor" in shown
+
+
+@pytest.mark.postgres
+def test_inprocess_measures_the_floor_of_a_case_and_refuses_a_case_without_one(pg_database):
+    """`--floor` sends the case's requests to the hand-written floor: its lines say so and its
+    statements are the floor's (the read without peewee's quoting)."""
+    from bench import inprocess
+
+    lines: list[str] = []
+    inprocess.run("get", 5, 1, False, out=lines.append, floor=True)
+    rounds = [line for line in lines if "of CPU per request" in line]
+    assert len(rounds) == 3 and all(line.startswith("floor get: app ") for line in rounds)
+    assert any("app.env_id = %(env)s; SELECT id," in line for line in lines)
+    with pytest.raises(SystemExit, match="no floor for 'check-in'"):
+        inprocess.run("check-in", 5, 1, False, out=lines.append, floor=True)
