@@ -186,6 +186,8 @@ class _Handler:
     """A resource over one connection per serving thread (autocommit: BEGIN goes out with the
     first statement, as the service's does)."""
 
+    _decoder: msgspec.json.Decoder  # a POST resource's body decoder (see _answer)
+
     def __init__(self, connect: Callable[[], Any]) -> None:
         self._connect = connect
         self._local = threading.local()
@@ -197,6 +199,24 @@ class _Handler:
             conn.autocommit = True
             self._local.conn = conn
         return conn
+
+    def _answer(self, req: falcon.Request, resp: falcon.Response, property_id: str,
+                write: Callable[[str, str, Any, str, str], tuple[int, bytes]]) -> None:
+        """A POST: the body decoded by `self._decoder`, the tenant and the Idempotency-Key
+        read, then `write(env, property, body, key, fingerprint)` -> (status, document); a
+        body or an id that does not parse answers 422, a `Refused` its own status."""
+        raw = req.bounded_stream.read()
+        try:
+            body = self._decoder.decode(raw)
+            env_id = str(uuid.UUID(req.get_header("X-Platform-Env-Id", required=True)))
+            key = req.get_header("Idempotency-Key", required=True)
+            status, doc = write(env_id, str(uuid.UUID(property_id)), body, key,
+                                hashlib.sha256(raw).hexdigest())
+        except (msgspec.ValidationError, msgspec.DecodeError, ValueError):
+            status, doc = 422, b'{"code":"validation_failed"}'
+        except Refused as exc:
+            status, doc = exc.status, msgspec.json.encode({"code": exc.code})
+        resp.status, resp.data, resp.content_type = status, doc, falcon.MEDIA_JSON
 
     @staticmethod
     def _rollback(conn: Any) -> None:
@@ -215,20 +235,7 @@ class Booking(_Handler):
         self._decoder = msgspec.json.Decoder(BookingIn)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
-        raw = req.bounded_stream.read()
-        try:
-            body = self._decoder.decode(raw)
-            env_id = str(uuid.UUID(req.get_header("X-Platform-Env-Id", required=True)))
-            key = req.get_header("Idempotency-Key", required=True)
-            doc = self.book(env_id, str(uuid.UUID(property_id)), body, key,
-                            hashlib.sha256(raw).hexdigest())
-        except (msgspec.ValidationError, msgspec.DecodeError, ValueError):
-            resp.status, resp.data = 422, b'{"code":"validation_failed"}'
-        except Refused as exc:
-            resp.status, resp.data = exc.status, msgspec.json.encode({"code": exc.code})
-        else:
-            resp.status, resp.data = 201, doc
-        resp.content_type = falcon.MEDIA_JSON
+        self._answer(req, resp, property_id, lambda *args: (201, self.book(*args)))
 
     def book(self, env_id: str, property_id: str, body: BookingIn, key: str,
              fingerprint: str) -> bytes:
@@ -331,22 +338,11 @@ class Profiles(_Handler):
         self._decoder = msgspec.json.Decoder(ProfileIn)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
-        raw = req.bounded_stream.read()
-        try:
-            body = self._decoder.decode(raw)
-            args = {"env": str(uuid.UUID(req.get_header("X-Platform-Env-Id", required=True))),
-                    "prop": str(uuid.UUID(property_id)),
-                    "email_n": body.email.strip().lower()}
-            key = req.get_header("Idempotency-Key", required=True)
-            status, doc = self.create(args, body, key, hashlib.sha256(raw).hexdigest())
-        except (msgspec.ValidationError, msgspec.DecodeError, ValueError):
-            status, doc = 422, b'{"code":"validation_failed"}'
-        except Refused as exc:
-            status, doc = exc.status, msgspec.json.encode({"code": exc.code})
-        resp.status, resp.data, resp.content_type = status, doc, falcon.MEDIA_JSON
+        self._answer(req, resp, property_id, self.create)
 
-    def create(self, args: dict[str, Any], body: ProfileIn, key: str,
+    def create(self, env_id: str, property_id: str, body: ProfileIn, key: str,
                fingerprint: str) -> tuple[int, bytes]:
+        args = {"env": env_id, "prop": property_id, "email_n": body.email.strip().lower()}
         conn = self._conn()
         try:
             with conn.cursor() as cur:

@@ -31,8 +31,8 @@ from tests.conftest import need_server
 pytestmark = pytest.mark.postgres
 
 GROWN = 3000
-# kept-plan functions left to the statistics (migration 020): the booking's, reading tables
-# sized by the hotel's configuration, and the journal INSERTs, which read nothing
+# kept-plan readers left to the statistics (migration 020): the booking's, reading tables sized
+# by the hotel's configuration (the pms_write_* journal INSERTs read nothing and are not checked)
 CONFIGURATION_READS = {"pms_take_nights", "pms_booking_refs"}
 
 
@@ -50,11 +50,13 @@ def fresh() -> Iterator[throwaway.ThrowawayDatabase]:
 
 @pytest.fixture
 def tenant(fresh: throwaway.ThrowawayDatabase) -> Iterator[tuple[uuid.UUID, Any, Any]]:
-    """A new tenant and two connections set to it: the owner's (seeding, ANALYZE) and the
-    service role's (the functions, under row-level security)."""
+    """A new tenant and two connections: the owner's (seeding, ANALYZE) and the service
+    role's (the functions, under row-level security). The tenant is set per transaction
+    (`set_config(..., true)`), as the service sets it."""
     env = uuid.uuid4()
-    owner = _connect(fresh.owner_url, env)
-    service = _connect(fresh.app_url, env)
+    owner = psycopg2.connect(fresh.owner_url)
+    service = psycopg2.connect(fresh.app_url)
+    service.autocommit = True  # _reads opens and ends its own transactions
     try:
         yield env, owner, service
     finally:
@@ -62,27 +64,27 @@ def tenant(fresh: throwaway.ThrowawayDatabase) -> Iterator[tuple[uuid.UUID, Any,
         service.close()
 
 
-def _connect(url: str, env: uuid.UUID) -> Any:
-    conn = psycopg2.connect(url)
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute("SELECT set_config('app.env_id', %s, false)", (str(env),))
-    return conn
-
-
-def _seed_profiles(cur: Any, env: uuid.UUID, first: int, last: int) -> None:
-    cur.execute(
-        "INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_name,"
-        " last_name, email, email_normalized, external_ref, preferences)"
-        " SELECT gen_random_uuid(), now(), now(), %(env)s, 1, 'GUEST', 'Ada', 'L' || g,"
-        " 'g' || g || '@x.org', 'g' || g || '@x.org', 'ref-' || g, '{}'::jsonb"
-        " FROM generate_series(%(first)s, %(last)s) g", {"env": str(env), "first": first,
-                                                         "last": last})
-    cur.execute(
-        "INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint,"
-        " state, expires_at) SELECT gen_random_uuid(), now(), now(), %(env)s, 'key-' || g, 'f',"
-        " 'done', now() + interval '1 day' FROM generate_series(%(first)s, %(last)s) g",
-        {"env": str(env), "first": first, "last": last})
+def _seed_profiles(owner: Any, env: uuid.UUID, first: int, last: int,
+                   *statements: str) -> None:
+    """Profiles and Idempotency-Key records numbered first..last in `env`, then `statements`,
+    in one committed transaction of the owner's."""
+    values = {"env": str(env), "first": first, "last": last}
+    with owner.cursor() as cur:
+        cur.execute("SELECT set_config('app.env_id', %(env)s, true)", values)
+        cur.execute(
+            "INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_name,"
+            " last_name, email, email_normalized, external_ref, preferences)"
+            " SELECT gen_random_uuid(), now(), now(), %(env)s, 1, 'GUEST', 'Ada', 'L' || g,"
+            " 'g' || g || '@x.org', 'g' || g || '@x.org', 'ref-' || g, '{}'::jsonb"
+            " FROM generate_series(%(first)s, %(last)s) g", values)
+        cur.execute(
+            "INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key,"
+            " fingerprint, state, expires_at) SELECT gen_random_uuid(), now(), now(), %(env)s,"
+            " 'key-' || g, 'f', 'done', now() + interval '1 day'"
+            " FROM generate_series(%(first)s, %(last)s) g", values)
+        for statement in statements:
+            cur.execute(statement, values)
+    owner.commit()
 
 
 def _scans(cur: Any) -> dict[str, tuple[int, int]]:
@@ -96,6 +98,7 @@ def _reads(cur: Any, env: uuid.UUID, prop: uuid.UUID, email: str | None, ref: st
     """One profile create's reads, in one transaction: the claim and the references."""
     cur.execute("BEGIN")
     try:
+        cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env),))
         cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (str(env), key))
         cur.execute("SELECT property_found, pr_id, pr_email, pr_external_ref"
                     " FROM pms_profile_refs(%s, %s, %s, %s)", (str(env), str(prop), email, ref))
@@ -108,15 +111,12 @@ def _reads(cur: Any, env: uuid.UUID, prop: uuid.UUID, email: str | None, ref: st
 def test_profile_reads_probe_their_keys_after_the_tables_grew(tenant):
     env, owner, service = tenant
     prop = uuid.uuid4()
-    with owner.cursor() as cur:
-        _seed_profiles(cur, env, 1, 3)
-        cur.execute("ANALYZE profile; ANALYZE idempotency_record")
+    _seed_profiles(owner, env, 1, 3, "ANALYZE profile", "ANALYZE idempotency_record")
     with service.cursor() as cur:
         # the plans are made now, on tables of a page each
         found, _ = _reads(cur, env, prop, "g2@x.org", None, "key-new-1")
         assert found[1] is not None and found[2] == "g2@x.org"
-        with owner.cursor() as grow:
-            _seed_profiles(grow, env, 4, GROWN)
+        _seed_profiles(owner, env, 4, GROWN)
         found, scans = _reads(cur, env, prop, f"g{GROWN - 1}@x.org", None, "key-new-2")
         assert found[2] == f"g{GROWN - 1}@x.org"
         assert scans["profile"][0] == 0 and scans["profile"][1] >= 1, scans
@@ -129,12 +129,10 @@ def test_profile_reads_probe_their_keys_after_the_tables_grew(tenant):
 def test_the_email_profile_comes_first_and_a_miss_is_empty(tenant):
     env, owner, service = tenant
     prop = uuid.uuid4()
-    with owner.cursor() as cur:
-        _seed_profiles(cur, env, 1, 20)
-        cur.execute("INSERT INTO property (id, created_at, updated_at, env_id, version, code,"
-                    " name, timezone, currency_code, languages)"
-                    " VALUES (%s, now(), now(), %s, 1, 'K1', 'Key', 'UTC', 'EUR', '[]')",
-                    (str(prop), str(env)))
+    _seed_profiles(owner, env, 1, 20,
+                   "INSERT INTO property (id, created_at, updated_at, env_id, version, code,"
+                   " name, timezone, currency_code, languages) VALUES"
+                   f" ('{prop}', now(), now(), %(env)s, 1, 'K1', 'Key', 'UTC', 'EUR', '[]')")
     with service.cursor() as cur:
         # email of profile 5, reference of profile 7: the email's profile is the answer
         found, _ = _reads(cur, env, prop, "g5@x.org", "ref-7", "k-a")
@@ -145,7 +143,6 @@ def test_the_email_profile_comes_first_and_a_miss_is_empty(tenant):
         assert found == (False, None, None, None)
         # another tenant's profiles are not found (row-level security and the key's env)
         other = uuid.uuid4()
-        cur.execute("SELECT set_config('app.env_id', %s, false)", (str(other),))
         found, _ = _reads(cur, other, prop, "g5@x.org", "ref-5", "k-d")
         assert found == (False, None, None, None)
 
