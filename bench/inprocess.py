@@ -1,17 +1,18 @@
-"""`python -m bench.inprocess <case> [--requests N] [--rooms-per-type R] [--profile] [--floor]`: the
-CPU of one request of a use case, in this process, without gunicorn or wrk (issue 10's method:
-where a request's CPU goes, on a quiet or a loaded machine alike).
+"""`python -m bench.inprocess <case> [--requests N] [--rooms-per-type R] [--profile] [--floor]
+[--width W]`: the CPU of one request of a use case, in this process, without gunicorn or wrk
+(issue 10's method: where a request's CPU goes, on a quiet or a loaded machine alike).
 
 Cases: `get` (GET /v1/properties/{id}), `profile` (POST .../profiles), `booking` (POST
-.../reservations with an Idempotency-Key), `check-in` and `check-out` (one stay each, on a hotel
-of `--rooms-per-type` rooms a type, 10 types, half of them in house). Each request goes
+.../reservations with an Idempotency-Key), `availability` (POST .../availability: the
+availability scenario's hotel and 30-night search), `check-in` and `check-out` (one stay each,
+on a hotel of `--rooms-per-type` rooms a type, 10 types, half of them in house). Each request goes
 through the real app (`pms.app.create_app`, every middleware) by Falcon's test client, on a
 throwaway PostgreSQL database (bench/pgdb.py), after a warm-up and an ANALYZE.
 
 Printed, per request, for three rounds: the app's CPU (this process: the app, psycopg2 and the
 test client, which adds some 0.05 ms of WSGI checks), the database's CPU (the bench database's
-backends, from /proc), then the wall time of each statement of the last round, slowest first
-(`--profile`: a cProfile of the last round instead). `--floor` sends the same requests to the
+backends, from /proc), then the wall time of each statement of the last round, slowest first,
+its text cut at `--width` characters (`--profile`: a cProfile of the last round instead). `--floor` sends the same requests to the
 hand-written floor (bench/floor_app.py; cases `get`, `profile` and `booking`) instead of the
 service: the difference is what the service's code adds. A measurement tool, not a test:
 nothing here passes or fails.
@@ -37,14 +38,15 @@ from bench import cpu
 from bench.lib import Bench
 from bench.statements import Call, unique_calls
 
-CASES = ("get", "profile", "booking", "check-in", "check-out")
+CASES = ("get", "profile", "booking", "availability", "check-in", "check-out")
 FLOOR_CASES = ("get", "profile", "booking")
 
 
 class _Timings:
     """Wall time per statement text (its first 110 characters), summed."""
 
-    def __init__(self) -> None:
+    def __init__(self, width: int = 110) -> None:
+        self.width = width
         self.by_text: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
 
     def connection_factory(self) -> type[pgext.connection]:
@@ -57,7 +59,7 @@ class _Timings:
                     return super().execute(query, vars)
                 finally:
                     text = query if isinstance(query, str) else query.decode()
-                    entry = timings.by_text[re.sub(r"\s+", " ", text).strip()[:110]]
+                    entry = timings.by_text[re.sub(r"\s+", " ", text).strip()[:timings.width]]
                     entry[0] += 1
                     entry[1] += time.perf_counter() - started
 
@@ -71,7 +73,7 @@ class _Timings:
 
 def _calls(bench: Bench, case: str, n: int, rooms_per_type: int) -> Iterator[Call]:
     """`n` calls of the case, each on its own stay or with its own body."""
-    from bench.scenarios import frontdesk, properties, reservations
+    from bench.scenarios import availability, frontdesk, properties, reservations
 
     env_id = uuid.uuid4()
     headers = bench.headers(env_id)
@@ -87,6 +89,10 @@ def _calls(bench: Bench, case: str, n: int, rooms_per_type: int) -> Iterator[Cal
         hotel, plan, types, today = reservations.seed_hotel(bench, env_id, rooms_per_type)
         reservations.make_calendar(bench, env_id, hotel, types, today)
         return iter(reservations.booking_calls(hotel, plan, types, today, headers, n))
+    if case == "availability":
+        prop, arrival = availability.seed_hotel(bench, env_id)
+        return iter([Call("POST", f"/v1/properties/{prop}/availability",
+                          availability.search_body(arrival), headers)] * n)
     stays = rooms_per_type * frontdesk.ROOM_TYPES // 2
     if stays < n:
         raise SystemExit(f"--rooms-per-type {rooms_per_type} gives {stays} stays: fewer than "
@@ -118,7 +124,7 @@ def _sender(app: Any, calls: Iterator[Call]) -> Callable[[], None]:
 
 
 def run(case: str, requests: int, rooms_per_type: int, profile: bool,
-        out: Callable[[str], None] = print, *, floor: bool = False) -> None:
+        out: Callable[[str], None] = print, *, floor: bool = False, width: int = 110) -> None:
     from pms.app import create_app
     from pms.config import load_settings
     from pms.db.database import make_database
@@ -133,7 +139,7 @@ def run(case: str, requests: int, rooms_per_type: int, profile: bool,
         settings = load_settings({**bench.gunicorn_env()})
         database = make_database(settings.database_url, pool_size=2,
                                  statement_timeout_ms=settings.limits.statement_timeout_ms)
-        timings = _Timings()
+        timings = _Timings(width)
         database.connect_params["connection_factory"] = timings.connection_factory()
         try:
             if floor:
@@ -193,8 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the last round")
     parser.add_argument("--floor", action="store_true",
                         help="the hand-written floor instead of the service (get, profile, booking)")
+    parser.add_argument("--width", type=int, default=110,
+                        help="characters of each statement's text shown (110)")
     args = parser.parse_args(argv)
-    run(args.case, args.requests, args.rooms_per_type, args.profile, floor=args.floor)
+    run(args.case, args.requests, args.rooms_per_type, args.profile, floor=args.floor,
+        width=args.width)
     return 0
 
 

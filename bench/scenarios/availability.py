@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import timedelta
+from datetime import date, timedelta
 
 import msgspec
 
@@ -55,15 +55,20 @@ def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, object]:
     return str(prop.id), start
 
 
+def search_body(arrival: date) -> str:
+    """The search of every scenario: NIGHTS nights from `arrival`, 2 adults."""
+    return json.dumps({"arrival_date": arrival.isoformat(),
+                       "departure_date": (arrival + timedelta(days=NIGHTS)).isoformat(),
+                       "adults": 2})
+
+
 def run(bench: Bench) -> list[Result]:
     bench.baseline("pgbench_tpcb_like")
     env_id = uuid.uuid4()
     property_id, arrival = seed_hotel(bench, env_id)
     app = bench.app()
     headers = bench.headers(env_id)
-    body = json.dumps({"arrival_date": arrival.isoformat(),
-                       "departure_date": (arrival + timedelta(days=NIGHTS)).isoformat(),
-                       "adults": 2})
+    body = search_body(arrival)
     path = f"/v1/properties/{property_id}/availability"
     bench.log(f"POST {path} (30 nights x 10 types x 5 plans), {bench.connections} clients ...")
     crowd = bench.wrk(app.base_url, method="POST", path=path, headers=headers, body_template=body)

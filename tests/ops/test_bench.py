@@ -439,3 +439,19 @@ def test_inprocess_measures_the_floor_of_a_case_and_refuses_a_case_without_one(p
     assert any("app.env_id = %(env)s; SELECT id," in line for line in lines)
     with pytest.raises(SystemExit, match="no floor for 'check-in'"):
         inprocess.run("check-in", 5, 1, False, out=lines.append, floor=True)
+
+
+@pytest.mark.postgres
+def test_inprocess_availability_case_searches_the_scenarios_hotel_with_whole_statements(
+        pg_database):
+    """The `availability` case sends the availability scenario's 30-night search through the
+    real app (every answer a 200, or the run stops), and `width` shows statements whole."""
+    from bench import inprocess
+
+    lines: list[str] = []
+    inprocess.run("availability", 3, 1, False, out=lines.append, width=5000)
+    rounds = [line for line in lines if "of CPU per request" in line]
+    assert len(rounds) == 3 and all(line.startswith("availability: app ") for line in rounds)
+    statements = [line for line in lines if " ms  " in line]
+    assert any("FROM rate_schedule" in line and line.rstrip().endswith("room_type_id")
+               for line in statements), statements
