@@ -12,6 +12,11 @@ shape. The profile create (`Profiles.on_post`): 2 round trips, (1) `BEGIN; SET L
 the property's existence and a profile with the same email in one read, (2) the profile, its
 audit row, its outbox row and the idempotency record inserted, and COMMIT; a unique key taken
 meanwhile (email or Idempotency-Key) rolls it all back and answers 409.
+The same create as ONE call (`ProfilesOneCall`, at ONE_CALL_PREFIX + the path): the settings
+and a PL/pgSQL function doing the reads, the check and every write, one implicit transaction;
+the bench installs the function in its own database (`install_one_call`). Not a floor of the
+service's design (which keeps its use cases in Python, on SQLite too), but the measure of what
+going below the hand-written floor would take.
 
 What one `POST /v1/properties/{id}/reservations` does here, as the service does it:
 1. `BEGIN; SET LOCAL ...` (timeouts and the tenant, transaction-local, as pms.db.database
@@ -62,26 +67,31 @@ SETTINGS = ("SET LOCAL statement_timeout = 5000; SET LOCAL lock_timeout = 4000; 
             "SET LOCAL app.env_id = %(env)s")
 
 
-def journal_sql(aggregate: str, target_type: str) -> str:
+def journal_sql(aggregate: str, target_type: str, *, arg: str = "%({})s",
+                commit: bool = True) -> str:
     """What every floor write sends with its COMMIT, as the service's unit of work does: the
     audit row, the outbox row (`hotel:pms:<aggregate>:created`, version 1) and the
-    Idempotency-Key record (done, with the response body), then COMMIT."""
+    Idempotency-Key record (done, with the response body), then COMMIT (unless not `commit`).
+    `arg` names each value (psycopg2's `%(name)s`, or a PL/pgSQL function's `p_name`)."""
+    a = {name: arg.format(name) for name in (
+        "audit_id", "env", "id", "prop", "request_id", "doc", "event_id", "event_key",
+        "partition", "record_id", "key", "fingerprint", "body")}
     return f"""
 INSERT INTO audit_entry (id, created_at, updated_at, env_id, action, target_type, target_id,
   property_id, actor_sub, actor_kind, request_id, after)
-VALUES (%(audit_id)s, now(), now(), %(env)s, '{aggregate}.created', '{target_type}', %(id)s,
-  %(prop)s, 'floor', 'staff', %(request_id)s, %(doc)s::jsonb);
+VALUES ({a['audit_id']}, now(), now(), {a['env']}, '{aggregate}.created', '{target_type}',
+  {a['id']}, {a['prop']}, 'floor', 'staff', {a['request_id']}, {a['doc']}::jsonb);
 INSERT INTO outbox_event (id, created_at, updated_at, env_id, type, source, subject,
   aggregate_type, aggregate_version, property_id, idempotency_key, time, data, request_id,
   attempts, next_attempt_at, partition, dispatch_attempts)
-VALUES (%(event_id)s, now(), now(), %(env)s, 'hotel:pms:{aggregate}:created', 'hotel-pms', %(id)s,
-  '{aggregate}', 1, %(prop)s, %(event_key)s, now(), %(doc)s::jsonb, %(request_id)s, 0, now(),
-  %(partition)s, 0);
+VALUES ({a['event_id']}, now(), now(), {a['env']}, 'hotel:pms:{aggregate}:created', 'hotel-pms',
+  {a['id']}, '{aggregate}', 1, {a['prop']}, {a['event_key']}, now(), {a['doc']}::jsonb,
+  {a['request_id']}, 0, now(), {a['partition']}, 0);
 INSERT INTO idempotency_record (id, created_at, updated_at, env_id, key, fingerprint, state,
   response_status, response_body, response_headers, expires_at, request_id)
-VALUES (%(record_id)s, now(), now(), %(env)s, %(key)s, %(fingerprint)s, 'done', 201, %(body)s,
-  '{{}}'::jsonb, now() + interval '24 hours', %(request_id)s);
-COMMIT"""
+VALUES ({a['record_id']}, now(), now(), {a['env']}, {a['key']}, {a['fingerprint']}, 'done', 201,
+  {a['body']}, '{{}}'::jsonb, now() + interval '24 hours', {a['request_id']});
+""" + ("COMMIT" if commit else "")
 
 # round trip 1: the transaction, its settings, and every reference of the stay in one read
 REFS_SQL = "BEGIN; " + SETTINGS + """;
@@ -144,6 +154,51 @@ INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_na
 VALUES (%(id)s, now(), now(), %(env)s, 1, 'GUEST', %(first)s, %(last)s, %(email)s, %(email_n)s,
   '{"negotiated_rate_plan_ids":[],"sso_provider":null}'::jsonb, %(prop)s);
 """ + journal_sql("profile", "Profile")
+
+# The profile create as ONE call (issue 10's "what it would take": the whole transaction in the
+# database, one round trip, one implicit transaction with the settings): the same reads and
+# writes as the 2 round trips above, in a PL/pgSQL function the bench installs in its own
+# database (install_one_call; the service has no such function). NULL when it created the
+# profile, else the id of the profile with the email; no property raises P0002.
+PROFILE_ARGS = ("env", "prop", "id", "first", "last", "email", "email_n", "audit_id",
+                "event_id", "event_key", "partition", "record_id", "key", "fingerprint", "doc",
+                "body", "request_id")
+_ARG_TYPES = {"env": "uuid", "prop": "uuid", "id": "uuid", "audit_id": "uuid",
+              "event_id": "uuid", "record_id": "uuid", "partition": "int"}
+ONE_CALL_FUNCTION = "floor_profile_create"
+ONE_CALL_PREFIX = "/one-call"  # the one-call create's path: this prefix + the service's path
+ONE_CALL_DDL = f"""
+CREATE OR REPLACE FUNCTION {ONE_CALL_FUNCTION}(
+  {", ".join(f"p_{n} {_ARG_TYPES.get(n, 'text')}" for n in PROFILE_ARGS)})
+RETURNS uuid LANGUAGE plpgsql AS $fn$
+DECLARE existing uuid;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM property WHERE env_id = p_env AND id = p_prop) THEN
+    RAISE EXCEPTION 'no such property' USING ERRCODE = 'P0002';
+  END IF;
+  SELECT id INTO existing FROM profile WHERE env_id = p_env AND email_normalized = p_email_n;
+  IF existing IS NOT NULL THEN
+    RETURN existing;
+  END IF;
+  INSERT INTO profile (id, created_at, updated_at, env_id, version, kind, first_name, last_name,
+    email, email_normalized, preferences, origin_property_id)
+  VALUES (p_id, now(), now(), p_env, 1, 'GUEST', p_first, p_last, p_email, p_email_n,
+    '{{"negotiated_rate_plan_ids":[],"sso_provider":null}}'::jsonb, p_prop);
+  {journal_sql("profile", "Profile", arg="p_{}", commit=False)}
+  RETURN NULL;
+END $fn$"""
+PROFILE_ONE_CALL_SQL = (SETTINGS + f"; SELECT {ONE_CALL_FUNCTION}("
+                        + ", ".join(f"%({n})s" for n in PROFILE_ARGS) + ")")
+
+
+def install_one_call(owner_url: str) -> None:
+    """Create the one-call floor's function in the bench database (as its owner)."""
+    conn = psycopg2.connect(owner_url)
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute(ONE_CALL_DDL)
+    finally:
+        conn.close()
 
 
 class Guest(msgspec.Struct):
@@ -340,6 +395,30 @@ class Profiles(_Handler):
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str) -> None:
         self._answer(req, resp, property_id, self.create)
 
+    @staticmethod
+    def _document(args: dict[str, Any], body: ProfileIn, key: str, fingerprint: str
+                  ) -> tuple[bytes, dict[str, Any]]:
+        """The new profile's document (response, audit `after`, event data, idempotency
+        body: encoded once) and the parameters of its writes."""
+        now = datetime.now(UTC)
+        profile_id = str(uuid.uuid4())
+        out = {"profile_id": profile_id, "id": profile_id, "kind": "GUEST",
+               "first_name": body.first_name, "last_name": body.last_name,
+               "company_name": None, "email": body.email, "phone": None,
+               "external_ref": None, "language": None, "address": None,
+               "preferences": {"sso_provider": None, "negotiated_rate_plan_ids": [],
+                               "provisioned_admin_at": None},
+               "loyalty_number": None, "created_at": now, "updated_at": now}
+        doc = msgspec.json.encode(out)
+        text = doc.decode()
+        return doc, {**args, "id": profile_id, "first": body.first_name, "last": body.last_name,
+                     "email": body.email, "audit_id": str(uuid.uuid4()),
+                     "event_id": str(uuid.uuid4()),
+                     "event_key": f"hotel:pms:profile:created:{profile_id}:1",
+                     "partition": partition_of(profile_id), "record_id": str(uuid.uuid4()),
+                     "key": key, "fingerprint": fingerprint, "doc": text, "body": text,
+                     "request_id": uuid.uuid4().hex}
+
     def create(self, env_id: str, property_id: str, body: ProfileIn, key: str,
                fingerprint: str) -> tuple[int, bytes]:
         args = {"env": env_id, "prop": property_id, "email_n": body.email.strip().lower()}
@@ -353,25 +432,8 @@ class Profiles(_Handler):
                 if existing is not None:  # ensure: the profile with this email, as it is
                     self._rollback(conn)
                     return 200, msgspec.json.encode({"id": existing})
-                now = datetime.now(UTC)
-                profile_id = str(uuid.uuid4())
-                out = {"profile_id": profile_id, "id": profile_id, "kind": "GUEST",
-                       "first_name": body.first_name, "last_name": body.last_name,
-                       "company_name": None, "email": body.email, "phone": None,
-                       "external_ref": None, "language": None, "address": None,
-                       "preferences": {"sso_provider": None, "negotiated_rate_plan_ids": [],
-                                       "provisioned_admin_at": None},
-                       "loyalty_number": None, "created_at": now, "updated_at": now}
-                doc = msgspec.json.encode(out)
-                text = doc.decode()
-                cur.execute(PROFILE_WRITE_SQL, {  # 2
-                    **args, "id": profile_id, "first": body.first_name, "last": body.last_name,
-                    "email": body.email, "audit_id": str(uuid.uuid4()),
-                    "event_id": str(uuid.uuid4()),
-                    "event_key": f"hotel:pms:profile:created:{profile_id}:1",
-                    "partition": partition_of(profile_id), "record_id": str(uuid.uuid4()),
-                    "key": key, "fingerprint": fingerprint, "doc": text, "body": text,
-                    "request_id": uuid.uuid4().hex})
+                doc, write = self._document(args, body, key, fingerprint)
+                cur.execute(PROFILE_WRITE_SQL, write)  # 2
             return 201, doc
         except psycopg2.errors.UniqueViolation:
             self._rollback(conn)
@@ -379,6 +441,28 @@ class Profiles(_Handler):
         except BaseException:
             self._rollback(conn)
             raise
+
+
+class ProfilesOneCall(Profiles):
+    """The same create as ONE round trip: the settings and a call of the function
+    `install_one_call` creates, one implicit transaction (what it would take to go below the
+    2-round-trip floor: the use case's reads, checks and writes in the database)."""
+
+    def create(self, env_id: str, property_id: str, body: ProfileIn, key: str,
+               fingerprint: str) -> tuple[int, bytes]:
+        args = {"env": env_id, "prop": property_id, "email_n": body.email.strip().lower()}
+        doc, write = self._document(args, body, key, fingerprint)
+        try:
+            with self._conn().cursor() as cur:
+                cur.execute(PROFILE_ONE_CALL_SQL, write)  # 1
+                (existing,) = cur.fetchone()
+        except psycopg2.errors.NoDataFound:
+            raise Refused(404, "not_found") from None
+        except psycopg2.errors.UniqueViolation:
+            raise Refused(409, "conflict") from None
+        if existing is not None:  # ensure: the profile with this email, as it is
+            return 200, msgspec.json.encode({"id": str(existing)})
+        return 201, doc
 
 
 class Ready:
@@ -393,6 +477,8 @@ def create_app(connect: Callable[[], Any]) -> falcon.App:
     app.add_route("/v1/properties/{property_id}/reservations", Booking(connect))
     app.add_route("/v1/properties/{property_id}", Property(connect))
     app.add_route("/v1/properties/{property_id}/profiles", Profiles(connect))
+    app.add_route(ONE_CALL_PREFIX + "/v1/properties/{property_id}/profiles",
+                  ProfilesOneCall(connect))
     return app
 
 

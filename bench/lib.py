@@ -39,6 +39,7 @@ APP_TARGET = "pms.app:get_app()"
 BARE_TARGET = "bench.bare_app:app"
 # alternating runs of a subject and the bare Falcon baseline (at least this many pairs)
 PAIRED_RUNS = 5
+TPCB_NOTE = "ratio: median of per-run ratios (runs alternating with tpcb-like)"
 
 
 @dataclass
@@ -190,6 +191,7 @@ class Bench:
         self._app: Server | None = None
         self._seed_bound = False
         self._pgbench_ready = False
+        self._tpcb_runs: list[Measurement] = []  # every tpcb-like run (tpcb_paired's median)
         self._servers: dict[str, Server] = {}
         self.pgbouncer_pool = pgbouncer_pool
         self._bouncer: Any = None
@@ -522,6 +524,39 @@ class Bench:
                                                 note="baseline, runs alternating with its subject")
         return measured, ratio
 
+    def tpcb_paired(self, *subjects: Callable[[], Measurement]
+                    ) -> list[tuple[Measurement, float]]:
+        """Each subject measured in alternation with pgbench tpcb-like (T S1 S2 T S1 S2 ..., as
+        `paired` does for one): the write goals are ratios to tpcb-like, whose rate on this
+        machine drifts as much as theirs (fsync latency, other tenants), so each subject run
+        is compared with the tpcb-like run just before it. Returns, per subject, its median
+        and the median of its per-run ratios; the tpcb-like baseline line then shows the
+        median of EVERY tpcb-like run of the bench."""
+        self._pgbench_init()
+        self.log("pgbench tpcb-like alternating with the subject(s) ...")
+        runs: list[list[Measurement]] = [[] for _ in subjects]
+        ratios: list[list[float]] = [[] for _ in subjects]
+        for _ in range(self.runs):
+            base = self._pgbench_once("tpcb-like")
+            for measured, ratio, subject in zip(runs, ratios, subjects, strict=True):
+                measured.append(subject())
+                if base.rate:
+                    ratio.append(measured[-1].rate / base.rate)
+        self._baselines["pgbench_tpcb_like"] = Result(
+            name="pgbench_tpcb_like", measurement=median_measurement(self._tpcb_runs),
+            note=f"baseline: median of its {len(self._tpcb_runs)} runs, most alternating "
+                 "with a subject")
+        return [(median_measurement(m), round(statistics.median(r), 3) if r else 0.0)
+                for m, r in zip(runs, ratios, strict=True)]
+
+    def wrk_vs_tpcb(self, url: str, **kwargs: Any) -> tuple[Measurement, float]:
+        """`wrk`'s warm-up and ANALYZE, then its runs alternating with pgbench tpcb-like
+        (`tpcb_paired`): the median and the paired ratio."""
+        if self.warmup > 0:
+            self.wrk_once(url, **{**kwargs, "duration": self.warmup})
+        self.analyze()
+        return self.tpcb_paired(lambda: self.wrk_once(url, **kwargs))[0]
+
     @property
     def baselines(self) -> dict[str, Result]:
         return dict(self._baselines)
@@ -531,8 +566,8 @@ class Bench:
             return self.wrk(srv.base_url, path="/")
 
     def _pgbench_init(self) -> None:
-        assert self.db is not None
         if not self._pgbench_ready:
+            assert self.db is not None
             scale = str(max(10, self.connections // 2))
             subprocess.run(["pgbench", "-i", "-q", "-s", scale, pgdb.pgbench_url(self.db)],
                            check=True, capture_output=True, text=True)
@@ -562,8 +597,11 @@ class Bench:
             return latencies[min(len(latencies) - 1, int(p * len(latencies)))] / 1000 \
                 if latencies else None
 
-        return Measurement(rate=round(tps, 1), unit="tps", p50_ms=pct(0.50), p99_ms=pct(0.99),
-                           extra={"transactions": len(latencies)})
+        measured = Measurement(rate=round(tps, 1), unit="tps", p50_ms=pct(0.50),
+                               p99_ms=pct(0.99), extra={"transactions": len(latencies)})
+        if mode == "tpcb-like":
+            self._tpcb_runs.append(measured)
+        return measured
 
     # -- output ----------------------------------------------------------------------------------
 

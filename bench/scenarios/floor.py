@@ -1,8 +1,8 @@
 """The floor (issue 10): the same booking hand-written in psycopg2 in 3 round trips behind bare
 Falcon + msgspec (bench/floor_app.py), under the same gunicorn settings, against the same schema
-with RLS, measured in alternating runs with the service's own booking (app, floor, app, floor,
-...), each on a hotel of its own shaped like the reservations scenario's, both calendars made
-ahead. Reports the CPU per booking (server + database) of both and their ratio, the median of
+with RLS, measured in alternating runs with the service's own booking and pgbench tpcb-like
+(tpcb-like, app, floor, tpcb-like, app, floor, ...), each on a hotel of its own shaped like the
+reservations scenario's, both calendars made ahead. Reports the CPU per booking (server + database) of both and their ratio, the median of
 the per-pair ratios. Goal: the service's booking at most 2x the floor's CPU.
 
 Statements and round trips of both come from the in-process counting pass (bench/statements.py):
@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from bench import floor_app, statements
-from bench.lib import Bench, Measurement, Result, median_measurement
+from bench.lib import TPCB_NOTE, Bench, Measurement, Result
 from bench.scenarios import reservations
 
 DESCRIPTION = "floor: the booking hand-written (psycopg2, 3 round trips, bare Falcon) beside the service's"
@@ -75,17 +75,24 @@ def run(bench: Bench) -> list[Result]:
                               headers=hotel["headers"], body_template=hotel["body"],
                               unique=True, script=hotel["script"], duration=duration)
 
-    pairs: list[tuple[Measurement, Measurement]] = []
+    service_runs: list[Measurement] = []
+    floor_runs: list[Measurement] = []
     with bench.server(TARGET) as floor:
         for url, hotel in ((app.base_url, ours), (floor.base_url, theirs)):
             book(url, hotel, duration=bench.warmup or 1)
         bench.analyze()
-        bench.log("POST reservation: the service and the floor, alternating ...")
-        for _ in range(bench.runs):
-            pairs.append((book(app.base_url, ours), book(floor.base_url, theirs)))
-    service = median_measurement([p[0] for p in pairs])
-    floor_m = median_measurement([p[1] for p in pairs])
-    ratio = cpu_ratio(pairs)
+        bench.log("POST reservation: tpcb-like, the service and the floor, alternating ...")
+
+        def run_ours() -> Measurement:
+            service_runs.append(book(app.base_url, ours))
+            return service_runs[-1]
+
+        def run_theirs() -> Measurement:
+            floor_runs.append(book(floor.base_url, theirs))
+            return floor_runs[-1]
+
+        (service, _), (floor_m, floor_tpcb) = bench.tpcb_paired(run_ours, run_theirs)
+    ratio = cpu_ratio(list(zip(service_runs, floor_runs, strict=True)))
 
     bench.log("statements and round trips: the service's and the floor's booking ...")
     calls = reservations.booking_calls(ours["hotel"], ours["plan"], ours["types"], ours["today"],
@@ -98,8 +105,9 @@ def run(bench: Bench) -> list[Result]:
     floor_name = "floor: booking by hand (psycopg2, 3 RT, bare Falcon)"
     service_name = "POST reservation, calendar made ahead (paired)"
     return [
-        Result(floor_name, floor_m, baseline="pgbench_tpcb_like",
-               note="the same transaction as the service's booking, hand-written"),
+        Result(floor_name, floor_m, baseline="pgbench_tpcb_like", paired_ratio=floor_tpcb,
+               note="the same transaction as the service's booking, hand-written; "
+                    + TPCB_NOTE),
         Result(service_name, service, baseline=floor_name,
                note="req/s ratio to the floor's (medians); runs alternating with the floor"),
         Result("booking CPU / floor CPU (server + db per request)", service,

@@ -242,27 +242,37 @@ def test_the_floor_reads_a_property_in_one_round_trip_as_the_service_shows_it(
 
 
 @pytest.mark.postgres
-def test_the_floor_creates_a_profile_in_two_round_trips_with_its_rows(pg_db, pg_database):
+@pytest.mark.parametrize(("prefix", "round_trips", "statement_count"), [
+    ("", 2, 10),  # BEGIN; 3 SET LOCAL; refs | 4 INSERTs; COMMIT
+    (floor_app.ONE_CALL_PREFIX, 1, 4),  # 3 SET LOCAL; the function's call (implicit transaction)
+], ids=["two-round-trips", "one-call"])
+def test_the_floor_creates_a_profile_with_its_rows(pg_db, pg_database, prefix, round_trips,
+                                                   statement_count):
+    """The profile floor, by hand in 2 round trips and as one PL/pgSQL call: the same rows,
+    the same answers."""
     env = uuid.uuid4()
     prop = properties.seed_property(_SEEDER, env)
+    if prefix:
+        floor_app.install_one_call(pg_database.owner_url)
     tally = statements.Tally()
     app = floor_app.create_app(lambda: statements.counting_connect(pg_database.app_url, tally))
 
-    def create(email: str, key: str) -> statements.Call:
+    def create(email: str, key: str, property_id: str = prop) -> statements.Call:
         return statements.Call(
-            "POST", f"/v1/properties/{prop}/profiles",
+            "POST", f"{prefix}/v1/properties/{property_id}/profiles",
             json.dumps({"first_name": "Ada", "last_name": "Floor", "email": email}),
             {"X-Platform-Env-Id": str(env), "Idempotency-Key": key})
 
     made = statements.run_pass(app, tally, [create("a@floor.example", "k1"),
                                             create("b@floor.example", "k2")])
-    # BEGIN; 3 SET LOCAL; refs | 4 INSERTs; COMMIT
     assert made.statuses == {201: 2}
-    assert (made.round_trips_per_req, made.statements_per_req) == (2, 10)
-    # a reused key is refused and rolled back; a known email is that profile (ensure)
+    assert (made.round_trips_per_req, made.statements_per_req) == (round_trips, statement_count)
+    # a reused key is refused and rolled back; a known email is that profile (ensure); no
+    # property, no profile
     again = statements.run_pass(app, tally, [create("c@floor.example", "k1"),
-                                             create("A@floor.example ", "k3")])
-    assert again.statuses == {409: 1, 200: 1}
+                                             create("A@floor.example ", "k3"),
+                                             create("d@floor.example", "k4", str(uuid.uuid4()))])
+    assert again.statuses == {409: 1, 200: 1, 404: 1}
     from pms.db.scope import tenant_scope
     from pms.models import AuditEntry, IdempotencyRecord, OutboxEvent, Profile
 
@@ -455,3 +465,43 @@ def test_inprocess_availability_case_searches_the_scenarios_hotel_with_whole_sta
     statements = [line for line in lines if " ms  " in line]
     assert any("FROM rate_schedule" in line and line.rstrip().endswith("room_type_id")
                for line in statements), statements
+
+
+def test_tpcb_paired_alternates_with_every_subject_and_the_baseline_line_takes_every_run():
+    """Each tpcb-like run is followed by one run of each subject; a subject's ratio is the
+    median of its per-run ratios to the tpcb-like run before it, and the tpcb-like baseline
+    line becomes the median of every tpcb-like run (the first, unpaired ones included)."""
+    bench = lib.Bench(duration=1, runs=3)
+    order: list[str] = []
+    tpcb_rates = iter([1000.0, 100.0, 200.0, 50.0])
+    rates = {"S1": iter([10.0, 120.0, 40.0]), "S2": iter([10.0, 100.0, 40.0])}
+
+    def pgbench_once(mode: str) -> lib.Measurement:
+        assert mode == "tpcb-like"
+        order.append("T")
+        measured = lib.Measurement(rate=next(tpcb_rates), unit="tps")
+        bench._tpcb_runs.append(measured)
+        return measured
+
+    def subject(name: str):
+        def run() -> lib.Measurement:
+            order.append(name)
+            return lib.Measurement(rate=next(rates[name]))
+        return run
+
+    bench._pgbench_ready = True  # no pgbench -i: the runs are the fakes above
+    bench._pgbench_once = pgbench_once  # type: ignore[method-assign]
+    try:
+        pgbench_once("tpcb-like")  # as baseline("pgbench_tpcb_like") measures it first
+        order.clear()
+        (s1, r1), (s2, r2) = bench.tpcb_paired(subject("S1"), subject("S2"))
+    finally:
+        bench.close()
+    assert order == ["T", "S1", "S2"] * 3
+    # per-run ratios 0.1, 0.6, 0.8 and 0.1, 0.5, 0.8 (the ratios of the medians: 0.4 and 0.4)
+    assert (s1.rate, r1) == (40.0, 0.6)
+    assert (s2.rate, r2) == (40.0, 0.5)
+    line = bench.baselines["pgbench_tpcb_like"]
+    assert line.measurement.rate == 150.0 and "4 runs" in line.note  # median of 1000/100/200/50
+    assert bench.ratio(lib.Result("S1", s1, baseline="pgbench_tpcb_like", goal=0.25,
+                                  paired_ratio=r1)) == 0.6
