@@ -467,14 +467,14 @@ def test_inprocess_availability_case_searches_the_scenarios_hotel_with_whole_sta
                for line in statements), statements
 
 
-def test_tpcb_paired_alternates_with_every_subject_and_the_baseline_line_takes_every_run():
-    """Each tpcb-like run is followed by one run of each subject; a subject's ratio is the
-    median of its per-run ratios to the tpcb-like run before it, and the tpcb-like baseline
-    line becomes the median of every tpcb-like run (the first, unpaired ones included)."""
+def test_tpcb_interleaved_runs_between_the_subjects_and_every_ratio_takes_all_its_runs():
+    """A tpcb-like run before each round of the subjects' runs; the tpcb-like line, and so
+    every ratio to it, is the median of ALL its runs (the first, unpaired ones included), not
+    the one just before a subject's run."""
     bench = lib.Bench(duration=1, runs=3)
     order: list[str] = []
-    tpcb_rates = iter([1000.0, 100.0, 200.0, 50.0])
-    rates = {"S1": iter([10.0, 120.0, 40.0]), "S2": iter([10.0, 100.0, 40.0])}
+    tpcb_rates = iter([1000.0, 900.0, 100.0, 200.0, 50.0])
+    rates = {"S1": iter([10.0, 120.0, 40.0]), "S2": iter([10.0, 100.0, 45.0])}
 
     def pgbench_once(mode: str) -> lib.Measurement:
         assert mode == "tpcb-like"
@@ -492,16 +492,15 @@ def test_tpcb_paired_alternates_with_every_subject_and_the_baseline_line_takes_e
     bench._pgbench_ready = True  # no pgbench -i: the runs are the fakes above
     bench._pgbench_once = pgbench_once  # type: ignore[method-assign]
     try:
-        pgbench_once("tpcb-like")  # as baseline("pgbench_tpcb_like") measures it first
+        for _ in range(2):  # as baseline("pgbench_tpcb_like") measures it first
+            pgbench_once("tpcb-like")
         order.clear()
-        (s1, r1), (s2, r2) = bench.tpcb_paired(subject("S1"), subject("S2"))
+        s1, s2 = bench.tpcb_interleaved(subject("S1"), subject("S2"))
     finally:
         bench.close()
     assert order == ["T", "S1", "S2"] * 3
-    # per-run ratios 0.1, 0.6, 0.8 and 0.1, 0.5, 0.8 (the ratios of the medians: 0.4 and 0.4)
-    assert (s1.rate, r1) == (40.0, 0.6)
-    assert (s2.rate, r2) == (40.0, 0.5)
+    assert (s1.rate, s2.rate) == (40.0, 45.0)
     line = bench.baselines["pgbench_tpcb_like"]
-    assert line.measurement.rate == 150.0 and "4 runs" in line.note  # median of 1000/100/200/50
-    assert bench.ratio(lib.Result("S1", s1, baseline="pgbench_tpcb_like", goal=0.25,
-                                  paired_ratio=r1)) == 0.6
+    assert line.measurement.rate == 200.0 and "all its 5 runs" in line.note
+    # 40 / 200 (the per-pair ratios 0.1, 0.6, 0.8 would give 0.6)
+    assert bench.ratio(lib.Result("S1", s1, baseline="pgbench_tpcb_like", goal=0.25)) == 0.2
