@@ -8,7 +8,9 @@ and no model objects. On PostgreSQL the database does the per-night work (issue 
   ordered by night (50 rows for 30 nights x 10 types x 5 plans, not 1,500);
 - the rooms still for sale come back as one row per room type, an array of one count per night,
   computed in SQL by the rule of `pms.domain.availability.sellable` (rooms recounted, maintenance
-  counted once per room and night with out-of-order winning, the sell limit, the rooms sold).
+  counted once per room and night with out-of-order winning, the sell limit, the rooms sold);
+- a search's rates are kept in this process by calendar month, per property and catalog version
+  (`_cached_rates`): the next search of those months under the same version reads none.
 
 SQLite (the embedded default) reads the same facts row by row and counts in Python with the
 domain functions; the PostgreSQL statements are checked against them in
@@ -28,7 +30,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, Protocol
 
-from pms.db.database import is_postgres
+from pms.db.database import db, is_postgres
+from pms.db.scope import require_env
 from pms.db.statements import Statement, param
 from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_rules
 from pms.models.catalog import Package
@@ -186,11 +189,109 @@ def _as_amount(value: Any) -> Decimal:
     return value if isinstance(value, Decimal) else Decimal(str(value))
 
 
+# -- the rates of a search, cached by month per catalog version (PostgreSQL) --------------------
+#
+# PERF (issue 10: "cached per rate-plan version"): a search reads every (rate plan, room type)'s
+# amounts for its nights, 1,500 of them for 30 nights x 10 types x 5 plans, and rates change far
+# less often than guests search. They are kept here by (env, property, catalog version, calendar
+# month). The version is the catalog fingerprint the search has just read in the same round trip
+# as the property (`pms.queries.catalog.property_catalog`): rates are written only by
+# `pms.services.rates.set_rates`, whose event bumps its rate plan's version in the same
+# transaction, and a deleted plan or room type changes the count, so a new version is seen by
+# the next search and the database stays the source of truth. The fingerprint is read BEFORE the
+# rates, so a month loaded while rates change is stored under the older version, never a newer
+# one. Only committed rates are kept: a search inside a transaction (which may hold its own
+# uncommitted rate change, under a version a later change could take again) reads them afresh.
+# A search of one (rate plan, room type) reads its few rows by their key and is not cached.
+# Per process, bounded; nothing to share between hosts.
+
+RATE_MONTHS_CACHE_SIZE = 4096
+_rate_months: dict[tuple[object, ...], dict[tuple[str, str], list[Decimal | None]]] = {}
+
+
+def _month_start(day: date) -> date:
+    return day.replace(day=1)
+
+
+def _next_month(month: date) -> date:
+    return (month.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
+def _load_months(property_id: uuid.UUID, start: date, stop: date
+                 ) -> dict[date, dict[tuple[str, str], list[Decimal | None]]]:
+    """Every (rate plan, room type)'s amounts of the whole months from `start` to `stop` (both
+    a month's first day), by month, each list indexed by the day of the month - 1."""
+    months: dict[date, dict[tuple[str, str], list[Decimal | None]]] = {}
+    bounds = []  # (offset of the month's first day from `start`, of the next month's, month)
+    month = start
+    while month < stop:
+        months[month] = {}
+        bounds.append(((month - start).days, (_next_month(month) - start).days, month))
+        month = _next_month(month)
+    decimals: dict[str, Decimal] = {}
+    for plan_raw, rt_raw, offsets, amounts in _RATES_BY_PAIR_PG.rows(
+            property_id=property_id, start=start, end=stop):
+        key = (plan_raw, rt_raw)
+        for offset, text in zip(offsets, amounts, strict=True):
+            amount = decimals.get(text)
+            if amount is None:
+                amount = decimals[text] = Decimal(text)
+            for first, after, m in bounds:
+                if first <= offset < after:
+                    per = months[m].get(key)
+                    if per is None:
+                        per = months[m][key] = [None] * (after - first)
+                    per[offset - first] = amount
+                    break
+    return months
+
+
+def _cached_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]],
+                  arrival: date, count: int, version: tuple[object, ...]
+                  ) -> dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]]:
+    """`_load_rates` through the month cache: the missing months in one statement."""
+    env = require_env()
+    end = arrival + timedelta(days=count)
+    firsts = []
+    month = _month_start(arrival)
+    while month < end:
+        firsts.append(month)
+        month = _next_month(month)
+    found = {m: _rate_months.get((env, property_id, version, m)) for m in firsts}
+    missing = [m for m, rates in found.items() if rates is None]
+    if missing:
+        loaded = _load_months(property_id, missing[0], _next_month(missing[-1]))
+        if len(_rate_months) + len(loaded) > RATE_MONTHS_CACHE_SIZE:
+            _rate_months.clear()  # rare: more months of more properties than the bound
+        for m, rates in loaded.items():
+            _rate_months[(env, property_id, version, m)] = rates
+            found[m] = rates
+    # each pair's nights: one slice of each month the stay touches
+    segments = []
+    for m in firsts:
+        first = max(m, arrival)
+        segments.append((found[m] or {}, first.day - 1, (min(_next_month(m), end) - first).days))
+    out: dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]] = {}
+    for plan_id, rt_id in pairs:
+        key = (str(plan_id), str(rt_id))
+        per: list[Decimal | None] = []
+        for rates, start, length in segments:
+            amounts = rates.get(key)
+            per.extend(amounts[start:start + length] if amounts is not None else [None] * length)
+        out[(plan_id, rt_id)] = per
+    return out
+
+
 def _load_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]], arrival: date,
-                count: int) -> dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]]:
-    """The nightly amounts of each wanted (rate plan, room type), aligned with the nights."""
+                count: int, version: tuple[object, ...] | None = None
+                ) -> dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]]:
+    """The nightly amounts of each wanted (rate plan, room type), aligned with the nights.
+    With the catalog's `version` (a search, on PostgreSQL, outside a transaction) through the
+    month cache."""
     if not pairs:
         return {}
+    if version and len(pairs) > 1 and is_postgres() and not db.in_transaction():
+        return _cached_rates(property_id, pairs, arrival, count, version)
     end = arrival + timedelta(days=count)
     out: dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]] = {}
     if len(pairs) == 1:  # a quote or a booking: one pair's rows only
@@ -306,19 +407,23 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
                      rate_plans: Iterable[_RatePlan], arrival: date, departure: date,
                      nights: list[date], *, promo_code: str | None = None,
                      with_counts: bool = True,
-                     packages: Mapping[str, PackageLine] | None = None) -> SearchData:
+                     packages: Mapping[str, PackageLine] | None = None,
+                     rates_version: tuple[object, ...] | None = None) -> SearchData:
     """Batch-load rates, restrictions, inventory counts, packages and the promo code.
 
     `room_types` and `rate_plans` are models or the catalog's rows (`pms.queries.catalog`);
     `packages`, when the caller has the property's packages already (the catalog), saves their
     read. `with_counts=False` skips the inventory counts (a booking recounts them under its
-    lock): quotes built from such data say nothing about sold-out nights.
+    lock): quotes built from such data say nothing about sold-out nights. `rates_version`,
+    the catalog's version a search has just read (`Catalog.version`), lets the rates come from
+    the month cache (`_cached_rates`).
     """
     rt_ids = {rt.id for rt in room_types}
     plans = list(rate_plans)
     plan_ids = {p.id for p in plans}
     count = len(nights)
-    rates = _load_rates(property_id, {(p, r) for p in plan_ids for r in rt_ids}, arrival, count)
+    rates = _load_rates(property_id, {(p, r) for p in plan_ids for r in rt_ids}, arrival, count,
+                        rates_version)
     restrictions = _load_restrictions(property_id, plan_ids, rt_ids, arrival, departure)
     if packages is None:
         packages = (load_packages(property_id)

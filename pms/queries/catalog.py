@@ -94,6 +94,10 @@ class Catalog:
     room_types: tuple[RoomTypeRow, ...]
     rate_plans: tuple[RatePlanRow, ...]
     packages: dict[str, PackageLine]
+    # the fingerprint this catalog was read under (room types, rate plans, packages): it moves
+    # on every change of them and of the rates (a rate change is an event of its rate plan),
+    # so the searches key their cached rates by it (pms.queries.availability)
+    version: tuple[object, ...] = ()
 
 
 def _fingerprint(table: str) -> str:
@@ -144,14 +148,14 @@ def property_catalog(property_id: uuid.UUID) -> tuple[PropertyHead, Catalog]:
     cached = _catalogs.get(key)
     if cached is not None and cached[0] == tuple(fingerprint):
         return head, cached[1]
-    catalog = _load_catalog(property_id)
+    catalog = _load_catalog(property_id, tuple(fingerprint))
     if len(_catalogs) >= CATALOG_CACHE_SIZE:
         _catalogs.clear()  # rare: more properties than the bound in one process
     _catalogs[key] = (tuple(fingerprint), catalog)
     return head, catalog
 
 
-def _load_catalog(property_id: uuid.UUID) -> Catalog:
+def _load_catalog(property_id: uuid.UUID, version: tuple[object, ...]) -> Catalog:
     room_types = tuple(RoomTypeRow(*r) for r in _ROOM_TYPES.typed_rows(property_id=property_id))
     plans = tuple(
         RatePlanRow(id=id_, code=code, name=name, negotiated=bool(negotiated), currency=currency,
@@ -162,4 +166,4 @@ def _load_catalog(property_id: uuid.UUID) -> Catalog:
                                   currency=currency)
                 for code, calculation, price, currency
                 in _PACKAGES.typed_rows(property_id=property_id)}
-    return Catalog(room_types=room_types, rate_plans=plans, packages=packages)
+    return Catalog(room_types=room_types, rate_plans=plans, packages=packages, version=version)

@@ -101,7 +101,8 @@ def _search_loaded(prop: PropertyHead, catalog: Catalog, search: Search, nights:
     room_types = _room_types(catalog, search)
     plans = _plans(catalog, search, negotiated_ids)
     data = load_search_data(prop.id, room_types, plans, search.arrival, search.departure, nights,
-                            promo_code=search.promo_code, packages=catalog.packages)
+                            promo_code=search.promo_code, packages=catalog.packages,
+                            rates_version=catalog.version)
     out_types = []
     for rt in room_types:
         sellable = data.sellable_for(rt.id)

@@ -171,3 +171,102 @@ def test_rooms_for_sale_in_sql_follow_the_domain_rule(ctx, backend):
             assert got == want, (arrival_offset, count)
         with tenant_scope(uuid.uuid4()):  # another env: no rooms, nothing for sale
             assert load_sellable(prop.id, ids, ARR, 3) in ({}, {rt: [0, 0, 0] for rt in ids})
+
+
+# -- the rates of a search, cached by month per catalog version (PostgreSQL) ---------------------
+
+class _CountingRates:
+    """The month cache's statement, counted (the statement still runs on the database)."""
+
+    def __init__(self, statement):
+        self.statement, self.calls = statement, 0
+
+    def rows(self, **values):
+        self.calls += 1
+        return self.statement.rows(**values)
+
+
+def _two_by_two(ctx, start, days):
+    """Two room types x two rate plans, priced for `days` nights from `start`; the second plan
+    has no rate for the second type on `start + days // 2`."""
+    prop = make_property(ctx)
+    types = [make_room_type(ctx, prop.id, code=c, name=c) for c in ("DBL", "TWN")]
+    for rt in types:
+        make_room(ctx, prop.id, rt.id)
+    plans = [make_rate_plan(ctx, prop.id, code=c, name=c) for c in ("BAR", "ADV")]
+    for i, plan in enumerate(plans):
+        for j, rt in enumerate(types):
+            if (i, j) == (1, 1):
+                gap = start + timedelta(days=days // 2)
+                load_rates(ctx, prop.id, plan.id, rt.id, amount="80.00", start=start,
+                           days=days // 2 - 1)
+                load_rates(ctx, prop.id, plan.id, rt.id, amount="80.00",
+                           start=gap + timedelta(days=1), days=days // 2 - 1)
+            else:
+                load_rates(ctx, prop.id, plan.id, rt.id, amount=f"{100 + 10 * i + j}.00",
+                           start=start, days=days)
+    return prop, types, plans
+
+
+def _offers(out):
+    return {(t.code, o.rate_plan_code): (o.bookable, o.room_total)
+            for t in out.room_types for o in t.offers}
+
+
+def test_search_rates_come_from_the_month_cache_until_a_rate_changes(ctx, backend, monkeypatch):
+    """A search across a month's end reads the rates once; the next searches of those months
+    read none; a rate change (its plan's version moves) is seen by the next search."""
+    if backend != "postgres":
+        pytest.skip("the month cache is PostgreSQL's (SQLite reads the rates row by row)")
+    from pms.queries import availability as queries
+    from pms.schemas.rates import RatesIn
+    from pms.services import rates
+
+    arrival = date(2032, 4, 28)
+    prop, _, plans = _two_by_two(ctx, date(2032, 4, 20), 20)
+    counting = _CountingRates(queries._RATES_BY_PAIR_PG)
+    monkeypatch.setattr(queries, "_RATES_BY_PAIR_PG", counting)
+
+    def search(start=arrival, nights=6):
+        body = {"arrival_date": str(start), "departure_date": str(start + timedelta(days=nights)),
+                "adults": 2, "include_unavailable": True}
+        return availability.search_property(ctx, prop.id, msgspec.convert(body, AvailabilityIn))
+
+    first = search()
+    assert counting.calls == 1  # April and May in one statement
+    # the gap night (April 30) of ADV/TWN leaves that offer unbookable, cached or not
+    assert _offers(first) == {("DBL", "BAR"): (True, 600), ("TWN", "BAR"): (True, 606),
+                              ("DBL", "ADV"): (True, 660), ("TWN", "ADV"): (False, 400)}
+    assert _offers(search()) == _offers(first) and counting.calls == 1
+    assert _offers(search(date(2032, 5, 2), 3))[("DBL", "BAR")] == (True, 300)
+    assert counting.calls == 1  # May is cached too
+    rates.set_rates(ctx, prop.id, plans[0].id, msgspec.convert({"rates": [
+        {"room_type_id": str(t.room_type_id), "from_date": "2032-05-01",
+         "to_date": "2032-05-01", "amount": "250.00"}
+        for t in first.room_types]}, RatesIn))
+    changed = search()
+    assert counting.calls == 2
+    assert _offers(changed)[("DBL", "BAR")] == (True, 750)
+    assert _offers(changed)[("TWN", "BAR")] == (True, 755)
+    assert _offers(changed)[("DBL", "ADV")] == (True, 660)
+
+
+def test_month_cache_rates_equal_a_fresh_read_for_any_window(ctx, backend):
+    """For stays starting and ending anywhere around month ends, with nights that have no
+    rate, the rates through the month cache are those read afresh, night for night."""
+    if backend != "postgres":
+        pytest.skip("the month cache is PostgreSQL's (SQLite reads the rates row by row)")
+    from pms.queries.availability import _load_rates
+
+    prop, types, plans = _two_by_two(ctx, date(2032, 1, 25), 70)
+    pairs = {(p.id, t.id) for p in plans for t in types}
+    rng = random.Random(7)
+    with read_scope(ctx):
+        for _ in range(25):
+            arrival = date(2032, 1, 20) + timedelta(days=rng.randrange(0, 70))
+            count = rng.randrange(1, 45)
+            fresh = _load_rates(prop.id, pairs, arrival, count)
+            cached = _load_rates(prop.id, pairs, arrival, count, ("v", 1))
+            again = _load_rates(prop.id, pairs, arrival, count, ("v", 1))
+            assert cached == fresh == again, (arrival, count)
+            assert all(len(per) == count for per in cached.values())
