@@ -61,7 +61,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
         platform = build_platform(settings)
     clock = clock or SystemClock()
     inflight = inflight or LocalInflight()
-    jwks = jwks or JwksCache(settings.jwks_url)
+    jwks = jwks or JwksCache(settings.jwks_url, max_age_s=settings.jwks_max_age_s)
     deps = Deps(settings=settings, clock=clock, platform=platform, inflight=inflight, jwks=jwks,
                 broker_check=broker_check)
 

@@ -23,6 +23,15 @@ EMBEDDED_PLATFORM = "embedded"
 DEFAULT_CALENDAR_HORIZON_DAYS = 550
 MAX_CALENDAR_HORIZON_DAYS = 3660
 
+# Issue 28: the key set is read again once it is this old (seconds; PMS_JWKS_MAX_AGE_SECONDS,
+# 1..3600), and platform events are accepted only from this CloudEvents source.
+DEFAULT_JWKS_MAX_AGE_S = 300.0
+MAX_JWKS_MAX_AGE_S = 3600.0
+DEFAULT_PLATFORM_EVENT_SOURCE = "platform"
+# Variables whose unset value falls back to a development default (a local key set whose
+# private key lies beside it, the sandbox payments): allowed only on the embedded default.
+DEVELOPMENT_FALLBACKS = ("PMS_JWKS_URL", "PMS_PLATFORM_URL")
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -75,6 +84,19 @@ class Settings:
     embedded_runtime: bool = True
     limits: Limits = field(default_factory=Limits)
     home: Path = field(default_factory=lambda: default_home())
+    # Issue 28 (keys and configuration; README "Fail-closed configuration"):
+    # how old the cached key set may grow before it is read again (PMS_JWKS_MAX_AGE_SECONDS)
+    jwks_max_age_s: float = DEFAULT_JWKS_MAX_AGE_S
+    # the CloudEvents `source` the platform consumer accepts (PMS_PLATFORM_EVENT_SOURCE)
+    platform_event_source: str = DEFAULT_PLATFORM_EVENT_SOURCE
+    # the variables that were unset and took their development default (load_settings); a
+    # serving process outside the embedded default refuses to start while any is here
+    defaulted: frozenset[str] = frozenset()
+
+    @property
+    def development(self) -> bool:
+        """The embedded default: SQLite and the in-process stub broker (no PostgreSQL, AMQP)."""
+        return not self.is_postgres and self.broker_url.startswith("stub://")
 
     @property
     def is_postgres(self) -> bool:
@@ -225,4 +247,23 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         embedded_runtime=env.get("PMS_EMBEDDED_RUNTIME", "1").lower() not in ("0", "false", "no"),
         calendar_horizon_days=calendar_horizon_days(env.get("PMS_CALENDAR_HORIZON_DAYS")),
         home=home,
+        jwks_max_age_s=jwks_max_age_s(env.get("PMS_JWKS_MAX_AGE_SECONDS")),
+        platform_event_source=(env.get("PMS_PLATFORM_EVENT_SOURCE") or "").strip()
+        or DEFAULT_PLATFORM_EVENT_SOURCE,
+        defaulted=frozenset(name for name in DEVELOPMENT_FALLBACKS if not env.get(name)),
     )
+
+
+def jwks_max_age_s(value: str | None) -> float:
+    """PMS_JWKS_MAX_AGE_SECONDS: 1..3600 seconds (unset or empty: 300); else refused."""
+    if value is None or not value.strip():
+        return DEFAULT_JWKS_MAX_AGE_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"PMS_JWKS_MAX_AGE_SECONDS must be a number of seconds, "
+                         f"not {value!r}") from None
+    if not 1 <= seconds <= MAX_JWKS_MAX_AGE_S:
+        raise ValueError(f"PMS_JWKS_MAX_AGE_SECONDS must be 1..{MAX_JWKS_MAX_AGE_S:.0f}, "
+                         f"not {value}")
+    return seconds

@@ -27,7 +27,7 @@ import jwt
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from pms.clock import Clock
-from pms.config import Settings, file_url_path
+from pms.config import DEFAULT_JWKS_MAX_AGE_S, Settings, file_url_path
 from pms.context import Ctx
 from pms.errors import BadRequest, Forbidden, Unauthorized
 
@@ -88,48 +88,96 @@ def fetch_jwks(url: str, *, timeout: float = FETCH_TIMEOUT_S,
     return doc
 
 
-def _load_keys(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+def _load_keys(doc: dict[str, Any], previous: dict[str, tuple[str, Any]] | None = None,
+               previous_jwks: dict[str, str] | None = None
+               ) -> tuple[dict[str, tuple[str, Any]], dict[str, str]]:
+    """The usable keys of a JWKS document by kid, and each key's JWK text. A key whose JWK is
+    unchanged since `previous` keeps its very object, so tokens verified with it stay cached."""
     keys: dict[str, tuple[str, Any]] = {}
+    texts: dict[str, str] = {}
     for jwk in doc["keys"]:
         if not isinstance(jwk, dict) or "kid" not in jwk:
+            continue
+        kid = str(jwk["kid"])
+        text = json.dumps(jwk, sort_keys=True)
+        if previous and previous_jwks and previous_jwks.get(kid) == text and kid in previous:
+            keys[kid], texts[kid] = previous[kid], text
             continue
         kty = jwk.get("kty")
         try:
             if kty == "RSA":
-                keys[str(jwk["kid"])] = ("RSA", RSAAlgorithm.from_jwk(jwk))
+                keys[kid] = ("RSA", RSAAlgorithm.from_jwk(jwk))
             elif kty == "EC":
-                keys[str(jwk["kid"])] = ("EC", ECAlgorithm.from_jwk(jwk))
+                keys[kid] = ("EC", ECAlgorithm.from_jwk(jwk))
+            else:
+                continue
+            texts[kid] = text
         except (jwt.InvalidKeyError, ValueError, KeyError, TypeError):
             log.warning("skipping unusable JWK kid=%s", jwk.get("kid"))
-    return keys
+    return keys, texts
 
 
 class JwksCache:
-    """Thread-safe key-set cache with stale-on-error and an unknown-kid refetch cooldown."""
+    """Thread-safe key-set cache: read again once older than `max_age_s`, stale only on error.
+
+    Issue 28: a key the identity provider withdraws must stop being trusted without a restart.
+    The set is re-read once it is `max_age_s` old (PMS_JWKS_MAX_AGE_SECONDS, 5 minutes by
+    default): the first request to see it stale fetches while the others go on with the cached
+    set (never a fetch per request). A successful fetch replaces the set whole, so a dropped kid
+    is gone; a failed one keeps the last good set (an identity-provider outage must not become a
+    401 outage) and is retried at most once per cooldown. An unknown `kid` also refetches, at
+    most once per cooldown.
+    """
 
     def __init__(self, url: str, *, fetch: Callable[[str], dict[str, Any]] = fetch_jwks,
                  cooldown_s: float = UNKNOWN_KID_COOLDOWN_S,
+                 max_age_s: float = DEFAULT_JWKS_MAX_AGE_S,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.url = url
         self._fetch = fetch
         self._cooldown = cooldown_s
+        self._max_age = max_age_s
         self._monotonic = monotonic
         self._keys: dict[str, tuple[str, Any]] = {}
+        self._jwks: dict[str, str] = {}
         self._loaded = False
         self._last_attempt: float | None = None
+        self._last_failure: float | None = None
+        # until when the last good read counts as fresh (then the set is re-read)
+        self._fresh_until = -math.inf
         self._lock = threading.Lock()
 
     def _refresh(self) -> None:
-        self._last_attempt = self._monotonic()
+        now = self._last_attempt = self._monotonic()
         try:
-            keys = _load_keys(self._fetch(self.url))
+            keys, texts = _load_keys(self._fetch(self.url), self._keys, self._jwks)
         except JwksUnavailable as exc:
             log.warning("JWKS refresh failed, keeping %d cached keys: %s", len(self._keys), exc)
+            self._last_failure = now
             return
-        self._keys = keys
+        self._keys, self._jwks = keys, texts
+        self._last_failure = None
+        self._fresh_until = now + self._max_age
         self._loaded = True
 
+    def _refresh_if_stale(self) -> None:
+        """Re-read a set past its age, unless another thread is at it or a failed attempt was
+        made within the cooldown (then the cached set serves meanwhile)."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            now = self._monotonic()
+            if now < self._fresh_until:
+                return  # another thread has just refreshed it
+            if self._last_failure is not None and now - self._last_failure < self._cooldown:
+                return  # fetches are failing: the last good set, retried after the cooldown
+            self._refresh()
+        finally:
+            self._lock.release()
+
     def get(self, kid: str) -> tuple[str, Any] | None:
+        if self._monotonic() >= self._fresh_until:
+            self._refresh_if_stale()
         key = self._keys.get(kid)
         if key is not None:
             return key
@@ -144,7 +192,10 @@ class JwksCache:
             return self._keys.get(kid)
 
     def current(self, kid: str) -> tuple[str, Any] | None:
-        """The cached entry for `kid`, without fetching."""
+        """The cached entry for `kid`, the set re-read first when past its age (never a fetch
+        for an unknown kid). PERF: one clock read and a dict lookup while the set is fresh."""
+        if self._monotonic() >= self._fresh_until:
+            self._refresh_if_stale()
         return self._keys.get(kid)
 
     @property
