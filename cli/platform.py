@@ -42,7 +42,8 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
     consumer = PlatformEventConsumer(
         settings.broker_url, settings.event_exchange, queue,
         lambda env_id, event_id: initialize_environment(env_id, ledger=ledger,
-                                                        source_event_id=event_id))
+                                                        source_event_id=event_id),
+        source=settings.platform_event_source)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -21,6 +21,7 @@ from typing import Any
 import pika
 import pika.exceptions
 
+from pms.config import DEFAULT_PLATFORM_EVENT_SOURCE
 from pms.db.database import connection_scope
 from workers.publisher import amqp_parameters
 
@@ -50,8 +51,12 @@ class ConsumeStats:
                 "dead_lettered": self.dead_lettered}
 
 
-def parse_event(body: bytes) -> tuple[uuid.UUID | None, str | None]:
-    """(env_id, event id) for a hotel-pms service-updated event; (None, id) for another service.
+def parse_event(body: bytes, source: str = DEFAULT_PLATFORM_EVENT_SOURCE
+                ) -> tuple[uuid.UUID | None, str | None]:
+    """(env_id, event id) for a hotel-pms service-updated event; (None, id) for another service
+    or for an event from another CloudEvents `source` than the platform's (issue 28: anything
+    that can publish on the exchange could otherwise initialize envs; PMS_PLATFORM_EVENT_SOURCE,
+    default "platform"), which is acked, logged and ignored.
 
     Raises MalformedEvent for anything else.
     """
@@ -65,6 +70,10 @@ def parse_event(body: bytes) -> tuple[uuid.UUID | None, str | None]:
     if not isinstance(data, dict) or not isinstance(data.get("service"), str):
         raise MalformedEvent("data.service is missing")
     event_id = str(event.get("id")) if event.get("id") else None
+    if event.get("source") != source:
+        log.warning("ignoring a platform event from source %r (accepted: %r), id %s",
+                    str(event.get("source"))[:200], source, event_id)
+        return None, event_id
     if data["service"] != SERVICE:
         return None, event_id
     raw_env = event.get("envid") or data.get("env_id")
@@ -89,15 +98,17 @@ class PlatformEventConsumer:
     """Consumes service-updated events; `handler(env_id, event_id)` does the work."""
 
     def __init__(self, url: str, exchange: str, queue: str,
-                 handler: Callable[[uuid.UUID, str | None], Any], *, prefetch: int = 10) -> None:
+                 handler: Callable[[uuid.UUID, str | None], Any], *, prefetch: int = 10,
+                 source: str = DEFAULT_PLATFORM_EVENT_SOURCE) -> None:
         self.url, self.exchange, self.queue = url, exchange, queue
+        self.source = source
         self.handler = handler
         self.prefetch = prefetch
         self.stats = ConsumeStats()
 
     def handle(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
         try:
-            env_id, event_id = parse_event(body)
+            env_id, event_id = parse_event(body, self.source)
             if env_id is None:
                 self.stats.ignored += 1
             else:

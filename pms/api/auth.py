@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import threading
 import time
 import urllib.error
@@ -309,10 +310,23 @@ class TokenVerifier:
             raise Unauthorized("the token has expired", code="token_expired")
         if "nbf" in claims and float(claims["nbf"]) > now + LEEWAY_S:
             raise Unauthorized("the token is not valid yet", code="invalid_token")
+        check_issued_and_audience(claims, self.audience, now)
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise Unauthorized("the token has no subject", code="invalid_token")
         check_session_claims(claims)
         return claims, kid, entry
+
+
+def check_issued_and_audience(claims: dict[str, Any], audience: str, now: float) -> None:
+    """Issue 28: CONTRACT §2 says `aud` must match exactly, so a list passes only when it is our
+    audience alone (PyJWT accepts any list that contains it); and a token issued in the future
+    (`iat` beyond the leeway) is refused (PyJWT does not check `iat` against the clock)."""
+    aud = claims.get("aud")
+    if not (aud == audience or (isinstance(aud, list) and aud == [audience])):
+        raise Unauthorized("the token's audience is not exactly this service",
+                           code="invalid_token")
+    if float(claims["iat"]) > now + LEEWAY_S:
+        raise Unauthorized("the token was issued in the future", code="invalid_token")
 
 
 def check_numeric_dates(claims: dict[str, Any]) -> None:
@@ -351,6 +365,33 @@ def check_session_claims(claims: dict[str, Any]) -> None:
         return
     if not isinstance(holder, str) or _uuid_or_none(holder) is None:
         raise Unauthorized("the token's holder_id is not a UUID", code="invalid_token")
+
+
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+
+
+def valid_traceparent(value: str | None) -> str | None:
+    """The W3C Trace Context `traceparent` to keep, or None (issue 28: it was stored as sent,
+    and one over 64 characters failed every write on PostgreSQL).
+
+    Version 00 is exactly `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lower case,
+    ids not all zeros; version ff is invalid; a later version is read by its first 55
+    characters when the next one is `-` (the spec's forward compatibility), and only those are
+    kept. Anything else is dropped: the request goes on without a trace parent.
+    """
+    if not value:
+        return None
+    value = value.strip(" \t")
+    head = value[:55]
+    match = _TRACEPARENT.fullmatch(head)
+    if match is None:
+        return None
+    version, trace_id, parent_id, _flags = match.groups()
+    if version == "ff" or trace_id == "0" * 32 or parent_id == "0" * 16:
+        return None
+    if len(value) > 55 and (version == "00" or value[55] != "-"):
+        return None
+    return head
 
 
 def scopes_of(claims: dict[str, Any]) -> frozenset[str]:
@@ -437,7 +478,7 @@ class AuthMiddleware:
             holder_id=identity.holder_id,
             scopes=identity.scopes,
             request_id=req.context.request_id,
-            traceparent=env.get("HTTP_TRACEPARENT"),
+            traceparent=valid_traceparent(env.get("HTTP_TRACEPARENT")),
             now=now,
             idempotency_key=env.get("HTTP_IDEMPOTENCY_KEY"),
         )

@@ -88,3 +88,34 @@ def test_consumer_initializes_envs_and_dead_letters_malformed_messages(database,
     assert get_environment(system_ctx(env_a)).ledger_accounts_ready
     assert get_environment(system_ctx(env_b)) is not None
     bus.ch.exchange_delete(f"{queue}.dlx")
+
+
+def test_parse_event_accepts_only_the_configured_platform_source():
+    """Issue 28: a service-updated event from any other CloudEvents source initializes
+    nothing (acked and ignored, like another service's event); the source is a setting."""
+    env = uuid.uuid4()
+    assert parse_event(event(env))[0] == env  # the default source: "platform"
+    for source in ("attacker", "", None, "platform/"):
+        assert parse_event(event(env, source=source))[0] is None
+    assert parse_event(event(env), "idp.example/platform")[0] is None
+    assert parse_event(event(env, source="idp.example/platform"), "idp.example/platform")[0] == env
+
+
+@pytest.mark.rabbitmq
+def test_consumer_ignores_events_from_a_foreign_source(database, bus):
+    queue = f"{bus.exchange}-platform-src"
+    env_a, env_b = uuid.uuid4(), uuid.uuid4()
+    consumer = PlatformEventConsumer(
+        bus.url, bus.exchange, queue,
+        lambda env, ev: initialize_environment(env, ledger=EmbeddedLedger(), source_event_id=ev),
+        source="platform")
+    consumer.run(threading.Event(), idle_timeout=0.5)
+    bus.queues += [queue, f"{queue}.dead"]
+    for body in (event(env_a, source="somebody-else"), event(env_b)):
+        bus.ch.basic_publish(bus.exchange, "platform.service.updated.hotel-pms", body,
+                             properties=pika.BasicProperties(delivery_mode=2))
+    stats = consumer.run(threading.Event(), idle_timeout=1.5)
+    assert (stats.handled, stats.ignored, stats.dead_lettered) == (1, 1, 0)
+    assert get_environment(system_ctx(env_a)) is None
+    assert get_environment(system_ctx(env_b)) is not None
+    bus.ch.exchange_delete(f"{queue}.dlx")
