@@ -147,6 +147,10 @@ class CountingClock:
         return self.at
 
 
+# a valid W3C traceparent (issue 28: an invalid one, as "00-abc-def-01" once was here, is dropped)
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
 def test_the_bearer_check_reads_the_clock_once_and_the_ctx_gets_that_time(base_settings):
     from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
     from pms.devkeys import mint_token
@@ -156,7 +160,7 @@ def test_the_bearer_check_reads_the_clock_once_and_the_ctx_gets_that_time(base_s
                           clock)
     env = uuid.uuid4()
     headers = {"Authorization": f"Bearer {mint_token(base_settings, env_id=env)}",
-               "X-Platform-Env-Id": str(env), "traceparent": "00-abc-def-01",
+               "X-Platform-Env-Id": str(env), "traceparent": TRACEPARENT,
                "Idempotency-Key": "k1"}
     for _ in range(2):  # a full verification, then the cached token
         req = falcon.testing.create_req(path="/v1/properties", headers=headers)
@@ -166,7 +170,7 @@ def test_the_bearer_check_reads_the_clock_once_and_the_ctx_gets_that_time(base_s
         assert clock.calls == before + 1
         ctx = req.context.ctx
         assert ctx.now is clock.at and ctx.env_id == env and ctx.request_id == "r1"
-        assert (ctx.traceparent, ctx.idempotency_key) == ("00-abc-def-01", "k1")
+        assert (ctx.traceparent, ctx.idempotency_key) == (TRACEPARENT, "k1")
     assert len(auth.verifier.verified) == 1
 
 
