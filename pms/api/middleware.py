@@ -22,6 +22,7 @@ from pms.errors import (
     ValidationFailed,
 )
 from pms.logging import FastLine
+from pms.logmask import mask_card_numbers
 
 access_log = FastLine("pms.access", "request")
 
@@ -56,7 +57,7 @@ class RequestIdMiddleware:
         access_log.write({
             "request_id": getattr(context, "request_id", None),
             "method": req.method,
-            "path": req.path,
+            "path": mask_card_numbers(req.path),  # issue 28: no card number in the access log
             "status": resp.status_code,
             "duration_ms": round((perf_counter() - started) * 1000, 2)
             if started is not None else None,

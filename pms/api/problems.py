@@ -10,6 +10,7 @@ import falcon
 from pms.db import failures
 from pms.db.locking import LockTimeout
 from pms.errors import Busy, PmsError
+from pms.logmask import mask_card_numbers
 
 log = logging.getLogger("pms.api")
 
@@ -83,13 +84,13 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
                 Busy("the database is unavailable; retry shortly", retry_after=1,
                      code="database_unavailable"))
         log.warning("database error answered 503", extra={
-            "request_id": request_id, "path": req.path, **failures.describe(ex)})
+            "request_id": request_id, "path": mask_card_numbers(req.path), **failures.describe(ex)})
         handle_pms_error(req, resp, busy, params)
         return
     # NOTE: no exc_info: a handler formatting it would print the driver's message, which holds
     # the statement's values; the traceback goes out redacted instead.
     log.error("unhandled error", extra={
-        "request_id": request_id, "path": req.path, **failures.describe(ex),
+        "request_id": request_id, "path": mask_card_numbers(req.path), **failures.describe(ex),
         "exc": failures.redacted_traceback(ex)})
     _render(resp, 500, problem_body(500, "internal_error", "Internal error",
                                     "the request could not be completed; it was logged",

@@ -174,8 +174,12 @@ def may_hold_card_number(raw: bytes) -> bool:
                for match in _RUN_BYTES.finditer(text))
 
 
+CARD_KEY = "<card number>"
+
+
 def card_number_paths(value: Any) -> list[str]:
-    """JSON paths (`a.b[0]`) of every key or value in a decoded JSON document that holds one.
+    """JSON paths (`a.b[0]`) of every key or value in a decoded JSON document that holds one;
+    a key that holds one appears in them as CARD_KEY.
     Walks without recursion (the document's depth is bounded before, but need not be)."""
     found: list[str] = []
     stack: list[tuple[str, Any]] = [("", value)]
@@ -183,8 +187,11 @@ def card_number_paths(value: Any) -> list[str]:
         path, item = stack.pop()
         if isinstance(item, dict):
             for key, sub in item.items():
-                sub_path = f"{path}.{key}" if path else str(key)
-                if contains_card_number(str(key)):
+                # issue 28: a key holding a card number is named masked, never echoed
+                card_key = contains_card_number(str(key))
+                name = CARD_KEY if card_key else str(key)
+                sub_path = f"{path}.{name}" if path else name
+                if card_key:
                     found.append(sub_path)
                 stack.append((sub_path, sub))
         elif isinstance(item, list):

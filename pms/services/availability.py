@@ -29,6 +29,10 @@ from pms.services.pricing import check_occupancy, quote_for
 
 MAX_SEARCH_NIGHTS = 90
 MAX_ENV_PROPERTIES = 200
+# Issue 28: the last departure a search takes. The search reads its rates by calendar month (the
+# month after the stay's last one included), and Python's dates end with 9999-12-31: a stay in
+# December 9999 was a 500 on PostgreSQL. Nothing is sold in year 9999, so it is refused (422).
+LAST_SEARCH_DEPARTURE = date(9998, 12, 31)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,11 @@ class Search:
 
 
 def _nights(search: Search) -> list[date]:
+    for name, day in (("arrival_date", search.arrival), ("departure_date", search.departure)):
+        if day > LAST_SEARCH_DEPARTURE:
+            raise ValidationFailed(f"{name} must be on or before {LAST_SEARCH_DEPARTURE}",
+                                   code="date_out_of_range",
+                                   errors=[{"field": name, "message": "too far in the future"}])
     nights = stay_nights(search.arrival, search.departure)
     if len(nights) > MAX_SEARCH_NIGHTS:
         raise ValidationFailed(f"a search covers at most {MAX_SEARCH_NIGHTS} nights",
