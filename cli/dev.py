@@ -20,6 +20,17 @@ def _local_settings():  # noqa: ANN202
     return settings
 
 
+def _generate(generate_keys, settings, **kw):  # noqa: ANN001, ANN003, ANN202
+    """generate_keys, a key set these commands did not make refused with exit 2 (issue 28)."""
+    from pms.devkeys import ForeignKeySet
+
+    try:
+        return generate_keys(settings, **kw)
+    except ForeignKeySet as exc:
+        fail(str(exc), 2)
+        raise  # unreachable: fail() exits
+
+
 @app.command()
 def keys(force: bool = typer.Option(False, help="Replace an existing key pair."),
          json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
@@ -27,7 +38,7 @@ def keys(force: bool = typer.Option(False, help="Replace an existing key pair.")
     from pms.devkeys import generate_keys
 
     settings = _local_settings()
-    kid = generate_keys(settings, force=force)
+    kid = _generate(generate_keys, settings, force=force)
     if json_out:
         print_json({"kid": kid, "jwks": str(settings.jwks_path)})
     else:
@@ -47,7 +58,7 @@ def token(env: uuid.UUID = typer.Option(..., "--env", help="Tenant env id (the e
     from pms.devkeys import generate_keys, mint_token
 
     settings = _local_settings()
-    generate_keys(settings)
+    _generate(generate_keys, settings)
     tok = mint_token(settings, env_id=env, scopes=scope or None, sub=sub, client_kind=kind,
                      holder_id=holder, ttl_s=ttl)
     if json_out:

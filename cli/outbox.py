@@ -17,8 +17,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.output import console, emit, fail, open_database, parse_uuid, print_json
+from cli.output import console, emit, fail, open_database, parse_uuid, print_json, refuse_to_serve
 from pms.config import Settings, load_settings
+from pms.startup import PLATFORM_ONLY
 
 app = typer.Typer(help="Outbox operations: status, list, replay, relay.", no_args_is_help=True)
 
@@ -228,6 +229,7 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
     over a stopped relay's partitions when its lease runs out."""
     if once == follow:
         fail("choose exactly one of --once or --follow", 2)
+    refuse_to_serve(load_settings(), "the relay", PLATFORM_ONLY)  # issue 28
     settings = _settings()
     from workers import actors
     from workers.broker import is_stub

@@ -120,3 +120,13 @@ def _scope_to_command(database: Any) -> None:
 def end_command() -> None:
     """Leave the running command's connection scope (the root callback's on-close hook)."""
     _COMMAND_SCOPE.close()
+
+
+def refuse_to_serve(settings, process: str, reads: tuple[str, ...] | None = None) -> None:  # noqa: ANN001
+    """Exit 2 naming the variables when a serving command would fall back to a development
+    default outside the embedded one (issue 28, pms/startup.py)."""
+    from pms.startup import WEB, development_fallbacks
+
+    problems = development_fallbacks(settings, WEB if reads is None else reads)
+    if problems:
+        fail(f"{process} refuses to start: " + "; ".join(problems), 2)

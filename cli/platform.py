@@ -7,8 +7,9 @@ import threading
 
 import typer
 
-from cli.output import console, emit, fail, open_database, parse_uuid
+from cli.output import console, emit, fail, open_database, parse_uuid, refuse_to_serve
 from pms.config import load_settings
+from pms.startup import PLATFORM_ONLY
 
 app = typer.Typer(help="Platform events: consume service-updated events, initialize an env.",
                   no_args_is_help=True)
@@ -35,6 +36,7 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
     from workers.consumer import PlatformEventConsumer
 
     settings = load_settings()
+    refuse_to_serve(settings, "the platform consumer", PLATFORM_ONLY)  # issue 28
     if not settings.broker_url.startswith(("amqp://", "amqps://")):
         fail("platform consume needs PMS_BROKER_URL=amqp://... (the embedded stub:// has no bus)", 2)
     open_database(settings)

@@ -9,6 +9,7 @@ import sys
 
 import typer
 
+from cli.output import fail, refuse_to_serve
 from pms.config import load_settings
 
 
@@ -21,6 +22,7 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
           ) -> None:
     """Serve the API under gunicorn."""
     settings = load_settings()
+    refuse_to_serve(settings, "pms-cli serve")  # issue 28: no development fallback in production
     port = port or settings.port
     env = dict(os.environ, PORT=str(port))
     if workers:
@@ -31,9 +33,12 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
     if prepare and settings.jwks_is_local_file:
         from cli.demo import DEMO_ENV_ID, seed_demo
         from pms.db.migrator import migrate
-        from pms.devkeys import generate_keys, mint_token
+        from pms.devkeys import ForeignKeySet, generate_keys, mint_token
 
-        generate_keys(settings)
+        try:
+            generate_keys(settings)
+        except ForeignKeySet as exc:  # issue 28: never written over; no demo token from it
+            fail(f"{exc}; start with --no-prepare to serve with it", 2)
         if not settings.is_postgres:
             migrate(settings.migration_database_url, service_url=settings.database_url)
         from pms.db.database import connection_scope, init_db

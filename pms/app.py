@@ -102,6 +102,9 @@ def get_app() -> falcon.App:
 
     settings = load_settings()
     configure_logging(settings.log_level)
+    from pms.startup import refuse_development_fallbacks
+
+    refuse_development_fallbacks(settings, "web")  # issue 28 (gunicorn_conf checks it first)
     import os
 
     from pms import wiring

@@ -5,6 +5,7 @@ Only ever used with a local `file://` JWKS: production keys live with the identi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
@@ -30,11 +31,50 @@ def all_scopes() -> list[str]:
     return scopes + ["hotel:pms:admin"]
 
 
+class ForeignKeySet(RuntimeError):
+    """Raised instead of writing over a key set that the dev commands did not make."""
+
+
+def marker_path(settings: Settings) -> Path:
+    """The file beside a generated key set that says the dev commands made it (issue 28)."""
+    return settings.jwks_path.with_name(settings.jwks_path.name + ".pms-dev-keys")
+
+
+def _made_here(settings: Settings) -> bool:
+    """True when the marker names the key set now at the path (by its SHA-256): a key set
+    someone put there later, over ours, is not ours any more."""
+    try:
+        marker = json.loads(marker_path(settings).read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(marker, dict):
+        return False
+    try:
+        current = settings.jwks_path.read_bytes()
+    except FileNotFoundError:
+        return True  # ours, and gone: it may be made again
+    except OSError:
+        return False
+    return marker.get("jwks_sha256") == hashlib.sha256(current).hexdigest()
+
+
 def generate_keys(settings: Settings, *, kid: str | None = None, force: bool = False) -> str:
-    """Write the JWKS (public) and the private JWK next to it; return the key id."""
+    """Write the JWKS (public) and the private JWK next to it; return the key id.
+
+    Issue 28: a key set is written only where there is none, or where the dev commands made
+    the one there (a marker file beside it, `marker_path`). A key set they did not make, say an
+    identity provider's mounted at the path, is never overwritten (ForeignKeySet), even with
+    `force`; with its private key beside it, the existing key id is returned unchanged.
+    """
     if not settings.jwks_is_local_file:
         raise RuntimeError("dev keys need a local file:// PMS_JWKS_URL")
     public_path, private_path = settings.jwks_path, settings.private_jwk_path
+    exists = public_path.exists() or private_path.exists()
+    if exists and not _made_here(settings):
+        if public_path.exists() and private_path.exists() and not force:
+            return json.loads(private_path.read_text())["kid"]
+        raise ForeignKeySet(f"{public_path} is a key set the dev commands did not make (no "
+                            f"{marker_path(settings).name} beside it); it is left as it is")
     if private_path.exists() and public_path.exists() and not force:
         return json.loads(private_path.read_text())["kid"]
     kid = kid or uuid.uuid4().hex[:16]
@@ -43,10 +83,15 @@ def generate_keys(settings: Settings, *, kid: str | None = None, force: bool = F
     public_jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
     for jwk in (private_jwk, public_jwk):
         jwk.update({"kid": kid, "alg": "RS256", "use": "sig"})
+    public_text = json.dumps({"keys": [public_jwk]})
     public_path.parent.mkdir(parents=True, exist_ok=True)
+    # the marker first: a run cut short leaves a key set that is still known to be ours
+    marker_path(settings).write_text(json.dumps({
+        "made_by": "pms-cli dev keys", "kid": kid,
+        "jwks_sha256": hashlib.sha256(public_text.encode()).hexdigest()}))
     private_path.write_text(json.dumps(private_jwk))
     private_path.chmod(0o600)
-    public_path.write_text(json.dumps({"keys": [public_jwk]}))
+    public_path.write_text(public_text)
     return kid
 
 

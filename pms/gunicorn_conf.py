@@ -110,7 +110,24 @@ control_socket, control_socket_disable = _control_socket()
 _state: dict[str, object] = {}
 
 
+def _refuse_development_fallbacks(server) -> None:  # noqa: ANN001
+    """Issue 28: outside the embedded default, the master refuses to start while PMS_JWKS_URL
+    or PMS_PLATFORM_URL is unset (pms/startup.py), before any worker is forked."""
+    import sys
+
+    from pms.config import load_settings
+    from pms.startup import UnsafeConfiguration, refuse_development_fallbacks
+
+    try:
+        refuse_development_fallbacks(load_settings(), "web")
+    except (UnsafeConfiguration, ValueError) as exc:
+        server.log.error("%s", exc)
+        sys.stderr.write(f"{exc}\n")
+        sys.exit(3)
+
+
 def on_starting(server):  # noqa: ANN001, ANN201
+    _refuse_development_fallbacks(server)
     directory = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
     path = os.path.join(directory, f"pms-inflight-{os.getpid()}")
     inflight.create_shared_file(path)

@@ -23,10 +23,13 @@ from dramatiq.middleware import CurrentMessage
 from pms.config import load_settings
 from pms.context import Ctx
 from pms.errors import InvalidTransition, NotFound, ValidationFailed
+from pms.startup import PLATFORM_ONLY, refuse_development_fallbacks
 from workers.broker import build_broker
 from workers.middleware import tenant_actor
 
 SETTINGS = load_settings()
+# issue 28: the worker calls the platform; no sandbox fallback outside the embedded default
+refuse_development_fallbacks(SETTINGS, "worker", PLATFORM_ONLY)
 broker = build_broker(SETTINGS)
 dramatiq.set_broker(broker)
 
