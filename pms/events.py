@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
+from pms.event_views import consumer_data
+
 SOURCE = "hotel-pms"
 SPECVERSION = "1.0"
 
@@ -18,7 +20,7 @@ def routing_key(type_: str) -> str:
 
 
 def envelope(row: Any) -> dict[str, Any]:
-    """The structured-mode CloudEvent of an outbox row."""
+    """The structured-mode CloudEvent of an outbox row; `data` as its type's consumer view."""
     time = row.time.astimezone(UTC)
     event: dict[str, Any] = {
         "specversion": SPECVERSION,
@@ -31,7 +33,7 @@ def envelope(row: Any) -> dict[str, Any]:
         "envid": str(row.env_id),
         "idempotencykey": row.idempotency_key,
         "aggregateversion": row.aggregate_version,
-        "data": row.data,
+        "data": consumer_data(row.type, row.data),  # issue 28: pms/event_views.py
     }
     if row.property_id:
         event["propertyid"] = str(row.property_id)
