@@ -176,9 +176,14 @@ class JwksCache:
         finally:
             self._lock.release()
 
-    def get(self, kid: str) -> tuple[str, Any] | None:
+    def refresh_if_due(self) -> None:
+        """Re-read the set when it is past its age (see `_refresh_if_stale`). PERF: while it is
+        fresh, one clock read and a comparison."""
         if self._monotonic() >= self._fresh_until:
             self._refresh_if_stale()
+
+    def get(self, kid: str) -> tuple[str, Any] | None:
+        self.refresh_if_due()
         key = self._keys.get(kid)
         if key is not None:
             return key
@@ -193,10 +198,7 @@ class JwksCache:
             return self._keys.get(kid)
 
     def current(self, kid: str) -> tuple[str, Any] | None:
-        """The cached entry for `kid`, the set re-read first when past its age (never a fetch
-        for an unknown kid). PERF: one clock read and a dict lookup while the set is fresh."""
-        if self._monotonic() >= self._fresh_until:
-            self._refresh_if_stale()
+        """The cached entry for `kid`, without fetching (`refresh_if_due` comes first)."""
         return self._keys.get(kid)
 
     @property
@@ -266,6 +268,9 @@ class TokenVerifier:
         the clock's time as a timestamp, when the caller has read it already."""
         if now is None:
             now = self.clock.now().timestamp()
+        # the key set past its age is re-read first (outside the verified-token cache's lock),
+        # so a cached token of a withdrawn key is refused too
+        self.jwks.refresh_if_due()
         if self.verified is not None:
             cached = self.verified.get(token, now, self.jwks.current)
             if cached is not None:
