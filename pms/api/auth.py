@@ -1,6 +1,7 @@
 """Bearer-token verification against the identity provider's key set (CONTRACT §2).
 
-`JwksCache` keeps the last good key set: an unknown `kid` triggers at most one refetch per
+`JwksCache` keeps the last good key set and reads it again once it is older than its maximum
+age (PMS_JWKS_MAX_AGE_SECONDS, issue 28); an unknown `kid` triggers at most one refetch per
 cooldown, a failed refetch keeps the cached keys (an identity-provider outage must not become a
 401 outage), and fetches time out after 2 s, follow no redirects and read at most 64 KiB.
 `AuthMiddleware` runs before routing: no bearer -> 401 before anything else; bad token -> 401;
