@@ -84,7 +84,7 @@ class Settings:
     embedded_runtime: bool = True
     limits: Limits = field(default_factory=Limits)
     home: Path = field(default_factory=lambda: default_home())
-    # Issue 28 (keys and configuration; README "Fail-closed configuration"):
+    # Issue 28 (README "Keys, configuration and what leaves the service"):
     # how old the cached key set may grow before it is read again (PMS_JWKS_MAX_AGE_SECONDS)
     jwks_max_age_s: float = DEFAULT_JWKS_MAX_AGE_S
     # the CloudEvents `source` the platform consumer accepts (PMS_PLATFORM_EVENT_SOURCE)
