@@ -2,7 +2,8 @@
 
 `relay --follow` is the Procfile's `relay` process. `replay` re-publishes chosen rows keeping
 their ids (consumers deduplicate on them), parked rows included; `--dry-run` only shows what
-would go. Every command holds one connection scope for its work (the relay loop, one per sweep).
+would go. Every command holds one connection scope for its work, but `relay --follow`, whose every
+sweep owns its connection (pms.db.iteration).
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.output import console, emit, fail, open_database, parse_uuid, print_json
+from cli.output import (
+    console,
+    emit,
+    fail,
+    leave_command_scope,
+    open_database,
+    parse_uuid,
+    print_json,
+)
 from pms.config import Settings, load_settings
 
 app = typer.Typer(help="Outbox operations: status, list, replay, relay.", no_args_is_help=True)
@@ -263,6 +272,7 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
             return
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: (stop.set(), relay_.wake()))
+        leave_command_scope()  # each sweep owns its connection (pms.db.iteration)
         console.print(f"relaying to {settings.event_exchange} ({settings.broker_url.split('@')[-1]});"
                       " Ctrl-C to stop", highlight=False)
         relay_.run_forever(stop)

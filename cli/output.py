@@ -120,3 +120,10 @@ def _scope_to_command(database: Any) -> None:
 def end_command() -> None:
     """Leave the running command's connection scope (the root callback's on-close hook)."""
     _COMMAND_SCOPE.close()
+
+
+def leave_command_scope() -> None:
+    """For a long-running command (the relay, the platform consumer): give up the command's
+    connection scope now, so each iteration of its loop owns (and closes) its own connection
+    (pms.db.iteration); a scope nested in the command's would keep a dead connection forever."""
+    _COMMAND_SCOPE.close()

@@ -1,7 +1,8 @@
 """The outbox relay loop: sweep due rows to the bus, run reactions, push audit rows, purge.
 
 `OutboxRelay.run_forever(stop)` is the `relay` process (`pms-cli outbox relay --follow`) and the
-embedded relay thread: each sweep opens its own connection scope, heartbeats its partition
+embedded relay thread: each sweep owns its connection (pms.db.iteration: opened at the start of
+the sweep, closed at its end, so a connection the server dropped goes with the sweep), heartbeats its partition
 leases, drains what is due batch by batch, then sleeps `idle_interval` unless woken (`wake()`).
 On stop it finishes the batch in hand and gives back its leases. `run_once()` is a one-shot
 relay (CLI `--once`, tests): it gives its leases back when it returns.
@@ -23,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pms.db.database import connection_scope
+from pms.db.iteration import iteration_scope
 from pms.db.fields import utcnow
 from pms.services import outbox_ops, relay
 from pms.services.audit_push import push_audit_batch
@@ -194,7 +196,8 @@ class OutboxRelay:
         try:
             while not stop.is_set():
                 try:
-                    with connection_scope():
+                    # each sweep owns its connection: a dead one goes with the sweep
+                    with iteration_scope():
                         totals = self.sweep(stop=stop)
                         if time.monotonic() - self._last_purge >= self.purge_every:
                             self._last_purge = time.monotonic()
