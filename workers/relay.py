@@ -25,10 +25,10 @@ from typing import Any
 
 from pms.db.database import connection_scope
 from pms.db.iteration import iteration_scope
-from pms.db.fields import utcnow
 from pms.services import outbox_ops, relay
 from pms.services.audit_push import push_audit_batch
 from pms.services.relay import Publisher, RelayResult, Subscriber
+from pms.services.relay_clock import DbClock
 from pms.services.relay_core import COUNTERS
 
 log = logging.getLogger("pms.relay")
@@ -88,7 +88,7 @@ class OutboxRelay:
         self.max_attempts = max_attempts
         self.owner = owner or relay.new_owner()
         self.lease = relay.PartitionLease(self.owner, lease_s=lease_s)
-        self._now = now or utcnow
+        self._now = now or DbClock()  # leases and retries are compared across hosts
         self._wake = threading.Event()
         self._last_purge = 0.0
         self._audit_paused_until = 0.0
@@ -137,14 +137,17 @@ class OutboxRelay:
             totals.add(result)
             if on_batch is not None:
                 on_batch(result)
-        if not totals.broker_error:
-            self._dispatch_due(totals)
+        # reactions do not wait for the bus: due ones run even when the broker refused or
+        # could not take this sweep's events (a failing enqueue stops the pass, see dispatch_rows)
+        self._dispatch_due(totals)
         if self.push_audit and not totals.broker_error:
             self._push_audit(totals)
         return totals
 
     def _dispatch_due(self, totals: RelayTotals) -> None:
-        """Reactions left behind: backing off after a failure, or by a relay that stopped."""
+        """Reactions not run with their publish: of rows not published (refused, backing off,
+        parked, broker down, committed during the sweep), backing off after a failure, or left
+        by a relay that stopped."""
         now = self._now()
         rows = relay.claim_dispatch(owner=self.owner, types=self.subscribers,
                                     limit=self.batch_size, now=now, lease_s=self.lease_s,

@@ -1,7 +1,7 @@
 """Marking a published batch: by id, and only rows still leased by the relay that sent them.
 
-A confirmed row becomes published (its reactions due on their own cursor when its type has
-subscribers); a refused row backs off (attempts + 1) and is PARKED after `max_attempts`; a row
+A confirmed row becomes published (its reactions, when its type has subscribers and they have not
+run yet, due on their own cursor); a refused row backs off (attempts + 1) and is PARKED after `max_attempts`; a row
 never sent (held back, broker down) is released untried. A relay whose lease ran out marks
 nothing: another relay holds the row now.
 
@@ -100,9 +100,15 @@ def marks_for(out: Outcomes, *, now: datetime, dispatch_types: frozenset[str] = 
     if out.failures:
         return None
     return Marks(now=now, hold=now + timedelta(seconds=lease_s) if dispatching_now else now,
-                 plain=[r.id for r in out.published if r.type not in dispatch_types],
-                 reacting=[r.id for r in out.published if r.type in dispatch_types],
+                 plain=[r.id for r in out.published if not reacts(r, dispatch_types)],
+                 reacting=[r.id for r in out.published if reacts(r, dispatch_types)],
                  untried=list(out.untried))
+
+
+def reacts(row: Any, types: frozenset[str] | dict[str, Any]) -> bool:
+    """The row's type has reactions and they have not run yet (they may have run before its
+    publish: reactions do not wait for the bus, see pms.services.relay_dispatch)."""
+    return row.type in types and getattr(row, "dispatched_at", None) is None
 
 
 def _ids_sql(ids: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -166,4 +172,4 @@ def record_outcomes(out: Outcomes, rows: list[Any], *, owner: str, now: datetime
     return parked
 
 
-__all__ = ["Marks", "Outcomes", "marks_for", "record_outcomes"]
+__all__ = ["Marks", "Outcomes", "marks_for", "reacts", "record_outcomes"]

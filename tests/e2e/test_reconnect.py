@@ -17,17 +17,14 @@ import pytest
 from pms.context import system_ctx
 from pms.services.environments import get_environment
 from tests import pg
+from tests.e2e import test_procfile as base
 from tests.e2e.procfile import Counter, Stack, unique, wait_for
-from tests.e2e.test_procfile import (  # noqa: F401 - fixtures
-    ARRIVAL,
-    bound,
-    committed_ids,
-    insert_outbox,
-    new_ctx,
-    stack,
-)
+from tests.e2e.test_procfile import ARRIVAL, committed_ids, insert_outbox, new_ctx
 
 pytestmark = [pytest.mark.postgres, pytest.mark.rabbitmq]
+
+stack = base.stack  # the module's throwaway database and vhost (fixtures)
+bound = base.bound
 
 PLATFORM_QUEUE = "hotel-pms.platform-events"  # the consumer's default queue (cli/platform.py)
 
