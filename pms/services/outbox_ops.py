@@ -173,6 +173,23 @@ def select_for_replay(flt: EventFilter) -> list[uuid.UUID]:
         return [r.id for r in _filtered(flt).select(OutboxEvent.id, OutboxEvent.created_at)]
 
 
+def parked_reactions(ids: Sequence[uuid.UUID]) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+    """Of these rows: those whose reactions are parked, and those parked ONLY for their
+    reactions (published; their replay re-runs the reactions, not the publish)."""
+    from pms.services.relay_dispatch import reaction_parked
+
+    parked, only = [], []
+    with unscoped(), db.atomic():
+        for chunk in _chunks(list(ids), 500):
+            for r in (OutboxEvent.select(OutboxEvent.id, OutboxEvent.published_at,
+                                         OutboxEvent.parked_at)
+                      .where(OutboxEvent.id.in_(chunk) & reaction_parked())):
+                parked.append(r.id)
+                if r.published_at is not None and r.parked_at is None:
+                    only.append(r.id)
+    return parked, only
+
+
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -230,5 +247,5 @@ def purge_idempotency(env_ids: Iterable[uuid.UUID], *, now: datetime | None = No
 
 
 __all__ = ["EventFilter", "OutboxStatus", "event_summary", "known_envs", "list_events",
-           "outbox_status", "purge_idempotency", "purge_published", "requeue",
+           "outbox_status", "parked_reactions", "purge_idempotency", "purge_published", "requeue",
            "select_for_replay"]

@@ -38,7 +38,13 @@ class Outcomes:
 
 _DONE = ('"published_at" = %s, "lease_owner" = NULL, "lease_until" = NULL, '
          '"last_error" = NULL, ')
-_PLAIN = _DONE + '"dispatched_at" = COALESCE("dispatched_at", %s)'
+# A row whose reactions already failed (before its publish: they do not wait for the bus) keeps
+# them, and their error, on their own cursor; any other row without reactions to run is done.
+_ON_CURSOR = '"dispatch_attempts" > 0 AND "dispatched_at" IS NULL'
+_PLAIN = ('"published_at" = %s, "lease_owner" = NULL, "lease_until" = NULL, '
+          f'"last_error" = CASE WHEN {_ON_CURSOR} THEN "last_error" END, '
+          f'"dispatched_at" = CASE WHEN {_ON_CURSOR} THEN NULL '
+          'ELSE COALESCE("dispatched_at", %s) END')
 _REACTING = _DONE + '"dispatch_next_at" = %s'
 _RELEASE = '"lease_owner" = NULL, "lease_until" = NULL'
 
@@ -80,8 +86,9 @@ class Marks:
 # through for the outbox only (app.cross_env), hence tenant_free (they name no env slot).
 _MARK_PLAIN = Statement.text("relay.mark_published", tenant_free=True, postgres=(
     'UPDATE "outbox_event" SET "published_at" = %(at)s, "lease_owner" = NULL, '
-    '"lease_until" = NULL, "last_error" = NULL, '
-    '"dispatched_at" = COALESCE("dispatched_at", %(at)s) '
+    f'"lease_until" = NULL, "last_error" = CASE WHEN {_ON_CURSOR} THEN "last_error" END, '
+    f'"dispatched_at" = CASE WHEN {_ON_CURSOR} THEN NULL '
+    'ELSE COALESCE("dispatched_at", %(at)s) END '
     'WHERE "id" = ANY(%(ids)s::uuid[]) AND "lease_owner" = %(owner)s'))
 _MARK_REACTING = Statement.text("relay.mark_published_reacting", tenant_free=True, postgres=(
     'UPDATE "outbox_event" SET "published_at" = %(at)s, "lease_owner" = NULL, '
@@ -106,9 +113,11 @@ def marks_for(out: Outcomes, *, now: datetime, dispatch_types: frozenset[str] = 
 
 
 def reacts(row: Any, types: frozenset[str] | dict[str, Any]) -> bool:
-    """The row's type has reactions and they have not run yet (they may have run before its
-    publish: reactions do not wait for the bus, see pms.services.relay_dispatch)."""
-    return row.type in types and getattr(row, "dispatched_at", None) is None
+    """The row's type has reactions and they were never tried (they may have run, or failed,
+    before its publish: reactions do not wait for the bus, see pms.services.relay_dispatch;
+    tried ones stay on their own cursor)."""
+    return (row.type in types and getattr(row, "dispatched_at", None) is None
+            and not getattr(row, "dispatch_attempts", 0))
 
 
 def _ids_sql(ids: Sequence[Any]) -> tuple[str, list[Any]]:
