@@ -225,9 +225,10 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
                 break
     getattr(publisher, "close", lambda: None)()
     reacted, reaction_failed = _replay_reactions(settings, reaction_parked, subscribers)
-    summary = {"selected": len(chosen), "published": published, "failed": failed,
-               "reactions_rerun": reacted, "reactions_failed": reaction_failed,
-               "broker_error": broker_error}
+    summary: dict[str, Any] = {"selected": len(chosen), "published": published,
+                               "failed": failed, "broker_error": broker_error}
+    if parked:
+        summary.update(reactions_rerun=reacted, reactions_failed=reaction_failed)
     emit(summary, as_json=json_out, title="Replay",
          columns=["selected", "published", "failed", "reactions rerun", "broker error"],
          rows=[[len(chosen), published, failed, reacted, broker_error or "-"]])
