@@ -173,7 +173,8 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
            batch_size: int = typer.Option(500, "--batch-size", min=1, max=5000),
            json_out: bool = JSON_OPT) -> None:
     """Re-publish chosen rows with their original ids (at least one filter is required).
-    With `--parked`, a row parked only for its reactions gets its reactions run again instead."""
+    The chosen rows' parked reactions run again; with `--parked`, a row parked only for its
+    reactions is not published again."""
     from pms.services import outbox_ops, relay
     from workers.publisher import build_publisher
     from workers.subscriptions import default_subscribers
@@ -198,14 +199,11 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
             console.print(_rows_table(f"Would re-publish {len(chosen)} rows", rows))
         return
     subscribers = default_subscribers()
-    # `--parked`: a row parked only for its reactions (published, its reactions tried too
-    # often) gets its reactions run again, not its publish (issue 25).
-    reactions_only: list[uuid.UUID] = []
-    reaction_parked: list[uuid.UUID] = []
-    if parked:
-        with _scope():
-            reaction_parked, reactions_only = outbox_ops.parked_reactions(chosen)
-    skip = set(reactions_only)
+    # Parked reactions of the chosen rows run again (issue 25); with `--parked`, a row parked
+    # only for its reactions (published, its reactions tried too often) is not published again.
+    with _scope():
+        reaction_parked, reactions_only = outbox_ops.parked_reactions(chosen)
+    skip = set(reactions_only) if parked else set()
     republish = [i for i in chosen if i not in skip]
     publisher = build_publisher(settings)
     # Reactions of replayed rows that never ran are left to the running relay.
@@ -227,7 +225,7 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
     reacted, reaction_failed = _replay_reactions(settings, reaction_parked, subscribers)
     summary: dict[str, Any] = {"selected": len(chosen), "published": published,
                                "failed": failed, "broker_error": broker_error}
-    if parked:
+    if parked or reaction_parked:
         summary.update(reactions_rerun=reacted, reactions_failed=reaction_failed)
     emit(summary, as_json=json_out, title="Replay",
          columns=["selected", "published", "failed", "reactions rerun", "broker error"],
