@@ -2,8 +2,10 @@
 
 `OutboxRelay.run_forever(stop)` is the `relay` process (`pms-cli outbox relay --follow`) and the
 embedded relay thread: each sweep owns its connection (pms.db.iteration: opened at the start of
-the sweep, closed at its end, so a connection the server dropped goes with the sweep), heartbeats its partition
-leases, drains what is due batch by batch, then sleeps `idle_interval` unless woken (`wake()`).
+the sweep, closed at its end, so a connection the server dropped goes with the sweep),
+heartbeats its partition leases, drains what is due batch by batch, runs the reactions due
+(whatever the bus said), then sleeps `idle_interval` unless woken (`wake()`). Its clock is the
+database's (pms.services.relay_clock.DbClock).
 On stop it finishes the batch in hand and gives back its leases. `run_once()` is a one-shot
 relay (CLI `--once`, tests): it gives its leases back when it returns.
 
