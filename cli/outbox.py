@@ -2,7 +2,8 @@
 
 `relay --follow` is the Procfile's `relay` process. `replay` re-publishes chosen rows keeping
 their ids (consumers deduplicate on them), parked rows included; `--dry-run` only shows what
-would go. Every command holds one connection scope for its work (the relay loop, one per sweep).
+would go. Every command holds one connection scope for its work, but `relay --follow`, whose every
+sweep owns its connection (pms.db.iteration).
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.output import console, emit, fail, open_database, parse_uuid, print_json, refuse_to_serve
+from cli.output import (
+    console,
+    emit,
+    fail,
+    leave_command_scope,
+    open_database,
+    parse_uuid,
+    print_json,
+    refuse_to_serve,
+)
 from pms.config import Settings, load_settings
 from pms.startup import PLATFORM_ONLY
 
@@ -164,7 +174,9 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
            dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would go."),
            batch_size: int = typer.Option(500, "--batch-size", min=1, max=5000),
            json_out: bool = JSON_OPT) -> None:
-    """Re-publish chosen rows with their original ids (at least one filter is required)."""
+    """Re-publish chosen rows with their original ids (at least one filter is required).
+    The chosen rows' parked reactions run again; with `--parked`, a row parked only for its
+    reactions is not published again."""
     from pms.services import outbox_ops, relay
     from workers.publisher import build_publisher
     from workers.subscriptions import default_subscribers
@@ -188,15 +200,22 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
         else:
             console.print(_rows_table(f"Would re-publish {len(chosen)} rows", rows))
         return
+    subscribers = default_subscribers()
+    # Parked reactions of the chosen rows run again (issue 25); with `--parked`, a row parked
+    # only for its reactions (published, its reactions tried too often) is not published again.
+    with _scope():
+        reaction_parked, reactions_only = outbox_ops.parked_reactions(chosen)
+    skip = set(reactions_only) if parked else set()
+    republish = [i for i in chosen if i not in skip]
     publisher = build_publisher(settings)
-    # Reactions of replayed rows that never ran (parked rows) are left to the running relay.
-    reacting = frozenset(default_subscribers())
+    # Reactions of replayed rows that never ran are left to the running relay.
+    reacting = frozenset(subscribers)
     published, failed, broker_error = 0, 0, None
     with Progress(TextColumn("replay"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, disable=json_out) as progress, _scope():
-        task = progress.add_task("replay", total=len(chosen))
-        for start in range(0, len(chosen), batch_size):
-            chunk = chosen[start:start + batch_size]
+        task = progress.add_task("replay", total=len(republish))
+        for start in range(0, len(republish), batch_size):
+            chunk = republish[start:start + batch_size]
             result = relay.relay_batch(publisher, ids=chunk, dispatch_types=reacting)
             published += result.published
             failed += result.failed
@@ -205,13 +224,45 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
                 broker_error = result.broker_error
                 break
     getattr(publisher, "close", lambda: None)()
-    summary = {"selected": len(chosen), "published": published, "failed": failed,
-               "broker_error": broker_error}
-    emit(summary, as_json=json_out, title="Replay", columns=["selected", "published", "failed",
-                                                             "broker error"],
-         rows=[[len(chosen), published, failed, broker_error or "-"]])
-    if broker_error or published < len(chosen):
+    reacted, reaction_failed = _replay_reactions(settings, reaction_parked, subscribers)
+    summary: dict[str, Any] = {"selected": len(chosen), "published": published,
+                               "failed": failed, "broker_error": broker_error}
+    if parked or reaction_parked:
+        summary.update(reactions_rerun=reacted, reactions_failed=reaction_failed)
+    emit(summary, as_json=json_out, title="Replay",
+         columns=["selected", "published", "failed", "reactions rerun", "broker error"],
+         rows=[[len(chosen), published, failed, reacted, broker_error or "-"]])
+    if broker_error or published < len(republish) or reaction_failed:
         raise typer.Exit(1)
+
+
+def _replay_reactions(settings: Settings, ids: list[uuid.UUID],
+                      subscribers: dict[str, Any]) -> tuple[int, int]:
+    """Run the parked reactions of these rows again (no publish). With the embedded stub
+    broker, an in-process worker runs the messages they enqueue before the command exits."""
+    if not ids:
+        return 0, 0
+    from pms.services import relay
+    from pms.services.relay_clock import database_now
+    from workers import actors
+    from workers.broker import is_stub
+
+    worker = None
+    if is_stub(settings):
+        import dramatiq
+
+        worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
+        worker.start()
+    try:
+        with _scope():
+            done = relay.replay_reactions(ids, subscribers, now=database_now())
+        if worker is not None:
+            for queue in list(actors.broker.get_declared_queues()):
+                actors.broker.join(queue, fail_fast=False)
+        return done
+    finally:
+        if worker is not None:
+            worker.stop()
 
 
 @app.command()
@@ -265,6 +316,7 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
             return
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: (stop.set(), relay_.wake()))
+        leave_command_scope()  # each sweep owns its connection (pms.db.iteration)
         console.print(f"relaying to {settings.event_exchange} ({settings.broker_url.split('@')[-1]});"
                       " Ctrl-C to stop", highlight=False)
         relay_.run_forever(stop)

@@ -130,3 +130,10 @@ def refuse_to_serve(settings, process: str, reads: tuple[str, ...] | None = None
     problems = development_fallbacks(settings, WEB if reads is None else reads)
     if problems:
         fail(f"{process} refuses to start: " + "; ".join(problems), 2)
+
+
+def leave_command_scope() -> None:
+    """For a long-running command (the relay, the platform consumer): give up the command's
+    connection scope now, so each iteration of its loop owns (and closes) its own connection
+    (pms.db.iteration); a scope nested in the command's would keep a dead connection forever."""
+    _COMMAND_SCOPE.close()

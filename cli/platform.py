@@ -7,7 +7,15 @@ import threading
 
 import typer
 
-from cli.output import console, emit, fail, open_database, parse_uuid, refuse_to_serve
+from cli.output import (
+    console,
+    emit,
+    fail,
+    leave_command_scope,
+    open_database,
+    parse_uuid,
+    refuse_to_serve,
+)
 from pms.config import load_settings
 from pms.startup import PLATFORM_ONLY
 
@@ -41,6 +49,7 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
         fail("platform consume needs PMS_BROKER_URL=amqp://... (the embedded stub:// has no bus)", 2)
     open_database(settings)
     ledger = _ledger(settings)
+    leave_command_scope()  # each message owns its connection (pms.db.iteration)
     consumer = PlatformEventConsumer(
         settings.broker_url, settings.event_exchange, queue,
         lambda env_id, event_id: initialize_environment(env_id, ledger=ledger,

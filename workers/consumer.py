@@ -22,7 +22,7 @@ import pika
 import pika.exceptions
 
 from pms.config import DEFAULT_PLATFORM_EVENT_SOURCE
-from pms.db.database import connection_scope
+from pms.db.iteration import iteration_scope
 from workers.publisher import amqp_parameters
 
 log = logging.getLogger("pms.platform_events")
@@ -112,7 +112,8 @@ class PlatformEventConsumer:
             if env_id is None:
                 self.stats.ignored += 1
             else:
-                with connection_scope():  # one scope per message, as for the actors
+                # each message owns its connection: a dead one goes with the message
+                with iteration_scope():
                     result = self.handler(env_id, event_id)
                 self.stats.handled += 1
                 if hasattr(result, "as_dict"):

@@ -3,8 +3,10 @@
 `AmqpEventPublisher` publishes each CloudEvent to the durable topic exchange
 `PMS_EVENT_EXCHANGE` with routing key = type with ':' -> '.', `message_id` = event id, persistent
 delivery, publisher confirms and the `mandatory` flag, and returns only once the broker confirmed.
-A returned (unroutable) or nacked message raises `PublishRejected` (that row backs off); anything
-that breaks the connection raises `BrokerUnavailable` (the relay backs off). Connection set-up,
+A message the broker accepted but could route to no queue (returned) is DELIVERED: the bus has
+no subscriber for it yet, which is no fault of the event (issue 25); the publisher counts them
+(`unroutable`). A nacked message raises `PublishRejected` (that row backs off); anything that
+breaks the connection raises `BrokerUnavailable` (the relay backs off). Connection set-up,
 socket reads, blocked connections (broker alarms) and missed heartbeats are all bounded, so an
 outage or a partition cannot hang the relay.
 """
@@ -54,10 +56,12 @@ class _Inflight:
     """One `publish_many` call's bookkeeping: delivery tag -> index, outcomes, returns. Local to
     the call; the channel callbacks reach it only while that call runs."""
 
-    def __init__(self, events: list[dict[str, Any]]) -> None:
+    def __init__(self, events: list[dict[str, Any]], *, require_route: bool = False) -> None:
+        self.require_route = require_route  # audit rows: unroutable = nobody takes them yet
         self.outcomes: list[Exception | None] = [BrokerUnavailable("not confirmed")] * len(events)
         self.pending: dict[int, int] = {}
         self.returned: set[str] = set()
+        self.unroutable = 0  # confirmed, but no queue was bound for them (still delivered)
         self.message_ids = [e["id"] for e in events]
 
     def confirm(self, method: Any) -> None:
@@ -70,11 +74,14 @@ class _Inflight:
                 continue
             if nack:
                 self.outcomes[index] = PublishRejected("nacked by the broker")
-            elif self.message_ids[index] in self.returned:
-                self.outcomes[index] = PublishRejected(
-                    "unroutable: no queue is bound for this routing key")
-            else:
-                self.outcomes[index] = None
+                continue
+            if self.message_ids[index] in self.returned:
+                if self.require_route:
+                    self.outcomes[index] = PublishRejected(
+                        "unroutable: no queue is bound for this routing key")
+                    continue
+                self.unroutable += 1  # accepted, no subscriber yet: delivered all the same
+            self.outcomes[index] = None
 
     def fail_pending(self, exc: Exception) -> None:
         for index in self.pending.values():
@@ -105,6 +112,7 @@ class AmqpEventPublisher:
         self._inflight: _Inflight | None = None
         self._owner: int | None = None
         self.confirm_timeout = confirm_timeout
+        self.unroutable = 0  # events confirmed with no queue bound for them (delivered)
         # Each wait for confirms is a slice of pika's I/O loop; it ends early at the last
         # confirm of the batch (see _on_confirm), so the slice only bounds how often the
         # deadline is checked.
@@ -134,8 +142,11 @@ class AmqpEventPublisher:
         self._channel = channel
         return channel
 
-    def publish(self, event: dict[str, Any], *, routing_key: str | None = None) -> None:
-        """Publish one event and wait for the broker's confirm (see module docstring)."""
+    def publish(self, event: dict[str, Any], *, routing_key: str | None = None,
+                require_route: bool = False) -> None:
+        """Publish one event and wait for the broker's confirm (see module docstring).
+        `require_route`: an unroutable message is refused (PublishRejected), for the audit
+        push, which keeps its rows until someone takes them."""
         self._check_thread()
         channel = self._open()
         props = self._props(event)
@@ -143,7 +154,9 @@ class AmqpEventPublisher:
             channel.basic_publish(self.exchange, routing_key or routing_key_of(event["type"]),
                                   _body(event), properties=props, mandatory=True)
         except pika.exceptions.UnroutableError as exc:
-            raise PublishRejected("unroutable: no queue is bound for this routing key") from exc
+            if require_route:
+                raise PublishRejected("unroutable: no queue is bound for this routing key") from exc
+            self.unroutable += 1  # accepted, no subscriber yet: delivered (module docstring)
         except pika.exceptions.NackError as exc:
             raise PublishRejected("nacked by the broker") from exc
         except (pika.exceptions.AMQPError, OSError) as exc:
@@ -195,23 +208,26 @@ class AmqpEventPublisher:
         if self._inflight is not None:
             self._inflight.returned.add(props.message_id)
 
-    def publish_many(self, events: list[dict[str, Any]]) -> list[Exception | None]:
+    def publish_many(self, events: list[dict[str, Any]], *,
+                     require_route: bool = False) -> list[Exception | None]:
         """Publish a batch with all messages in flight; one outcome per event, in order.
 
-        None = confirmed; PublishRejected = returned or nacked (that row backs off);
+        None = confirmed (routed or not, unless `require_route`); PublishRejected = nacked, or
+        returned with `require_route` (that row backs off);
         BrokerUnavailable = not confirmed because the connection failed or the confirms did not
         come within `confirm_timeout` (the row stays as it was).
         """
-        return self.finish_many(self.start_many(events))
+        return self.finish_many(self.start_many(events, require_route=require_route))
 
-    def start_many(self, events: list[dict[str, Any]]) -> _Inflight:
+    def start_many(self, events: list[dict[str, Any]], *,
+                   require_route: bool = False) -> _Inflight:
         """Send a batch without waiting for its confirms; `finish_many` waits for them (the
         relay marks the previous batch and claims the next one meanwhile). One batch in flight
         at a time."""
         self._check_thread()
         if self._inflight is not None:
             raise RuntimeError("a batch is already in flight on this publisher")
-        batch = _Inflight(events)
+        batch = _Inflight(events, require_route=require_route)
         if not events:
             return batch
         try:
@@ -249,6 +265,7 @@ class AmqpEventPublisher:
         finally:
             if self._inflight is batch:
                 self._inflight = None
+        self.unroutable += batch.unroutable
         return list(batch.outcomes)
 
     def _give_up(self, batch: _Inflight, exc: Exception) -> None:
@@ -300,12 +317,14 @@ class LocalEventPublisher:
         self.events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
 
-    def publish_many(self, events: list[dict[str, Any]]) -> list[Exception | None]:
+    def publish_many(self, events: list[dict[str, Any]], *,
+                     require_route: bool = False) -> list[Exception | None]:
         for event in events:
             self.publish(event)
         return [None] * len(events)
 
-    def publish(self, event: dict[str, Any], *, routing_key: str | None = None) -> None:
+    def publish(self, event: dict[str, Any], *, routing_key: str | None = None,
+                require_route: bool = False) -> None:
         with self._lock:
             self.events.append((routing_key or routing_key_of(event["type"]), event))
 

@@ -1,8 +1,11 @@
 """The outbox relay loop: sweep due rows to the bus, run reactions, push audit rows, purge.
 
 `OutboxRelay.run_forever(stop)` is the `relay` process (`pms-cli outbox relay --follow`) and the
-embedded relay thread: each sweep opens its own connection scope, heartbeats its partition
-leases, drains what is due batch by batch, then sleeps `idle_interval` unless woken (`wake()`).
+embedded relay thread: each sweep owns its connection (pms.db.iteration: opened at the start of
+the sweep, closed at its end, so a connection the server dropped goes with the sweep),
+heartbeats its partition leases, drains what is due batch by batch, runs the reactions due
+(whatever the bus said), then sleeps `idle_interval` unless woken (`wake()`). Its clock is the
+database's (pms.services.relay_clock.DbClock).
 On stop it finishes the batch in hand and gives back its leases. `run_once()` is a one-shot
 relay (CLI `--once`, tests): it gives its leases back when it returns.
 
@@ -23,10 +26,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pms.db.database import connection_scope
-from pms.db.fields import utcnow
+from pms.db.iteration import iteration_scope
 from pms.services import outbox_ops, relay
 from pms.services.audit_push import push_audit_batch
 from pms.services.relay import Publisher, RelayResult, Subscriber
+from pms.services.relay_clock import DbClock
 from pms.services.relay_core import COUNTERS
 
 log = logging.getLogger("pms.relay")
@@ -86,7 +90,7 @@ class OutboxRelay:
         self.max_attempts = max_attempts
         self.owner = owner or relay.new_owner()
         self.lease = relay.PartitionLease(self.owner, lease_s=lease_s)
-        self._now = now or utcnow
+        self._now = now or DbClock()  # leases and retries are compared across hosts
         self._wake = threading.Event()
         self._last_purge = 0.0
         self._audit_paused_until = 0.0
@@ -135,14 +139,17 @@ class OutboxRelay:
             totals.add(result)
             if on_batch is not None:
                 on_batch(result)
-        if not totals.broker_error:
-            self._dispatch_due(totals)
+        # reactions do not wait for the bus: due ones run even when the broker refused or
+        # could not take this sweep's events (a failing enqueue stops the pass, see dispatch_rows)
+        self._dispatch_due(totals)
         if self.push_audit and not totals.broker_error:
             self._push_audit(totals)
         return totals
 
     def _dispatch_due(self, totals: RelayTotals) -> None:
-        """Reactions left behind: backing off after a failure, or by a relay that stopped."""
+        """Reactions not run with their publish: of rows not published (refused, backing off,
+        parked, broker down, committed during the sweep), backing off after a failure, or left
+        by a relay that stopped."""
         now = self._now()
         rows = relay.claim_dispatch(owner=self.owner, types=self.subscribers,
                                     limit=self.batch_size, now=now, lease_s=self.lease_s,
@@ -194,7 +201,8 @@ class OutboxRelay:
         try:
             while not stop.is_set():
                 try:
-                    with connection_scope():
+                    # each sweep owns its connection: a dead one goes with the sweep
+                    with iteration_scope():
                         totals = self.sweep(stop=stop)
                         if time.monotonic() - self._last_purge >= self.purge_every:
                             self._last_purge = time.monotonic()

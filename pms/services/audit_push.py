@@ -18,6 +18,7 @@ from pms.db.database import db
 from pms.db.fields import utcnow
 from pms.db.scope import unscoped
 from pms.models.platform import AuditEntry
+from pms.services.relay_clock import database_now
 from pms.services.relay_core import (
     DEFAULT_LEASE_S,
     BrokerUnavailable,
@@ -82,14 +83,16 @@ def _publish(publisher: Publisher, events: list[dict[str, Any]],
     if publish_many is not None and routing_key == AUDIT_ROUTING_KEY:
         # The first row alone probes whether anyone takes audit rows; if nobody does, the
         # sweep stops there instead of sending the whole batch back and forth every time.
-        outcomes: list[Exception | None] = publish_many(events[:1]) if events else []
+        # Unlike the outbox's events, an audit row nobody takes is kept (require_route).
+        outcomes: list[Exception | None] = (publish_many(events[:1], require_route=True)
+                                            if events else [])
         if outcomes and outcomes[0] is None:
-            outcomes += publish_many(events[1:])
+            outcomes += publish_many(events[1:], require_route=True)
         return outcomes
     outcomes = []
     for event in events:
         try:
-            publisher.publish(event, routing_key=routing_key)
+            publisher.publish(event, routing_key=routing_key, require_route=True)
             outcomes.append(None)
         except (BrokerUnavailable, PublishRejected) as exc:
             outcomes.append(exc)
@@ -105,7 +108,7 @@ def push_audit_batch(publisher: Publisher, *, limit: int = 500,
     confirm, and release what did not go. `result.failed` counts rows nobody takes (the
     caller may wait before the next try: see workers/relay.py)."""
     owner = owner or new_owner()
-    now = now or utcnow()
+    now = now or database_now()  # leases are compared across hosts
     result = RelayResult()
     rows = claim_audit(owner=owner, limit=limit, now=now, lease_s=lease_s, env_id=env_id)
     result.claimed = len(rows)

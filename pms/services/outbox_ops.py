@@ -13,9 +13,9 @@ from typing import Any
 import peewee
 
 from pms.db.database import db, write_begin_args
-from pms.db.fields import utcnow
 from pms.db.scope import unscoped
 from pms.models.platform import AuditEntry, OutboxEvent
+from pms.services.relay_clock import database_now
 
 
 @dataclass
@@ -50,14 +50,15 @@ def _pending() -> Any:
 
 
 def _dispatch_parked() -> Any:
-    return (OutboxEvent.published_at.is_null(False) & OutboxEvent.dispatched_at.is_null()
-            & OutboxEvent.dispatch_next_at.is_null())
+    from pms.services.relay_dispatch import reaction_parked
+
+    return reaction_parked()
 
 
 def outbox_status(*, env_id: uuid.UUID | None = None, now: datetime | None = None) -> OutboxStatus:
     """Backlog (pending, not parked), due now, oldest pending age, parked rows, reactions still
     to run or parked, and failures by type (optionally for one env)."""
-    now = now or utcnow()
+    now = now or database_now()
     with unscoped(), db.atomic():
         base = OutboxEvent.select()
         if env_id is not None:
@@ -141,7 +142,8 @@ def event_summary(row: OutboxEvent) -> dict[str, Any]:
         state = "parked"
     elif row.published_at is None:
         state = "pending"
-    elif row.dispatched_at is None and row.dispatch_next_at is None:
+    elif (row.dispatched_at is None and row.dispatch_next_at is None
+          and row.dispatch_attempts > 0):
         state = "reactions_parked"
     elif row.dispatched_at is None:
         state = "reactions_pending"
@@ -171,6 +173,23 @@ def select_for_replay(flt: EventFilter) -> list[uuid.UUID]:
         return [r.id for r in _filtered(flt).select(OutboxEvent.id, OutboxEvent.created_at)]
 
 
+def parked_reactions(ids: Sequence[uuid.UUID]) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+    """Of these rows: those whose reactions are parked, and those parked ONLY for their
+    reactions (published; their replay re-runs the reactions, not the publish)."""
+    from pms.services.relay_dispatch import reaction_parked
+
+    parked, only = [], []
+    with unscoped(), db.atomic():
+        for chunk in _chunks(list(ids), 500):
+            for r in (OutboxEvent.select(OutboxEvent.id, OutboxEvent.published_at,
+                                         OutboxEvent.parked_at)
+                      .where(OutboxEvent.id.in_(chunk) & reaction_parked())):
+                parked.append(r.id)
+                if r.published_at is not None and r.parked_at is None:
+                    only.append(r.id)
+    return parked, only
+
+
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -178,22 +197,29 @@ def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
 
 def requeue(ids: Sequence[uuid.UUID], *, now: datetime | None = None) -> int:
     """Make rows pending again (parked ones too), keeping their ids (consumers deduplicate on
-    them); the running relay publishes them. Reactions that already ran are not repeated."""
-    now = now or utcnow()
+    them); the running relay publishes them, then the later rows of their aggregates that a
+    parked row held back. Reactions that already ran are not repeated."""
+    from pms.services.relay_claim import release_behind
+
+    now = now or database_now()
     count = 0
+    requeued: list[Any] = []
     with unscoped(), db.atomic(**write_begin_args()):
         for chunk in _chunks(list(ids), 500):
-            count += OutboxEvent.update(
+            requeued += list(OutboxEvent.update(
                 published_at=None, parked_at=None, attempts=0, last_error=None,
                 next_attempt_at=now, lease_owner=None, lease_until=None,
-            ).where(OutboxEvent.id.in_(chunk)).execute()
+            ).where(OutboxEvent.id.in_(chunk)).returning(
+                OutboxEvent.env_id, OutboxEvent.subject).namedtuples().execute())
+    count = len(requeued)
+    release_behind(requeued, now=now)
     return count
 
 
 def purge_published(*, older_than: timedelta, now: datetime | None = None) -> int:
     """Delete rows published before `now - older_than` (the retention period) whose reactions
     are done. Parked rows stay until an operator replays them."""
-    cutoff = (now or utcnow()) - older_than
+    cutoff = (now or database_now()) - older_than
     with unscoped(), db.atomic(**write_begin_args()):
         return OutboxEvent.delete().where(
             OutboxEvent.published_at.is_null(False) & (OutboxEvent.published_at < cutoff)
@@ -213,7 +239,7 @@ def purge_idempotency(env_ids: Iterable[uuid.UUID], *, now: datetime | None = No
     from pms.context import system_ctx
     from pms.services.idempotency import purge_expired
 
-    now = now or utcnow()
+    now = now or database_now()
     total = 0
     for env in env_ids:
         total += purge_expired(system_ctx(env, sub="outbox-housekeeping").with_(now=now))
@@ -221,5 +247,5 @@ def purge_idempotency(env_ids: Iterable[uuid.UUID], *, now: datetime | None = No
 
 
 __all__ = ["EventFilter", "OutboxStatus", "event_summary", "known_envs", "list_events",
-           "outbox_status", "purge_idempotency", "purge_published", "requeue",
+           "outbox_status", "parked_reactions", "purge_idempotency", "purge_published", "requeue",
            "select_for_replay"]

@@ -24,14 +24,20 @@ A relay that dies leaves its rows leased: they are due again when the lease expi
 out again with the same id (at least once; duplicates only within the in-flight window).
 
 Per-aggregate order: an aggregate's rows share a partition (crc32 of its id), a partition is
-held by one live relay at a time (relay_partition), and a row is not claimed while an earlier
-row of its aggregate is leased or backing off. A PARKED row does not hold its aggregate back:
-an operator decides about it (`pms-cli outbox list --parked`, `replay`), and the later rows,
-which carry the whole aggregate (CloudEvent data) with a higher aggregateversion, keep flowing.
+held by one live relay at a time (relay_partition), a batch goes out in `aggregate_version`
+order per aggregate (never by `created_at`, the writing host's clock), and a row is not claimed
+while an earlier row of its aggregate is unpublished: leased, backing off, or PARKED. A parked
+row holds its aggregate's later rows back until an operator replays it (`pms-cli outbox list
+--parked`, `replay`): some events carry deltas (rate_schedule, restriction and inventory
+updates), so a consumer applying events in aggregateversion order must never see a gap. Every
+time the relay writes for another host to compare (leases, retries) is the database's
+(pms.services.relay_clock).
 
-Internal subscribers (reactions that enqueue Dramatiq messages) run after the bus publish on
-their own cursor (dispatched_at, dispatch_attempts, dispatch_next_at): a failing reaction is
-retried alone and never republishes the external event.
+Internal subscribers (reactions that enqueue Dramatiq messages) do not depend on the bus: they
+run after the publish for the rows the broker confirmed, and on their own cursor for every
+other row (dispatched_at, dispatch_attempts, dispatch_next_at; pms.services.relay_dispatch): a
+failing reaction is retried alone and never republishes the external event. An event the
+broker accepted but could route to no queue is published (the bus has no subscriber yet).
 """
 
 from __future__ import annotations
@@ -42,10 +48,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pms.db.fields import utcnow
 from pms.db.scope import unscoped
 from pms.events import envelope
-from pms.services.relay_claim import ClaimedRow, claim_batch, claim_for_replay
+from pms.services.relay_claim import (
+    BEHIND_PARKED_S,
+    ClaimedRow,
+    claim_batch,
+    claim_for_replay,
+    release_behind,
+)
+from pms.services.relay_clock import database_now
 from pms.services.relay_core import (
     BASE_BACKOFF_S,
     DEFAULT_LEASE_S,
@@ -62,8 +74,13 @@ from pms.services.relay_core import (
     new_owner,
     update_chosen,
 )
-from pms.services.relay_dispatch import claim_dispatch, dispatch_rows
-from pms.services.relay_marks import Marks, Outcomes, marks_for, record_outcomes
+from pms.services.relay_dispatch import (
+    claim_dispatch,
+    dispatch_rows,
+    reaction_parked,
+    replay_reactions,
+)
+from pms.services.relay_marks import Marks, Outcomes, marks_for, reacts, record_outcomes
 from pms.services.relay_partitions import PartitionLease
 
 # A claim: leases the next batch after applying the marks of the batch before (or None).
@@ -246,7 +263,7 @@ def _result(out: Outcomes, rows: list[Any]) -> RelayResult:
 def _reacted(batch: _Waiting, subs: dict[str, list[Subscriber]]) -> RelayResult:
     """A batch whose marks went out with the next claim: run its reactions."""
     result = _result(batch.out, batch.rows)
-    reacting = [r for r in batch.out.published if r.type in subs]
+    reacting = [r for r in batch.out.published if reacts(r, subs)]
     if reacting:
         result.dispatched, result.dispatch_failed = dispatch_rows(reacting, subs,
                                                                   now=batch.marks.now)
@@ -263,7 +280,7 @@ def _settled(out: Outcomes, rows: list[Any], *, owner: str, now: datetime,
     result.parked = record_outcomes(out, rows, owner=owner, now=now, dispatch_types=types,
                                     dispatching_now=bool(subs), lease_s=lease_s,
                                     max_attempts=max_attempts)
-    reacting = [r for r in out.published if r.type in subs]
+    reacting = [r for r in out.published if reacts(r, subs)]
     if reacting:
         result.dispatched, result.dispatch_failed = dispatch_rows(reacting, subs, now=now)
     return result
@@ -281,7 +298,7 @@ def relay_batch(publisher: Publisher, *, limit: int = 500, now: datetime | None 
     Raises:
         nothing from the broker: failures are recorded on the rows and in the result.
     """
-    now = now or utcnow()
+    now = now or database_now()  # leases are compared across hosts: the database's clock
     owner = new_owner()
     lease = PartitionLease(owner, lease_s=lease_s)
     try:
@@ -298,9 +315,10 @@ def relay_batch(publisher: Publisher, *, limit: int = 500, now: datetime | None 
         lease.release()
 
 
-__all__ = ["BASE_BACKOFF_S", "DEFAULT_LEASE_S", "MAX_ATTEMPTS", "MAX_BACKOFF_S",
+__all__ = ["BASE_BACKOFF_S", "BEHIND_PARKED_S", "DEFAULT_LEASE_S", "MAX_ATTEMPTS", "MAX_BACKOFF_S",
            "MAX_DISPATCH_ATTEMPTS", "BrokerUnavailable", "Claim", "ClaimedRow", "Marks",
            "Outcomes", "PartitionLease", "PublishRejected", "Publisher", "RelayResult",
            "Subscriber", "bookkeeping", "claim_batch", "claim_dispatch", "claim_for_replay",
+           "reaction_parked", "release_behind", "replay_reactions",
            "compute_backoff", "dispatch_rows", "marks_for", "new_owner", "publish_rows",
            "record_outcomes", "relay_batch", "relay_rows", "relay_stream", "update_chosen"]

@@ -2,9 +2,12 @@
 to it in one short committed transaction (`lease_owner`, `lease_until`); an expired lease makes
 a row due again.
 
-A row is not leased while an earlier row of its aggregate is pending outside the batch (leased by
-another relay, backing off, or in this relay's own batch in flight): it is "held back", its
-`next_attempt_at` pushed to when that earlier row can be done, so it blocks no other aggregate.
+A row is not leased while an earlier row of its aggregate is unpublished outside the batch (leased
+by another relay, backing off, PARKED, or in this relay's own batch in flight): it is "held
+back", its `next_attempt_at` pushed to when that earlier row can be done, so it blocks no other
+aggregate. A parked row holds its aggregate's later rows until an operator replays it (issue 25:
+several events carry deltas, see README "Outbox order and parked rows"); the replay makes them
+due at once (`release_behind`).
 
 PostgreSQL runs the whole claim as ONE statement compiled once per process: the partitions this
 relay holds (FOR SHARE: no takeover until the claim commits), the due rows (FOR UPDATE SKIP
@@ -32,13 +35,17 @@ from pms.models.relay import RelayPartition
 from pms.services.relay_core import DEFAULT_LEASE_S, bookkeeping, update_chosen
 from pms.services.relay_marks import Marks
 
+# A row behind a parked row of its aggregate is looked at again this long after (a replay of
+# the parked row makes it due at once, see release_behind).
+BEHIND_PARKED_S = 60.0
+
 # What the envelope and the bookkeeping need (rows come back as named tuples: no model
 # instances on the relay's hot path).
 _CLAIM_FIELDS = (OutboxEvent.id, OutboxEvent.env_id, OutboxEvent.type, OutboxEvent.source,
                  OutboxEvent.subject, OutboxEvent.property_id, OutboxEvent.idempotency_key,
                  OutboxEvent.time, OutboxEvent.traceparent, OutboxEvent.aggregate_version,
                  OutboxEvent.attempts, OutboxEvent.dispatch_attempts, OutboxEvent.created_at,
-                 OutboxEvent.data)
+                 OutboxEvent.data, OutboxEvent.dispatched_at)
 
 
 def _lease_free(now: datetime) -> Any:
@@ -60,9 +67,26 @@ def _claim(where: Any, order: Sequence[Any], *, owner: str, limit: int, now: dat
     with unscoped(), bookkeeping():
         rows = list(update_chosen(OutboxEvent, OutboxEvent.id, candidates, sets)
                     .returning(*_CLAIM_FIELDS).namedtuples().execute())
-    # RETURNING keeps no order: creation order, then each aggregate's versions
-    rows.sort(key=lambda r: (r.created_at, r.aggregate_version, str(r.id)))
-    return rows
+    return in_version_order(rows)
+
+
+def in_version_order(rows: list[Any]) -> list[Any]:
+    """A batch in publishing order (RETURNING keeps none): each aggregate's rows by
+    `aggregate_version`, whatever their `created_at` says (it comes from the clock of the host
+    that wrote the row, and two hosts' clocks disagree); across aggregates, by `created_at`.
+    Each aggregate's rows take the places its rows hold in the creation order, in version
+    order (so its n-th version goes in the n-th wave, see pms.services.relay)."""
+    rows = sorted(rows, key=lambda r: (r.created_at, str(r.id)))
+    places: dict[tuple[Any, str], list[int]] = {}
+    for index, row in enumerate(rows):
+        places.setdefault((row.env_id, row.subject), []).append(index)
+    out = list(rows)
+    for indexes in places.values():
+        if len(indexes) > 1:
+            mine = sorted((rows[i] for i in indexes), key=lambda r: r.aggregate_version)
+            for index, row in zip(indexes, mine, strict=True):
+                out[index] = row
+    return out
 
 
 def claim_batch(*, owner: str, limit: int, now: datetime, lease_s: float = DEFAULT_LEASE_S,
@@ -96,13 +120,14 @@ WITH "mine" AS MATERIALIZED (
     ORDER BY "created_at", "id" LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED),
 "held" AS (
-    SELECT p."id", MAX(CASE WHEN b."lease_owner" = %(owner)s THEN %(now)s
+    SELECT p."id", MAX(CASE WHEN b."parked_at" IS NOT NULL THEN %(behind_parked)s
+                            WHEN b."lease_owner" = %(owner)s THEN %(now)s
                             ELSE GREATEST(b."next_attempt_at", COALESCE(b."lease_until", %(now)s),
                                           %(in_a_second)s) END) AS "resume"
     FROM "picked" p JOIN "outbox_event" b
       ON b."env_id" = p."env_id" AND b."subject" = p."subject"
      AND b."aggregate_version" < p."aggregate_version"
-    WHERE COALESCE(b."published_at", b."parked_at") IS NULL
+    WHERE COALESCE(b."published_at", 'infinity') = 'infinity'
       AND b."id" <> ALL (ARRAY(SELECT "id" FROM "picked"))
     GROUP BY p."id")
 UPDATE "outbox_event" o SET
@@ -118,9 +143,12 @@ RETURNING h."resume" IS NOT NULL, """ + ", ".join(f'o."{name}"' for name in _FIE
 # times, or at worst hash-joins one scan of the table. (A NOT EXISTS correlated with the due
 # rows once ran as a nested loop over a 20,000-row backlog whose statistics were stale; arrays
 # of the picked aggregates as one scan were planned on the pending-rows index: 0.3 s.) The
-# COALESCE spells "pending" so that the partial index of pending rows (env_id, created_at)
-# does not match it: with stale statistics the planner took that index for a handful of rows
-# and walked the env's whole backlog once per picked row (2 s).
+# blockers are the unpublished rows, parked ones included (issue 25: a parked row blocks the
+# later rows of its aggregate). The COALESCE spells "unpublished" so that the partial indexes
+# of unpublished rows (env_id, created_at; WHERE published_at IS NULL) do not match it: with
+# stale statistics the planner took such an index for a handful of rows and walked the env's
+# whole backlog once per picked row (2 s; with `published_at IS NULL` spelled plainly the
+# relay bench's 20,000-row claim hit the 5 s statement timeout).
 _CLAIM_ANY_ENV = Statement.text("relay.claim", tenant_free=True,
                                 postgres=_CLAIM_SQL.format(env=""))
 _CLAIM_ONE_ENV = Statement.text("relay.claim_env", tenant_free=True,
@@ -135,7 +163,8 @@ def _claim_due_pg(*, owner: str, limit: int, now: datetime, lease_s: float,
     compiled = statement.compiled()
     values = {"owner": owner, "now": now, "limit": limit, "env_id": env_id,
               "until": now + timedelta(seconds=lease_s),
-              "in_a_second": now + timedelta(seconds=1)}
+              "in_a_second": now + timedelta(seconds=1),
+              "behind_parked": now + timedelta(seconds=BEHIND_PARKED_S)}
     sqls = [_NO_WAIT]
     params: list[Any] = []
     for sql, args in (marks.statements(owner) if marks else ()):
@@ -152,9 +181,7 @@ def _claim_due_pg(*, owner: str, limit: int, now: datetime, lease_s: float,
     rows = db.execute_sql("; ".join(sqls), tuple(params)).fetchall()
     out = [ClaimedRow(_uuid(r[1]), _uuid(r[2]), *r[3:6], None if r[6] is None else _uuid(r[6]),
                       *r[7:]) for r in rows if not r[0]]
-    # RETURNING keeps no order: creation order, then each aggregate's versions
-    out.sort(key=lambda r: (r.created_at, r.aggregate_version, r.id.hex))
-    return out
+    return in_version_order(out)
 
 
 def _claim_due(*, owner: str, limit: int, now: datetime, lease_s: float,
@@ -186,8 +213,7 @@ def _claim_due(*, owner: str, limit: int, now: datetime, lease_s: float,
             OutboxEvent.update(next_attempt_at=resume, lease_owner=None, lease_until=None).where(
                 _id_in([i for i, r in held.items() if r == resume])).execute()
         rows = [r for r in rows if r.id not in held]
-    rows.sort(key=lambda r: (r.created_at, r.aggregate_version, str(r.id)))
-    return rows
+    return in_version_order(rows)
 
 
 def _uuid(value: Any) -> uuid.UUID:
@@ -200,10 +226,11 @@ def _held_back(picked: list[Any], now: datetime, owner: str) -> dict[Any, dateti
     keys = {(c.env_id, c.subject) for c in picked}
     earlier = (OutboxEvent.select(OutboxEvent.id, OutboxEvent.env_id, OutboxEvent.subject,
                                   OutboxEvent.aggregate_version, OutboxEvent.next_attempt_at,
-                                  OutboxEvent.lease_until, OutboxEvent.lease_owner)
+                                  OutboxEvent.lease_until, OutboxEvent.lease_owner,
+                                  OutboxEvent.parked_at)
                .where(_in(OutboxEvent.env_id, {env for env, _ in keys}, "uuid")
                       & _in(OutboxEvent.subject, {subject for _, subject in keys}, "text")
-                      & OutboxEvent.published_at.is_null() & OutboxEvent.parked_at.is_null()
+                      & OutboxEvent.published_at.is_null()  # parked rows block too
                       & ~_id_in([c.id for c in picked])))
     blockers: dict[tuple[Any, str], list[Any]] = {}
     for row in earlier.namedtuples():
@@ -214,10 +241,12 @@ def _held_back(picked: list[Any], now: datetime, owner: str) -> dict[Any, dateti
         before = [b for b in blockers.get((c.env_id, c.subject), ())
                   if b.aggregate_version < c.aggregate_version]
         if before:
-            # Behind this relay's own batch in flight: due as soon as that batch is marked.
-            # Behind another relay's lease or a backoff: due when that ends. Behind a due row
-            # nobody holds (outside this batch: clocks of writers disagree): in a second.
-            resume = max(now if b.lease_owner == owner
+            # Behind a parked row: looked at again every BEHIND_PARKED_S until it is replayed
+            # (a replay makes them due at once). Behind this relay's own batch in flight: due
+            # as soon as that batch is marked. Behind another relay's lease or a backoff: due
+            # when that ends. Behind a due row nobody holds (outside this batch): in a second.
+            resume = max(now + timedelta(seconds=BEHIND_PARKED_S) if b.parked_at is not None
+                         else now if b.lease_owner == owner
                          else max(b.next_attempt_at, b.lease_until or now,
                                   now + timedelta(seconds=1)) for b in before)
             held[c.id] = resume
@@ -244,10 +273,30 @@ def claim_for_replay(ids: Sequence[uuid.UUID], *, owner: str, now: datetime,
     replay that dies midway leaves them to the running relay, never lost."""
     with unscoped():
         where = OutboxEvent.id.in_(list(ids)) & _lease_free(now)
-        return _claim(where, (OutboxEvent.created_at, OutboxEvent.id), owner=owner,
+        rows = _claim(where, (OutboxEvent.created_at, OutboxEvent.id), owner=owner,
                       limit=len(ids), now=now, lease_s=lease_s,
                       set_extra={"published_at": None, "parked_at": None, "attempts": 0,
                                  "next_attempt_at": now, "last_error": None})
+        release_behind(rows, now=now)
+        return rows
+
+
+def release_behind(rows: Sequence[Any], *, now: datetime) -> int:
+    """The later rows of these rows' aggregates, held back (behind a parked row), due now: a
+    replayed row is pending again, and the claim holds them only while it is."""
+    aggregates = {(r.env_id, r.subject) for r in rows}
+    if not aggregates:
+        return 0
+    count = 0
+    with unscoped(), bookkeeping():
+        for env_id in {env for env, _ in aggregates}:
+            subjects = {subject for env, subject in aggregates if env == env_id}
+            count += OutboxEvent.update(next_attempt_at=now).where(
+                (OutboxEvent.env_id == env_id) & _in(OutboxEvent.subject, subjects, "text")
+                & OutboxEvent.published_at.is_null() & OutboxEvent.parked_at.is_null()
+                & OutboxEvent.lease_owner.is_null() & (OutboxEvent.attempts == 0)
+                & (OutboxEvent.next_attempt_at > now)).execute()
+    return count
 
 
 def _any(where: Any) -> bool:
@@ -255,4 +304,5 @@ def _any(where: Any) -> bool:
         return OutboxEvent.select(OutboxEvent.id).where(where).limit(1).exists()
 
 
-__all__ = ["ClaimedRow", "claim_batch", "claim_for_replay"]
+__all__ = ["BEHIND_PARKED_S", "ClaimedRow", "claim_batch", "claim_for_replay", "in_version_order",
+           "release_behind"]

@@ -38,7 +38,9 @@ class Publisher(Protocol):
     def publish(self, event: dict[str, Any], *, routing_key: str | None = None) -> None:
         """Publish one CloudEvent and return once the broker confirmed it.
 
-        Raises PublishRejected (row-level) or BrokerUnavailable (connection-level).
+        Raises PublishRejected (row-level: nacked; or unroutable when the caller passes
+        `require_route=True`, as the audit push does) or BrokerUnavailable (connection-level).
+        An event the broker accepted but could route to no queue is delivered (issue 25).
         A publisher may also offer `publish_many(events) -> [None | exception]` (a whole batch
         in flight, one outcome per event): the relay uses it when present.
         """

@@ -1,7 +1,7 @@
 """Marking a published batch: by id, and only rows still leased by the relay that sent them.
 
-A confirmed row becomes published (its reactions due on their own cursor when its type has
-subscribers); a refused row backs off (attempts + 1) and is PARKED after `max_attempts`; a row
+A confirmed row becomes published (its reactions, when its type has subscribers and they have not
+run yet, due on their own cursor); a refused row backs off (attempts + 1) and is PARKED after `max_attempts`; a row
 never sent (held back, broker down) is released untried. A relay whose lease ran out marks
 nothing: another relay holds the row now.
 
@@ -38,7 +38,13 @@ class Outcomes:
 
 _DONE = ('"published_at" = %s, "lease_owner" = NULL, "lease_until" = NULL, '
          '"last_error" = NULL, ')
-_PLAIN = _DONE + '"dispatched_at" = COALESCE("dispatched_at", %s)'
+# A row whose reactions already failed (before its publish: they do not wait for the bus) keeps
+# them, and their error, on their own cursor; any other row without reactions to run is done.
+_ON_CURSOR = '"dispatch_attempts" > 0 AND "dispatched_at" IS NULL'
+_PLAIN = ('"published_at" = %s, "lease_owner" = NULL, "lease_until" = NULL, '
+          f'"last_error" = CASE WHEN {_ON_CURSOR} THEN "last_error" END, '
+          f'"dispatched_at" = CASE WHEN {_ON_CURSOR} THEN NULL '
+          'ELSE COALESCE("dispatched_at", %s) END')
 _REACTING = _DONE + '"dispatch_next_at" = %s'
 _RELEASE = '"lease_owner" = NULL, "lease_until" = NULL'
 
@@ -80,8 +86,9 @@ class Marks:
 # through for the outbox only (app.cross_env), hence tenant_free (they name no env slot).
 _MARK_PLAIN = Statement.text("relay.mark_published", tenant_free=True, postgres=(
     'UPDATE "outbox_event" SET "published_at" = %(at)s, "lease_owner" = NULL, '
-    '"lease_until" = NULL, "last_error" = NULL, '
-    '"dispatched_at" = COALESCE("dispatched_at", %(at)s) '
+    f'"lease_until" = NULL, "last_error" = CASE WHEN {_ON_CURSOR} THEN "last_error" END, '
+    f'"dispatched_at" = CASE WHEN {_ON_CURSOR} THEN NULL '
+    'ELSE COALESCE("dispatched_at", %(at)s) END '
     'WHERE "id" = ANY(%(ids)s::uuid[]) AND "lease_owner" = %(owner)s'))
 _MARK_REACTING = Statement.text("relay.mark_published_reacting", tenant_free=True, postgres=(
     'UPDATE "outbox_event" SET "published_at" = %(at)s, "lease_owner" = NULL, '
@@ -100,9 +107,17 @@ def marks_for(out: Outcomes, *, now: datetime, dispatch_types: frozenset[str] = 
     if out.failures:
         return None
     return Marks(now=now, hold=now + timedelta(seconds=lease_s) if dispatching_now else now,
-                 plain=[r.id for r in out.published if r.type not in dispatch_types],
-                 reacting=[r.id for r in out.published if r.type in dispatch_types],
+                 plain=[r.id for r in out.published if not reacts(r, dispatch_types)],
+                 reacting=[r.id for r in out.published if reacts(r, dispatch_types)],
                  untried=list(out.untried))
+
+
+def reacts(row: Any, types: frozenset[str] | dict[str, Any]) -> bool:
+    """The row's type has reactions and they were never tried (they may have run, or failed,
+    before its publish: reactions do not wait for the bus, see pms.services.relay_dispatch;
+    tried ones stay on their own cursor)."""
+    return (row.type in types and getattr(row, "dispatched_at", None) is None
+            and not getattr(row, "dispatch_attempts", 0))
 
 
 def _ids_sql(ids: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -166,4 +181,4 @@ def record_outcomes(out: Outcomes, rows: list[Any], *, owner: str, now: datetime
     return parked
 
 
-__all__ = ["Marks", "Outcomes", "marks_for", "record_outcomes"]
+__all__ = ["Marks", "Outcomes", "marks_for", "reacts", "record_outcomes"]

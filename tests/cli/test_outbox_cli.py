@@ -136,6 +136,77 @@ def test_parked_rows_are_listed_counted_and_replay_clears_parked(cli_env):
     assert {r["state"] for r in after} == {"published"}
 
 
+def _reaction_parked_booking(ctx, published_at):
+    """A booking whose `reservation:created` row is published and whose confirmation email
+    was tried 10 times and parked."""
+    from pms.db.scope import unscoped
+    from pms.models import OutboxEvent
+    from tests.factories import make_booking_hotel, make_reservation
+
+    hotel = make_booking_hotel(ctx)
+    guest = make_profile(ctx, hotel.id)  # with an email
+    reservation = make_reservation(ctx, hotel, guest=None, guest_profile_id=str(guest.id))
+    with unscoped():
+        row = OutboxEvent.get((OutboxEvent.type == "hotel:pms:reservation:created")
+                              & (OutboxEvent.subject == str(reservation.id)))
+        OutboxEvent.update(published_at=published_at, dispatch_attempts=10,
+                           dispatch_next_at=None, dispatched_at=None,
+                           last_error="RuntimeError: smtp down").where(
+            OutboxEvent.id == row.id).execute()
+    return row
+
+
+def test_replay_parked_of_a_row_parked_only_for_its_reactions_reruns_them_not_the_publish(
+        cli_env):
+    from datetime import UTC, datetime
+
+    from pms.db.scope import unscoped
+    from pms.db.uow import read_scope
+    from pms.models import OutboxEvent, SandboxEmail
+
+    env, ctx = cli_env
+    published_at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    row = _reaction_parked_booking(ctx, published_at)
+    parked = json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id), "--parked",
+                            "--json").stdout)
+    assert [(r["id"], r["state"]) for r in parked] == [(str(row.id), "reactions_parked")]
+    replayed = run(env, "outbox", "replay", "--env", str(ctx.env_id), "--parked", "--json")
+    assert replayed.exit_code == 0, replayed.output
+    out = json.loads(replayed.stdout)
+    assert (out["selected"], out["published"], out["reactions_rerun"]) == (1, 0, 1)
+    with unscoped():
+        after = OutboxEvent.get_by_id(row.id)
+    assert after.published_at == published_at  # not published again
+    assert after.dispatched_at is not None
+    with read_scope(ctx):  # the reaction ran: the confirmation email went out
+        assert SandboxEmail.select().where(SandboxEmail.template == "booking_confirmation"
+                                           ).count() == 1
+    assert json.loads(run(env, "outbox", "list", "--env", str(ctx.env_id), "--parked",
+                          "--json").stdout) == []
+
+
+def test_replay_by_id_of_a_row_whose_reactions_are_parked_publishes_it_and_reruns_them(cli_env):
+    from datetime import UTC, datetime
+
+    from pms.db.scope import unscoped
+    from pms.db.uow import read_scope
+    from pms.models import OutboxEvent, SandboxEmail
+
+    env, ctx = cli_env
+    published_at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    row = _reaction_parked_booking(ctx, published_at)
+    replayed = run(env, "outbox", "replay", "--id", str(row.id), "--json")
+    assert replayed.exit_code == 0, replayed.output
+    out = json.loads(replayed.stdout)
+    assert (out["published"], out["reactions_rerun"]) == (1, 1)
+    with unscoped():
+        after = OutboxEvent.get_by_id(row.id)
+    assert after.published_at != published_at and after.dispatched_at is not None
+    with read_scope(ctx):
+        assert SandboxEmail.select().where(SandboxEmail.template == "booking_confirmation"
+                                           ).count() == 1
+
+
 def test_replay_dry_run_whose_filter_matches_nothing_lists_nothing(cli_env):
     env, ctx = cli_env
     dry = run(env, "outbox", "replay", "--env", str(ctx.env_id), "--type", "hotel:pms:nothing:x",

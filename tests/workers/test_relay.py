@@ -50,22 +50,31 @@ def test_relay_publishes_cloudevents_in_order_and_marks_after_confirm(ctx, datab
     assert outbox.relay_batch(publisher_for(bus), env_id=ctx.env_id).claimed == 0
 
 
-def test_unroutable_rows_back_off_and_go_out_once_a_queue_is_bound(ctx, database, bus):
+def test_unroutable_rows_are_delivered_not_backed_off_and_later_ones_reach_a_bound_queue(
+        ctx, database, bus):
+    # Was (before issue 25): an event no queue was bound for came back unroutable, backed off
+    # and, after MAX_ATTEMPTS, parked. Now the broker accepted it: the bus has no subscriber
+    # yet, so it is delivered, never retried, never parked.
     make_property(ctx)
     pub = publisher_for(bus)
-    t0 = datetime.now(UTC)
-    result = outbox.relay_batch(pub, env_id=ctx.env_id, now=t0)
-    assert result.published == 0 and result.failed == 1
+    result = outbox.relay_batch(pub, env_id=ctx.env_id)
+    assert result.published == 1 and result.failed == 0 and pub.unroutable == 1
     (row,) = rows(ctx)
-    assert row.published_at is None and row.attempts == 1
-    assert "unroutable" in row.last_error and row.next_attempt_at > t0
-    # Not due yet: the backoff holds it.
-    assert outbox.relay_batch(pub, env_id=ctx.env_id, now=t0).claimed == 0
+    assert row.published_at is not None and row.attempts == 0 and row.last_error is None
+    assert row.parked_at is None
+    assert outbox.relay_batch(pub, env_id=ctx.env_id).claimed == 0  # nothing to retry
+    # once a queue is bound, the next events reach it (through the pipelined path too)
     queue = bus.queue("hotel.pms.property.*")
-    later = t0 + timedelta(seconds=outbox.MAX_BACKOFF_S + 1)
-    assert outbox.relay_batch(pub, env_id=ctx.env_id, now=later).published == 1
+    make_property(ctx)
+    relay = OutboxRelay(pub, env_id=ctx.env_id)
+    assert relay.run_once().published == 1 and pub.unroutable == 1
     pub.close()
-    assert [p.message_id for p, _ in bus.drain(queue)] == [str(row.id)]
+    assert [p.message_id for p, _ in bus.drain(queue)] == [str(rows(ctx)[1].id)]
+    # the one-message path too
+    single = publisher_for(bus)
+    single.publish({"id": str(uuid.uuid4()), "type": "hotel:pms:nobody:listens"})
+    assert single.unroutable == 1
+    single.close()
 
 
 def test_broker_unreachable_leaves_rows_untouched(ctx, database):
@@ -143,11 +152,16 @@ def test_pipelined_batch_reports_each_outcome_in_order(bus):
     pub = publisher_for(bus)
     events = [_event("hotel:pms:property:created"), _event("hotel:pms:profile:created"),
               _event("hotel:pms:property:updated")]
-    outcomes = pub.publish_many(events)
-    pub.close()
+    # the audit push's mode: an unroutable message is refused (issue 25: only there)
+    outcomes = pub.publish_many(events, require_route=True)
     assert outcomes[0] is None and outcomes[2] is None
     assert isinstance(outcomes[1], outbox.PublishRejected)
     assert [p.message_id for p, _ in bus.drain(queue)] == [events[0]["id"], events[2]["id"]]
+    # the outbox's: the unroutable one is delivered too (no subscriber yet)
+    again = [_event("hotel:pms:property:created"), _event("hotel:pms:profile:created")]
+    assert pub.publish_many(again) == [None, None] and pub.unroutable == 1
+    pub.close()
+    assert [p.message_id for p, _ in bus.drain(queue)] == [again[0]["id"]]
 
 
 def test_a_stalled_broker_is_given_up_on_within_the_confirm_timeout(bus, proxy):

@@ -167,30 +167,36 @@ def test_a_later_row_waits_while_an_earlier_row_of_its_aggregate_backs_off(ctx, 
     assert (first.failed, first.published) == (1, 1)
     # still backing off: nothing of that aggregate is due
     assert relay.relay_batch(refuse_v1, env_id=ctx.env_id, now=t0).claimed == 0
-    # v1 parked after its second attempt: the later rows are no longer held back
+    # v1 parked after its second attempt. Was (before issue 25): the later rows were then no
+    # longer held back and went out without v1. Now a parked row holds them back until an
+    # operator replays it (see test_a_parked_delta_blocks_its_aggregate_until_replayed).
     second = relay.relay_batch(refuse_v1, env_id=ctx.env_id, now=t0 + timedelta(seconds=61),
                                max_attempts=2)
     assert second.parked == 1
-    third = relay.relay_batch(refuse_v1, env_id=ctx.env_id, now=t0 + timedelta(seconds=62))
-    assert third.published == 2
-    assert [e["aggregateversion"] for e in refuse_v1.sent if e["subject"] == str(row.id)] == [2, 3]
+    later = t0 + timedelta(seconds=62 + relay.BEHIND_PARKED_S * 3)
+    third = relay.relay_batch(refuse_v1, env_id=ctx.env_id, now=later)
+    assert third.published == 0
+    assert [e["subject"] for e in refuse_v1.sent] == [str(other.id)]
 
 
-def test_unroutable_rows_end_parked_and_replay_publishes_them(ctx, database, bus):
+def test_parked_rows_are_not_due_and_replay_publishes_them(ctx, database, bus):
+    # Was (before issue 25) "unroutable rows end parked": an unroutable event is delivered now,
+    # so the rows are parked by a bus that refuses them (as a nack would).
     make_aggregate(ctx)
-    pub = AmqpEventPublisher(bus.url, bus.exchange)
+    refusing = Refusing()
     now = datetime.now(UTC)
     for attempt in range(1, 4):
-        result = relay.relay_batch(pub, env_id=ctx.env_id, now=now, max_attempts=3)
+        result = relay.relay_batch(refusing, env_id=ctx.env_id, now=now, max_attempts=3)
         assert result.failed == 1 and result.parked == (1 if attempt == 3 else 0)
         now += timedelta(seconds=relay.MAX_BACKOFF_S + 1)
     (row,) = env_rows(ctx)
     assert row.parked_at is not None and row.attempts == 3 and "unroutable" in row.last_error
     # parked: not due, not retried every minute
-    assert relay.relay_batch(pub, env_id=ctx.env_id, now=now + timedelta(days=1)).claimed == 0
+    assert relay.relay_batch(refusing, env_id=ctx.env_id, now=now + timedelta(days=1)).claimed == 0
     status = outbox_ops.outbox_status(env_id=ctx.env_id)
     assert (status.parked, status.backlog, status.due) == (1, 0, 0)
     queue = bus.queue("hotel.pms.#")
+    pub = AmqpEventPublisher(bus.url, bus.exchange)
     assert relay.relay_batch(pub, ids=[row.id]).published == 1
     pub.close()
     (row,) = env_rows(ctx)
