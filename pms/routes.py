@@ -23,7 +23,7 @@ from pms.api.route import (
 )
 
 __all__ = ["HTTP_METHODS", "Route", "UngatedRoute", "add_routes", "all_routes", "check_gated",
-           "openapi_path", "operations", "responders"]
+           "openapi_path", "operations", "responders", "route_body_limits"]
 
 
 def all_routes() -> list[Route]:
@@ -39,6 +39,10 @@ def all_routes() -> list[Route]:
     from pms.api.resources import refunds as refund_routes
     from pms.api.resources import reports as report_routes
     from pms.api.resources import reservations as reservation_routes
+    # issue 32
+    from pms.api.resources import images as image_routes
+    from pms.api.resources import lov as lov_routes
+    from pms.api.resources import settings as settings_routes
 
     return [
         *health.ROUTES,
@@ -58,6 +62,10 @@ def all_routes() -> list[Route]:
         *reservation_routes.ROUTES,
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
+        # issue 32: lists of values, settings, property images
+        *lov_routes.ROUTES,
+        *settings_routes.ROUTES,
+        *image_routes.ROUTES,
     ]
 
 
@@ -74,3 +82,10 @@ def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) ->
         else:
             app.add_route(route.template, resource)
     return routes
+
+
+def route_body_limits(routes: list[Route]) -> list[tuple[str, str, int]]:
+    """(METHOD, path template, bytes) of the operations declaring their own body limit
+    (`@endpoint(max_body=...)`, issue 32); the body middleware applies them."""
+    return [(method, path, spec.max_body) for method, path, _fn, spec in operations(routes)
+            if spec.max_body is not None]
