@@ -96,11 +96,18 @@ def upload_image(ctx: Ctx, property_id: uuid.UUID, upload: ImageUpload, *,
             uow.record("property_image", "created", row, to_data(image_out(row)))
     except BaseException as exc:
         _forget(store, key)
-        if isinstance(exc, peewee.IntegrityError) and upload.primary:
+        if isinstance(exc, peewee.IntegrityError) and _one_primary_violated(exc):
             raise Conflict("another primary image was recorded at the same time: retry",
                            code="primary_image_conflict") from exc
         raise
     return row
+
+
+def _one_primary_violated(exc: peewee.IntegrityError) -> bool:
+    """The partial unique index of migration 026 (PostgreSQL names it; SQLite names columns)."""
+    text = str(exc)
+    return ("property_image_one_primary" in text
+            or "UNIQUE constraint failed: property_image.env_id, property_image.property_id" in text)
 
 
 def _forget(store: Any, key: str) -> None:
