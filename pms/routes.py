@@ -39,10 +39,6 @@ def all_routes() -> list[Route]:
     from pms.api.resources import refunds as refund_routes
     from pms.api.resources import reports as report_routes
     from pms.api.resources import reservations as reservation_routes
-    # issue 32
-    from pms.api.resources import images as image_routes
-    from pms.api.resources import lov as lov_routes
-    from pms.api.resources import settings as settings_routes
 
     return [
         *health.ROUTES,
@@ -62,11 +58,15 @@ def all_routes() -> list[Route]:
         *reservation_routes.ROUTES,
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
-        # issue 32: lists of values, settings, property images
-        *lov_routes.ROUTES,
-        *settings_routes.ROUTES,
-        *image_routes.ROUTES,
+        *_lov_settings_images(),  # issue 32
     ]
+
+
+def _lov_settings_images() -> list[Route]:
+    """Issue 32: lists of values, settings, property images."""
+    from pms.api.resources import images, lov, settings
+
+    return [*lov.ROUTES, *settings.ROUTES, *images.ROUTES]
 
 
 def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) -> list[Route]:

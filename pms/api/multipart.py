@@ -47,10 +47,14 @@ def form_fields(raw: bytes, content_type: str) -> dict[str, Any]:
             fields[name] = data
             continue
         try:
-            fields[name] = data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValidationFailed(f"the form field {name} is not UTF-8 text",
                                    errors=[{"field": name, "message": "not UTF-8"}]) from exc
+        if "\x00" in text or "\x00" in name:  # as in JSON bodies: PostgreSQL text has no NUL
+            raise ValidationFailed("form fields must not contain NUL", errors=[
+                {"field": name.replace("\x00", "\\u0000"), "message": "must not contain NUL"}])
+        fields[name] = text
     return fields
 
 

@@ -78,6 +78,10 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
     into an existing row), so the OpenAPI document names them; `also_media` the other media
     types a success may have (an invoice as application/pdf); `responses` other success
     statuses with a body of their own type (`{200: NightAuditRunOut}` beside a 202 job).
+    Issue 32: `body_media` is the body's media type (a `+json` type is decoded as JSON;
+    `multipart/form-data` is parsed into `body`'s fields, file parts as bytes); `max_body` this
+    operation's own body limit (the body middleware applies it by method and path); `headers`
+    the request headers it reads, as (name, required, description), for the OpenAPI document.
     """
     if guest not in GUEST_ACCESS:
         raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")

@@ -96,7 +96,12 @@ class ModulesDocument(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     blocks: BlocksModule = msgspec.field(default_factory=BlocksModule)
 
 
-ModulesPatch = dict[str, dict[str, Any] | None]
+Key = Annotated[str, msgspec.Meta(max_length=64)]
+# A merge patch (RFC 7396) of module settings: {module: {field: value} | null}
+ModulesPatch = Annotated[dict[Key, Annotated[dict[Key, Any], msgspec.Meta(max_length=50)] | None],
+                         msgspec.Meta(max_length=32)]
+# A merge patch of the external systems ({"systems": {code: {...} | null}}), checked once merged
+ExternalSystemsPatch = Annotated[dict[Key, Any], msgspec.Meta(max_length=8)]
 
 
 class ModulesOut(Out, kw_only=True):
@@ -126,15 +131,15 @@ class ExternalSystem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
                                       pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
     name: Annotated[str, msgspec.Meta(max_length=200)] | None = None
     endpoint_url: Url | None = None
-    identifiers: dict[Annotated[str, msgspec.Meta(max_length=64)],
-                      Annotated[str, msgspec.Meta(max_length=500)]] = msgspec.field(
-        default_factory=dict)
+    identifiers: Annotated[dict[Annotated[str, msgspec.Meta(max_length=64)],
+                                Annotated[str, msgspec.Meta(max_length=500)]],
+                           msgspec.Meta(max_length=50)] = msgspec.field(default_factory=dict)
     secret_ref: SecretRef | None = None
     active: bool = True
 
 
 class ExternalSystemsIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    systems: dict[SystemCode, ExternalSystem]
+    systems: Annotated[dict[SystemCode, ExternalSystem], msgspec.Meta(max_length=100)]
 
 
 class ExternalSystemsOut(Out):

@@ -194,3 +194,16 @@ def test_storage_outage_is_503_and_records_nothing(settings, database, clock, en
     world = World(api)
     assert_problem(api.post(_url(world), multipart({"file": PNG})), 503, "storage_unavailable")
     assert api.get(_url(world)).json["data"] == []
+
+
+def test_nul_or_bad_text_in_a_form_field_is_422_naming_it(api):
+    world = World(api)
+    problem = assert_problem(api.post(_url(world), multipart({"file": PNG, "caption": "a\x00b"})),
+                             422)
+    assert [e["field"] for e in problem["errors"]] == ["caption"]
+    problem = assert_problem(api.post(_url(world), multipart({"file": PNG, "primary": "maybe"})),
+                             422)
+    assert problem["errors"][0]["field"] == "primary"
+    assert_problem(api.post(_url(world), multipart({"file": PNG, "caption": "x" * 501})), 422)
+    assert_problem(api.post(_url(world), multipart({"file": PNG, "extra": "x"})), 422)
+    assert api.get(_url(world)).json["data"] == []

@@ -141,3 +141,13 @@ def test_external_systems_merge_patch_and_if_match(api):
     assert_problem(api.put(SYSTEMS, {"systems": {"cm": {**SYSTEM, "endpoint_url": "ftp://x"}}}),
                    422)
     assert api.for_env(uuid.uuid4()).get(SYSTEMS).json["systems"] == {}
+
+
+def test_deleting_a_property_takes_its_settings_overrides_with_it(api):
+    prop = api.post("/v1/properties", {"propertyCode": "SETDEL" + uuid.uuid4().hex[:4].upper(),
+                                       "timezone": "UTC", "currencyCode": "EUR"}).json
+    pid = {"property_id": prop["id"]}
+    etag = api.get(MODULES, params=pid).headers["etag"]
+    assert _patch(api, {"kiosk": {"enabled": True}}, etag, params=pid).status_code == 200
+    assert api.delete(f"/v1/properties/{prop['id']}").status_code == 204
+    assert_problem(api.get(MODULES, params=pid), 404)

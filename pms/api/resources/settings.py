@@ -13,6 +13,7 @@ from pms.api.spec import endpoint
 from pms.schemas.settings import (
     ExternalSystemsIn,
     ExternalSystemsOut,
+    ExternalSystemsPatch,
     ModulesOut,
     ModulesPatch,
     SettingsQuery,
@@ -23,7 +24,6 @@ MERGE_PATCH = "application/merge-patch+json"
 IF_MATCH_REQUIRED = (("If-Match", True, "The ETag of the settings read (428 without it, 412 "
                                         "when they changed since)"),)
 IF_MATCH_OPTIONAL = (("If-Match", False, "The ETag read; 412 when the systems changed since"),)
-ExternalSystemsPatch = dict[str, Any]
 
 
 class ModuleSettings:
