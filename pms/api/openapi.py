@@ -150,6 +150,8 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
     for status, response in spec.responses:
         responses[str(status)] = _success(response, spec, status, schema_map)
     responses.update({str(code): _problem(code) for code in sorted(error_statuses(method, spec))})
+    if spec.max_body is not None and "413" in responses:  # issue 32: a route's own limit
+        responses["413"]["description"] = f"Body over {spec.max_body} bytes"
     op["responses"] = responses
     return op
 

@@ -23,18 +23,12 @@ from pms.errors import DependencyUnavailable
 from pms.events import event_type
 from pms.models.environment import EnvironmentSetup
 from pms.schemas.settings import DEFAULT_MODULES
-from pms.services.lov import seed_lists
+from pms.services.lov import SEEDED_LISTS, seed_lists
 from pms.services.settings import seed_modules
 
+# issue 32: the lists seeded as `lov_entry` rows (pms/services/lov.py), one place for both
 DEFAULT_LISTS_OF_VALUES: dict[str, list[str]] = {
-    "reservation_sources": ["DIRECT", "WALKIN", "CHANNEL", "PHONE", "CORPORATE"],
-    "reservation_channels": ["WEB", "KIOSK", "GDS", "OTA", "FRONT_DESK", "CALL_CENTER"],
-    "service_request_kinds": ["TOWELS", "LATE_CHECKOUT", "WAKE_UP_CALL", "MAINTENANCE", "OTHER"],
-    "housekeeping_task_kinds": ["DEPARTURE_CLEAN", "STAYOVER", "INSPECTION", "TURNDOWN",
-                                "DEEP_CLEAN"],
-    "folio_item_categories": ["room", "tax", "F&B", "mini bar", "other"],
-    "cancellation_reasons": ["GUEST_REQUEST", "NO_PAYMENT", "DUPLICATE", "OTHER"],
-}
+    name.replace("-", "_"): [item.code for item in items] for name, items in SEEDED_LISTS.items()}
 # issue 32: the module schemas' defaults (pms/schemas/settings.py), one place for both
 DEFAULT_MODULE_SETTINGS: dict[str, dict[str, Any]] = DEFAULT_MODULES
 
