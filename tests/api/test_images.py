@@ -207,3 +207,15 @@ def test_nul_or_bad_text_in_a_form_field_is_422_naming_it(api):
     assert_problem(api.post(_url(world), multipart({"file": PNG, "caption": "x" * 501})), 422)
     assert_problem(api.post(_url(world), multipart({"file": PNG, "extra": "x"})), 422)
     assert api.get(_url(world)).json["data"] == []
+
+
+def test_an_upload_retried_with_its_idempotency_key_is_replayed_once(api):
+    world = World(api)
+    form = multipart({"file": PNG, "caption": "Pool"})
+    key = {"Idempotency-Key": "upload-" + uuid.uuid4().hex}
+    first = api.request("POST", _url(world), json=form, headers=key)
+    again = api.request("POST", _url(world), json=form, headers=key)
+    assert first.status_code == again.status_code == 201
+    assert again.headers.get("idempotent-replayed") == "true"
+    assert again.json["id"] == first.json["id"]
+    assert len(api.get(_url(world)).json["data"]) == 1
