@@ -16,6 +16,7 @@ list in its order and the cursor is the position (opaque).
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,9 +47,11 @@ def _items(codes: list[str], descriptions: dict[str, str] | None = None) -> list
 
 
 def label(code: str) -> str:
-    """`CHECKED_IN` -> `Checked in`, `mini bar` -> `Mini bar`."""
-    text = code.replace("_", " ").replace("-", " ").strip()
-    return text[:1].upper() + text[1:].lower() if text.isupper() else text[:1].upper() + text[1:]
+    """`CHECKED_IN` -> `Checked in`, `mini bar` -> `Mini bar`, `F&B` stays."""
+    if re.fullmatch(r"[A-Z0-9_]+", code):
+        text = code.replace("_", " ")
+        return text[:1] + text[1:].lower()
+    return code[:1].upper() + code[1:]
 
 
 # The env's own lists: what environment initialization seeds (list name -> items).

@@ -100,6 +100,8 @@ def test_seeded_lists_after_environment_initialization_page_by_limit(api):
     rest = api.get("/v1/lov/kiosk-modes", params={"limit": 3,
                                                   "cursor": first.json["next_cursor"]})
     assert _codes(rest) == ["WALK_IN"] and rest.json["next_cursor"] is None
+    categories = api.get("/v1/lov/folio-item-categories").json["data"]
+    assert {"code": "F&B", "name": "F&B", "description": None, "active": True} in categories
     approvals = _codes(api.get("/v1/lov/company-payment-method-approvals"))
     assert approvals == ["PENDING", "POSTPAY", "BILL_TO_COMPANY", "REJECTED"]
     # a cursor of another list is refused
