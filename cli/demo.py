@@ -24,9 +24,12 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
     from pms.db.uow import read_scope
     from pms.models import Property, RatePlan, Room, RoomType
     from pms.models.cashiering import TransactionCode
+    from pms.models.settings import LovEntry
+    from pms.platform import build_platform
     from pms.schemas import catalog as s
     from pms.schemas.profiles import ProfileIn
     from pms.services import catalog, profiles
+    from pms.services.environments import initialize_environment
 
     ctx = system_ctx(env_id, sub="demo-seed")
     with read_scope(ctx):
@@ -66,6 +69,9 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
             hook(ctx, prop)
     # also on a demo hotel seeded before the codes were part of it (idempotent)
     seed_transaction_codes(ctx, prop)
+    # issue 32: the env's lists of values and module settings, as the platform's event would
+    initialize_environment(env_id, ledger=build_platform(settings).ledger,
+                           source_event_id="demo-seed")
     with read_scope(ctx):
         return {
             "env_id": str(env_id), "property_id": str(prop.id), "created": created,
@@ -74,6 +80,7 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
             "rate_plans": RatePlan.select().where(RatePlan.property == prop.id).count(),
             "transaction_codes": TransactionCode.select().where(
                 TransactionCode.property == prop.id).count(),
+            "lists_of_values": LovEntry.select().count(),
         }
 
 

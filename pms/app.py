@@ -24,7 +24,7 @@ from pms.api.middleware import (
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
 from pms.db.database import PreludeRefused
-from pms.routes import Route, add_routes
+from pms.routes import Route, add_routes, route_body_limits
 
 log = logging.getLogger("pms.app")
 
@@ -67,6 +67,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
 
     json_handler = MsgspecJSONHandler()
     idempotency = IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps)
+    body = BodyMiddleware(settings.limits.max_body_bytes)
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
         middleware=[
@@ -74,7 +75,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             InflightMiddleware(inflight),
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
-            BodyMiddleware(settings.limits.max_body_bytes),
+            body,
             CardDataMiddleware(),
             # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so
             # the connection scope ends after the Idempotency-Key record is written in it.
@@ -92,6 +93,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     # the Idempotency-Key claim that rides in a request transaction's first round trip
     app.add_error_handler(PreludeRefused, idempotency.claim_refused)
     deps.routes = add_routes(app, deps)
+    body.allow_routes(route_body_limits(deps.routes))  # issue 32: image uploads
     return app
 
 

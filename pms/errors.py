@@ -193,3 +193,17 @@ class MaintenanceConflict(Conflict):
     """Raised when taking a room out of order/service would take away a sold or held room-night."""
 
     code = "maintenance_conflict"
+
+
+# -- settings and images (issue 32) ---------------------------------------------------------------
+
+class PreconditionFailed(PmsError):
+    """Raised when If-Match names a version that is no longer current."""
+
+    status, code, title = 412, "precondition_failed", "Precondition failed"
+
+
+class PreconditionRequired(PmsError):
+    """Raised when a change that needs If-Match (module settings) comes without it."""
+
+    status, code, title = 428, "precondition_required", "Precondition required"

@@ -23,7 +23,7 @@ from pms.api.route import (
 )
 
 __all__ = ["HTTP_METHODS", "Route", "UngatedRoute", "add_routes", "all_routes", "check_gated",
-           "openapi_path", "operations", "responders"]
+           "openapi_path", "operations", "responders", "route_body_limits"]
 
 
 def all_routes() -> list[Route]:
@@ -58,7 +58,15 @@ def all_routes() -> list[Route]:
         *reservation_routes.ROUTES,
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
+        *_lov_settings_images(),  # issue 32
     ]
+
+
+def _lov_settings_images() -> list[Route]:
+    """Issue 32: lists of values, settings, property images."""
+    from pms.api.resources import images, lov, settings
+
+    return [*lov.ROUTES, *settings.ROUTES, *images.ROUTES]
 
 
 def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) -> list[Route]:
@@ -74,3 +82,10 @@ def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) ->
         else:
             app.add_route(route.template, resource)
     return routes
+
+
+def route_body_limits(routes: list[Route]) -> list[tuple[str, str, int]]:
+    """(METHOD, path template, bytes) of the operations declaring their own body limit
+    (`@endpoint(max_body=...)`, issue 32); the body middleware applies them."""
+    return [(method, path, spec.max_body) for method, path, _fn, spec in operations(routes)
+            if spec.max_body is not None]

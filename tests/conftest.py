@@ -26,6 +26,7 @@ from pms.db.database import make_database
 from pms.db.migrator import migrate
 from pms.devkeys import all_scopes, generate_keys, mint_token
 from tests import pg
+from tests.helpers import RawBody
 
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -89,7 +90,8 @@ def keydir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def base_settings(keydir: Path) -> Settings:
-    settings = Settings(jwks_url=f"file://{keydir}/jwks.json")
+    # home: where the embedded object store keeps uploaded images (issue 32), never the checkout
+    settings = Settings(jwks_url=f"file://{keydir}/jwks.json", home=keydir / "home")
     generate_keys(settings)
     return settings
 
@@ -206,6 +208,9 @@ class Api:
                 params: dict[str, Any] | None = None, token: str | None = None, env: Any = None,
                 raw_headers: dict[str, str] | None = None, body: bytes | None = None) -> Any:
         hdrs = raw_headers if raw_headers is not None else self.headers(headers, token=token, env=env)
+        if isinstance(json, RawBody):  # a form, or JSON with headers (tests/helpers.py)
+            hdrs = {**hdrs, **json.headers}
+            json, body = json.json, json.data if json.data is not None else body
         return self.client.simulate_request(method, path, json=json, headers=hdrs, params=params,
                                             body=body)
 

@@ -72,3 +72,36 @@ def counts(ctx: Ctx) -> tuple[int, int]:
 
 __all__ = ["assert_problem", "audit_actions", "counts", "outbox_rows", "outbox_types",
            "random_ref", "tenant_scope", "wire_tally"]
+
+
+class RawBody:
+    """A request body that is not JSON (a multipart form), or JSON sent with extra headers
+    (If-Match), as a recipe's body: `Api.request` sends it as given (issue 32)."""
+
+    def __init__(self, data: bytes | None = None, *, content_type: str | None = None,
+                 json: Any = None, headers: dict[str, str] | None = None) -> None:
+        self.data, self.json = data, json
+        self.headers = dict(headers or {})
+        if content_type:
+            self.headers["Content-Type"] = content_type
+
+
+def multipart(fields: dict[str, Any], boundary: str = "pms-test-boundary") -> RawBody:
+    """A multipart/form-data body: bytes values are files (`file.bin`), others text."""
+    out = b""
+    for name, value in fields.items():
+        if isinstance(value, bytes):
+            out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; "
+                    f"filename=\"upload.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                    ).encode() + value + b"\r\n"
+        else:
+            out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n"
+                    f"{value}\r\n").encode()
+    out += f"--{boundary}--\r\n".encode()
+    return RawBody(out, content_type=f"multipart/form-data; boundary={boundary}")
+
+
+# Minimal valid images' first bytes (what the upload checks), padded.
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 64
+WEBP = b"RIFF\x40\x00\x00\x00WEBPVP8 " + b"\x00" * 64

@@ -14,6 +14,7 @@ from urllib.parse import unquote_plus
 
 import falcon
 
+from pms.api.multipart import is_multipart, text_parts
 from pms.domain.luhn import (
     card_number_paths,
     contains_card_number,
@@ -36,6 +37,11 @@ class CardDataMiddleware:
                 # card (exact for ASCII JSON, see may_hold_card_number) skips the field walk
                 if may_hold_card_number(raw):
                     fields = card_number_paths(doc)
+            elif is_multipart(req.content_type):
+                # issue 32: a form's text fields are scanned, not its files' bytes (an image's
+                # bytes may hold any digit run; it is checked as an image, never stored as text)
+                fields = [name or "body" for name, text in text_parts(raw, req.content_type or "")
+                          if contains_card_number(text)]
             elif contains_card_number(raw.decode("utf-8", errors="replace")):
                 fields = ["body"]
         if req.query_string:

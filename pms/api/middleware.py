@@ -105,6 +105,20 @@ class BodyMiddleware:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
+        # issue 32: routes with a limit of their own ((method, path pattern, bytes), from the
+        # route table's `@endpoint(max_body=...)`: image uploads); every other one has max_bytes
+        self.route_limits: tuple[tuple[str, re.Pattern[str], int], ...] = ()
+
+    def allow_routes(self, limits: list[tuple[str, str, int]]) -> None:
+        """Give the operations (METHOD, path template, bytes) their own body limit."""
+        self.route_limits = tuple((method, _path_pattern(path), limit)
+                                  for method, path, limit in limits)
+
+    def limit_for(self, req: falcon.Request) -> int:
+        for method, pattern, limit in self.route_limits:
+            if req.method == method and pattern.match(req.path):
+                return limit
+        return self.max_bytes
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         context = req.context
@@ -114,31 +128,37 @@ class BodyMiddleware:
             _refuse_nul_outside_body(req)
         if req.method not in _BODY_METHODS:
             return
-        raw = self._read(req)
+        raw = self._read(req, self.limit_for(req) if self.route_limits else self.max_bytes)
         context.raw_body = raw
         if raw and _declares_json(req.content_type):
             context.json_body = inspect_body(raw)
 
-    def _read(self, req: falcon.Request) -> bytes:
+    def _read(self, req: falcon.Request, max_bytes: int) -> bytes:
         length = req.content_length
-        if length is not None and length > self.max_bytes:
-            raise PayloadTooLarge(f"request bodies are limited to {self.max_bytes} bytes",
-                                  max_bytes=self.max_bytes)
+        if length is not None and length > max_bytes:
+            raise PayloadTooLarge(f"request bodies are limited to {max_bytes} bytes",
+                                  max_bytes=max_bytes)
         chunked = length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
         # NOTE: Falcon's bounded_stream reads nothing without a Content-Length; a chunked body
         # is read from the server's stream, which ends where the last chunk does.
         stream = req.stream if chunked else req.bounded_stream
         try:
-            raw = stream.read(self.max_bytes + 1)
+            raw = stream.read(max_bytes + 1)
         except (OSError, ValueError) as exc:
             raise BadRequest("the request body could not be read") from exc
-        if len(raw) > self.max_bytes:
-            raise PayloadTooLarge(f"request bodies are limited to {self.max_bytes} bytes",
-                                  max_bytes=self.max_bytes)
+        if len(raw) > max_bytes:
+            raise PayloadTooLarge(f"request bodies are limited to {max_bytes} bytes",
+                                  max_bytes=max_bytes)
         return raw
 
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _path_pattern(template: str) -> re.Pattern[str]:
+    """A route template (`/v1/properties/{property_id}/images`) as a path regex."""
+    parts = ["[^/]+" if part.startswith("{") else re.escape(part) for part in template.split("/")]
+    return re.compile("^" + "/".join(parts) + "$")
 
 
 def _declares_json(content_type: str | None) -> bool:

@@ -36,6 +36,7 @@ STANDARD_ERRORS = {
     404: "Not found (also another env's or another holder's row)",
     413: "Body over 1 MiB", 415: "Body is not JSON", 422: "Validation failed",
     409: "State conflict", 503: "Busy or draining; see Retry-After",
+    412: "If-Match is not the current ETag", 428: "If-Match is required",
 }
 # Answers any operation may give, whatever it declares: the middleware's (401, 400 for the
 # tenant header, 403 for tenant and scope, 503 while draining or when the database is
@@ -121,6 +122,9 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
                        "schema": {"type": "string", "minLength": 1, "maxLength": 255}})
     if spec.query is not None:
         params.extend(_query_params(spec.query, components))
+    for name, required, doc in spec.headers:  # issue 32: If-Match
+        params.append({"name": name, "in": "header", "required": required,
+                       "description": doc, "schema": {"type": "string", "minLength": 1}})
     op: dict[str, Any] = {
         "operationId": _operation_id(method, path),
         "summary": spec.summary or f"{method} {path}",
@@ -133,16 +137,36 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
     op["description"] = f"{spec.description}\n\n{guest_doc}" if spec.description else guest_doc
     op["x-guest-access"] = spec.guest
     if spec.body is not None:
+        body_schema = schema_map[id(spec.body)]
+        if spec.body_media == "multipart/form-data":
+            body_schema = _form_schema(body_schema, components)
         op["requestBody"] = {"required": True, "content": {
-            "application/json": {"schema": schema_map[id(spec.body)]}}}
+            spec.body_media: {"schema": body_schema}}}
+        if spec.max_body is not None:
+            op["x-max-body-bytes"] = spec.max_body
     responses: dict[str, Any] = {}
     for status in (spec.status, *spec.also_status):
         responses[str(status)] = _success(spec.response, spec, status, schema_map)
     for status, response in spec.responses:
         responses[str(status)] = _success(response, spec, status, schema_map)
     responses.update({str(code): _problem(code) for code in sorted(error_statuses(method, spec))})
+    if spec.max_body is not None and "413" in responses:  # issue 32: a route's own limit
+        responses["413"]["description"] = f"Body over {spec.max_body} bytes"
     op["responses"] = responses
     return op
+
+
+def _form_schema(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    """A multipart form's schema inline, its byte fields as binary files (issue 32)."""
+    if "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[-1]]
+    out = {**schema, "properties": {}}
+    for name, prop in schema.get("properties", {}).items():
+        if prop.get("contentEncoding") == "base64":
+            prop = {k: v for k, v in prop.items() if k != "contentEncoding"}
+            prop["format"] = "binary"
+        out["properties"][name] = prop
+    return out
 
 
 def error_statuses(method: str, spec: EndpointSpec) -> set[int]:

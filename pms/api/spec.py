@@ -22,6 +22,7 @@ from typing import Any
 import falcon
 import msgspec
 
+from pms.api.multipart import MULTIPART, form_fields, is_multipart
 from pms.errors import BadRequest, Forbidden, UnsupportedMediaType, ValidationFailed
 from pms.schemas.money import check_money_form
 
@@ -48,6 +49,11 @@ class EndpointSpec:
     also_status: tuple[int, ...] = ()
     also_media: tuple[str, ...] = ()
     responses: tuple[tuple[int, Any], ...] = ()
+    # issue 32: the body's media type (JSON, a +json type such as merge-patch, or multipart
+    # form data), this route's own body limit (None: the service's), request headers it reads
+    body_media: str = "application/json"
+    max_body: int | None = None
+    headers: tuple[tuple[str, bool, str], ...] = ()
 
 
 def full_scope(scope: str) -> str:
@@ -60,7 +66,9 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
              mutates: bool | None = None, guest: str = GUEST_DENY,
              also_status: tuple[int, ...] = (),
              also_media: tuple[str, ...] = (),
-             responses: dict[int, Any] | None = None) -> Callable[..., Any]:
+             responses: dict[int, Any] | None = None,
+             body_media: str = "application/json", max_body: int | None = None,
+             headers: tuple[tuple[str, bool, str], ...] = ()) -> Callable[..., Any]:
     """Declare a responder's scope and schemas (see module docstring).
 
     `mutates=False` marks a POST that changes nothing (a search, a price check): it writes no
@@ -70,6 +78,10 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
     into an existing row), so the OpenAPI document names them; `also_media` the other media
     types a success may have (an invoice as application/pdf); `responses` other success
     statuses with a body of their own type (`{200: NightAuditRunOut}` beside a 202 job).
+    Issue 32: `body_media` is the body's media type (a `+json` type is decoded as JSON;
+    `multipart/form-data` is parsed into `body`'s fields, file parts as bytes); `max_body` this
+    operation's own body limit (the body middleware applies it by method and path); `headers`
+    the request headers it reads, as (name, required, description), for the OpenAPI document.
     """
     if guest not in GUEST_ACCESS:
         raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")
@@ -78,8 +90,12 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
                         extra_scopes=tuple(full_scope(s) for s in also),
                         mutates=mutates if mutates is not None else not scope.endswith(":read"),
                         guest=guest, also_status=also_status, also_media=also_media,
-                        responses=tuple(sorted((responses or {}).items())))
-    body_decoder = msgspec.json.Decoder(body) if body is not None else None
+                        responses=tuple(sorted((responses or {}).items())),
+                        body_media=body_media, max_body=max_body, headers=headers)
+    body_decoder: Any = None
+    if body is not None:
+        body_decoder = (_FormDecoder(body) if body_media == MULTIPART
+                        else msgspec.json.Decoder(body))
     needed_scopes = (spec.scope, *spec.extra_scopes)
     deny_guests = spec.guest == GUEST_DENY
 
@@ -123,7 +139,9 @@ def _field_errors(exc: msgspec.ValidationError) -> list[dict[str, str]]:
     return [{"field": path or "body", "message": message}]
 
 
-def decode_body(req: falcon.Request, decoder: msgspec.json.Decoder) -> Any:
+def decode_body(req: falcon.Request, decoder: Any) -> Any:
+    if isinstance(decoder, _FormDecoder):
+        return decoder.decode(req)
     raw: bytes = getattr(req.context, "raw_body", b"") or b""
     if not raw.strip():
         raise ValidationFailed("a JSON request body is required",
@@ -142,6 +160,31 @@ def decode_body(req: falcon.Request, decoder: msgspec.json.Decoder) -> Any:
     # Money fields as the client wrote them (a decimal string; msgspec accepts any Decimal).
     check_money_form(decoder.type, getattr(req.context, "json_body", None))
     return value
+
+
+class _FormDecoder:
+    """A `multipart/form-data` body into its schema (issue 32): file parts as bytes, text parts
+    converted as query strings are (`"true"` is a boolean)."""
+
+    def __init__(self, schema: type) -> None:
+        self.schema = schema
+        self.binary = {f.name for f in msgspec.structs.fields(schema) if f.type is bytes
+                       or getattr(f.type, "__origin__", None) is bytes}
+
+    def decode(self, req: falcon.Request) -> Any:
+        raw: bytes = getattr(req.context, "raw_body", b"") or b""
+        if not is_multipart(req.content_type):
+            raise UnsupportedMediaType("this request body must be multipart/form-data")
+        fields = form_fields(raw, req.content_type or "")
+        for name in self.binary & fields.keys():
+            if isinstance(fields[name], str):  # a text part where a file was expected
+                fields[name] = fields[name].encode()
+        try:
+            return msgspec.convert(fields, self.schema, strict=False)
+        except msgspec.ValidationError as exc:
+            errors = _field_errors(exc)
+            raise ValidationFailed(f"the form is not valid: {errors[0]['message']}",
+                                   errors=errors) from exc
 
 
 def decode_query(req: falcon.Request, schema: type) -> Any:

@@ -24,6 +24,7 @@ from pms.models.reservations import (
                                      RoomStay,
                                      ServiceRequest,
 )
+from pms.models.settings import LovEntry, PropertyImage, SettingsDocument
 
 ALL_MODELS = [
     Property, RoomType, Room, RatePlan, Item, Package, Profile,
@@ -34,6 +35,7 @@ ALL_MODELS = [
     TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
     NightAuditRun, NightAuditStep,
     HousekeepingTask, EnvironmentSetup, SandboxEmail,
+    LovEntry, SettingsDocument, PropertyImage,  # issue 32
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

@@ -39,6 +39,7 @@ CLIENT_MODULES: dict[str, str] = {
     "payments": "pms.platform.payments",
     "ledger": "pms.platform.ledger",
     "email": "pms.platform.email",
+    "storage": "pms.platform.storage",  # issue 32: property images
 }
 
 

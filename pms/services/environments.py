@@ -1,7 +1,8 @@
 """Initialize a tenant env from the platform's service-updated events (idempotent).
 
 First event for an env: one row with the default lists of values and module settings, its audit
-row and a `hotel:pms:environment:initialized` event. Then, outside the transaction, the ledger's
+row and a `hotel:pms:environment:initialized` event; in the same transaction the lists of values
+(`lov_entry`) and the module settings document are seeded, missing rows only (issue 32). Then, outside the transaction, the ledger's
 folio-settlement accounts are ensured (created on demand and idempotently by the ledger service);
 the outcome is recorded in a second short unit of work. A ledger outage leaves the env
 initialized with `ledger_accounts_ready = false` and the error recorded: the next event for the
@@ -21,24 +22,15 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.errors import DependencyUnavailable
 from pms.events import event_type
 from pms.models.environment import EnvironmentSetup
+from pms.schemas.settings import DEFAULT_MODULES
+from pms.services.lov import SEEDED_LISTS, seed_lists
+from pms.services.settings import seed_modules
 
+# issue 32: the lists seeded as `lov_entry` rows (pms/services/lov.py), one place for both
 DEFAULT_LISTS_OF_VALUES: dict[str, list[str]] = {
-    "reservation_sources": ["DIRECT", "WALKIN", "CHANNEL", "PHONE", "CORPORATE"],
-    "reservation_channels": ["WEB", "KIOSK", "GDS", "OTA", "FRONT_DESK", "CALL_CENTER"],
-    "service_request_kinds": ["TOWELS", "LATE_CHECKOUT", "WAKE_UP_CALL", "MAINTENANCE", "OTHER"],
-    "housekeeping_task_kinds": ["DEPARTURE_CLEAN", "STAYOVER", "INSPECTION", "TURNDOWN",
-                                "DEEP_CLEAN"],
-    "folio_item_categories": ["room", "tax", "F&B", "mini bar", "other"],
-    "cancellation_reasons": ["GUEST_REQUEST", "NO_PAYMENT", "DUPLICATE", "OTHER"],
-}
-DEFAULT_MODULE_SETTINGS: dict[str, dict[str, Any]] = {
-    "housekeeping": {"enabled": True, "stayover_tasks": True},
-    "notifications": {"booking_confirmation": True, "pre_arrival": True,
-                      "checkout_receipt": True},
-    "kiosk": {"enabled": False},
-    "digital_keys": {"enabled": True},
-    "night_audit": {"enabled": True},
-}
+    name.replace("-", "_"): [item.code for item in items] for name, items in SEEDED_LISTS.items()}
+# issue 32: the module schemas' defaults (pms/schemas/settings.py), one place for both
+DEFAULT_MODULE_SETTINGS: dict[str, dict[str, Any]] = DEFAULT_MODULES
 
 
 @dataclass(frozen=True)
@@ -86,9 +78,17 @@ def initialize_environment(env_id: uuid.UUID, *, ledger: Any,
                 lists_of_values=copy.deepcopy(DEFAULT_LISTS_OF_VALUES),
                 module_settings=copy.deepcopy(DEFAULT_MODULE_SETTINGS))
             created = True
+        # issue 32: the env's lists of values and default module settings as rows, missing ones
+        # only (an env initialized before them gets them with its next event)
+        seeded = seed_lists(ctx) + int(seed_modules(ctx))
+        if created:
             data = _out(row)
             uow.audit("environment.initialized", row, after=data)
             uow.emit(event_type("environment", "initialized"), row, data)
+        elif seeded:
+            data = {**_out(row), "defaults_added": seeded}
+            uow.audit("environment.defaults_seeded", row, after=data)
+            uow.emit(event_type("environment", "defaults_seeded"), row, data)
         ready = row.ledger_accounts_ready
     if ready:
         return InitResult(env_id, created, True)

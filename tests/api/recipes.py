@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
-from tests.helpers import random_ref
+from tests.helpers import RawBody, random_ref
 
 
 class World:
@@ -385,4 +385,51 @@ RECIPES.update({
     ("PUT", f"{P}/housekeeping/tasks/{{id}}"): lambda w: (
         w.fill(f"{P}/housekeeping/tasks/{{id}}", {"id": _hk_task_id(w)}),
         {"status": "IN_PROGRESS", "assignee": "maria"}),
+})
+
+
+# -- lists of values, settings, property images (issue 32) ------------------------------------
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def _modules_patch(w: World) -> tuple[str, Any]:
+    from tests.helpers import RawBody
+
+    etag = w.api.get("/v1/settings/modules").headers["etag"]
+    return "/v1/settings/modules", RawBody(
+        json={"blocks": {"tentative_deducts_inventory": True}},
+        headers={"If-Match": etag, "Content-Type": MERGE_PATCH})
+
+
+_SYSTEMS = {"systems": {"channel-manager": {
+    "kind": "channel_manager", "endpoint_url": "https://cm.example/api",
+    "identifiers": {"hotel_code": "H123"}, "secret_ref": "vault://pms/channel-manager"}}}
+
+
+def _image_form(primary: bool = False) -> Any:
+    from tests.helpers import PNG, multipart
+
+    return multipart({"file": PNG, "caption": "Lobby", "primary": "true" if primary else "false"})
+
+
+def _uploaded_image(w: World) -> str:
+    resp = w.api.post(w.fill(f"{P}/images"), _image_form())
+    assert resp.status_code == 201, resp.text
+    return resp.json["id"]
+
+
+RECIPES.update({
+    ("PATCH", "/v1/settings/modules"): _modules_patch,
+    ("PUT", "/v1/settings/external-systems"): lambda w: (
+        "/v1/settings/external-systems", _SYSTEMS),
+    ("PATCH", "/v1/settings/external-systems"): lambda w: (
+        "/v1/settings/external-systems", RawBody(
+            json={"systems": {"pos": {"kind": "pos", "identifiers": {"outlet": "1"}}}},
+            content_type=MERGE_PATCH)),
+    ("POST", f"{P}/images"): lambda w: (w.fill(f"{P}/images"), _image_form(primary=True)),
+    ("DELETE", f"{P}/images/{{id}}"): lambda w: (
+        w.fill(f"{P}/images/{{id}}", {"id": _uploaded_image(w)}), None),
+    # id-bearing reads: a property's list of values of another env answers 404
+    ("GET", "/v1/lov/{list}"): lambda w: (f"/v1/lov/room-types?parent={w.property_id}", None),
 })

@@ -37,6 +37,7 @@ OPEN = {
     ("GET", P + "/room-types"), ("GET", P + "/room-types/{id}"),
     ("GET", P + "/packages"), ("GET", P + "/packages/{id}"),
     ("POST", P + "/promo/validate"), ("POST", P + "/availability"), ("GET", "/v1/availability"),
+    ("GET", P + "/images"),  # issue 32: a property's pictures, as its room types
 }
 OWN = {
     ("POST", P + "/profiles"), ("GET", P + "/profiles/{id}"),

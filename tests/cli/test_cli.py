@@ -202,6 +202,7 @@ def test_demo_seed_creates_the_hotel_once(sqlite_env):
     assert summary["created"] is True
     assert summary["env_id"] == str(DEMO_ENV_ID)
     assert summary["room_types"] >= 3 and summary["rooms"] >= 10 and summary["rate_plans"] >= 2
+    assert summary["lists_of_values"] > 0  # the env is initialized too (issue 32)
 
     second = invoke(["demo", "seed", "--json"], sqlite_env)
     assert second.exit_code == 0, second.output

@@ -1,0 +1,279 @@
+"""Settings: the module configuration (env-wide, or one property's overriding the env's) and the
+env's external systems. Each is a JSON document (`SettingsDocument`) changed by RFC 7396 merge
+patches (the external systems also by replacement), validated by the msgspec schemas of
+pms/schemas/settings.py, versioned (the ETag), audited and announced
+(`hotel:pms:settings:updated`).
+
+If-Match: required on module changes (428 `precondition_required` without it; several admins
+and the groups issue's switch share one document), optional on external systems; a tag that is
+not current is 412 `precondition_failed`. Secrets are never stored (SPEC rule 3): external
+systems hold `secret_ref` references, and fields that look like credentials are refused (422
+`secret_refused`).
+
+`effective(ctx, property_id)` is what other modules read (e.g. the groups issue:
+`effective(ctx, pid)["blocks"]["tentative_deducts_inventory"]`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import peewee
+
+from pms.context import Ctx
+from pms.db.locking import for_update
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.errors import NotFound, PreconditionFailed, PreconditionRequired, ValidationFailed
+from pms.models import Property
+from pms.models.settings import ENV_SCOPE, SettingsDocument
+from pms.schemas.settings import DEFAULT_MODULES, MODULE_SCHEMAS, ExternalSystemsIn
+
+MODULES, EXTERNAL_SYSTEMS = "modules", "external_systems"
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396: an object patch merges key by key (null removes); anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _matches(if_match: str | None, etag: str) -> bool:
+    tags = [t.strip() for t in (if_match or "").split(",")]
+    return "*" in tags or etag in tags or f"W/{etag}" in tags
+
+
+def _check_precondition(if_match: str | None, etag: str, *, required: bool) -> None:
+    if if_match is None:
+        if required:
+            raise PreconditionRequired("send If-Match with the ETag of the settings you read")
+        return
+    if not _matches(if_match, etag):
+        raise PreconditionFailed("the settings changed since they were read: read them again",
+                                 current_etag=etag)
+
+
+def _doc(kind: str, scope_key: str, *, lock: bool = False) -> SettingsDocument | None:
+    query = SettingsDocument.select().where((SettingsDocument.kind == kind)
+                                            & (SettingsDocument.scope_key == scope_key))
+    return (for_update(query) if lock else query).first()
+
+
+def _property(property_id: uuid.UUID) -> Property:
+    row = Property.fetch(property_id)
+    if row is None:
+        raise NotFound("no such property")
+    return row
+
+
+# -- module settings ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ModulesView:
+    property_id: uuid.UUID | None
+    modules: dict[str, dict[str, Any]]
+    overrides: dict[str, dict[str, Any]]
+    etag: str
+
+    def out(self) -> dict[str, Any]:
+        return {"property_id": str(self.property_id) if self.property_id else None,
+                "modules": self.modules, "overrides": self.overrides,
+                "version": self.etag.strip('"')}
+
+
+def _validated(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every module's settings checked by its schema (unknown module or field, wrong type: 422)."""
+    unknown = sorted(set(doc) - set(MODULE_SCHEMAS))
+    if unknown:
+        raise ValidationFailed(f"unknown module {unknown[0]}", errors=[
+            {"field": name, "message": "unknown module"} for name in unknown])
+    out = {}
+    for name, schema in MODULE_SCHEMAS.items():
+        values = doc.get(name, {})
+        if not isinstance(values, dict):
+            raise ValidationFailed(f"the settings of {name} must be an object",
+                                   errors=[{"field": name, "message": "must be an object"}])
+        try:
+            out[name] = msgspec.to_builtins(msgspec.convert(values, schema))
+        except msgspec.ValidationError as exc:
+            raise ValidationFailed(f"the settings of {name} are not valid: {exc}",
+                                   errors=[{"field": name, "message": str(exc)}]) from exc
+    return out
+
+
+def _modules_state(property_id: uuid.UUID | None, *, lock: bool = False
+                   ) -> tuple[SettingsDocument | None, SettingsDocument | None, ModulesView]:
+    """(env row, property row, the view) inside a scope."""
+    env_row = _doc(MODULES, ENV_SCOPE, lock=lock and property_id is None)
+    prop_row = None
+    env_values = env_row.document if env_row else {}
+    effective = _validated(merge_patch(DEFAULT_MODULES, env_values))
+    etag = f"m{env_row.version if env_row else 0}"
+    overrides = env_values
+    if property_id is not None:
+        _property(property_id)
+        prop_row = _doc(MODULES, property_id.hex, lock=lock)
+        overrides = prop_row.document if prop_row else {}
+        effective = _validated(merge_patch(effective, overrides))
+        etag += f".{prop_row.version if prop_row else 0}"
+    return env_row, prop_row, ModulesView(property_id, effective, copy.deepcopy(overrides),
+                                          f'"{etag}"')
+
+
+def get_modules(ctx: Ctx, property_id: uuid.UUID | None = None) -> ModulesView:
+    """The modules' settings in effect (the env's, or a property's over the env's).
+
+    Raises:
+        NotFound: no such property in this env.
+    """
+    with read_scope(ctx):
+        return _modules_state(property_id)[2]
+
+
+def effective(ctx: Ctx, property_id: uuid.UUID | None = None) -> dict[str, dict[str, Any]]:
+    """Every module's settings in effect for the env or a property (defaults, then the env's,
+    then the property's). Reads in the caller's transaction when there is one."""
+    return get_modules(ctx, property_id).modules
+
+
+def patch_modules(ctx: Ctx, property_id: uuid.UUID | None, patch: dict[str, Any], *,
+                  if_match: str | None) -> ModulesView:
+    """Apply a merge patch to the env's (or a property's) module settings.
+
+    Raises:
+        NotFound: no such property. PreconditionRequired (428): no If-Match.
+        PreconditionFailed (412): If-Match is not the current ETag.
+        ValidationFailed: unknown module or field, wrong type.
+    """
+    with unit_of_work(ctx) as uow:
+        env_row, prop_row, before = _modules_state(property_id, lock=True)
+        _check_precondition(if_match, before.etag, required=True)
+        row = prop_row if property_id is not None else env_row
+        stored = merge_patch(before.overrides, patch)
+        base = DEFAULT_MODULES if property_id is None else merge_patch(
+            DEFAULT_MODULES, env_row.document if env_row else {})
+        modules = _validated(merge_patch(base, stored))
+        row = _save(ctx, uow, row, MODULES, property_id, stored)
+        # the version the event below gives the row (its UPDATE runs under this row's lock)
+        etag = (f'"m{row.version + 1}"' if property_id is None else
+                f'"m{env_row.version if env_row else 0}.{row.version + 1}"')
+        after = ModulesView(property_id, modules, copy.deepcopy(stored), etag)
+        uow.record("settings", "updated", row, after.out(), before=before.out(),
+                   property_id=property_id)
+    return after
+
+
+def _save(ctx: Ctx, uow: UnitOfWork, row: SettingsDocument | None, kind: str,
+          property_id: uuid.UUID | None, document: dict[str, Any]) -> SettingsDocument:
+    if row is None:
+        row = SettingsDocument(env_id=ctx.env_id, kind=kind, property=property_id,
+                               scope_key=property_id.hex if property_id else ENV_SCOPE,
+                               document=document)
+        try:
+            with SettingsDocument._meta.database.atomic():
+                row.save(force_insert=True)
+        except peewee.IntegrityError:
+            # another request created the document meanwhile: what was read is not current
+            raise PreconditionFailed("the settings changed since they were read: read them "
+                                     "again") from None
+    else:
+        row.document = document
+        row.save()
+    return row
+
+
+def seed_modules(ctx: Ctx) -> bool:
+    """The env's module settings with every default (inside the caller's unit of work); False
+    when the env has them already."""
+    if _doc(MODULES, ENV_SCOPE) is not None:
+        return False
+    SettingsDocument.create(env_id=ctx.env_id, kind=MODULES, scope_key=ENV_SCOPE,
+                            document=copy.deepcopy(DEFAULT_MODULES))
+    return True
+
+
+# -- external systems -----------------------------------------------------------------------------
+
+# Field names that hold credentials (refused: SPEC rule 3); `secret_ref` is the one allowed.
+_SECRET_KEY = re.compile(r"(secret|passw|pwd|token|api[_-]?key|apikey|private[_-]?key|"
+                         r"credential|bearer|signing[_-]?key|access[_-]?key)", re.I)
+_SECRET_VALUE = re.compile(r"(-----BEGIN|^bearer\s|^basic\s)", re.I)
+
+
+def secret_fields(doc: Any, path: str = "") -> list[str]:
+    """The paths of fields in `doc` that look like credentials (by name or by value)."""
+    found: list[str] = []
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key != "secret_ref" and _SECRET_KEY.search(str(key)):
+                found.append(where)
+            else:
+                found += secret_fields(value, where)
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            found += secret_fields(value, f"{path}[{i}]")
+    elif isinstance(doc, str) and _SECRET_VALUE.search(doc):
+        found.append(path or "body")
+    return found
+
+
+@dataclass(frozen=True)
+class SystemsView:
+    systems: dict[str, Any]
+    etag: str
+
+    def out(self) -> dict[str, Any]:
+        return {"systems": self.systems, "version": self.etag.strip('"')}
+
+
+def _systems_state(*, lock: bool = False) -> tuple[SettingsDocument | None, SystemsView]:
+    row = _doc(EXTERNAL_SYSTEMS, ENV_SCOPE, lock=lock)
+    systems = copy.deepcopy(row.document.get("systems", {})) if row else {}
+    return row, SystemsView(systems, f'"x{row.version if row else 0}"')
+
+
+def get_external_systems(ctx: Ctx) -> SystemsView:
+    with read_scope(ctx):
+        return _systems_state()[1]
+
+
+def change_external_systems(ctx: Ctx, body: dict[str, Any], *, replace: bool,
+                            if_match: str | None) -> SystemsView:
+    """Replace (PUT) or merge-patch (PATCH) the env's external systems.
+
+    Raises:
+        ValidationFailed: a field that looks like a secret (`secret_refused`), or not valid.
+        PreconditionFailed (412): If-Match given and not the current ETag.
+    """
+    refused = secret_fields(body)
+    if refused:
+        raise ValidationFailed(
+            "secrets are never stored: keep them with the platform and send a secret_ref",
+            code="secret_refused",
+            errors=[{"field": f, "message": "looks like a credential"} for f in refused])
+    with unit_of_work(ctx) as uow:
+        row, before = _systems_state(lock=True)
+        _check_precondition(if_match, before.etag, required=False)
+        doc = body if replace else merge_patch({"systems": before.systems}, body)
+        try:
+            checked = msgspec.convert(doc, ExternalSystemsIn)
+        except msgspec.ValidationError as exc:
+            raise ValidationFailed(f"the external systems are not valid: {exc}",
+                                   errors=[{"field": "systems", "message": str(exc)}]) from exc
+        stored = msgspec.to_builtins(checked)
+        row = _save(ctx, uow, row, EXTERNAL_SYSTEMS, None, stored)
+        after = SystemsView(copy.deepcopy(stored["systems"]), f'"x{row.version + 1}"')
+        uow.record("settings", "updated", row, after.out(), before=before.out())
+    return after
