@@ -193,3 +193,29 @@ class MaintenanceConflict(Conflict):
     """Raised when taking a room out of order/service would take away a sold or held room-night."""
 
     code = "maintenance_conflict"
+
+
+# -- digital keys, kiosk config, feedback (issue 29) ----------------------------------------------
+
+class KeyLimitReached(Conflict):
+    """Raised when a stay already holds max_keys_per_stay live keys (staff may override)."""
+
+    code = "key_limit_reached"
+
+
+class KeyNotActive(Conflict):
+    """Raised when activating or deactivating a REVOKED or EXPIRED key."""
+
+    code = "key_not_active"
+
+
+class FeedbackNotAllowed(Conflict):
+    """Raised when rating a stay that has not started (or never will): not in house or out."""
+
+    code = "feedback_not_allowed"
+
+
+class PreconditionFailed(PmsError):
+    """Raised when an If-Match header does not name the current version (ETag)."""
+
+    status, code, title = 412, "precondition_failed", "Precondition failed"

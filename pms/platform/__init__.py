@@ -39,6 +39,7 @@ CLIENT_MODULES: dict[str, str] = {
     "payments": "pms.platform.payments",
     "ledger": "pms.platform.ledger",
     "email": "pms.platform.email",
+    "locks": "pms.platform.locks",  # issue 29
 }
 
 
