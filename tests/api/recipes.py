@@ -444,5 +444,5 @@ RECIPES.update({
         _payment_method(w) + "?payment_method_id=pm_card_mastercard", None),
     # reads that need a query (tenancy: another env's ids answer 404, not 422)
     ("GET", f"{P}/digital-keys"): lambda w: (
-        "{0}/digital-keys?reservation_id={1}".format(*_key_stay(w)), None),
+        "{}/digital-keys?reservation_id={}".format(*_key_stay(w)), None),
 })

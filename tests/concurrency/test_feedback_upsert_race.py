@@ -27,7 +27,7 @@ def test_concurrent_ratings_of_one_stay_upsert_one_row(ctx, pg_db):
         stay = make_checked_in(ctx, hotel)
         barrier = threading.Barrier(SUBMITTERS)
 
-        def submit(rating: int) -> bool:
+        def submit(rating: int, stay=stay, barrier=barrier) -> bool:
             barrier.wait()
             try:
                 _, created = feedback.submit(ctx, hotel.id, FeedbackIn(
