@@ -354,6 +354,8 @@ def split(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                 RoomStay.create(reservation=new.id, property=row.property_id,
                                 room=hold.room_id, start_date=start, end_date=hold.end_date)
         row.departure_date = at
+        if row.status == ReservationStatus.CHECKED_IN:  # the stay's keys end with its first part
+            keys.move_validity(uow, row)
         _set_prices(row, first)
         row.status = status.value
         row.save()

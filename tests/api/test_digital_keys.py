@@ -290,6 +290,18 @@ def test_departure_edit_of_an_in_house_stay_moves_valid_until(api, ctx, hotel):
     assert "hotel:pms:digital_key:validity_changed" in outbox_types(ctx)
 
 
+def test_split_of_an_in_house_stay_ends_its_keys_with_the_first_part(api, ctx, hotel):
+    stay = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=3)).isoformat())
+    _issue_ok(api, hotel, stay)
+    at = hotel.today + timedelta(days=1)
+    resp = api.post(f"{_base(hotel)}/reservations/{stay.id}/split",
+                    {"split_date": at.isoformat()})
+    assert resp.status_code == 201, resp.text
+    [key] = _keys(api, hotel, stay)
+    local = datetime.combine(at, time(11, 0), tzinfo=ZoneInfo("Europe/Berlin"))
+    assert _at(key["valid_until"]) == local.astimezone(UTC)
+
+
 # -- expiry --------------------------------------------------------------------------------------
 
 def _end_keys(ctx, stay) -> None:
