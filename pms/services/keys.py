@@ -523,8 +523,8 @@ def _failed_attempt(ctx: Ctx, key_id: uuid.UUID, version: int, error: str) -> No
             before = to_data(key_out(row, ctx.now))
             row.lock_attempts += 1
             row.lock_last_error = error[:500]
-            gave_up = row.lock_attempts >= MAX_LOCK_ATTEMPTS
-            if gave_up:
+            gave_up = row.lock_attempts == MAX_LOCK_ATTEMPTS  # (lock_failed once, when it fails)
+            if row.lock_attempts >= MAX_LOCK_ATTEMPTS:
                 row.lock_state = LOCK_STATE_MACHINE.transition(row.lock_state, "fail").value
             row.save()
             _record(uow, row, "lock_failed" if gave_up else "lock_attempt_failed",

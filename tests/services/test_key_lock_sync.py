@@ -112,6 +112,9 @@ def test_lock_outages_are_counted_then_failed_with_an_event_and_retried_by_the_s
         assert _row(ctx, key.id).lock_attempts == attempt
     row = _row(ctx, key.id)
     assert row.lock_state == "failed" and "unavailable" in row.lock_last_error
+    with pytest.raises(LocksUnavailable):  # the actor keeps retrying: one lock_failed only
+        keys.sync_lock(ctx, key.id, down)
+    assert _row(ctx, key.id).lock_state == "failed"
     assert outbox_types(ctx).count("hotel:pms:digital_key:lock_failed") == 1
     assert key.id not in keys.keys_to_sync(ctx)  # not yet due
     later = ctx.with_(now=ctx.now + keys.RETRY_AFTER + timedelta(minutes=1))
