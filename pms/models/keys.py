@@ -10,22 +10,9 @@ from __future__ import annotations
 
 import peewee
 
-from pms.db.base import AggregateModel, TenantModel, UtcDateTimeField
+from pms.db.base import AggregateModel, UtcDateTimeField
 from pms.models.property import Property
 from pms.models.reservations import Reservation
-
-DEFAULT_CHECK_OUT_TIME = "11:00"
-
-
-class PropertyCheckOutTime(TenantModel):
-    """The property's local check-out time ("HH:MM"; NULL means 11:00), a column of the property
-    table (migration 027) read here alone: the Property model, and the compiled reads that list
-    its columns (the booking's `pms_booking_refs`), are left as they are."""
-
-    check_out_time = peewee.CharField(max_length=5, null=True)
-
-    class Meta:
-        table_name = "property"
 
 
 class DigitalKey(AggregateModel):

@@ -56,7 +56,6 @@ from pms.errors import (
     NotFound,
 )
 from pms.models import DigitalKey, KioskConfig, Property, Reservation
-from pms.models.keys import DEFAULT_CHECK_OUT_TIME, PropertyCheckOutTime
 from pms.models.kiosk import DEFAULT_MAX_KEYS_PER_STAY
 from pms.schemas import keys as s
 from pms.schemas.common import to_data
@@ -71,16 +70,10 @@ RETRY_AFTER = timedelta(minutes=1)
 
 # -- validity and the read view ------------------------------------------------------------------
 
-def check_out_time(property_id: uuid.UUID) -> str:
-    row = (PropertyCheckOutTime.select(PropertyCheckOutTime.check_out_time)
-           .where(PropertyCheckOutTime.id == property_id).first())
-    return (row.check_out_time if row is not None else None) or DEFAULT_CHECK_OUT_TIME
-
-
 def valid_until_for(prop: Property, departure: date) -> datetime:
     """The departure date at the property's check_out_time ("HH:MM", default 11:00), in the
-    property's time zone, as UTC (call inside a scope)."""
-    hours, _, minutes = check_out_time(prop.id).partition(":")
+    property's time zone, as UTC."""
+    hours, _, minutes = (prop.check_out_time or "11:00").partition(":")
     local = datetime.combine(departure, time(int(hours), int(minutes or 0)),
                              tzinfo=ZoneInfo(prop.timezone))
     return local.astimezone(UTC)

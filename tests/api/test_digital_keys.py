@@ -16,7 +16,6 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.devkeys import mint_token
 from pms.errors import FolioNotClosable
 from pms.models import DigitalKey, OutboxEvent
-from pms.models.keys import PropertyCheckOutTime
 from pms.services import checkout, keys
 from tests.factories import (
     make_booking_hotel,
@@ -76,9 +75,11 @@ def _at(value: str) -> datetime:
 
 def test_issue_is_inactive_and_valid_until_the_departure_at_the_property_check_out_time(
         api, ctx, hotel):
-    with unit_of_work(ctx):
-        PropertyCheckOutTime.update(check_out_time="10:30").where(
-            PropertyCheckOutTime.id == hotel.id).execute()
+    assert api.get(_base(hotel)).json["checkOutTime"] == "11:00"
+    for bad in ("25:00", "10.30", "9:30"):
+        assert_problem(api.put(_base(hotel), {"checkOutTime": bad}), 422)
+    resp = api.put(_base(hotel), {"checkOutTime": "10:30"})
+    assert resp.status_code == 200 and resp.json["checkOutTime"] == "10:30", resp.text
     stay = make_checked_in(ctx, hotel)
     key = _issue_ok(api, hotel, stay, "CARD")
     assert key["status"] == "INACTIVE" and key["key_type"] == "CARD"

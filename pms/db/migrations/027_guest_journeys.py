@@ -1,16 +1,45 @@
 """Migration 027 (issue 29): digital keys, kiosk config (one per property), feedback (one per
 reservation), guest payment-method references, and the property's check_out_time."""
 
+import importlib
+
 import peewee as pw
 from peewee_migrate import Migrator
 
 from pms.db import fields as pmsf
 
+REFS = "pms_booking_refs(uuid, uuid, uuid, uuid, date, date)"
+
+
+def _refs_function(with_check_out_time: bool) -> str:
+    """Migration 013's `pms_booking_refs`, which returns the property's columns in the model's
+    order, with the new last column of the property (or without it, for the rollback)."""
+    text = importlib.import_module("pms.db.migrations.013_booking_refs_function").REFS_FUNCTION
+    if not with_check_out_time:
+        return text
+    for old, new in (("    p_business_date date,\n",
+                      "    p_business_date date,\n    p_check_out_time character varying,\n"),
+                     ("p.contacts, p.business_date, rt.id",
+                      "p.contacts, p.business_date, p.check_out_time, rt.id")):
+        if text.count(old) != 1:
+            raise RuntimeError(f"pms_booking_refs changed: cannot place {old!r}")
+        text = text.replace(old, new)
+    return text
+
+
+def _replace_refs(migrator: Migrator, with_check_out_time: bool) -> None:
+    # the result type changes: drop, create, and keep migration 015's generic plans
+    migrator.sql(f"DROP FUNCTION IF EXISTS {REFS}")
+    migrator.sql(_refs_function(with_check_out_time))
+    migrator.sql(f"ALTER FUNCTION {REFS} SET plan_cache_mode = force_generic_plan")
+
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    # the property's local check-out time "HH:MM" (NULL: 11:00); read by the digital keys only
-    # (`pms.models.keys.PropertyCheckOutTime`), so the property's compiled reads stay as they are
+    # the property's local check-out time "HH:MM" (NULL: 11:00), the model's last column: the
+    # booking's pms_booking_refs, which returns the property's columns, returns it too
     migrator.add_fields('property', check_out_time=pw.CharField(max_length=5, null=True))
+    if isinstance(database, pw.PostgresqlDatabase):
+        _replace_refs(migrator, True)
 
     @migrator.create_model
     class DigitalKey(pw.Model):
@@ -107,4 +136,6 @@ def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.remove_model('feedback')
     migrator.remove_model('kiosk_config')
     migrator.remove_model('digital_key')
+    if isinstance(database, pw.PostgresqlDatabase):
+        _replace_refs(migrator, False)
     migrator.remove_fields('property', 'check_out_time')
