@@ -53,4 +53,5 @@ class DigitalKey(AggregateModel):
             (("env_id", "reservation", "status"), False),
             (("env_id", "status", "valid_until"), False),
             (("env_id", "lock_state", "updated_at"), False),
+            (("env_id", "credential_ref"), False),
         )

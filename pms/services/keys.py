@@ -471,6 +471,23 @@ def sync_lock(ctx: Ctx, key_id: uuid.UUID, locks: Any) -> DigitalKey | None:
     return row
 
 
+def record_lock_report(ctx: Ctx, credential_ref: str, state: str,
+                       valid_until: datetime | None = None) -> DigitalKey | None:
+    """A lock's own report of a credential (an event of the lock service): confirms the key's
+    last command when the lock holds what it asked for (its `sent` state only: a report of an
+    older state confirms nothing). Returns the key, or None for an unknown credential."""
+    from pms.platform.locks import EXPECTED
+
+    with read_scope(ctx):
+        row = DigitalKey.get_or_none(DigitalKey.credential_ref == credential_ref)
+    if row is None or row.lock_state != LockState.SENT:
+        return row
+    if state != EXPECTED.get(row.lock_command) or (
+            row.lock_command != "revoke" and valid_until != row.valid_until):
+        return row
+    return _confirmed(ctx, row.id, row.version) or row
+
+
 def _locked_if_unchanged(ctx: Ctx, key_id: uuid.UUID, version: int) -> DigitalKey | None:
     row = for_update(DigitalKey.select().where(DigitalKey.id == key_id)).first()
     return row if row is not None and row.version == version else None

@@ -151,3 +151,24 @@ def test_key_command_events_are_sent_to_the_lock_by_the_relay():
     # the sync's own events do not send anything again (no loop)
     for type_ in ("lock_sent", "lock_confirmed", "lock_failed", "expired"):
         assert f"hotel:pms:digital_key:{type_}" not in subs
+
+
+def test_a_lock_event_confirms_only_the_state_the_key_asked_for(ctx, stay):
+    from pms.platform.locks import LockReport
+
+    class Silent(EmbeddedLocks):  # acknowledges, never reads back
+        def read_back(self, credential_ref):
+            return LockReport(state=None)
+
+    key = _issue(ctx, stay, "MOBILE")
+    keys.activate(ctx, stay[0].id, key.id)
+    row = keys.sync_lock(ctx, key.id, Silent())
+    assert row.lock_state == "sent" and row.lock_command == "activate"
+    stale = keys.record_lock_report(ctx, row.credential_ref, "disabled", row.valid_until)
+    assert stale.lock_state == "sent"  # the lock reports another state: nothing confirmed
+    late = keys.record_lock_report(ctx, row.credential_ref, "enabled",
+                                   row.valid_until + timedelta(days=1))
+    assert late.lock_state == "sent"  # another end than the key's: nothing confirmed
+    done = keys.record_lock_report(ctx, row.credential_ref, "enabled", row.valid_until)
+    assert done.lock_state == "confirmed" and done.lock_confirmed_at is not None
+    assert keys.record_lock_report(ctx, "lk_unknown", "enabled") is None

@@ -76,7 +76,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
         class Meta:
             table_name = "digital_key"
-            indexes = [(('env_id', 'reservation', 'status'), False), (('env_id', 'status', 'valid_until'), False), (('env_id', 'lock_state', 'updated_at'), False)]
+            indexes = [(('env_id', 'reservation', 'status'), False), (('env_id', 'status', 'valid_until'), False), (('env_id', 'lock_state', 'updated_at'), False), (('env_id', 'credential_ref'), False)]
 
     @migrator.create_model
     class KioskConfig(pw.Model):
