@@ -27,7 +27,6 @@ Rules (SPEC "Digital key", CONTRACT §2, research next-capabilities §1 and beyo
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -84,10 +83,6 @@ def effective_status(row: DigitalKey, now: datetime) -> str:
     if row.status in LIVE and now >= row.valid_until:
         return DigitalKeyStatus.EXPIRED.value
     return row.status
-
-
-def is_live(row: DigitalKey, now: datetime) -> bool:
-    return effective_status(row, now) in LIVE
 
 
 def key_out(row: DigitalKey, now: datetime) -> s.KeyOut:
@@ -541,13 +536,6 @@ def _failed_attempt(ctx: Ctx, key_id: uuid.UUID, version: int, error: str) -> No
                     before=before)
 
 
-def keys_of(reservation_ids: Iterable[uuid.UUID]) -> list[DigitalKey]:
-    """Every key of these stays (tests and reports; inside a scope)."""
-    ids = list(reservation_ids)
-    return list(DigitalKey.select().where(DigitalKey.reservation.in_(ids))
-                .order_by(DigitalKey.created_at, DigitalKey.id)) if ids else []
-
-
 __all__ = ["activate", "check_out_hook", "deactivate", "expire_keys", "issue_key", "key_out",
            "list_keys", "live_key_count", "move_keys", "move_validity", "revoke_stay_keys",
-           "sweep", "sync_lock", "valid_until_for"]
+           "record_lock_report", "sweep", "sync_lock", "valid_until_for"]
