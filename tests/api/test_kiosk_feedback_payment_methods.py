@@ -223,3 +223,19 @@ def test_a_guest_reaches_only_its_own_payment_methods(api, ctx, hotel):
     assert_problem(api.post(url, {"payment_method_id": "pm_theirs"}, token=stranger), 404)
     assert_problem(api.delete(url, params={"payment_method_id": "pm_mine"}, token=stranger), 404)
     assert [m["payment_method_id"] for m in api.get(url, token=owner).json["data"]] == ["pm_mine"]
+
+
+def test_forgetting_a_reference_leaves_the_payments_token_usable(api, ctx, hotel):
+    from pms.models import Folio
+
+    guest = make_profile(ctx, hotel.id)
+    stay = make_checked_in(ctx, hotel, guest_profile_id=str(guest.id), guest=None)
+    url = f"/v1/properties/{hotel.id}/profiles/{guest.id}/payment-methods"
+    assert api.post(url, {"payment_method_id": "pm_card_visa"}).status_code == 201
+    assert api.delete(url, params={"payment_method_id": "pm_card_visa"}).status_code == 204
+    assert outbox_types(ctx)[-1] == "hotel:pms:guest_payment_method:deleted"
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == stay.id)
+    resp = api.post(f"/v1/properties/{hotel.id}/folios/{folio.id}/pre-authorizations",
+                    {"amount": "50.00", "payment_method_id": "pm_card_visa"})
+    assert resp.status_code in (200, 201, 202), resp.text  # the token still authorizes
