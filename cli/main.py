@@ -8,6 +8,7 @@ import typer
 from cli import calendar as calendar_cli
 from cli import db, demo, dev, eod, openapi, output, serve
 from cli import email as email_cli
+from cli import keys as keys_cli
 from cli import outbox as outbox_cli
 from cli import platform as platform_cli
 from cli.help import set_metavars
@@ -25,6 +26,7 @@ app.add_typer(outbox_cli.app, name="outbox")
 app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
 app.add_typer(calendar_cli.app, name="calendar")
+app.add_typer(keys_cli.app, name="keys")  # issue 29
 
 
 @app.callback()

@@ -207,3 +207,24 @@ class PreconditionRequired(PmsError):
     """Raised when a change that needs If-Match (module settings) comes without it."""
 
     status, code, title = 428, "precondition_required", "Precondition required"
+
+
+# -- digital keys, kiosk config, feedback (issue 29) ----------------------------------------------
+
+class KeyLimitReached(Conflict):
+    """Raised when a stay already holds max_keys_per_stay live keys (staff may override)."""
+
+    code = "key_limit_reached"
+
+
+class KeyNotActive(Conflict):
+    """Raised when activating or deactivating a REVOKED or EXPIRED key."""
+
+    code = "key_not_active"
+
+
+class FeedbackNotAllowed(Conflict):
+    """Raised when rating a stay that has not started (or never will): not in house or out."""
+
+    code = "feedback_not_allowed"
+

@@ -31,10 +31,15 @@ def all_routes() -> list[Route]:
     from pms.api.resources import availability as availability_routes
     from pms.api.resources import cashiering, catalog, housekeeping, profiles, properties
     from pms.api.resources import end_of_day as eod_routes
+
+    # issue 29: digital keys, kiosk config, feedback and guest payment methods
+    from pms.api.resources import feedback as feedback_routes
     from pms.api.resources import folios as folio_reads
     from pms.api.resources import frontdesk as frontdesk_routes
     from pms.api.resources import inventory as inventory_routes
     from pms.api.resources import jobs as job_routes
+    from pms.api.resources import keys as key_routes
+    from pms.api.resources import kiosk as kiosk_routes
     from pms.api.resources import rates as rate_routes
     from pms.api.resources import refunds as refund_routes
     from pms.api.resources import reports as report_routes
@@ -59,6 +64,7 @@ def all_routes() -> list[Route]:
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
         *_lov_settings_images(),  # issue 32
+        *key_routes.ROUTES, *kiosk_routes.ROUTES, *feedback_routes.ROUTES,  # issue 29
     ]
 
 

@@ -125,6 +125,26 @@ def run_job(ctx: Ctx, job_id: str) -> None:
         raise
 
 
+# -- digital keys (issue 29) -----------------------------------------------------------------------
+
+@tenant_actor(max_retries=20, min_backoff=2000, max_backoff=10 * MINUTE_MS,
+              time_limit=MINUTE_MS, throws=PERMANENT)
+def sync_digital_key(ctx: Ctx, key_id: str) -> None:
+    """Send a key's intent to its lock and record the answer (pending -> sent -> confirmed);
+    a lock-service outage raises and is retried with backoff (idempotent by key and version)."""
+    from pms.services.keys import sync_lock
+
+    sync_lock(ctx, uuid.UUID(key_id), _platform().locks)
+
+
+@tenant_actor(max_retries=3, time_limit=5 * MINUTE_MS, throws=PERMANENT)
+def sweep_digital_keys(ctx: Ctx) -> None:
+    """The keys' sweeper for one env: EXPIRED (with events), then due lock commands again."""
+    from pms.services.keys import sweep
+
+    sweep(ctx, _platform().locks)
+
+
 # -- platform ------------------------------------------------------------------------------------
 
 @tenant_actor(max_retries=5, min_backoff=2000, time_limit=2 * MINUTE_MS, throws=PERMANENT)

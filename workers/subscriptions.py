@@ -61,6 +61,17 @@ def _on_job_queued(event: Event) -> None:
     actors.run_job.send(event["envid"], event["subject"])
 
 
+# issue 29: a digital key's change of intent is sent to its lock (at least once, retried)
+KEY_COMMAND_TYPES = tuple(f"hotel:pms:digital_key:{action}" for action in (
+    "issued", "activated", "deactivated", "revoked", "validity_changed"))
+
+
+def _on_key_command(event: Event) -> None:
+    from workers import actors
+
+    actors.sync_digital_key.send(event["envid"], event["subject"])
+
+
 def default_subscribers() -> dict[str, list[Callable[[Event], None]]]:
     subs: dict[str, list[Callable[[Event], None]]] = {
         "hotel:pms:reservation:created": [_on_created],
@@ -71,4 +82,6 @@ def default_subscribers() -> dict[str, list[Callable[[Event], None]]]:
     }
     for type_ in NIGHT_AUDIT_TYPES:
         subs[type_] = [_on_night_audit]
+    for type_ in KEY_COMMAND_TYPES:  # issue 29
+        subs[type_] = [_on_key_command]
     return subs

@@ -228,3 +228,53 @@ JOB_MACHINE = Machine(JobStatus, {
     (JobStatus.QUEUED, "fail"): JobStatus.FAILED,
 })
 JOB_INITIAL = JobStatus.QUEUED
+
+
+# -- digital keys (issue 29) ----------------------------------------------------------------------
+
+class DigitalKeyStatus(StrEnum):
+    INACTIVE = "INACTIVE"
+    ACTIVE = "ACTIVE"
+    REVOKED = "REVOKED"   # terminal: check-out, room move, revert of the check-in
+    EXPIRED = "EXPIRED"   # terminal: past valid_until (the sweeper writes it)
+
+
+# deactivate is a suspension (ACTIVE -> INACTIVE, reversible by activate); REVOKED and EXPIRED
+# are terminal: activate/deactivate there answer 409 key_not_active.
+DIGITAL_KEY_MACHINE = Machine(DigitalKeyStatus, {
+    (DigitalKeyStatus.INACTIVE, "activate"): DigitalKeyStatus.ACTIVE,
+    (DigitalKeyStatus.ACTIVE, "activate"): DigitalKeyStatus.ACTIVE,
+    (DigitalKeyStatus.ACTIVE, "deactivate"): DigitalKeyStatus.INACTIVE,
+    (DigitalKeyStatus.INACTIVE, "deactivate"): DigitalKeyStatus.INACTIVE,
+    (DigitalKeyStatus.INACTIVE, "revoke"): DigitalKeyStatus.REVOKED,
+    (DigitalKeyStatus.ACTIVE, "revoke"): DigitalKeyStatus.REVOKED,
+    (DigitalKeyStatus.INACTIVE, "expire"): DigitalKeyStatus.EXPIRED,
+    (DigitalKeyStatus.ACTIVE, "expire"): DigitalKeyStatus.EXPIRED,
+    (DigitalKeyStatus.INACTIVE, "extend"): DigitalKeyStatus.INACTIVE,
+    (DigitalKeyStatus.ACTIVE, "extend"): DigitalKeyStatus.ACTIVE,
+})
+DIGITAL_KEY_INITIAL = DigitalKeyStatus.INACTIVE
+DIGITAL_KEY_LIVE = frozenset({DigitalKeyStatus.INACTIVE, DigitalKeyStatus.ACTIVE})
+
+
+class LockState(StrEnum):
+    """What the lock knows of a key's last command, apart from its intended status."""
+
+    PENDING = "pending"      # command recorded, not yet acknowledged by the lock service
+    SENT = "sent"            # the lock service acknowledged the command (not proof)
+    CONFIRMED = "confirmed"  # the lock itself reported the state (event or read-back)
+    FAILED = "failed"        # gave up after the retries; the desk must act (still retried)
+
+
+LOCK_STATE_MACHINE = Machine(LockState, {
+    (LockState.PENDING, "command"): LockState.PENDING,
+    (LockState.SENT, "command"): LockState.PENDING,
+    (LockState.CONFIRMED, "command"): LockState.PENDING,
+    (LockState.FAILED, "command"): LockState.PENDING,
+    (LockState.PENDING, "ack"): LockState.SENT,
+    (LockState.FAILED, "ack"): LockState.SENT,
+    (LockState.SENT, "confirm"): LockState.CONFIRMED,
+    (LockState.PENDING, "fail"): LockState.FAILED,
+    (LockState.FAILED, "fail"): LockState.FAILED,
+})
+LOCK_STATE_INITIAL = LockState.PENDING

@@ -10,9 +10,12 @@ from pms.models.cashiering import (
 from pms.models.catalog import Item, Package, RatePlan
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.models.environment import EnvironmentSetup, SandboxEmail
+from pms.models.feedback import Feedback, GuestPaymentMethod
 from pms.models.folios import Folio, FolioCharge, FolioPayment
 from pms.models.housekeeping import HousekeepingTask
 from pms.models.inventory import InventoryDay, Maintenance
+from pms.models.keys import DigitalKey
+from pms.models.kiosk import KioskConfig
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
@@ -36,6 +39,7 @@ ALL_MODELS = [
     NightAuditRun, NightAuditStep,
     HousekeepingTask, EnvironmentSetup, SandboxEmail,
     LovEntry, SettingsDocument, PropertyImage,  # issue 32
+    DigitalKey, KioskConfig, Feedback, GuestPaymentMethod,  # issue 29
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

@@ -16,6 +16,8 @@ class Property(AggregateModel):
     display_address = JsonField(null=True)
     contacts = JsonField(null=True)
     business_date = peewee.DateField(null=True)
+    # local "HH:MM" at which stays end (NULL: 11:00); digital keys end then (issue 29)
+    check_out_time = peewee.CharField(max_length=5, null=True, default="11:00")
 
     class Meta:
         table_name = "property"

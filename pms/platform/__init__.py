@@ -40,6 +40,7 @@ CLIENT_MODULES: dict[str, str] = {
     "ledger": "pms.platform.ledger",
     "email": "pms.platform.email",
     "storage": "pms.platform.storage",  # issue 32: property images
+    "locks": "pms.platform.locks",  # issue 29
 }
 
 

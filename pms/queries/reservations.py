@@ -16,11 +16,8 @@ from pms.domain.states import RESERVATION_TERMINAL, ReservationStatus
 from pms.models import Reservation, ReservationComment, ReservationMessage, Room, ServiceRequest
 from pms.schemas import reservations as s
 from pms.services.catalog import load_property
+from pms.services.keys import live_key_count
 from pms.services.reservations import load_reservation
-
-# Key counts for the boarding pass come from the digital-keys module once it exists; it
-# registers `fn(reservation) -> int` here (a registry, not an import).
-KEY_COUNTERS: list[Any] = []
 
 
 def _with_room(query: peewee.ModelSelect) -> peewee.ModelSelect:
@@ -74,7 +71,7 @@ def boarding_pass(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -
         prop = load_property(property_id)
         row = load_reservation(ctx, property_id, reservation_id)
         room = Room.get_or_none(Room.id == row.room_id) if row.room_id else None
-        keys = sum(int(counter(row)) for counter in KEY_COUNTERS)
+        keys = live_key_count(row.id, ctx.now)  # live keys: INACTIVE or ACTIVE, not expired
         return s.BoardingPassOut(
             reservation_id=row.id, confirmation_number=row.confirmation_number,
             status=row.status, guest_first_name=row.guest_first_name,

@@ -29,6 +29,8 @@ from pms.schemas.common import (
 
 Language = Annotated[str, msgspec.Meta(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length=35)]
 TimeZone = Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="IANA time zone")]
+CheckOutTime = Annotated[str, msgspec.Meta(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$",
+                                           description="local HH:MM (issue 29)")]
 ItemCategory = Literal["room", "tax", "F&B", "mini bar", "other"]
 PackageCalculation = Literal["PER_STAY", "PER_NIGHT", "PER_PERSON", "PER_PERSON_PER_NIGHT"]
 FeeType = Literal["NONE", "FIRST_NIGHT", "PERCENT", "FIXED"]
@@ -57,6 +59,7 @@ class PropertyIn(Strict, rename="camel"):
     languages: Annotated[list[Language], msgspec.Meta(max_length=20)] = []
     display_address: Address | None = None
     contacts: Contacts | None = None
+    check_out_time: CheckOutTime = "11:00"
 
 
 class PropertyPatch(Strict, rename="camel"):
@@ -67,6 +70,7 @@ class PropertyPatch(Strict, rename="camel"):
     languages: Annotated[list[Language], msgspec.Meta(max_length=20)] | UnsetType = UNSET
     display_address: Address | None | UnsetType = UNSET
     contacts: Contacts | None | UnsetType = UNSET
+    check_out_time: CheckOutTime | UnsetType = UNSET
 
 
 class PropertyOut(Out, rename="camel"):
@@ -79,6 +83,7 @@ class PropertyOut(Out, rename="camel"):
     display_address: Address | None
     contacts: Contacts | None
     business_date: date | None
+    check_out_time: str
     created_at: datetime
     updated_at: datetime
 
@@ -241,6 +246,7 @@ def property_out(p: object) -> PropertyOut:
         currency_code=p.currency_code, languages=list(p.languages or []),
         display_address=_convert(p.display_address, Address),
         contacts=_convert(p.contacts, Contacts), business_date=p.business_date,
+        check_out_time=p.check_out_time or "11:00",
         created_at=p.created_at, updated_at=p.updated_at,
     )
 

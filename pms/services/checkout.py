@@ -19,6 +19,7 @@ from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services import keys
 from pms.services.folio_state import read_guest_state, statement_with_commit
 from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservations import record
@@ -30,10 +31,10 @@ CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 # The work every check-out does besides its own, inside its transaction, listed here and nowhere
 # else: no registry filled by import side effects, and no import attempted (and an ImportError
 # swallowed) on each call, which would silently switch off a security step such as revoking the
-# stay's digital keys. A capability that must run at check-out adds its hook to this tuple (the
-# digital-keys module's revoke hook belongs here once it exists); callers and tests may pass
-# their own `hooks`.
-CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = ()
+# stay's digital keys. A capability that must run at check-out adds its hook to this tuple;
+# callers and tests may pass their own `hooks`. The digital keys' hook revokes every live key of
+# the stay (ACTIVE and INACTIVE) in the check-out's transaction (issue 29).
+CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = (keys.check_out_hook,)
 
 
 def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,

@@ -38,6 +38,7 @@ from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay,
 from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services import keys
 from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
@@ -476,7 +477,10 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         if row.room_id is not None and (arrival, departure, room_type_id) != (
                 row.arrival_date, row.departure_date, row.room_type_id):
             _rehome_room(row, arrival, departure, room_type_id, in_house)
+        departure_moved = in_house and departure != row.departure_date
         row.arrival_date, row.departure_date = arrival, departure
+        if departure_moved:  # the stay's live keys end at the new departure (issue 29)
+            keys.move_validity(uow, row)
         row.room_type, row.rate_plan = room_type_id, rate_plan_id
         row.adults, row.children, row.promo_code = adults, children, promo
         if body.guest is not msgspec.UNSET:

@@ -29,6 +29,7 @@ from pms.errors import Conflict, NotFound, RoomUnavailable, ValidationFailed
 from pms.models import Reservation, Room, RoomStay
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services import keys
 from pms.services.catalog import load_property
 from pms.services.folios import guest_folio, open_folio, reopen_folio
 from pms.services.inventory import release_rooms
@@ -186,7 +187,9 @@ def assign_room(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         start = max(today, row.arrival_date) if in_house else row.arrival_date
         check_room(row, room, start, row.departure_date)
         if in_house:
+            old_room_id = row.room_id
             _move(row, room, start)
+            keys.move_keys(uow, row, old_room_id, room)  # old room's keys revoked, new issued
         else:
             release_room_holds(row)
             hold_room(row, room.id, row.arrival_date, row.departure_date)
@@ -240,6 +243,7 @@ def revert(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         room = Room.select().where(Room.id == row.room_id).first()
         if trigger == "revert_check_in":
             _undo_check_in(row, room)
+            keys.revoke_stay_keys(uow, row, "check_in_reverted")  # no keys for a booked stay
         else:
             _undo_check_out(row, room, today)
         row.status = status.value
@@ -350,6 +354,8 @@ def split(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                 RoomStay.create(reservation=new.id, property=row.property_id,
                                 room=hold.room_id, start_date=start, end_date=hold.end_date)
         row.departure_date = at
+        if row.status == ReservationStatus.CHECKED_IN:  # the stay's keys end with its first part
+            keys.move_validity(uow, row)
         _set_prices(row, first)
         row.status = status.value
         row.save()

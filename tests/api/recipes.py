@@ -433,3 +433,63 @@ RECIPES.update({
     # id-bearing reads: a property's list of values of another env answers 404
     ("GET", "/v1/lov/{list}"): lambda w: (f"/v1/lov/room-types?parent={w.property_id}", None),
 })
+
+
+# -- digital keys, kiosk config, feedback, guest payment methods (issue 29) ---------------------
+
+def _key_stay(w: World) -> tuple[str, str]:
+    """(base URL of the stay hotel, id of a new CHECKED_IN reservation)."""
+    url = _stay(w, state="CHECKED_IN")
+    return _stay_hotel(w)["base"], url.rsplit("/", 1)[1]
+
+
+def _key(w: World, *, active: bool = False) -> str:
+    """The URL of a new key of a new checked-in stay (issued, and activated when `active`,
+    through the services before the request under test)."""
+    from pms.schemas.keys import KeyIn
+    from pms.services import keys
+
+    base, reservation_id = _key_stay(w)
+    s = _stay_hotel(w)
+    row = keys.issue_key(s["ctx"], s["hotel"].id, KeyIn(reservation_id=uuid.UUID(reservation_id),
+                                                         key_type="MOBILE"))
+    if active:
+        keys.activate(s["ctx"], s["hotel"].id, row.id)
+    return f"{base}/digital-keys/{row.id}"
+
+
+def _issue(w: World) -> tuple[str, Any]:
+    base, reservation_id = _key_stay(w)
+    return f"{base}/digital-keys", {"reservation_id": reservation_id, "key_type": "CARD"}
+
+
+def _feedback(w: World) -> tuple[str, Any]:
+    base, reservation_id = _key_stay(w)
+    return f"{base}/feedback", {"reservation_id": reservation_id, "rating": 4}
+
+
+def _payment_method(w: World) -> str:
+    w._post(w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id}),
+            {"payment_method_id": "pm_card_mastercard"})
+    return w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id})
+
+
+RECIPES.update({
+    ("POST", f"{P}/digital-keys"): _issue,
+    ("POST", f"{P}/digital-keys/{{id}}/activate"): lambda w: (_key(w) + "/activate", None),
+    ("POST", f"{P}/digital-keys/{{id}}/deactivate"): lambda w: (
+        _key(w, active=True) + "/deactivate", None),
+    ("PUT", f"{P}/kiosk-config"): lambda w: (w.fill(f"{P}/kiosk-config"), {
+        "enabled_modes": ["CHECK_IN", "COLLECT_KEY"], "add_on_package_codes": [],
+        "lockdown": False, "max_keys_per_stay": 3}),
+    ("POST", f"{P}/feedback"): _feedback,
+    ("POST", f"{P}/profiles/{{id}}/payment-methods"): lambda w: (
+        w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id}),
+        {"payment_method_id": "pm_card_visa", "brand": "visa", "last4": "4242",
+         "exp_month": 12, "exp_year": 2030}),
+    ("DELETE", f"{P}/profiles/{{id}}/payment-methods"): lambda w: (
+        _payment_method(w) + "?payment_method_id=pm_card_mastercard", None),
+    # reads that need a query (tenancy: another env's ids answer 404, not 422)
+    ("GET", f"{P}/digital-keys"): lambda w: (
+        "{}/digital-keys?reservation_id={}".format(*_key_stay(w)), None),
+})

@@ -49,6 +49,12 @@ OWN = {
     ("POST", R + "/check-in"), ("POST", R + "/check-out"),
     ("GET", R + "/folio"), ("GET", R + "/folios"), ("GET", P + "/folios"), ("GET", F),
     ("POST", F + "/pre-authorizations"), ("GET", F + "/invoice"),
+    # issue 29: a guest's keys, feedback and payment methods are its own stays' and profile's
+    ("GET", P + "/digital-keys"), ("POST", P + "/digital-keys"),
+    ("POST", P + "/digital-keys/{id}/activate"), ("POST", P + "/digital-keys/{id}/deactivate"),
+    ("GET", P + "/feedback"), ("POST", P + "/feedback"),
+    ("GET", P + "/profiles/{id}/payment-methods"), ("POST", P + "/profiles/{id}/payment-methods"),
+    ("DELETE", P + "/profiles/{id}/payment-methods"),
 }
 
 OPERATIONS = sorted((m, p, s.guest) for m, p, _f, s in operations(all_routes()))
@@ -148,6 +154,36 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
     body = bodies.get((method, path))
     if (method, path) == ("GET", P + "/folios"):
         url += f"?room_number={s.room_number}"
+    return _issue_29_target(s, method, path, url, body)
+
+
+def _issue_29_target(s: Scene, method: str, path: str, url: str, body: Any) -> tuple[str, Any]:
+    """Digital keys, feedback and payment methods aimed at holder A's stay and profile."""
+    from pms.schemas.keys import KeyIn
+    from pms.services import guest_payment_methods, keys
+
+    stay = str(s.stay.id)
+    if path == P + "/digital-keys":
+        if method == "GET":
+            return url + f"?reservation_id={stay}", None
+        return url, {"reservation_id": stay, "key_type": "MOBILE"}
+    if path.startswith(P + "/digital-keys/{id}/"):
+        key = keys.issue_key(s.ctx, s.hotel.id, KeyIn(reservation_id=s.stay.id,
+                                                        key_type="CARD"))
+        return url.replace(str(s.reservation.id), str(key.id)), None
+    if path == P + "/feedback":
+        if method == "GET":
+            return url + f"?reservation_id={stay}", None
+        return url, {"reservation_id": stay, "rating": 5}
+    if path == P + "/profiles/{id}/payment-methods":
+        if method == "POST":
+            return url, {"payment_method_id": "pm_card_visa"}
+        if method == "DELETE":
+            from pms.schemas.feedback import PaymentMethodIn
+
+            guest_payment_methods.add_method(s.ctx, s.hotel.id, s.mine.id,
+                                             PaymentMethodIn(payment_method_id="pm_card_amex"))
+            return url + "?payment_method_id=pm_card_amex", None
     return url, body
 
 
