@@ -10,6 +10,7 @@ import falcon
 
 from pms.api import problems
 from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
+from pms.api.public import PublicDocumentMiddleware
 from pms.api.carddata import CardDataMiddleware
 from pms.api.idempotency import IdempotencyMiddleware
 from pms.api.inflight import Inflight, LocalInflight
@@ -73,6 +74,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             RequestIdMiddleware(),
             InflightMiddleware(inflight),
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
+            PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token (issue 27)
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
             BodyMiddleware(settings.limits.max_body_bytes),
             CardDataMiddleware(),

@@ -14,6 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
+from pms.domain.states import HkStatus, RoomStatus
 from pms.schemas.common import (
     Amount,
     Code,
@@ -128,8 +129,8 @@ class RoomOut(Out):
     room_type_id: uuid.UUID
     room_number: str
     floor: str | None
-    status: str
-    hk_status: str
+    status: RoomStatus
+    hk_status: HkStatus
 
 
 class FeePolicy(Strict):
@@ -195,7 +196,7 @@ class ItemOut(Out):
     property_id: uuid.UUID
     code: str
     name: str
-    category: str
+    category: ItemCategory
     price: Amount
     currency: str
 
@@ -227,8 +228,8 @@ class PackageOut(Out):
     description: str | None
     price: Amount
     currency: str
-    calculation: str
-    category: str
+    calculation: PackageCalculation
+    category: ItemCategory
 
 
 def _convert(value: object, typ: type) -> object:

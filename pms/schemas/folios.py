@@ -5,24 +5,32 @@ from __future__ import annotations
 import uuid
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
 from pms.domain.money import quantize
+from pms.domain.states import FolioStatus, PaymentStatus
 from pms.schemas.common import Out, RoomNumber
+
+# Closed sets a folio shows (responses only; the OpenAPI document marks them extensible)
+ChargeCategory = Literal["room", "tax", "F&B", "mini bar", "other"]
+ChargeKind = Literal["room", "charge", "tax", "package", "allowance", "correction", "no_show"]
+PaymentMethod = Literal["CARD", "CASH", "VOUCHER", "BANK_TRANSFER"]
+PaymentKind = Literal["PAYMENT", "PRE_AUTH", "REFUND"]
+FolioType = Literal["GUEST", "EXTRA", "COMPANY"]
 
 
 class FolioChargeOut(Out):
     id: uuid.UUID
-    category: str
+    category: ChargeCategory
     description: str
     amount: Decimal
     currency: str
     quantity: int
     business_date: date
     night: date | None
-    kind: str
+    kind: ChargeKind
     created_at: datetime
     transaction_code: str | None = None
     parent_id: uuid.UUID | None = None
@@ -35,11 +43,11 @@ class FolioPaymentOut(Out):
     id: uuid.UUID
     amount: Decimal
     currency: str
-    method: str
+    method: PaymentMethod
     payment_method_id: str | None
-    status: str
+    status: PaymentStatus
     created_at: datetime
-    kind: str = "PAYMENT"
+    kind: PaymentKind = "PAYMENT"
     decline_code: str | None = None
     pre_authorization_id: uuid.UUID | None = None
     voucher_code: str | None = None
@@ -49,13 +57,13 @@ class ProjectedChargeOut(Out):
     """A line check-out would post on the current business date (room nights not yet charged
     by the night audit, their taxes and packages). Not on the folio yet: no id."""
 
-    category: str
+    category: ChargeCategory
     description: str
     amount: Decimal
     currency: str
     quantity: int
     night: date | None
-    kind: str
+    kind: ChargeKind
     transaction_code: str | None = None
     projected: bool = True
 
@@ -65,8 +73,8 @@ class FolioOut(Out):
     reservation_id: uuid.UUID
     property_id: uuid.UUID
     room_number: str | None
-    status: str
-    folio_type: str
+    status: FolioStatus
+    folio_type: FolioType
     currency: str
     charges_total: Decimal
     payments_total: Decimal
