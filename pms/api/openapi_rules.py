@@ -29,6 +29,7 @@ import re
 from typing import Any
 
 REF = "#/components/schemas/"
+HAND_WRITTEN = frozenset({"Problem"})  # components not made from a msgspec struct
 TENANT_HEADER = "X-Platform-Env-Id"
 PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
 NAME_SHAPE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
@@ -286,7 +287,7 @@ def _responses_side(doc: dict[str, Any]) -> None:
             continue
         for prop, sub in list(props.items()):
             props[prop] = _extensible(schemas, sub)
-        if name not in requests:
+        if name not in requests and name not in HAND_WRITTEN:
             # every field of a response struct is written, defaults included
             schema["required"] = list(props)
             for sub in props.values():
