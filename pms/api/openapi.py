@@ -14,8 +14,8 @@ import falcon
 import msgspec
 
 from pms import __version__
-from pms.api.route import Route, operations
 from pms.api.openapi_rules import refine
+from pms.api.route import Route, operations
 from pms.api.spec import EndpointSpec, endpoint
 from pms.schemas.common import Page
 
