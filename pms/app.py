@@ -10,7 +10,6 @@ import falcon
 
 from pms.api import problems
 from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
-from pms.api.public import PublicDocumentMiddleware
 from pms.api.carddata import CardDataMiddleware
 from pms.api.idempotency import IdempotencyMiddleware
 from pms.api.inflight import Inflight, LocalInflight
@@ -22,6 +21,8 @@ from pms.api.middleware import (
     RequestIdMiddleware,
     RequestLimitsMiddleware,
 )
+from pms.api.public import PublicDocumentMiddleware
+from pms.api.tracing import TraceMiddleware
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
 from pms.db.database import PreludeRefused
@@ -76,6 +77,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
             PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token (issue 27)
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
+            TraceMiddleware(),  # ctx.traceparent current for every outbound call (issue 27)
             BodyMiddleware(settings.limits.max_body_bytes),
             CardDataMiddleware(),
             # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so

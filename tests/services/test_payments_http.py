@@ -34,6 +34,7 @@ class FakeGateway:
         self.accounts: dict[str, str] = {}
         self.tokens_issued = 0
         self.seen_auth: list[str] = []
+        self.seen_trace: list[tuple[str, str | None]] = []  # (path, traceparent) per call
         self.delay = 0.0
         self.lock = threading.Lock()
         gateway = self
@@ -64,6 +65,7 @@ class FakeGateway:
                     return self._send(200, {"access_token": f"tok{gateway.tokens_issued}",
                                             "expires_in": 600})
                 gateway.seen_auth.append(self.headers.get("Authorization", ""))
+                gateway.seen_trace.append((self.path, self.headers.get("traceparent")))
                 status, body, late = gateway.answer(self.command, self.path, json.loads(raw or b"{}"),
                                                     self.headers.get("Idempotency-Key", ""))
                 if late:
