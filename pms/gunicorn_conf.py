@@ -47,7 +47,9 @@ _MAX_BODY_BYTES = Limits().max_body_bytes
 # Re-checked for issue 10 (GET property paired with bare Falcon, 3 x 5 s pairs, on the box
 # loaded by other work, load average 6-10): 4 x 1 gave 1.24-1.38 ms server CPU per GET and a
 # paired ratio of 0.24; 4 x 2 gave 1.06-1.50 ms and 0.27. Still 4 x 2.
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+# PMS_HOST: the address to listen on (all by default, as a container needs; `pms-cli serve`, the
+# `make run` demo, sets 127.0.0.1 unless told otherwise)
+bind = f"{os.environ.get('PMS_HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", str(2 * (os.cpu_count() or 1))))
 worker_class = os.environ.get("PMS_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("PMS_THREADS", "2"))

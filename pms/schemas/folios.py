@@ -78,7 +78,10 @@ class FolioOut(Out):
     currency: str
     charges_total: Decimal
     payments_total: Decimal
-    balance: Decimal
+    posted_balance: Annotated[Decimal, msgspec.Meta(description=(
+        "Posted charges less payments: what the folio's lines add up to so far. Not what the "
+        "guest owes before check-out (room nights are posted at check-out or by the night "
+        "audit): that is `balance_due`."))]
     charges: list[FolioChargeOut]
     payments: list[FolioPaymentOut]
     closed_at: datetime | None
@@ -86,8 +89,12 @@ class FolioOut(Out):
     # Before check-out: what check-out on the current business date adds (room nights not yet
     # posted), and the balance including it. Paying `balance_due` lets the guest check out.
     projected_charges: list[ProjectedChargeOut] = []
-    projected_total: Decimal = Decimal(0)
-    balance_due: Decimal = Decimal(0)
+    projected_total: Annotated[Decimal, msgspec.Meta(description=(
+        "What check-out on the current business date would post (projected_charges)"))] = (
+        Decimal(0))
+    balance_due: Annotated[Decimal, msgspec.Meta(description=(
+        "What the guest owes now: posted and projected charges less payments. Paying it "
+        "lets the guest check out; negative is a credit to refund."))] = Decimal(0)
 
 
 class FolioByRoomQuery(msgspec.Struct, kw_only=True):
@@ -128,7 +135,7 @@ def folio_out(f: object, charges: list, payments: list, *, charges_total: Decima
         id=f.id, reservation_id=f.reservation_id, property_id=f.property_id,
         room_number=f.room_number, status=f.status, folio_type=f.folio_type, currency=f.currency,
         charges_total=charges_total, payments_total=payments_total,
-        balance=charges_total - payments_total,
+        posted_balance=charges_total - payments_total,
         charges=[charge_out(c) for c in charges], payments=[payment_out(p) for p in payments],
         closed_at=f.closed_at, created_at=f.created_at,
         projected_charges=[projected_out(r) for r in projected or []],

@@ -132,7 +132,8 @@ def test_fuzz_every_operation_from_the_openapi_document(api, kind, generated_cli
             failures += _fuzz_operation(operation, world, headers, mode, answers)
     assert not failures, f"{len(failures)} failing operation(s):\n" + "\n".join(failures)
     # every 2xx reached parses into its generated model (issue 27)
-    assert len({a["operation_id"] for a in answers}) >= 40, len(answers)
+    # staff reach most operations; guest and kiosk sessions a few (the rest are 403)
+    assert len({a["operation_id"] for a in answers}) >= (40 if kind == "staff" else 5)
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(a) for a in answers))
     out = run_in_clientgen("parse_answers.py", str(generated_client), str(path))

@@ -311,7 +311,7 @@ def test_timeout_leaves_pending_and_reconcile_captures_once(ctx, folio, gateway)
     client = http_payments(gateway, timeout_s=0.3)
     gateway.faults.append("timeout")
     out, payment = _pay(ctx, folio, client)
-    assert payment.status == "PENDING" and out.balance == Decimal("50.00")
+    assert payment.status == "PENDING" and out.posted_balance == Decimal("50.00")
     assert len(gateway.charges) == 1  # the service did charge; we did not hear back
     assert _reconcile(ctx, client)["captured"] == 1
     assert _state(ctx, folio) == (Decimal("50.00"), ["CAPTURED"])
