@@ -446,4 +446,22 @@ def refine(doc: dict[str, Any], page_ops: set[tuple[str, str]]) -> dict[str, Any
                                  f"{ids[op_id]}: add an override")
             ids[op_id] = (method.upper(), path)
             op["operationId"] = op_id
+            _examples(op)
     return doc
+
+
+def _examples(op: dict[str, Any]) -> None:
+    """The main journeys' example request and response (pms/api/openapi_examples.py)."""
+    from pms.api.openapi_examples import EXAMPLES
+
+    example = EXAMPLES.get(op["operationId"])
+    if example is None:
+        return
+    body = op.get("requestBody", {}).get("content", {}).get("application/json")
+    if body is not None and example["request"] is not None:
+        body["example"] = example["request"]
+    for status, answer in op["responses"].items():  # the declared success status first
+        media = answer.get("content", {}).get("application/json")
+        if status.startswith("2") and media is not None:
+            media["example"] = example["response"]
+            break

@@ -202,3 +202,29 @@ def test_a_generator_warning_fails_the_generation(tmp_path):
         _run([str(venv / "bin" / "openapi-python-client"), "generate", "--path",
               str(tmp_path / "doc.json"), "--meta", "none", "--output-path",
               str(tmp_path / "out"), "--config", str(tmp_path / "cfg.yaml")])
+
+
+def test_the_main_journeys_have_examples_that_match_their_schemas():
+    import jsonschema_rs
+
+    from pms.api.openapi_examples import EXAMPLES
+
+    found = set()
+    for _m, _p, op in OPS:
+        if op["operationId"] not in EXAMPLES:
+            continue
+        found.add(op["operationId"])
+        media = [a["content"]["application/json"] for s, a in op["responses"].items()
+                 if s.startswith("2") and "application/json" in a.get("content", {})][0]
+        body = op.get("requestBody", {}).get("content", {}).get("application/json")
+        for schema, example in ((media["schema"], media["example"]),
+                                *(((body["schema"], body["example"]),)
+                                  if EXAMPLES[op["operationId"]]["request"] else ())):
+            validator = jsonschema_rs.Draft202012Validator(
+                {**schema, "components": DOC["components"]})
+            errors = [e.message for e in validator.iter_errors(example)]
+            assert not errors, (op["operationId"], errors[:3])
+    assert found == set(EXAMPLES)
+    assert {"searchAvailability", "createProfile", "createReservation", "updateReservation",
+            "checkInReservation", "createFolioCharge", "createFolioPayment",
+            "checkOutReservation"} <= found
