@@ -87,3 +87,21 @@ def test_an_actor_message_carries_the_senders_traceparent_to_its_run():
         worker.stop()
     assert sorted(seen, key=str) == sorted([TP, None], key=str)
     assert trace.current() is None
+
+
+def test_outbox_reactions_run_with_the_traceparent_of_the_request_that_wrote_the_event(api):
+    from workers.publisher import LocalEventPublisher
+    from workers.relay import OutboxRelay
+
+    made = api.post("/v1/properties", {"propertyCode": "TRACE1", "timezone": "UTC",
+                                       "currencyCode": "EUR"}, headers={"traceparent": TP})
+    assert made.status_code == 201, made.text
+    seen: list[tuple[str | None, str | None]] = []
+
+    def react(event):  # what a subscriber calls (an actor's send, a platform call) sees it
+        seen.append((event.get("traceparent"), trace.current()))
+
+    OutboxRelay(LocalEventPublisher(), subscribers={"hotel:pms:property:created": [react]},
+                env_id=api.env_id).run_once()
+    assert seen == [(TP, TP)]
+    assert trace.current() is None
