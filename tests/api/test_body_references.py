@@ -81,3 +81,4 @@ def test_housekeeping_tasks_list_their_room_id(api, ctx):
     listed = api.get(base).json["data"]
     assert [t["room_id"] for t in listed] == [str(hotel.rooms[0].id)]
     assert api.get(f"{base}/{created.json['id']}").json["room_id"] == str(hotel.rooms[0].id)
+
