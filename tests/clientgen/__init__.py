@@ -137,7 +137,16 @@ def run_in_clientgen(script: str, *args: str) -> str:
 
 @pytest.fixture(scope="session")
 def generated_client(base_settings: Any, _sqlite_db: Any) -> Path:
+    """The generated code's directory. The app that serves the document is bound to the
+    session's SQLite file only while it is built: the database the requesting test bound
+    (PostgreSQL, say) is bound again afterwards (the document itself reads no database)."""
     from pms.app import create_app
+    from pms.db.database import db as db_proxy
 
-    with serve(create_app(base_settings, db=_sqlite_db)) as base_url:
+    bound = db_proxy.obj
+    try:
+        app = create_app(base_settings, db=_sqlite_db)
+    finally:
+        db_proxy.initialize(bound)
+    with serve(app) as base_url:
         return generate(base_url)
