@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: run test test-fast test-pgbouncer lint bench chaos clean openapi fuzz
+.PHONY: clientgen run test test-fast test-pgbouncer lint bench chaos clean openapi fuzz
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,21 @@ $(STAMP): setup.cfg pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)   ## serve on :8000 (SQLite + StubBroker + sandboxes); prints a token and a curl line
+# The client generators (issue 27): openapi-python-client and datamodel-code-generator, pinned in
+# tests/clientgen/requirements.txt, in an environment of their own (the suite generates a client
+# from the served document and drives a stay through it; tests/clientgen/__init__.py).
+CLIENTGEN       = .venv-clientgen
+CLIENTGEN_STAMP = $(CLIENTGEN)/.installed
+
+$(CLIENTGEN_STAMP): tests/clientgen/requirements.txt
+	rm -rf $(CLIENTGEN)
+	$(PYTHON) -m venv $(CLIENTGEN)
+	$(CLIENTGEN)/bin/pip install --quiet -r tests/clientgen/requirements.txt
+	cp tests/clientgen/requirements.txt $@
+
+clientgen: $(CLIENTGEN_STAMP) ## the client generators' environment
+
+run: $(STAMP)   ## serve on 127.0.0.1:8000 (SQLite + StubBroker + sandboxes); token in var/demo-token
 	$(BIN)/pms-cli serve
 
 # pytest-xdist: TEST_WORKERS processes (each with its own databases; see tests/conftest.py), the
@@ -20,13 +34,13 @@ run: $(STAMP)   ## serve on :8000 (SQLite + StubBroker + sandboxes); prints a to
 TEST_WORKERS ?= 2
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
-test: $(STAMP)  ## the whole suite (PostgreSQL and RabbitMQ tests skip locally if the servers are down)
+test: $(STAMP) $(CLIENTGEN_STAMP)  ## the whole suite (PostgreSQL and RabbitMQ tests skip locally if the servers are down)
 	$(BIN)/pytest -q --durations=25 $(XDIST)
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(CLIENTGEN_STAMP)
 	$(BIN)/pytest -q -m "not slow" $(XDIST)
 
-test-pgbouncer: $(STAMP) ## the API tests again, the app's database reached through PgBouncer (transaction mode)
+test-pgbouncer: $(STAMP) $(CLIENTGEN_STAMP) ## the API tests again, the app's database reached through PgBouncer (transaction mode)
 	PMS_TEST_VIA_PGBOUNCER=1 $(BIN)/pytest -q -m postgres tests/api $(XDIST)
 
 lint: $(STAMP)
@@ -45,4 +59,4 @@ openapi: $(STAMP)
 	$(BIN)/pms-cli openapi
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) $(CLIENTGEN) var .pytest_cache

@@ -72,9 +72,11 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
     # issue 32: the env's lists of values and module settings, as the platform's event would
     initialize_environment(env_id, ledger=build_platform(settings).ledger,
                            source_event_id="demo-seed")
+    day = seed_business_date(ctx, prop.id)
     with read_scope(ctx):
         return {
             "env_id": str(env_id), "property_id": str(prop.id), "created": created,
+            "business_date": day.isoformat(),
             "room_types": RoomType.select().where(RoomType.property == prop.id).count(),
             "rooms": Room.select().where(Room.property == prop.id).count(),
             "rate_plans": RatePlan.select().where(RatePlan.property == prop.id).count(),
@@ -82,6 +84,25 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
                 TransactionCode.property == prop.id).count(),
             "lists_of_values": LovEntry.select().count(),
         }
+
+
+def seed_business_date(ctx: Any, property_id: Any) -> Any:
+    """The demo property's business date, set once to its local calendar date (Europe/Berlin)
+    when it has none, so "today" for the demo is the hotel's, not the server's time zone's;
+    the night audit moves it on from there. Returns it."""
+    from pms.db.uow import unit_of_work
+    from pms.domain.business_date import local_today
+    from pms.models import Property
+
+    with unit_of_work(ctx) as uow:
+        prop = Property.get(Property.id == property_id)
+        if prop.business_date is not None:
+            return prop.business_date
+        day = local_today(ctx.now, prop.timezone)
+        Property.update(business_date=day).where(Property.id == prop.id).execute()
+        uow.audit("property.business_date_set", prop, before={"business_date": None},
+                  after={"business_date": day.isoformat()})
+        return day
 
 
 # Later capabilities (rates, inventory) add their demo data here: fn(ctx, property).

@@ -5,7 +5,9 @@ working token and curl line."""
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+from pathlib import Path
 
 import typer
 
@@ -14,6 +16,8 @@ from pms.config import load_settings
 
 
 def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
+          host: str = typer.Option("127.0.0.1", envvar="PMS_HOST",
+                                   help="Address to listen on (0.0.0.0: every interface)."),
           workers: int = typer.Option(None, help="Gunicorn workers (default $WEB_CONCURRENCY, "
                                       "else 2 on the embedded SQLite file, two per CPU on "
                                       "PostgreSQL)."),
@@ -24,7 +28,7 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
     settings = load_settings()
     refuse_to_serve(settings, "pms-cli serve")  # issue 28: no development fallback in production
     port = port or settings.port
-    env = dict(os.environ, PORT=str(port))
+    env = dict(os.environ, PORT=str(port), PMS_HOST=host)
     if workers:
         env["WEB_CONCURRENCY"] = str(workers)
     elif not settings.is_postgres and "WEB_CONCURRENCY" not in env:
@@ -47,13 +51,40 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
         with connection_scope():  # released before the server starts
             summary = seed_demo(settings, DEMO_ENV_ID)
         token = mint_token(settings, env_id=DEMO_ENV_ID, ttl_s=12 * 3600)
+        token_file = write_token(settings.home, token)
         prop = summary["property_id"]
-        typer.echo("\nDemo env:      " + str(DEMO_ENV_ID))
-        typer.echo("Demo property: " + str(prop))
-        typer.echo("Token (12 h):  " + token)
-        typer.echo("\nTry:\n  curl -s -H 'Authorization: Bearer " + token + "' "
-                   f"-H 'X-Platform-Env-Id: {DEMO_ENV_ID}' "
-                   f"http://127.0.0.1:{port}/v1/properties/{prop}\n")
+        shown = _shown_path(token_file)
+        url_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        typer.echo(f"\nDemo env:      {DEMO_ENV_ID}")
+        typer.echo(f"Demo property: {prop} (business date {summary['business_date']})")
+        typer.echo(f"Token (12 h):  written to {shown}")
+        typer.echo(f"Serving on:    http://{url_host}:{port}  (document: /v1/openapi.json)")
+        typer.echo("\nTry:\n"
+                   f"  curl -s http://{url_host}:{port}/v1/properties/{prop} \\\n"
+                   f'    -H "Authorization: Bearer $(cat {shlex.quote(shown)})" \\\n'
+                   f'    -H "X-Platform-Env-Id: {DEMO_ENV_ID}"\n')
         sys.stdout.flush()
     argv = [sys.executable, "-m", "gunicorn", "-c", "python:pms.gunicorn_conf", "pms.app:get_app()"]
     os.execvpe(argv[0], argv, env)
+
+
+TOKEN_FILE = "demo-token"
+
+
+def write_token(home: Path, token: str) -> Path:
+    """The demo token in a file of its own (owner-only), so the terminal shows a path, not
+    2 KB of JWT."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / TOKEN_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    return path
+
+
+def _shown_path(path: Path) -> str:
+    """The path relative to the working directory when it is under it (shorter to read)."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

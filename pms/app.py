@@ -21,6 +21,8 @@ from pms.api.middleware import (
     RequestIdMiddleware,
     RequestLimitsMiddleware,
 )
+from pms.api.public import PublicDocumentMiddleware
+from pms.api.tracing import TraceMiddleware
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
 from pms.db.database import PreludeRefused
@@ -74,7 +76,9 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             RequestIdMiddleware(),
             InflightMiddleware(inflight),
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
+            PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token (issue 27)
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
+            TraceMiddleware(),  # ctx.traceparent current for every outbound call (issue 27)
             body,
             CardDataMiddleware(),
             # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so

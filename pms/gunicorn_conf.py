@@ -31,6 +31,7 @@ import threading
 import time
 
 import gunicorn.http.message as _gunicorn_message
+import gunicorn.util as _gunicorn_util
 
 from pms.api import inflight
 from pms.config import Limits
@@ -47,7 +48,9 @@ _MAX_BODY_BYTES = Limits().max_body_bytes
 # Re-checked for issue 10 (GET property paired with bare Falcon, 3 x 5 s pairs, on the box
 # loaded by other work, load average 6-10): 4 x 1 gave 1.24-1.38 ms server CPU per GET and a
 # paired ratio of 0.24; 4 x 2 gave 1.06-1.50 ms and 0.27. Still 4 x 2.
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+# PMS_HOST: the address to listen on (all by default, as a container needs; `pms-cli serve`, the
+# `make run` demo, sets 127.0.0.1 unless told otherwise)
+bind = f"{os.environ.get('PMS_HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", str(2 * (os.cpu_count() or 1))))
 worker_class = os.environ.get("PMS_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("PMS_THREADS", "2"))
@@ -74,6 +77,33 @@ limit_request_field_size = 128 * 1024
 limit_request_fields = 100
 if getattr(_gunicorn_message, "MAX_REQUEST_LINE", limit_request_line) < limit_request_line:
     _gunicorn_message.MAX_REQUEST_LINE = limit_request_line
+
+# What gunicorn still answers itself (a header field over 128 KiB, a line over 16 KiB, a
+# malformed request: the app never sees these) is problem+json too, not its HTML page: its
+# workers write such answers through `gunicorn.util.write_error`, replaced here (issue 27).
+_GUNICORN_CODES = {400: "bad_request", 403: "forbidden", 414: "uri_too_long",
+                   417: "expectation_failed", 431: "header_too_large", 500: "internal_error",
+                   501: "not_implemented"}
+_GUNICORN_DETAILS = {
+    414: "the request line is over the server's limit",
+    431: f"a request header field is over the server's limit ({128 * 1024} bytes)",
+}
+
+
+def _problem_error(sock, status_int, reason, mesg):  # noqa: ANN001, ANN201, ARG001
+    import json
+
+    from pms.api.problems import problem_body
+
+    code = _GUNICORN_CODES.get(status_int, "bad_request")
+    body = json.dumps(problem_body(status_int, code, reason,
+                                   _GUNICORN_DETAILS.get(status_int, reason))).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n\r\n")
+    _gunicorn_util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+_gunicorn_util.write_error = _problem_error
 
 
 def pre_request(worker, req):  # noqa: ANN001, ANN201

@@ -16,6 +16,7 @@ from dramatiq.middleware import CurrentMessage
 
 from pms.config import Settings
 from workers.middleware import WorkerBoot
+from workers.tracing import TraceMessages
 
 # Bounded waits for the broker connection (pika URL query parameters), unless the URL sets them.
 AMQP_DEFAULTS = {
@@ -52,4 +53,5 @@ def build_broker(settings: Settings) -> dramatiq.Broker:
         broker = RabbitmqBroker(url=bounded_amqp_url(settings.broker_url), confirm_delivery=True)
     broker.add_middleware(CurrentMessage())
     broker.add_middleware(WorkerBoot(settings))
+    broker.add_middleware(TraceMessages())  # the sender's traceparent rides on each message
     return broker

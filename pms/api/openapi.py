@@ -4,16 +4,20 @@ prints it."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
+import typing
 from typing import Any
 
 import falcon
 import msgspec
 
 from pms import __version__
+from pms.api.openapi_rules import refine
 from pms.api.route import Route, operations
 from pms.api.spec import EndpointSpec, endpoint
+from pms.schemas.common import Page
 
 PROBLEM_SCHEMA = {
     "type": "object",
@@ -93,12 +97,14 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
     schemas_for, components = msgspec.json.schema_components(
         types, ref_template="#/components/schemas/{name}")
     schema_map = dict(zip([id(t) for t in types], schemas_for, strict=True))  # same type, same id
-    components["Problem"] = PROBLEM_SCHEMA
+    components["Problem"] = copy.deepcopy(PROBLEM_SCHEMA)
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _fn, spec in ops:
         paths.setdefault(path, {})[method.lower()] = _operation(method, path, spec, schema_map,
                                                                 components)
-    return {
+    pages = {(method, path) for method, path, _fn, spec in ops
+              if typing.get_origin(spec.response) is Page}
+    return refine({
         "openapi": "3.1.0",
         "info": {"title": "Hotel PMS", "version": __version__, "description": DESCRIPTION},
         "servers": [{"url": "/"}],
@@ -109,7 +115,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
                                            "bearerFormat": "JWT"}},
         },
         "security": [{"bearer": []}],
-    }
+    }, pages)
 
 
 def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int, Any],

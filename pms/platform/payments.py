@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from pms.config import Settings
 from pms.domain.money import to_wire
 from pms.errors import DependencyUnavailable
+from pms.platform import trace
 
 PAYMENT_SCOPES = ("platform:payments:intents:write", "platform:payments:charges:write")
 
@@ -234,6 +235,9 @@ class GatewayHttp:
                    "Content-Type": "application/json"}
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
+        traceparent = trace.current()  # the request (or event) that caused this call
+        if traceparent:
+            headers["traceparent"] = traceparent
         data = json.dumps(body, default=str).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method,
                                          headers=headers)

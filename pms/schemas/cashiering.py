@@ -12,6 +12,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
+from pms.domain.states import VoucherStatus
 from pms.schemas.common import Amount, Code, Currency, Cursor, Name, Out, Strict, Text
 
 Category = Literal["room", "tax", "F&B", "mini bar", "other"]
@@ -52,7 +53,7 @@ class TransactionCodePatch(Strict):
 
 class TaxRuleOut(Out):
     code: str
-    kind: str
+    kind: Literal["percentage", "per_night"]
     rate: str
     inclusive: bool
     name: str = ""
@@ -63,7 +64,7 @@ class TransactionCodeOut(Out):
     property_id: uuid.UUID
     code: str
     name: str
-    category: str
+    category: Category
     tax_rules: list[TaxRuleOut]
     ledger_account: str
     active: bool
@@ -93,7 +94,7 @@ class GiftVoucherOut(Out):
     currency: str
     initial_amount: Amount
     balance: Amount
-    status: str
+    status: VoucherStatus
     expires_on: date | None
     recipient_name: str | None
     created_at: datetime

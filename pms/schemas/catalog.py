@@ -14,6 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
+from pms.domain.states import HkStatus, RoomStatus
 from pms.schemas.common import (
     Amount,
     Code,
@@ -133,8 +134,8 @@ class RoomOut(Out):
     room_type_id: uuid.UUID
     room_number: str
     floor: str | None
-    status: str
-    hk_status: str
+    status: RoomStatus
+    hk_status: HkStatus
 
 
 class FeePolicy(Strict):
@@ -200,7 +201,7 @@ class ItemOut(Out):
     property_id: uuid.UUID
     code: str
     name: str
-    category: str
+    category: ItemCategory
     price: Amount
     currency: str
 
@@ -232,8 +233,8 @@ class PackageOut(Out):
     description: str | None
     price: Amount
     currency: str
-    calculation: str
-    category: str
+    calculation: PackageCalculation
+    category: ItemCategory
 
 
 def _convert(value: object, typ: type) -> object:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -38,6 +39,13 @@ class Strict(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class Out(msgspec.Struct, kw_only=True):
     """Base of every response shape."""
+
+
+class NightPriceOut(Out):
+    """One night's price (a quote's, a reservation's): one schema wherever it is shown."""
+
+    date: date
+    amount: Decimal
 
 
 class Page(msgspec.Struct, Generic[T]):

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from pms.domain.states import AuditRunStatus
 from pms.schemas.common import Cursor, Limit, Out, Strict
 
 
@@ -33,7 +34,7 @@ class NightAuditRunOut(Out):
     id: uuid.UUID | None
     property_id: uuid.UUID
     business_date: date
-    status: str
+    status: AuditRunStatus
     dry_run: bool = False
     attempts: int = 0
     started_at: datetime | None = None

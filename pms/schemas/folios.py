@@ -5,24 +5,32 @@ from __future__ import annotations
 import uuid
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
 from pms.domain.money import quantize
+from pms.domain.states import FolioStatus, PaymentStatus
 from pms.schemas.common import Out, RoomNumber
+
+# Closed sets a folio shows (responses only; the OpenAPI document marks them extensible)
+ChargeCategory = Literal["room", "tax", "F&B", "mini bar", "other"]
+ChargeKind = Literal["room", "charge", "tax", "package", "allowance", "correction", "no_show"]
+PaymentMethod = Literal["CARD", "CASH", "VOUCHER", "BANK_TRANSFER"]
+PaymentKind = Literal["PAYMENT", "PRE_AUTH", "REFUND"]
+FolioType = Literal["GUEST", "EXTRA", "COMPANY"]
 
 
 class FolioChargeOut(Out):
     id: uuid.UUID
-    category: str
+    category: ChargeCategory
     description: str
     amount: Decimal
     currency: str
     quantity: int
     business_date: date
     night: date | None
-    kind: str
+    kind: ChargeKind
     created_at: datetime
     transaction_code: str | None = None
     parent_id: uuid.UUID | None = None
@@ -35,11 +43,11 @@ class FolioPaymentOut(Out):
     id: uuid.UUID
     amount: Decimal
     currency: str
-    method: str
+    method: PaymentMethod
     payment_method_id: str | None
-    status: str
+    status: PaymentStatus
     created_at: datetime
-    kind: str = "PAYMENT"
+    kind: PaymentKind = "PAYMENT"
     decline_code: str | None = None
     pre_authorization_id: uuid.UUID | None = None
     voucher_code: str | None = None
@@ -49,13 +57,13 @@ class ProjectedChargeOut(Out):
     """A line check-out would post on the current business date (room nights not yet charged
     by the night audit, their taxes and packages). Not on the folio yet: no id."""
 
-    category: str
+    category: ChargeCategory
     description: str
     amount: Decimal
     currency: str
     quantity: int
     night: date | None
-    kind: str
+    kind: ChargeKind
     transaction_code: str | None = None
     projected: bool = True
 
@@ -65,12 +73,15 @@ class FolioOut(Out):
     reservation_id: uuid.UUID
     property_id: uuid.UUID
     room_number: str | None
-    status: str
-    folio_type: str
+    status: FolioStatus
+    folio_type: FolioType
     currency: str
     charges_total: Decimal
     payments_total: Decimal
-    balance: Decimal
+    posted_balance: Annotated[Decimal, msgspec.Meta(description=(
+        "Posted charges less payments: what the folio's lines add up to so far. Not what the "
+        "guest owes before check-out (room nights are posted at check-out or by the night "
+        "audit): that is `balance_due`."))]
     charges: list[FolioChargeOut]
     payments: list[FolioPaymentOut]
     closed_at: datetime | None
@@ -78,8 +89,12 @@ class FolioOut(Out):
     # Before check-out: what check-out on the current business date adds (room nights not yet
     # posted), and the balance including it. Paying `balance_due` lets the guest check out.
     projected_charges: list[ProjectedChargeOut] = []
-    projected_total: Decimal = Decimal(0)
-    balance_due: Decimal = Decimal(0)
+    projected_total: Annotated[Decimal, msgspec.Meta(description=(
+        "What check-out on the current business date would post (projected_charges)"))] = (
+        Decimal(0))
+    balance_due: Annotated[Decimal, msgspec.Meta(description=(
+        "What the guest owes now: posted and projected charges less payments. Paying it "
+        "lets the guest check out; negative is a credit to refund."))] = Decimal(0)
 
 
 class FolioByRoomQuery(msgspec.Struct, kw_only=True):
@@ -120,7 +135,7 @@ def folio_out(f: object, charges: list, payments: list, *, charges_total: Decima
         id=f.id, reservation_id=f.reservation_id, property_id=f.property_id,
         room_number=f.room_number, status=f.status, folio_type=f.folio_type, currency=f.currency,
         charges_total=charges_total, payments_total=payments_total,
-        balance=charges_total - payments_total,
+        posted_balance=charges_total - payments_total,
         charges=[charge_out(c) for c in charges], payments=[payment_out(p) for p in payments],
         closed_at=f.closed_at, created_at=f.created_at,
         projected_charges=[projected_out(r) for r in projected or []],

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pms.domain.states import RoomStatus
 from pms.schemas.common import ListQuery, Out, RoomNumber, Strict, Text
 
 HkStatusName = Literal["CLEAN", "DIRTY", "INSPECTED", "OUT_OF_ORDER", "OUT_OF_SERVICE"]
@@ -31,8 +32,8 @@ class RoomBoardEntry(Out):
     room_number: str
     room_type_id: uuid.UUID
     floor: str | None
-    status: str
-    hk_status: str
+    status: RoomStatus
+    hk_status: HkStatusName
     open_tasks: int
     updated_at: datetime
 
@@ -69,8 +70,8 @@ class TaskOut(Out):
     property_id: uuid.UUID
     room_id: uuid.UUID
     room_number: str
-    kind: str
-    status: str
+    kind: TaskKind
+    status: TaskStatus
     assignee: str | None
     notes: str | None
     business_date: date | None

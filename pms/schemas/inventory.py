@@ -78,7 +78,7 @@ class MaintenanceOut(Out):
     room_id: uuid.UUID
     room_number: str
     room_type_id: uuid.UUID
-    kind: str
+    kind: MaintenanceKind
     from_date: date
     to_date: date
     reason: str | None

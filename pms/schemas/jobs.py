@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from pms.domain.states import JobStatus
 from pms.schemas.common import Cursor, Limit, Out, Strict
 from pms.schemas.end_of_day import EndOfDayIn
 
@@ -27,8 +28,8 @@ class JobQuery(msgspec.Struct, kw_only=True):
 
 class JobOut(Out):
     id: uuid.UUID
-    kind: str
-    status: str
+    kind: Literal["end_of_day"]
+    status: JobStatus
     property_id: uuid.UUID | None
     input: dict[str, Any] | None
     error: str | None
@@ -40,7 +41,7 @@ class JobOut(Out):
 
 class JobResultOut(Out):
     job_id: uuid.UUID
-    status: str
+    status: JobStatus
     result: dict[str, Any] | None
     error: str | None
 

@@ -47,7 +47,7 @@ class PreferencesOut(Out):
 class ProfileOut(Out):
     profile_id: uuid.UUID
     id: uuid.UUID
-    kind: str
+    kind: Literal["GUEST", "COMPANY"]
     first_name: str | None
     last_name: str | None
     company_name: str | None

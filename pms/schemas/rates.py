@@ -15,7 +15,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.money import quantize
-from pms.schemas.common import Amount, Currency, Out, Strict, Text
+from pms.schemas.common import Amount, Currency, NightPriceOut, Out, Strict, Text
 
 Weekday = Annotated[int, msgspec.Meta(ge=1, le=7, description="ISO weekday: 1 Monday .. 7 Sunday")]
 Los = Annotated[int, msgspec.Meta(ge=1, le=366)]
@@ -144,7 +144,7 @@ class PromoCodeOut(Out):
     property_id: uuid.UUID
     code: str
     description: str | None
-    discount_type: str
+    discount_type: DiscountType
     discount_value: Decimal
     currency: str | None
     valid_from: date | None
@@ -170,11 +170,6 @@ class ReasonOut(Out):
     code: str
     message: str
     date: date | None = None
-
-
-class NightPriceOut(Out):
-    date: date
-    amount: Decimal
 
 
 class PromoValidationOut(Out):

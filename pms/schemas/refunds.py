@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from pms.domain.money import quantize
+from pms.domain.states import PaymentStatus
 from pms.schemas.common import Amount, Out, Strict
 from pms.schemas.folios import FolioOut
 
@@ -42,8 +43,8 @@ class RefundOut(Out):
     folio_id: uuid.UUID
     amount: Decimal
     currency: str
-    method: str
-    status: str
+    method: Literal["CARD", "CASH"]
+    status: PaymentStatus
     refund_of: uuid.UUID | None
     payment_method_id: str | None
     created_at: datetime

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pms.schemas.common import ListQuery, Out, RoomNumber, Strict, Text
+from pms.domain.states import MessageStatus, ReservationStatus, ServiceRequestStatus
+from pms.schemas.common import ListQuery, NightPriceOut, Out, RoomNumber, Strict, Text
 
 PersonName = Annotated[str, msgspec.Meta(min_length=1, max_length=120)]
 ConfirmationNumber = Annotated[str, msgspec.Meta(
@@ -136,16 +137,11 @@ class ReservationQuery(ListQuery):
 
 # -- responses ----------------------------------------------------------------------------------
 
-class NightPriceOut(Out):
-    date: date
-    amount: Decimal
-
-
 class ReservationOut(Out):
     id: uuid.UUID
     confirmation_number: str
     property_id: uuid.UUID
-    status: str
+    status: ReservationStatus
     arrival_date: date
     departure_date: date
     nights: int
@@ -156,8 +152,8 @@ class ReservationOut(Out):
     guest_profile_id: uuid.UUID | None
     guest_first_name: str | None
     guest_last_name: str | None
-    source: str
-    channel: str
+    source: Source
+    channel: Channel
     room_id: uuid.UUID | None
     room_number: str | None
     currency: str
@@ -188,7 +184,7 @@ class SplitOut(Out):
 class BoardingPassOut(Out):
     reservation_id: uuid.UUID
     confirmation_number: str
-    status: str
+    status: ReservationStatus
     guest_first_name: str | None
     guest_last_name: str | None
     room_number: str | None
@@ -210,9 +206,9 @@ class CommentOut(Out):
 class MessageOut(Out):
     id: uuid.UUID
     reservation_id: uuid.UUID
-    direction: str
-    status: str
-    channel: str
+    direction: Literal["incoming", "outgoing"]
+    status: MessageStatus
+    channel: Literal["EMAIL", "SMS", "APP", "KIOSK"]
     subject: str | None
     body: str
     sent_at: datetime | None
@@ -224,7 +220,7 @@ class ServiceRequestOut(Out):
     reservation_id: uuid.UUID
     kind: str
     description: str | None
-    status: str
+    status: ServiceRequestStatus
     due_at: datetime | None
     created_at: datetime
 

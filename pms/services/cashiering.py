@@ -35,6 +35,7 @@ from pms.services.ledger_postings import (
     revenue_lines,
     send_postings,
 )
+from pms.services.references import body_reference
 from pms.services.reservations import business_date
 from pms.services.transaction_codes import load_code, rules_of, unknown_code
 
@@ -293,8 +294,13 @@ def move_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, charge_id
                                errors=[{"field": "target_folio_id", "message": "same folio"}])
     with lock_errors(), unit_of_work(ctx) as uow:
         first, second = sorted([folio_id, body.target_folio_id], key=str)
-        locked = {f.id: f for f in (load_folio(ctx, property_id, first, lock=True),
-                                    load_folio(ctx, property_id, second, lock=True))}
+        locked = {}
+        for folio_key in (first, second):  # in id order (lock order); the target is the body's
+            if folio_key == body.target_folio_id:
+                with body_reference("target_folio_id", "no such folio"):
+                    locked[folio_key] = load_folio(ctx, property_id, folio_key, lock=True)
+            else:
+                locked[folio_key] = load_folio(ctx, property_id, folio_key, lock=True)
         folio, target = locked[folio_id], locked[body.target_folio_id]
         require_open(folio)
         require_open(target)

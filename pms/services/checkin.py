@@ -20,12 +20,13 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.domain.business_date import business_date
 from pms.domain.states import FOLIO_INITIAL, RESERVATION_MACHINE, ROOM_MACHINE
 from pms.errors import Conflict, RoomTypeUnavailable, RoomUnavailable, ValidationFailed
-from pms.models import RatePlan, Reservation, Room, RoomType
+from pms.models import Profile, RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.folio_state import statement_with_commit
 from pms.services.folios import open_folio
+from pms.services.references import unknown_reference
 from pms.services.reservations import create_reservation, record
 from pms.services.room_holds import (
     OUT_OF_ORDER_MARKS,
@@ -184,6 +185,11 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
     with read_scope(ctx):
         prop = load_property(property_id)
         today = business_date(prop, ctx.now)
+        if (body.guest_profile_id is not None and ctx.holder_id is None
+                and not Profile.select(Profile.id).where(
+                    Profile.id == body.guest_profile_id).exists()):
+            # before any room type is tried: a full house must not hide an unknown profile
+            raise unknown_reference("guest_profile_id", "guest_profile_id is not a known profile")
         candidates = _candidates(property_id, body)
     if body.departure_date is not None:
         departure = body.departure_date

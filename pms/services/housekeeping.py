@@ -177,7 +177,7 @@ def list_tasks(ctx: Ctx, property_id: uuid.UUID, query: TaskQuery) -> Page[TaskO
     """Tasks of a property, oldest first, filtered by status, kind, date, room or assignee."""
     with read_scope(ctx):
         load_property(property_id)
-        tasks = (HousekeepingTask.select(HousekeepingTask, Room.room_number)
+        tasks = (HousekeepingTask.select(HousekeepingTask, Room.id, Room.room_number)
                  .join(Room, on=(HousekeepingTask.room == Room.id))
                  .where(HousekeepingTask.property == property_id))
         if query.status:

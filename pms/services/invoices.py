@@ -60,7 +60,7 @@ def _document(prop: Property, folio_out: Any, reservation: Reservation, number: 
         "payments": [p for p in data["payments"] if p["status"] == "CAPTURED"],
         "tax_summary": {k: str(v) for k, v in sorted(taxes.items())},
         "charges_total": data["charges_total"], "payments_total": data["payments_total"],
-        "balance": data["balance"],
+        "balance": data["posted_balance"],  # closed at check-out: nothing projected
     }
 
 

@@ -60,7 +60,11 @@ def _validate(body: cs.PaymentIn) -> None:
     if body.method == "VOUCHER" and not body.voucher_code:
         raise _field("voucher_code", "a voucher payment needs voucher_code")
     if body.method != "CARD" and (body.payment_method_id or body.pre_authorization_id):
-        raise _field("method", "payment_method_id and pre_authorization_id are for CARD payments")
+        fields = ["method", *(f for f in ("payment_method_id", "pre_authorization_id")
+                              if getattr(body, f))]
+        raise ValidationFailed("payment_method_id and pre_authorization_id are for CARD "
+                               "payments", errors=[{"field": f, "message": "CARD payments only"}
+                                                   for f in fields])
 
 
 def _settle(uow: Any, payment: FolioPayment, property_id: uuid.UUID,

@@ -22,6 +22,7 @@ from typing import Any
 from pms.db.scope import unscoped
 from pms.events import envelope
 from pms.models.platform import OutboxEvent
+from pms.platform import trace
 from pms.services.relay_claim import _CLAIM_FIELDS, _any, _leased_partitions
 from pms.services.relay_core import (
     DEFAULT_LEASE_S,
@@ -91,8 +92,9 @@ def dispatch_rows(rows: list[Any], subscribers: dict[str, list[Subscriber]], *, 
             continue
         event = envelope(row)
         try:
-            for subscriber in subscribers.get(row.type, ()):
-                subscriber(event)
+            with trace.use(event.get("traceparent")):  # what the reactions send carries it
+                for subscriber in subscribers.get(row.type, ()):
+                    subscriber(event)
         except Exception as exc:  # noqa: BLE001 - recorded on the row, retried with backoff
             failed.append((row, f"{type(exc).__name__}: {exc}"[:1000]))
             continue

@@ -43,6 +43,7 @@ from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
+from pms.services.references import unknown_reference
 from pms.services.reservation_lookup import load_reservation
 from pms.services.room_holds import check_room, hold_room, release_room_holds
 
@@ -304,6 +305,8 @@ def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None
            ) -> tuple[uuid.UUID | None, str | None, str | None]:
     if ctx.holder_id is not None:
         if profile_id is not None and profile_id != ctx.holder_id:
+            # CONTRACT §2: another holder's row answers 404 for a holder session (kept over
+            # issue 27's 422 rule, which applies to every other caller)
             raise NotFound("no such profile")
         profile_id = ctx.holder_id
     first = guest.first_name if guest else None
@@ -311,7 +314,7 @@ def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None
     if profile_id is not None:
         profile = Profile.select().where(Profile.id == profile_id).first()
         if profile is None:
-            raise _field_error("guest_profile_id", "guest_profile_id is not a known profile")
+            raise unknown_reference("guest_profile_id", "guest_profile_id is not a known profile")
         first = first or profile.first_name
         last = last or profile.last_name or profile.company_name
     if not last:

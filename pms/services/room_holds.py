@@ -37,9 +37,10 @@ def find_room(property_id: uuid.UUID, *, room_number: str | None = None,
         Room.room_number == room_number)
     row = (for_update(query) if lock else query).first()
     if row is None:
-        raise ValidationFailed(f"no room {room_number or room_id} in this property",
+        field = "room_id" if room_id else "room_number"
+        raise ValidationFailed(f"no room {room_id or room_number} in this property",
                                code="unknown_room",
-                               errors=[{"field": "room_number", "message": "unknown room"}])
+                               errors=[{"field": field, "message": "unknown room"}])
     return row
 
 

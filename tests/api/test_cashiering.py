@@ -91,7 +91,7 @@ def test_split_billing_move_and_checkout_needs_every_folio_settled(api, stay):
                      {"target_folio_id": extra.json["id"]})
     assert moved.status_code == 201, moved.text
     target = api.get(f"{stay['base']}/folios/{extra.json['id']}").json
-    assert Decimal(target["balance"]) == Decimal("20.00")
+    assert Decimal(target["posted_balance"]) == Decimal("20.00")
     both = api.get(f"{stay['base']}/reservations/{stay['res'].id}/folios").json["data"]
     assert [f["folio_type"] for f in both] == ["GUEST", "COMPANY"]
     # check-out posts the room night to the guest folio first: settle that one
@@ -141,7 +141,7 @@ def test_declined_card_payment_is_402_and_captures_nothing(api, ctx, stay):
     with read_scope(ctx):
         statuses = [p.status for p in FolioPayment.select()]
     assert statuses == ["FAILED"]
-    assert api.get(stay["f"]).json["balance"] != "0.00"
+    assert api.get(stay["f"]).json["posted_balance"] != "0.00"
 
 
 def test_pre_authorization_then_capture_consumes_it(api, stay):
@@ -154,7 +154,7 @@ def test_pre_authorization_then_capture_consumes_it(api, stay):
     cap = api.post(f"{stay['f']}/payments", {"amount": "40", "method": "CARD",
                                              "pre_authorization_id": pre.json["payment"]["id"]})
     assert cap.status_code == 201, cap.text
-    assert cap.json["payment"]["status"] == "CAPTURED" and cap.json["folio"]["balance"] == "0.00"
+    assert cap.json["payment"]["status"] == "CAPTURED" and cap.json["folio"]["posted_balance"] == "0.00"
     statuses = {p["kind"]: p["status"] for p in cap.json["folio"]["payments"]}
     assert statuses == {"PRE_AUTH": "CONSUMED", "PAYMENT": "CAPTURED"}
     assert_problem(api.post(f"{stay['f']}/payments", {

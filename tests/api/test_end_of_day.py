@@ -110,6 +110,8 @@ def test_jobs_endpoint_starts_and_lists_the_night_audit(api, hotel):
     assert job["status"] == "SUCCEEDED" and job["kind"] == "end_of_day"
     listed = api.get("/v1/jobs").json["data"]
     assert [j["id"] for j in listed] == [job["id"]]
-    assert_problem(api.post("/v1/jobs", {"kind": "end_of_day", "property_id": str(uuid.uuid4())}),
-                   404)
+    # issue 27: an id in the body naming nothing is 422 naming the field (404 is for the path)
+    unknown = assert_problem(api.post("/v1/jobs", {"kind": "end_of_day",
+                                                    "property_id": str(uuid.uuid4())}), 422)
+    assert unknown["errors"][0]["field"] == "property_id"
     assert_problem(api.post("/v1/jobs", {"kind": "reindex", "property_id": str(hotel.id)}), 422)

@@ -33,7 +33,7 @@ def test_check_in_then_folio_is_open_and_found_by_room(api, hotel):
     assert checked.status_code == 200, checked.text
     assert checked.json["status"] == "CHECKED_IN" and checked.json["room_number"] == "101"
     folio = api.get(_url(hotel, res, "/folio")).json
-    assert (folio["status"], folio["room_number"], folio["balance"]) == ("OPEN", "101", "0.00")
+    assert (folio["status"], folio["room_number"], folio["posted_balance"]) == ("OPEN", "101", "0.00")
     by_room = api.get(f"/v1/properties/{hotel.id}/folios", params={"room_number": "101"})
     assert by_room.status_code == 200 and by_room.json["id"] == folio["id"]
     assert_problem(api.get(f"/v1/properties/{hotel.id}/folios", params={"room_number": "100"}), 404)
@@ -60,7 +60,7 @@ def test_check_out_after_payment_closes_folio(api, ctx, hotel):
     assert out.status_code == 200, out.text
     assert out.json["status"] == "CHECKED_OUT"
     folio = api.get(_url(hotel, res, "/folio")).json
-    assert (folio["status"], folio["balance"]) == ("CLOSED", "0.00")
+    assert (folio["status"], folio["posted_balance"]) == ("CLOSED", "0.00")
     assert [c["category"] for c in folio["charges"]] == ["room"]
     reverted = api.post(_url(hotel, res, "/revert"), {"reason": "guest forgot keys"})
     assert reverted.status_code == 200 and reverted.json["status"] == "CHECKED_IN"

@@ -1,10 +1,12 @@
 """The `make run` promise: `pms-cli serve` on a fresh directory (embedded defaults: SQLite, dev
-keys, StubBroker) migrates, seeds the demo hotel, prints a token and a curl line, and that curl
-line returns the demo property."""
+keys, StubBroker) migrates, seeds the demo hotel (with a business date), writes a token to a
+file, prints a curl line that reads it from there, and that curl line returns the demo
+property. The output fits a terminal, and the server listens on 127.0.0.1 only (issue 27)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -52,6 +54,35 @@ def _curl_to_request(line: str) -> tuple[str, dict[str, str]]:
     return url, headers
 
 
+def _curl_block(lines: list[str]) -> str | None:
+    """The printed curl command, its `\\` continuation lines joined."""
+    for i, line in enumerate(lines):
+        if line.strip().startswith("curl "):
+            parts = []
+            for part in lines[i:]:
+                parts.append(part.strip().removesuffix("\\").strip())
+                if not part.rstrip().endswith("\\"):
+                    return " ".join(parts)
+            return None
+    return None
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp* shows them) listening on `port`."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            address, _, hex_port = fields[1].rpartition(":")
+            if fields[3] == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
+
+
 def _children(pid: int) -> int:
     count = 0
     for entry in os.listdir("/proc"):
@@ -83,14 +114,23 @@ def test_serve_prints_a_curl_line_that_returns_the_demo_property(tmp_path: Path)
         deadline = time.monotonic() + 90
         while curl_line is None and time.monotonic() < deadline:
             assert proc.poll() is None, "".join(lines)
-            curl_line = next((ln.strip() for ln in list(lines)
-                              if ln.strip().startswith("curl ")), None)
+            curl_line = _curl_block(list(lines))
             time.sleep(0.1)
         assert curl_line, "".join(lines)
         printed = "".join(lines)
-        assert "Token (12 h):" in printed and "Demo property:" in printed
+        assert "Token (12 h):  written to" in printed and "Demo property:" in printed
+        assert re.search(r"business date \d{4}-\d{2}-\d{2}", printed), printed
+        # fits a terminal: the token is in a file, not on the screen
+        token = (home / "demo-token").read_text().strip()
+        assert token not in printed and len(printed) < 1200, printed
+        # (`make run` keeps it under ./var; this test's home is a long temporary path)
+        assert max(len(line.rstrip("\n").replace(str(home), "var"))
+                   for line in lines[:12]) <= 100, printed
+        assert f"$(cat {home / 'demo-token'})" in curl_line, curl_line
+        assert (home / "demo-token").stat().st_mode & 0o077 == 0
 
-        url, headers = _curl_to_request(curl_line)
+        url, headers = _curl_to_request(curl_line.replace(
+            f"$(cat {home / 'demo-token'})", token))
         assert url.startswith(f"http://127.0.0.1:{port}/v1/properties/")
         resp = None
         while time.monotonic() < deadline:
@@ -103,10 +143,12 @@ def test_serve_prints_a_curl_line_that_returns_the_demo_property(tmp_path: Path)
         assert resp is not None and resp.status_code == 200, (resp and resp.text, printed)
         assert resp.json()["propertyCode"] == "DEMO1"
         assert url.rsplit("/", 1)[1] == resp.json()["id"]
+        assert resp.json()["businessDate"], resp.json()  # the demo hotel's own "today"
+        assert _listening(port) == {"0100007F"}, _listening(port)  # 127.0.0.1 only
 
-        if shutil.which("curl"):  # the line exactly as printed
-            out = subprocess.run(shlex.split(curl_line), capture_output=True, text=True,
-                                 timeout=10)
+        if shutil.which("curl"):  # the line exactly as printed, run by a shell
+            out = subprocess.run(["bash", "-c", curl_line], capture_output=True, text=True,
+                                 timeout=10, cwd=elsewhere)
             assert '"propertyCode":"DEMO1"' in out.stdout.replace(" ", ""), out
 
         # two workers on the embedded SQLite file, whatever the CPU count (serve execs gunicorn)

@@ -183,3 +183,17 @@ def test_8_kb_url_is_414_problem_json(server):
         _problem(status, headers, body, 414, "uri_too_long")
     finally:
         conn.close()
+
+
+def test_a_header_over_gunicorns_field_limit_is_431_problem_json(server):
+    """135 KB: over gunicorn's own 128 KiB field limit, so gunicorn answers before the app
+    (issue 27): problem+json all the same."""
+    conn = Raw(server.port)
+    try:
+        conn.send(_head(server, uuid.uuid4(), "GET", "/v1/health",
+                        Authorization="Bearer " + "a" * 135 * 1000))
+        status, headers, body = conn.response()
+        _problem(status, headers, body, 431, "header_too_large")
+        assert json.loads(body)["status"] == 431
+    finally:
+        conn.close()

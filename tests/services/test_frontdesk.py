@@ -397,7 +397,7 @@ def test_folio_shows_projected_room_nights_so_paying_the_shown_balance_checks_ou
     later = ctx.with_(now=ctx.now + timedelta(days=2))  # the booked departure day
     # Given nothing is posted yet, the folio shows the two nights check-out will post
     shown = folios.get_reservation_folio(later, hotel.id, row.id)
-    assert shown.charges == [] and shown.balance == Decimal("0.00")
+    assert shown.charges == [] and shown.posted_balance == Decimal("0.00")
     nights = [c.night for c in shown.projected_charges if c.kind == "room"]
     assert nights == [hotel.today, hotel.today + timedelta(days=1)]
     assert all(c.projected for c in shown.projected_charges)

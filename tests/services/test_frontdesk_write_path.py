@@ -115,7 +115,7 @@ def test_folio_state_renders_as_the_models(ctx, stay):
     got, want = to_data(render_state(state)), to_data(_reference(ctx, folio.id))
     assert got == want
     assert [c["kind"] for c in got["charges"]] == ["charge", "tax"]
-    assert Decimal(got["balance"]) == Decimal("25.00")
+    assert Decimal(got["posted_balance"]) == Decimal("25.00")
     assert [p["status"] for p in got["payments"]] == ["CAPTURED", "PENDING"]
     kinds = sorted(c["kind"] for c in got["projected_charges"])
     assert kinds == ["package", "room", "tax"]  # the first night: room, its VAT, breakfast

@@ -34,6 +34,7 @@ class FakeGateway:
         self.accounts: dict[str, str] = {}
         self.tokens_issued = 0
         self.seen_auth: list[str] = []
+        self.seen_trace: list[tuple[str, str | None]] = []  # (path, traceparent) per call
         self.delay = 0.0
         self.lock = threading.Lock()
         gateway = self
@@ -64,6 +65,7 @@ class FakeGateway:
                     return self._send(200, {"access_token": f"tok{gateway.tokens_issued}",
                                             "expires_in": 600})
                 gateway.seen_auth.append(self.headers.get("Authorization", ""))
+                gateway.seen_trace.append((self.path, self.headers.get("traceparent")))
                 status, body, late = gateway.answer(self.command, self.path, json.loads(raw or b"{}"),
                                                     self.headers.get("Idempotency-Key", ""))
                 if late:
@@ -309,7 +311,7 @@ def test_timeout_leaves_pending_and_reconcile_captures_once(ctx, folio, gateway)
     client = http_payments(gateway, timeout_s=0.3)
     gateway.faults.append("timeout")
     out, payment = _pay(ctx, folio, client)
-    assert payment.status == "PENDING" and out.balance == Decimal("50.00")
+    assert payment.status == "PENDING" and out.posted_balance == Decimal("50.00")
     assert len(gateway.charges) == 1  # the service did charge; we did not hear back
     assert _reconcile(ctx, client)["captured"] == 1
     assert _state(ctx, folio) == (Decimal("50.00"), ["CAPTURED"])

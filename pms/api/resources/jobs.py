@@ -13,6 +13,7 @@ from pms.schemas.common import Page
 from pms.schemas.end_of_day import NightAuditRunOut
 from pms.schemas.jobs import JobIn, JobOut, JobQuery, JobResultOut, job_out
 from pms.services import jobs
+from pms.services.references import body_reference
 
 
 def started_or_done(resp: falcon.Response, job: Any, run: Any) -> None:
@@ -41,8 +42,10 @@ class JobList:
               description="Same as POST .../end-of-day: 202 with the job, or 200 with the run "
                           "when that date is finished or for a dry run.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, body: JobIn) -> None:
-        started_or_done(resp, *jobs.start_end_of_day(req.context.ctx, body.property_id, body.input,
-                                                     platform=self.deps.platform))
+        with body_reference("property_id", "no such property"):  # the body names it
+            started = jobs.start_end_of_day(req.context.ctx, body.property_id, body.input,
+                                            platform=self.deps.platform)
+        started_or_done(resp, *started)
 
 
 class Jobs:

@@ -13,6 +13,7 @@ from pms.errors import ValidationFailed
 from pms.schemas import rates as s
 from pms.schemas.common import ListQuery, Page
 from pms.services import rates
+from pms.services.references import body_reference
 
 BASE = "/v1/properties/{property_id:uuid}"
 
@@ -77,7 +78,9 @@ class PropertyRestrictions:
                           "rule applies to every rate plan of the property.")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                body: s.RestrictionIn) -> None:
-        resp.media = rates.set_restrictions(req.context.ctx, property_id, body.rate_plan_id, body)
+        with body_reference("rate_plan_id", "no such rate plan"):  # the body names the plan
+            resp.media = rates.set_restrictions(req.context.ctx, property_id, body.rate_plan_id,
+                                                body)
 
     @endpoint("rates:read", query=s.RestrictionQuery, response=s.RestrictionsOut,
               summary="Every restriction of the property in a date range")
