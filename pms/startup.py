@@ -45,7 +45,7 @@ def development_fallbacks(settings: Settings, reads: tuple[str, ...] = WEB) -> l
         return []
     backing = "PostgreSQL" if settings.is_postgres else "AMQP"
     problems = [f"{name} is not set: with {backing} configured there is no development "
-                f"default; set it to {_HINTS[name]}"
+                f"default (give it {_HINTS[name]})"
                 for name in reads if name in settings.defaulted]
     if "PMS_JWKS_URL" in reads and settings.jwks_url.lower().startswith("http://"):
         problems.append("PMS_JWKS_URL is a plain http:// URL: outside the embedded default the "

@@ -68,12 +68,17 @@ _DATES = {"type": "array", "items": {"type": "string", "format": "date"}}
 PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "balance": {**_DECIMAL, "description": "The folio's balance (decimal string)"},
     "business_date": {"type": "string", "format": "date"},
+    "count": {"type": "integer", "description": "How many there are now (e.g. a stay's live keys)"},
     "credit": {**_DECIMAL, "description": "The credit the folio holds"},
     "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+    "current_etag": {"type": "string", "description": "The current ETag: read again, then send "
+                                                      "it as If-Match"},
     "decline_code": {"type": "string", "description": "The payments service's decline reason"},
+    "existing_id": {**_UUID, "description": "The row that already holds this identity"},
     "folio_id": _UUID,
     "header": {"type": "string", "description": "The header that was over the limit"},
     "job_status": {"type": "string"},
+    "limit": {"type": "integer", "description": "The bound that was reached"},
     "maintenance_id": _UUID,
     "max_bytes": {"type": "integer"},
     "max_depth": {"type": "integer"},
@@ -97,6 +102,8 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
         "room_id": {"anyOf": [_UUID, {"type": "null"}]}}}},
     "room_number": {"type": "string"},
     "run_id": _UUID,
+    "status_code": {"type": "integer", "description": "The other service's HTTP status"},
+    "status_now": {"type": "string", "description": "The row's status when it was refused"},
     "target_id": {**_UUID, "description": "The resource the Idempotency-Key's first request "
                                           "made; read it instead of retrying"},
     "target_type": {"type": "string"},

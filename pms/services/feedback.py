@@ -24,6 +24,7 @@ from pms.models import Feedback, Reservation
 from pms.schemas import feedback as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
+from pms.services.references import body_reference
 from pms.services.reservation_lookup import load_reservation
 
 RATEABLE = frozenset({ReservationStatus.CHECKED_IN.value, ReservationStatus.CHECKED_OUT.value})
@@ -44,7 +45,8 @@ def submit(ctx: Ctx, property_id: uuid.UUID, body: s.FeedbackIn) -> tuple[Feedba
         FeedbackNotAllowed (409): the stay is not CHECKED_IN or CHECKED_OUT.
     """
     with lock_errors(), unit_of_work(ctx) as uow:
-        stay = load_reservation(ctx, property_id, body.reservation_id)
+        with body_reference("reservation_id", "no such reservation", ctx):
+            stay = load_reservation(ctx, property_id, body.reservation_id)
         if stay.status not in RATEABLE:
             raise FeedbackNotAllowed(f"a {stay.status} stay cannot be rated (only CHECKED_IN "
                                      "and CHECKED_OUT stays)", status_now=stay.status)

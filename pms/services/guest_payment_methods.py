@@ -60,7 +60,7 @@ def add_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
             & (GuestPaymentMethod.payment_method_id == body.payment_method_id)).get()
         if row.version != 0:  # (a committed row has had its event: version >= 1)
             raise AlreadyExists("the profile already holds this payment method",
-                                id=str(row.id))
+                                existing_id=str(row.id))
         uow.record("guest_payment_method", "added", row, to_data(method_out(row)),
                    property_id=property_id)
     return row

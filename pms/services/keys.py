@@ -59,6 +59,7 @@ from pms.models.kiosk import DEFAULT_MAX_KEYS_PER_STAY
 from pms.schemas import keys as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
+from pms.services.references import body_reference
 from pms.services.reservation_lookup import load_reservation
 
 MAX_LOCK_ATTEMPTS = 5
@@ -155,7 +156,8 @@ def issue_key(ctx: Ctx, property_id: uuid.UUID, body: s.KeyIn) -> DigitalKey:
     with lock_errors(), unit_of_work(ctx) as uow:
         prop = load_property(property_id)
         # the stay's row lock serializes the issues (and the check-out) of one stay
-        row = load_reservation(ctx, property_id, body.reservation_id, lock=True)
+        with body_reference("reservation_id", "no such reservation", ctx):
+            row = load_reservation(ctx, property_id, body.reservation_id, lock=True)
         if row.status != ReservationStatus.CHECKED_IN or row.room_id is None:
             raise KeyRequiresCheckedIn(
                 f"keys are issued only for a checked-in stay with a room (status {row.status})",

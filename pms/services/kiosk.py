@@ -96,7 +96,7 @@ def put_config(ctx: Ctx, property_id: uuid.UUID, body: s.KioskConfigIn, *,
         if not _matches(if_match, row.version if existed else 0):
             raise PreconditionFailed("the kiosk configuration changed since it was read "
                                      "(If-Match does not name its current ETag)",
-                                     etag=f'"{row.version if existed else 0}"')
+                                     current_etag=f'"{row.version if existed else 0}"')
         before = to_data(_out(property_id, row)) if existed else None
         if not existed:
             KioskConfig.insert(property=property_id, enabled_modes=[], add_on_package_codes=[],
@@ -105,7 +105,7 @@ def put_config(ctx: Ctx, property_id: uuid.UUID, body: s.KioskConfigIn, *,
             row = for_update(query).get()
             if row.version != 0 and not _matches(if_match, row.version):
                 raise PreconditionFailed("the kiosk configuration was created meanwhile",
-                                         etag=f'"{row.version}"')
+                                         current_etag=f'"{row.version}"')
         row.enabled_modes = list(body.enabled_modes)
         row.add_on_package_codes = list(body.add_on_package_codes)
         row.lockdown = body.lockdown

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from pms.errors import NotFound, ValidationFailed
+
+if TYPE_CHECKING:
+    from pms.context import Ctx
 
 
 def unknown_reference(field: str, detail: str | None = None) -> ValidationFailed:
@@ -18,12 +22,13 @@ def unknown_reference(field: str, detail: str | None = None) -> ValidationFailed
 
 
 @contextlib.contextmanager
-def body_reference(field: str, not_found_detail: str) -> Iterator[None]:
+def body_reference(field: str, not_found_detail: str, ctx: Ctx | None = None) -> Iterator[None]:
     """Inside the block, the NotFound(`not_found_detail`) of loading the row the body's
-    `field` names becomes 422 naming `field` (any other NotFound passes through)."""
+    `field` names becomes 422 naming `field` (any other NotFound passes through). A holder
+    session (`ctx.holder_id`) keeps the 404: CONTRACT §2 answers another holder's row 404."""
     try:
         yield
     except NotFound as exc:
-        if exc.detail != not_found_detail:
+        if exc.detail != not_found_detail or (ctx is not None and ctx.holder_id is not None):
             raise
         raise unknown_reference(field, f"{field}: {exc.detail}") from exc
