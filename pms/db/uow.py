@@ -22,7 +22,7 @@ from typing import Any
 from pms import wiring
 from pms.context import Ctx
 from pms.db.base import AggregateModel, BaseModel, TenantModel
-from pms.db.database import db, is_postgres, read_statements, write_begin_args
+from pms.db.database import announce_xact, db, is_postgres, read_statements, write_begin_args
 from pms.db.locking import locking_enabled
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, OutboxEvent, outbox_partition
@@ -338,6 +338,7 @@ class RequestTransaction:
             raise RuntimeError("a request transaction must not be nested")
         self._stack.enter_context(tenant_scope(self.ctx.env_id))
         self._stack.enter_context(db.atomic(**write_begin_args()))
+        announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
         self._token = _REQUEST_TXN.set(self)
         return self
 
@@ -405,6 +406,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     token = _CURRENT_UOW.set(uow)
     try:
         with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
+            announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
             yield uow
             uow.flush(commit=True)
     finally:
