@@ -102,6 +102,7 @@ class _ScopeState(threading.local):
     nowait = False
     direct_ok = False
     committed = False  # the transaction's COMMIT went out with its last statements
+    announced = False  # the transaction announces its id (announce_xact; issue 25)
 
 
 class _ScopedConnections:
@@ -238,6 +239,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
                 raise ValueError(f"unknown isolation level: {isolation_level!r}")
             begin += f" ISOLATION LEVEL {level}"
         state = self._scope
+        state.announced = False
         settings, state.pending_unscoped = self._settings_sql(nowait=state.nowait)
         state.pending_begin = f"{begin}; {settings}; "
         state.pending_params = ()
@@ -392,12 +394,15 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         if conn is not None:
             del conn.notices[:]  # the transaction's own notices only
         self.prelude(commit_outcome.ANNOUNCE_SQL)
+        self._scope.announced = True
 
     def _settle_lost_commit(self, exc: peewee.PeeweeException) -> None:
         """`exc` ended a round trip that carried the COMMIT: re-raise it unless it lost the
         connection; else return if the transaction committed (on a new connection for what
-        the caller still runs), re-raise it if it aborted, or raise CommitOutcomeUnknown."""
-        if not commit_outcome.lost(exc):
+        the caller still runs), re-raise it if it aborted, or raise CommitOutcomeUnknown.
+        Only for a transaction that announced its id (a unit of work's): the others (the
+        relay's bookkeeping, CLI maintenance) keep the driver's error."""
+        if not (self._scope.announced and commit_outcome.lost(exc)):
             raise exc
         conn = self._state.conn
         commit_outcome.settle(exc, conn, {"dbname": self.database, **self.connect_params},
