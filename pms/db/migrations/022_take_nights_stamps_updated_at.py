@@ -13,7 +13,8 @@ import peewee as pw
 from peewee_migrate import Migrator
 
 SIGNATURE = "pms_take_nights(uuid, uuid, uuid, date[], integer)"
-TAKEN = "SET sold = d.sold + p_count, physical = j.physical, ooo = j.ooo, oos = j.oos"
+# the end of the take's SET clause (sold, physical, ooo, oos), once in the function
+TAKEN = "ooo = j.ooo, oos = j.oos\n"
 
 
 def _original() -> str:
@@ -22,9 +23,9 @@ def _original() -> str:
 
 def stamped_function() -> str:
     text = _original()
-    if TAKEN not in text:  # pragma: no cover - migration 012 is frozen
+    if text.count(TAKEN) != 1:  # pragma: no cover - migration 012 is frozen
         raise RuntimeError("pms_take_nights: the take's SET clause is not where it was")
-    return text.replace(TAKEN, TAKEN + ", updated_at = now()")
+    return text.replace(TAKEN, TAKEN.rstrip("\n") + ", updated_at = now()\n")
 
 
 def _replace(migrator: Migrator, text: str) -> None:
