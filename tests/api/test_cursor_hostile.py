@@ -10,7 +10,6 @@ import re
 import uuid
 
 import msgspec
-import pytest
 
 from pms.routes import all_routes, operations
 from tests.factories import make_booking_hotel, make_reservation

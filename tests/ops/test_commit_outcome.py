@@ -23,8 +23,8 @@ import falcon.testing
 import pytest
 
 from pms.app import create_app
-from pms.db.database import db as db_proxy
 from pms.db.database import connection_scope, make_database
+from pms.db.database import db as db_proxy
 from pms.db.uow import read_scope
 from pms.models import Folio, FolioPayment, Reservation
 from tests.conftest import Api
