@@ -20,13 +20,16 @@ class CuttingProxy(TcpProxy):
 
     def __init__(self, target_host: str, target_port: int) -> None:
         self._armed: tuple[bytes, str, bool] | None = None
+        self._skip = 0
         self.fired = threading.Event()
         super().__init__(target_host, target_port)
 
-    def arm(self, marker: bytes, when: str, *, down_after: bool = False) -> None:
+    def arm(self, marker: bytes, when: str, *, down_after: bool = False, skip: int = 0) -> None:
+        """Cut at the next chunk holding `marker` (after letting `skip` of them through)."""
         if when not in ("after", "before"):
             raise ValueError(when)
         self.fired.clear()
+        self._skip = skip
         self._armed = (marker, when, down_after)
 
     def _pump(self, a: socket.socket, b: socket.socket) -> None:  # a: client, b: server
@@ -42,7 +45,9 @@ class CuttingProxy(TcpProxy):
                     if not data:
                         return
                     armed = self._armed
-                    if sock is a and armed is not None and armed[0] in data:
+                    if sock is a and armed is not None and armed[0] in data and self._skip:
+                        self._skip -= 1
+                    elif sock is a and armed is not None and armed[0] in data:
                         self._armed = None
                         self._fire(a, b, data, armed)
                         return

@@ -14,6 +14,7 @@ PostgreSQL only: SQLite has no connection to lose.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,3 +149,52 @@ def test_the_balancer_configuration_never_retries_a_500():
         for tokens in found:
             assert "500" not in tokens and "all-retryable-errors" not in tokens, (path, tokens)
             assert not any(t.startswith("5xx") for t in tokens), (path, tokens)
+
+
+# -- with an Idempotency-Key: the key follows the change -----------------------------------------
+
+@pytest.mark.parametrize("when, status", [("after", 201), ("before", 503), ("unknown", 500)])
+def test_booking_with_an_idempotency_key_and_a_lost_commit(ctx, proxied_db, proxy, cut_api,
+                                                           when, status):
+    """The booking's key commits with the booking (one transaction): the retry with the same
+    key replays the booking when it committed, and books when it did not."""
+    hotel = make_booking_hotel(ctx)
+    key = {"Idempotency-Key": f"k-{uuid.uuid4().hex}"}
+    body = reservation_body(hotel)
+    _own_connection(proxied_db)
+    proxy.arm(COMMIT, "before" if when == "before" else "after", down_after=when == "unknown")
+    resp = cut_api.post(f"/v1/properties/{hotel.id}/reservations", body, headers=key)
+    assert proxy.fired.is_set()
+    assert resp.status_code == status, resp.text
+    proxy.restore()
+    _own_connection(proxied_db)
+    retry = cut_api.post(f"/v1/properties/{hotel.id}/reservations", body, headers=key)
+    assert retry.status_code == 201, retry.text
+    assert len(_reservations(ctx, hotel)) == 1
+    if when != "before":  # it had committed: the retry is the replay
+        assert retry.headers.get("Idempotent-Replayed") == "true"
+
+
+def test_cash_payment_with_an_idempotency_key_and_an_unknown_outcome_keeps_the_key(
+        ctx, proxied_db, proxy, cut_api):
+    """A payment's key is claimed in a transaction of its own (the general path): after a 500
+    `commit_outcome_unknown` the claim stays, so a retry with the key is refused while it is
+    fresh (409) instead of paying again; the abandoned claim's recovery (after 2 minutes)
+    then reads the audit row to tell."""
+    hotel = make_booking_hotel(ctx)
+    res = make_checked_in(ctx, hotel)
+    with read_scope(ctx):
+        folio = Folio.get(Folio.reservation == res.id)
+    path = f"/v1/properties/{hotel.id}/folios/{folio.id}/payments"
+    key = {"Idempotency-Key": f"k-{uuid.uuid4().hex}"}
+    _own_connection(proxied_db)
+    proxy.arm(COMMIT, "after", down_after=True, skip=1)  # (the first: the key's claim)
+    resp = cut_api.post(path, {"amount": "40.00", "method": "CASH"}, headers=key)
+    assert proxy.fired.is_set()
+    assert_problem(resp, 500, "commit_outcome_unknown")
+    proxy.restore()
+    _own_connection(proxied_db)
+    retry = cut_api.post(path, {"amount": "40.00", "method": "CASH"}, headers=key)
+    assert_problem(retry, 409, "idempotency_key_in_use")
+    with connection_scope(), read_scope(ctx):
+        assert FolioPayment.select().where(FolioPayment.folio == folio.id).count() == 1
