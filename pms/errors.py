@@ -228,3 +228,11 @@ class FeedbackNotAllowed(Conflict):
 
     code = "feedback_not_allowed"
 
+# -- issue 25 (items 5-6): a commit whose outcome the database could not tell ------------------
+
+class CommitOutcomeUnknown(PmsError):
+    """Raised when the connection was lost while the transaction's COMMIT was on its way and the
+    database could not say afterwards whether it committed (pms.db.commit_outcome). A 500, which
+    the load balancer never retries: the change may have been made."""
+
+    status, code, title = 500, "commit_outcome_unknown", "Commit outcome unknown"

@@ -1,5 +1,9 @@
 """`GET /v1/health`: status, in-flight requests across the instance's workers, intended limits,
-version and dependency checks (CONTRACT §3). Answers 503 with the same body while draining."""
+version and dependency checks (CONTRACT §3). Answers 503 with the same body while draining.
+
+The outbox check counts the caller's tenant's rows (`checks.outbox`); the figures over every
+tenant (`checks.outbox_platform`) are shown only to a token with `hotel:pms:health:operator`
+(issue 25: any tenant saw every tenant's backlog)."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from pms import __version__
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.db.database import db
-from pms.db.scope import tenant_free, unscoped
+from pms.db.scope import tenant_free, tenant_scope, unscoped
 
 
 class Check(msgspec.Struct):
@@ -66,22 +70,30 @@ def check_broker(url: str) -> Check:
     return Check(ok=True, latency_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def check_outbox(now: datetime) -> OutboxCheck:
-    """The relay's backlog over every env: unpublished rows still due some day (`backlog`, and
-    the age of the oldest of them), and `parked` rows apart. A parked row waits for an operator
-    (`pms-cli outbox replay --parked`), not for the relay: counting it in the backlog would
-    show a lag that never drains. Parked reactions are in `pms-cli outbox status`."""
+# Platform-wide figures (every tenant's outbox) are for the platform's operators only.
+OPERATOR_SCOPE = "hotel:pms:health:operator"
+
+
+def check_outbox(now: datetime, env_id: Any = None) -> OutboxCheck:
+    """The relay's backlog of one env (`env_id`), or over every env (None: the operator's
+    view): unpublished rows still due some day (`backlog`, and the age of the oldest of them),
+    and `parked` rows apart. A parked row waits for an operator (`pms-cli outbox replay
+    --parked`), not for the relay: counting it in the backlog would show a lag that never
+    drains. Parked reactions are in `pms-cli outbox status`."""
     from pms.models.platform import OutboxEvent
 
     waiting = OutboxEvent.parked_at.is_null()
+    where = OutboxEvent.published_at.is_null()
+    if env_id is not None:
+        where &= OutboxEvent.env_id == env_id
     try:
-        with unscoped(), db.atomic():
+        with (unscoped() if env_id is None else tenant_scope(env_id)), db.atomic():
             row = (OutboxEvent.select(
                         peewee.fn.SUM(peewee.Case(None, [(waiting, 1)], 0)).alias("backlog"),
                         peewee.fn.MIN(peewee.Case(None, [(waiting, OutboxEvent.created_at)]))
                         .alias("oldest"),
                         peewee.fn.SUM(peewee.Case(None, [(waiting, 0)], 1)).alias("parked"))
-                   .where(OutboxEvent.published_at.is_null())
+                   .where(where)
                    .dicts().get())
     except Exception as exc:  # noqa: BLE001
         return OutboxCheck(ok=False, detail=type(exc).__name__)
@@ -107,11 +119,15 @@ class HealthResource:
         settings = self.deps.settings
         limits = settings.limits
         draining = self.deps.inflight.draining()
+        ctx = req.context.ctx
+        now = self.deps.clock.now()
         checks = {
             "database": check_database(),
             "broker": check_broker(settings.broker_url),
-            "outbox": check_outbox(self.deps.clock.now()),
+            "outbox": check_outbox(now, ctx.env_id),  # the caller's tenant's figures
         }
+        if OPERATOR_SCOPE in ctx.scopes:
+            checks["outbox_platform"] = check_outbox(now)
         resp.media = HealthOut(
             status="draining" if draining else "ok",
             in_flight=self.deps.inflight.total(),

@@ -50,6 +50,7 @@ from pms.db.scope import tenant_scope
 from pms.db.uow import RequestTransaction, read_scope
 from pms.errors import (
     BadRequest,
+    CommitOutcomeUnknown,
     IdempotencyKeyInUse,
     IdempotencyKeyMismatch,
     IdempotencyResponseLost,
@@ -237,6 +238,11 @@ class IdempotencyMiddleware:
         key, fp = claim
         ctx = req.context.ctx
         status = resp.status_code
+        if status == CommitOutcomeUnknown.status and isinstance(resp.media, dict) and \
+                resp.media.get("code") == CommitOutcomeUnknown.code:
+            # the change may have committed (issue 25): the claim stays `running`, so a retry
+            # is 409 while it is fresh, and its recovery then reads the audit row to tell
+            return
         with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
             query = IdempotencyRecord.key == key
             if status >= 500 or status in NOT_STORED:

@@ -4,7 +4,8 @@ Also the one inspection every request body gets before any schema sees it (`insp
 nesting deeper than `MAX_DEPTH` is refused with 400 `json_too_deep` (counted on the bytes,
 without recursion, so a 1,000-level body never reaches a recursive decoder, walker or
 fingerprint), and a NUL character (`\\u0000`) in any string or key is refused with 422 naming
-the field (PostgreSQL cannot store NUL in text or jsonb, and no field of ours needs it).
+the field (PostgreSQL cannot store NUL in text or jsonb, and no field of ours needs it). Bytes
+that are not UTF-8 inside a string are 400 `malformed_json` (`not_utf8`), never a 500.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def inspect_body(raw: bytes) -> Any:
         doc = _inspect_decoder.decode(raw)
     except msgspec.DecodeError:
         return None
+    except UnicodeDecodeError as exc:  # (msgspec raises it for bad bytes inside a string)
+        raise not_utf8(exc) from exc
     # PERF: a NUL can only be there as the escape \u0000 (a raw NUL byte is not valid JSON),
     # so bodies without that text skip the walk.
     if b"\\u0000" in raw:
@@ -104,6 +107,13 @@ def inspect_body(raw: bytes) -> Any:
                 "text must not contain the NUL character (\\u0000)",
                 errors=[{"field": p, "message": "must not contain NUL (\\u0000)"} for p in paths])
     return doc
+
+
+def not_utf8(exc: UnicodeDecodeError) -> BadRequest:
+    """The answer to a JSON body whose bytes are not UTF-8 (RFC 8259 requires it): 400
+    `malformed_json`, naming the first bad byte's offset in the string it was found in."""
+    return BadRequest(f"the request body is not valid UTF-8 (byte at {exc.start} of a string "
+                      "cannot be decoded)", code="malformed_json")
 
 
 class MsgspecJSONHandler(falcon.media.BaseHandler):
@@ -118,7 +128,7 @@ class MsgspecJSONHandler(falcon.media.BaseHandler):
             raise falcon.MediaMalformedError("JSON")
         try:
             return _decoder.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise falcon.MediaMalformedError("JSON") from exc
 
     exhaust_stream = True

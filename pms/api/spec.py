@@ -22,6 +22,7 @@ from typing import Any
 import falcon
 import msgspec
 
+from pms.api.jsonmedia import not_utf8
 from pms.api.multipart import MULTIPART, form_fields, is_multipart
 from pms.errors import BadRequest, Forbidden, UnsupportedMediaType, ValidationFailed
 from pms.schemas.money import check_money_form
@@ -157,6 +158,8 @@ def decode_body(req: falcon.Request, decoder: Any) -> Any:
                                errors=errors) from exc
     except msgspec.DecodeError as exc:
         raise BadRequest(f"the request body is not valid JSON: {exc}", code="malformed_json") from exc
+    except UnicodeDecodeError as exc:  # (msgspec raises it for bad bytes inside a string)
+        raise not_utf8(exc) from exc
     # Money fields as the client wrote them (a decimal string; msgspec accepts any Decimal).
     check_money_form(decoder.type, getattr(req.context, "json_body", None))
     return value

@@ -15,6 +15,7 @@ import peewee
 from pms.db.database import PmsPostgresDatabase, db
 from pms.db.fields import JsonField, MoneyField, UtcDateTimeField, utcnow
 from pms.db.scope import is_unscoped, require_env
+from pms.db.stamping import stamp_update
 
 __all__ = ["AggregateModel", "BaseModel", "JsonField", "MoneyField", "TenantModel",
            "UtcDateTimeField", "utcnow"]
@@ -39,6 +40,13 @@ class BaseModel(peewee.Model):
 
     def _write(self, force_insert: bool, only: Any) -> int:
         return super().save(force_insert=force_insert, only=only)
+
+    @classmethod
+    def update(cls, data: Any = None, /, **update: Any) -> peewee.ModelUpdate:
+        """peewee's bulk UPDATE, stamping `updated_at` unless the caller sets it (the one
+        rule, pms.db.stamping)."""
+        stamp_update(cls, data, update, utcnow)
+        return super().update(data, **update)
 
     @classmethod
     def build(cls, **values: Any) -> Any:
@@ -366,8 +374,9 @@ class TenantModel(BaseModel):
         if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
             return None
         self._own_env()
-        if only is None:
-            self.updated_at = utcnow()
+        self.updated_at = utcnow()
+        if only is not None and "updated_at" not in only:
+            only = (*only, "updated_at")  # the one rule (pms.db.stamping): a version too
         compiled = self._compiled_write(False, only=only)
         if compiled is None:
             return None

@@ -49,6 +49,7 @@ from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 from psycopg2.extras import register_default_jsonb
 
 from pms.config import sqlite_path
+from pms.db import commit_outcome
 from pms.db.scope import current_env, is_tenant_free, is_unscoped
 
 db: peewee.DatabaseProxy = peewee.DatabaseProxy()
@@ -101,6 +102,7 @@ class _ScopeState(threading.local):
     nowait = False
     direct_ok = False
     committed = False  # the transaction's COMMIT went out with its last statements
+    announced = False  # the transaction announces its id (announce_xact; issue 25)
 
 
 class _ScopedConnections:
@@ -237,6 +239,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
                 raise ValueError(f"unknown isolation level: {isolation_level!r}")
             begin += f" ISOLATION LEVEL {level}"
         state = self._scope
+        state.announced = False
         settings, state.pending_unscoped = self._settings_sql(nowait=state.nowait)
         state.pending_begin = f"{begin}; {settings}; "
         state.pending_params = ()
@@ -337,7 +340,10 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         transaction (e.g. a unit of work's batched writes)."""
         if not self.in_transaction():
             raise RuntimeError("execute_and_commit() needs an open transaction")
-        self.execute_sql(f"{sql}; COMMIT", params)
+        try:
+            self.execute_sql(f"{sql}; COMMIT", params)
+        except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+            self._settle_lost_commit(exc)  # returns only if the transaction committed
         self._scope.committed = True
 
     def commit(self) -> None:
@@ -354,22 +360,61 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         state.direct_ok = True
         try:
             super().commit()
+        except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+            self._settle_lost_commit(exc)  # returns only if the transaction committed
         finally:
             state.direct_ok = False
 
     def rollback(self) -> None:
-        """ROLLBACK, or nothing when the transaction never ran a statement."""
+        """ROLLBACK, or nothing when the transaction never ran a statement (or its connection
+        is lost: the server rolls back a transaction whose client is gone)."""
         state = self._scope
         state.committed = False
         if state.pending_begin is not None:
             state.pending_begin = None
             state.pending_params = ()
             return
+        conn = self._state.conn
+        if conn is not None and conn.closed:
+            return
         state.direct_ok = True
         try:
             super().rollback()
         finally:
             state.direct_ok = False
+
+    # -- a lost COMMIT (issue 25, item 5; pms.db.commit_outcome) ----------------------------
+
+    commit_status_wait_s = commit_outcome.COMMIT_STATUS_WAIT_S
+
+    def announce_xact(self) -> None:
+        """Have the transaction announce its id (a NOTICE, see pms.db.commit_outcome) in its
+        first message: a prelude, so no round trip of its own. Call right after `begin()`."""
+        conn = self._state.conn
+        if conn is not None:
+            del conn.notices[:]  # the transaction's own notices only
+        self.prelude(commit_outcome.ANNOUNCE_SQL)
+        self._scope.announced = True
+
+    def _settle_lost_commit(self, exc: peewee.PeeweeException) -> None:
+        """`exc` ended a round trip that carried the COMMIT: re-raise it unless it lost the
+        connection; else return if the transaction committed (on a new connection for what
+        the caller still runs), re-raise it if it aborted, or raise CommitOutcomeUnknown.
+        Only for a transaction that announced its id (a unit of work's): the others (the
+        relay's bookkeeping, CLI maintenance) keep the driver's error."""
+        if not (self._scope.announced and commit_outcome.lost(exc)):
+            raise exc
+        conn = self._state.conn
+        commit_outcome.settle(exc, conn, {"dbname": self.database, **self.connect_params},
+                              wait_s=self.commit_status_wait_s)
+        try:
+            fresh = self._connect()
+        except Exception:  # noqa: BLE001 - committed: the answer stands; later reads may fail
+            log.warning("no new connection after a lost but committed COMMIT", exc_info=True)
+            return
+        self._close(conn, close_conn=True)
+        self._state.conn = fresh
+        self._initialize_connection(fresh)
 
 
 class PmsSqliteDatabase(_ScopedConnections, peewee.SqliteDatabase):
@@ -484,3 +529,11 @@ def commit_without_waiting() -> Iterator[None]:
 def write_begin_args() -> dict[str, Any]:
     """Arguments for `db.atomic()` of a write transaction (SQLite: BEGIN IMMEDIATE)."""
     return {"lock_type": "IMMEDIATE"} if isinstance(db.obj, peewee.SqliteDatabase) else {}
+
+
+def announce_xact() -> None:
+    """A write transaction just begun announces its id (PostgreSQL; see
+    PmsPostgresDatabase.announce_xact), so a COMMIT lost with its connection can be settled."""
+    target = db.obj
+    if isinstance(target, PmsPostgresDatabase) and target.sent_nothing():
+        target.announce_xact()

@@ -32,16 +32,22 @@ def encode_cursor(values: list[Any]) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
+def _invalid_cursor() -> ValidationFailed:
+    return ValidationFailed("cursor is not valid", code="invalid_cursor",
+                            errors=[{"field": "cursor", "message": "not a cursor from this API"}])
+
+
 def decode_cursor(cursor: str) -> list[str]:
+    """The cursor's two strings, or 422 `invalid_cursor` for anything else (not base64, not
+    JSON, not a list of two strings: a number, null or boolean inside is refused here)."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         values = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
-    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
-        raise ValidationFailed("cursor is not valid", code="invalid_cursor",
-                               errors=[{"field": "cursor", "message": "not a cursor from this API"}]) from exc
-    if not isinstance(values, list) or len(values) != 2:
-        raise ValidationFailed("cursor is not valid", code="invalid_cursor",
-                               errors=[{"field": "cursor", "message": "not a cursor from this API"}])
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise _invalid_cursor() from exc
+    if not isinstance(values, list) or len(values) != 2 or not all(
+            isinstance(v, str) for v in values):
+        raise _invalid_cursor()
     return values
 
 
@@ -53,9 +59,9 @@ def paginate(query: peewee.ModelSelect, model: type[peewee.Model], *, limit: int
         try:
             created = datetime.fromisoformat(created_raw)
             last_id = uuid.UUID(id_raw)
-        except ValueError as exc:
-            raise ValidationFailed("cursor is not valid", code="invalid_cursor") from exc
-        created_db = model.created_at.db_value(created)
+            created_db = model.created_at.db_value(created)  # (UTC: may overflow at year 1)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise _invalid_cursor() from exc
         query = query.where(
             (model.created_at > created_db)
             | ((model.created_at == created_db) & (model.id > last_id))

@@ -40,6 +40,7 @@ import peewee
 
 from pms.db.database import db
 from pms.db.scope import require_env, unscoped
+from pms.db.stamping import compiling_statement, unstamped_updates
 
 ENV = "env"
 
@@ -151,7 +152,9 @@ class Statement:
 
     def _compile(self, database: peewee.Database) -> Compiled:
         if self._build is not None:
-            with unscoped():  # no filter of the env active at compile time (module docstring)
+            # no filter of the env active at compile time (module docstring); an UPDATE sets
+            # updated_at from a parameter (pms.db.stamping: a constant would be frozen here)
+            with unscoped(), compiling_statement(self.name):
                 query = self._build()
             sql, values = query.sql()
             slots = tuple((v.name, None) if isinstance(v, _Slot) else (None, v) for v in values)
@@ -169,6 +172,10 @@ class Statement:
             names.append(match.group(1))
             return placeholder
 
+        unstamped = unstamped_updates(text)
+        if unstamped:
+            raise RuntimeError(f"statement {self.name} updates {', '.join(unstamped)} without "
+                               "setting updated_at (pms.db.stamping)")
         sql = _TEXT_SLOT.sub(slot, text)
         return Compiled(sql, tuple((n, None) for n in names), None)
 

@@ -21,8 +21,10 @@ from typing import Any
 
 from pms import wiring
 from pms.context import Ctx
+from pms.db import versioned
 from pms.db.base import AggregateModel, BaseModel, TenantModel
-from pms.db.database import db, is_postgres, read_statements, write_begin_args
+from pms.db.current import CURRENT_UOW
+from pms.db.database import announce_xact, db, is_postgres, read_statements, write_begin_args
 from pms.db.locking import locking_enabled
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, OutboxEvent, outbox_partition
@@ -48,6 +50,8 @@ class UnitOfWork:
         # taken (save_with_commit), from `_saving`: key -> (the row object, every column?)
         self._batch: list[tuple[str, list[Any]] | tuple[type, Any]] = []
         self._saving: dict[Any, tuple[TenantModel, bool]] = {}
+        # writes of rows whose owner's version must move with them (pms.db.versioned)
+        self.versioned_writes: list[tuple[type, set[str] | None]] = []
 
     def born(self, row: AggregateModel) -> AggregateModel:
         """Declare `row` created in this unit of work at version 1 (set before its INSERT): its
@@ -338,6 +342,7 @@ class RequestTransaction:
             raise RuntimeError("a request transaction must not be nested")
         self._stack.enter_context(tenant_scope(self.ctx.env_id))
         self._stack.enter_context(db.atomic(**write_begin_args()))
+        announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
         self._token = _REQUEST_TXN.set(self)
         return self
 
@@ -365,7 +370,7 @@ class _RolledBack(Exception):
 _REQUEST_TXN: ContextVar[RequestTransaction | None] = ContextVar("pms_request_txn", default=None)
 
 
-_CURRENT_UOW: ContextVar[UnitOfWork | None] = ContextVar("pms_unit_of_work", default=None)
+_CURRENT_UOW = CURRENT_UOW  # (pms.db.current: read by pms.db.versioned too)
 
 
 def locked_row(row: Any) -> Any:
@@ -392,6 +397,8 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
         with tenant_scope(ctx.env_id):
             try:
                 yield uow
+                if uow.versioned_writes:
+                    versioned.check(uow)
             except BaseException:
                 joined.failed = True
                 raise
@@ -405,7 +412,10 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     token = _CURRENT_UOW.set(uow)
     try:
         with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
+            announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
             yield uow
+            if uow.versioned_writes:
+                versioned.check(uow)
             uow.flush(commit=True)
     finally:
         _CURRENT_UOW.reset(token)

@@ -5,12 +5,17 @@ from __future__ import annotations
 import peewee
 
 from pms.db.base import AggregateModel, JsonField, MoneyField, TenantModel
+from pms.db.versioned import VersionedRows
 from pms.models.catalog import RatePlan
 from pms.models.property import Property, RoomType
 
 
-class RateSchedule(TenantModel):
-    """The price of one room of a type for one night under one rate plan."""
+class RateSchedule(VersionedRows, TenantModel):
+    """The price of one room of a type for one night under one rate plan. Written only with an
+    event of the plan in the same unit of work (pms.db.versioned): the availability search
+    caches rates by the catalog version that event moves."""
+
+    version_owner = ("rate_plan", "RatePlan")
 
     property = peewee.ForeignKeyField(Property, backref="rate_schedules",
                                       index=False, on_delete="CASCADE")

@@ -203,10 +203,24 @@ def _as_amount(value: Any) -> Decimal:
 # one. Only committed rates are kept: a search inside a transaction (which may hold its own
 # uncommitted rate change, under a version a later change could take again) reads them afresh.
 # A search of one (rate plan, room type) reads its few rows by their key and is not cached.
-# Per process, bounded; nothing to share between hosts.
+# Per process, bounded; nothing to share between hosts. A property's months are kept for ONE
+# version, the last one a search read (issue 25): a search that reads another version drops
+# the property's months of the version before, so superseded prices do not wait for the bound.
+# Every writer of rates moves the version: RateSchedule refuses a write whose unit of work
+# emits no event of its plan (pms.db.versioned).
 
 RATE_MONTHS_CACHE_SIZE = 4096
-_rate_months: dict[tuple[object, ...], dict[tuple[str, str], list[Decimal | None]]] = {}
+# (env, property) -> (the catalog version, {month: {(plan, room type): amounts}})
+_rate_months: dict[tuple[object, ...],
+                   tuple[tuple[object, ...], dict[date, dict[tuple[str, str],
+                                                           list[Decimal | None]]]]] = {}
+
+
+def rate_cache_keys() -> list[tuple[object, ...]]:
+    """(env, property, version, month) of every month the cache holds (for tests and
+    diagnostics)."""
+    return [(*owner, version, month) for owner, (version, months) in list(_rate_months.items())
+            for month in list(months)]
 
 
 def _month_start(day: date) -> date:
@@ -257,15 +271,20 @@ def _cached_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]
     while month < end:
         firsts.append(month)
         month = _next_month(month)
-    found = {m: _rate_months.get((env, property_id, version, m)) for m in firsts}
+    owner = (env, property_id)
+    held = _rate_months.get(owner)
+    months = held[1] if held is not None and held[0] == version else {}  # (another: dropped)
+    found = {m: months.get(m) for m in firsts}
     missing = [m for m, rates in found.items() if rates is None]
     if missing:
         loaded = _load_months(property_id, missing[0], _next_month(missing[-1]))
-        if len(_rate_months) + len(loaded) > RATE_MONTHS_CACHE_SIZE:
+        if sum(len(kept) for _, kept in list(_rate_months.values())) + len(loaded) > \
+                RATE_MONTHS_CACHE_SIZE:
             _rate_months.clear()  # rare: more months of more properties than the bound
-        for m, rates in loaded.items():
-            _rate_months[(env, property_id, version, m)] = rates
-            found[m] = rates
+        months = {**months, **loaded}  # (a new dict: a reader holds the one it got)
+        found.update(loaded)
+    if held is None or held[1] is not months:
+        _rate_months[owner] = (version, months)
     # each pair's nights: one slice of each month the stay touches
     segments = []
     for m in firsts:

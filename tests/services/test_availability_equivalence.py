@@ -218,7 +218,7 @@ def hotel(ctx):
         make_rate_plan(ctx, prop.id, code="CORP2", name="Corp 2", negotiated=True),
     ]
     by_code = {p.code: p for p in plans}
-    with unit_of_work(ctx):
+    with unit_of_work(ctx) as uow:
         rate_rows = []
         for pi, plan in enumerate(plans):
             for ti, rt in enumerate(types):
@@ -230,6 +230,8 @@ def hotel(ctx):
                                       "room_type": rt.id, "date": _night(d), "amount": amount,
                                       "currency": plan.currency})
         RateSchedule.insert_many(rate_rows).execute()
+        for plan in plans:  # a rate writer moves its plan's version (pms.db.versioned)
+            uow.emit("hotel:pms:rate_schedule:updated", plan, {})
         inv = []
         for ti, rt in enumerate(types):
             for d in range(0, DAYS, 2):
