@@ -10,6 +10,18 @@ there (CONTRACT §2): "deny" (the default: staff-only, 403 `guest_not_allowed` w
 token holds), "open" (no holder-owned rows: catalog reads, searches) or "own" (the service
 filters by the holder, so another holder's rows answer 404). A new route is therefore closed to
 guests until someone decides otherwise, and tests/api/test_holder_scoping.py checks each class.
+
+`kiosk=` and `anonymous=` classify what a lobby terminal's token (`client_kind` `kiosk`) and an
+anonymous token (`client_kind` `anonymous`) may do there, whatever scopes they carry and whether
+or not they carry a `holder_id` (issue 28): "deny" (the default: 403 `kiosk_not_allowed` /
+`anonymous_not_allowed`) or "open". A route a terminal must never reach (the kiosk config's
+write, which would let a terminal lift its own lockdown) simply keeps the default; nothing but
+an explicit `kiosk="open"` lets a kiosk token in. tests/api/test_client_kinds.py derives every
+route's classes from the route table.
+
+The checks (`gate`) run in `pms.api.gate.GateMiddleware` before any other work on the route
+(the Idempotency-Key lookup included); the responder runs them itself only when that
+middleware did not (an app built without it).
 """
 
 from __future__ import annotations
@@ -29,6 +41,9 @@ SCOPE_PREFIX = "hotel:pms:"
 SPEC_ATTR = "__pms_endpoint__"
 GUEST_DENY, GUEST_OPEN, GUEST_OWN = "deny", "open", "own"
 GUEST_ACCESS = (GUEST_DENY, GUEST_OPEN, GUEST_OWN)
+# what kiosk and anonymous tokens may do on a route (issue 28): nothing unless declared open
+KIND_DENY, KIND_OPEN = "deny", "open"
+KIND_ACCESS = (KIND_DENY, KIND_OPEN)
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,29 @@ class EndpointSpec:
     also_status: tuple[int, ...] = ()
     also_media: tuple[str, ...] = ()
     responses: tuple[tuple[int, Any], ...] = ()
+    kiosk: str = KIND_DENY
+    anonymous: str = KIND_DENY
+
+    def needed_scopes(self) -> tuple[str, ...]:
+        return (self.scope, *self.extra_scopes)
+
+
+def gate(spec: EndpointSpec, ctx: Any) -> None:
+    """Who may reach the operation: the declared scopes (403 `missing_scope`), the token's kind
+    (kiosk and anonymous tokens only where the route is open to them) and the holder class (a
+    holder session only where `guest` is not "deny"). Runs before anything else on the route."""
+    scopes = ctx.scopes
+    for needed in spec.needed_scopes():
+        if needed not in scopes:
+            raise Forbidden(f"this operation needs the scope {needed}", code="missing_scope")
+    kind = ctx.client_kind
+    if kind == "kiosk" and spec.kiosk != KIND_OPEN:
+        raise Forbidden("kiosk tokens may not use this operation", code="kiosk_not_allowed")
+    if kind == "anonymous" and spec.anonymous != KIND_OPEN:
+        raise Forbidden("anonymous tokens may not use this operation",
+                        code="anonymous_not_allowed")
+    if spec.guest == GUEST_DENY and ctx.holder_id is not None:
+        raise Forbidden("guest sessions may not use this operation", code="guest_not_allowed")
 
 
 def full_scope(scope: str) -> str:
@@ -60,7 +98,8 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
              mutates: bool | None = None, guest: str = GUEST_DENY,
              also_status: tuple[int, ...] = (),
              also_media: tuple[str, ...] = (),
-             responses: dict[int, Any] | None = None) -> Callable[..., Any]:
+             responses: dict[int, Any] | None = None, kiosk: str = KIND_DENY,
+             anonymous: str = KIND_DENY) -> Callable[..., Any]:
     """Declare a responder's scope and schemas (see module docstring).
 
     `mutates=False` marks a POST that changes nothing (a search, a price check): it writes no
@@ -69,32 +108,29 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
     statuses the responder answers with the same response body (e.g. 200 when a create folds
     into an existing row), so the OpenAPI document names them; `also_media` the other media
     types a success may have (an invoice as application/pdf); `responses` other success
-    statuses with a body of their own type (`{200: NightAuditRunOut}` beside a 202 job).
+    statuses with a body of their own type (`{200: NightAuditRunOut}` beside a 202 job);
+    `kiosk` and `anonymous` the classes of those token kinds (module docstring).
     """
     if guest not in GUEST_ACCESS:
         raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")
+    for name, value in (("kiosk", kiosk), ("anonymous", anonymous)):
+        if value not in KIND_ACCESS:
+            raise ValueError(f"{name} must be one of {KIND_ACCESS}, not {value!r}")
     spec = EndpointSpec(scope=full_scope(scope), body=body, query=query, response=response,
                         status=status, summary=summary, description=description, errors=errors,
                         extra_scopes=tuple(full_scope(s) for s in also),
                         mutates=mutates if mutates is not None else not scope.endswith(":read"),
                         guest=guest, also_status=also_status, also_media=also_media,
-                        responses=tuple(sorted((responses or {}).items())))
+                        responses=tuple(sorted((responses or {}).items())),
+                        kiosk=kiosk, anonymous=anonymous)
     body_decoder = msgspec.json.Decoder(body) if body is not None else None
-    needed_scopes = (spec.scope, *spec.extra_scopes)
-    deny_guests = spec.guest == GUEST_DENY
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def responder(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> Any:
-            ctx = req.context.ctx
-            scopes = ctx.scopes
-            for needed in needed_scopes:
-                if needed not in scopes:
-                    raise Forbidden(f"this operation needs the scope {needed}",
-                                    code="missing_scope")
-            if deny_guests and ctx.holder_id is not None:
-                raise Forbidden("guest sessions may not use this operation",
-                                code="guest_not_allowed")
+            context = req.context
+            if getattr(context, "gated", None) is not spec:  # GateMiddleware did not run
+                gate(spec, context.ctx)
             if body_decoder is not None:
                 params["body"] = decode_body(req, body_decoder)
             if query is not None:

@@ -16,6 +16,9 @@ class Property(AggregateModel):
     display_address = JsonField(null=True)
     contacts = JsonField(null=True)
     business_date = peewee.DateField(null=True)
+    # issue 28 (migration 023): what one guest session may book here
+    max_guest_bookings = peewee.IntegerField(default=5)
+    booking_horizon_days = peewee.IntegerField(default=550)
 
     class Meta:
         table_name = "property"

@@ -49,6 +49,12 @@ class Contacts(Strict, rename="camel"):
     website: Annotated[str, msgspec.Meta(max_length=300)] | None = None
 
 
+# issue 28: future, not cancelled reservations one guest session may hold (0: guests book
+# nothing), and how far ahead of the business date any arrival may be
+GuestBookings = Annotated[int, msgspec.Meta(ge=0, le=1000)]
+HorizonDays = Annotated[int, msgspec.Meta(ge=1, le=3660)]
+
+
 class PropertyIn(Strict, rename="camel"):
     property_code: Code
     timezone: TimeZone
@@ -57,6 +63,8 @@ class PropertyIn(Strict, rename="camel"):
     languages: Annotated[list[Language], msgspec.Meta(max_length=20)] = []
     display_address: Address | None = None
     contacts: Contacts | None = None
+    max_guest_bookings: GuestBookings = 5
+    booking_horizon_days: HorizonDays = 550
 
 
 class PropertyPatch(Strict, rename="camel"):
@@ -67,6 +75,8 @@ class PropertyPatch(Strict, rename="camel"):
     languages: Annotated[list[Language], msgspec.Meta(max_length=20)] | UnsetType = UNSET
     display_address: Address | None | UnsetType = UNSET
     contacts: Contacts | None | UnsetType = UNSET
+    max_guest_bookings: GuestBookings | UnsetType = UNSET
+    booking_horizon_days: HorizonDays | UnsetType = UNSET
 
 
 class PropertyOut(Out, rename="camel"):
@@ -81,6 +91,8 @@ class PropertyOut(Out, rename="camel"):
     business_date: date | None
     created_at: datetime
     updated_at: datetime
+    max_guest_bookings: int = 5
+    booking_horizon_days: int = 550
 
 
 class RoomTypeIn(Strict):
@@ -242,6 +254,7 @@ def property_out(p: object) -> PropertyOut:
         display_address=_convert(p.display_address, Address),
         contacts=_convert(p.contacts, Contacts), business_date=p.business_date,
         created_at=p.created_at, updated_at=p.updated_at,
+        max_guest_bookings=p.max_guest_bookings, booking_horizon_days=p.booking_horizon_days,
     )
 
 

@@ -32,6 +32,7 @@ PROPERTY_FIELDS = {
     "property_code": "code", "name": "name", "timezone": "timezone",
     "currency_code": "currency_code", "languages": "languages",
     "display_address": "display_address", "contacts": "contacts",
+    "max_guest_bookings": "max_guest_bookings", "booking_horizon_days": "booking_horizon_days",
 }
 
 
