@@ -14,8 +14,8 @@ Issue 28: every call carries the tenant env and, for a guest session's payment, 
 `X-Platform-Holder-Id` and in the metadata), so the payments service can check that a guest
 pays with its own method; `payment_method_owner` asks the service whose a method is (HTTP:
 `GET /proxy/payments/v1/payment-methods/{id}`, its `holder_id`; 404 -> nobody's). The sandbox
-knows one kind of owned method: `pm_holder_<holder uuid>` (optionally `_<suffix>`) belongs to
-that holder; the well-known test methods (`pm_card_visa`, the declining ones) to nobody, so
+knows one kind of owned method: `pm_holder_<holder uuid, 32 hex digits>` (optionally
+`_<suffix>`; payment_method_id allows only letters, digits and `_`) belongs to that holder; the well-known test methods (`pm_card_visa`, the declining ones) to nobody, so
 only staff may use them. A sandbox intent for a holder whose method is not its own declines
 (`payment_method_not_owned`), as the service would.
 """
@@ -50,7 +50,7 @@ DECLINING_METHODS = {
 # the payment stays PENDING until the reconciler gets an answer.
 UNAVAILABLE_METHOD = "pm_card_unavailable"
 
-# the sandbox's methods owned by a holder: pm_holder_<uuid>[_<anything>]
+# the sandbox's methods owned by a holder: pm_holder_<uuid hex>[_<anything>]
 HOLDER_METHOD_PREFIX = "pm_holder_"
 NOT_OWNED = "payment_method_not_owned"
 
@@ -101,6 +101,16 @@ class PaymentsClient(Protocol):
     def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None: ...
 
 
+def _caller(env_id: str | None, holder_id: str | None) -> dict[str, str]:
+    """The env and holder keyword arguments of a gateway call, those that are set."""
+    out = {}
+    if env_id:
+        out["env_id"] = env_id
+    if holder_id:
+        out["holder_id"] = holder_id
+    return out
+
+
 def caller_metadata(metadata: dict[str, str] | None, env_id: str | None,
                     holder_id: str | None) -> dict[str, str]:
     """The call's metadata with the env and the holder it is made for."""
@@ -136,11 +146,14 @@ class EmbeddedPayments:
             return _result(self._by_key[key])
 
     def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None:
-        """The holder a sandbox method belongs to (`pm_holder_<uuid>[_...]`), else None."""
+        """The holder a sandbox method belongs to (`pm_holder_<32 hex>[_...]`), else None."""
         if not payment_method_id.startswith(HOLDER_METHOD_PREFIX):
             return None
+        rest = payment_method_id[len(HOLDER_METHOD_PREFIX):]
+        if len(rest) > 32 and rest[32] != "_":
+            return None
         try:
-            return str(uuid.UUID(payment_method_id[len(HOLDER_METHOD_PREFIX):][:36]))
+            return str(uuid.UUID(hex=rest[:32]))
         except ValueError:
             return None
 
@@ -344,15 +357,15 @@ class HttpPayments:
             "payment_method_id": payment_method_id,
             "capture_method": "manual", "confirmation_method": "manual",
             "metadata": caller_metadata(metadata, env_id, holder_id)},
-            idempotency_key=idempotency_key, env_id=env_id, holder_id=holder_id))
+            idempotency_key=idempotency_key, **_caller(env_id, holder_id)))
 
     def confirm_intent(self, intent_id: str, *, idempotency_key: str,
                        env_id: str | None = None, holder_id: str | None = None
                        ) -> PaymentResult:
         quoted = urllib.parse.quote(intent_id, safe="")
         return _result(self.http.call("POST", f"/payment-intents/{quoted}/confirm", {},
-                                      idempotency_key=idempotency_key, env_id=env_id,
-                                      holder_id=holder_id))
+                                      idempotency_key=idempotency_key,
+                                      **_caller(env_id, holder_id)))
 
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
@@ -365,7 +378,7 @@ class HttpPayments:
         if payment_method_id:
             body["payment_method_id"] = payment_method_id
         return _result(self.http.call("POST", "/charges", body, idempotency_key=idempotency_key,
-                                      env_id=env_id, holder_id=holder_id))
+                                      **_caller(env_id, holder_id)))
 
     def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
                metadata: dict[str, str] | None = None, env_id: str | None = None,
@@ -373,7 +386,7 @@ class HttpPayments:
         return _result(self.http.call("POST", "/refunds", {
             "charge": charge_id, "amount": to_wire(amount, currency), "currency": currency,
             "metadata": caller_metadata(metadata, env_id, holder_id)},
-            idempotency_key=idempotency_key, env_id=env_id, holder_id=holder_id))
+            idempotency_key=idempotency_key, **_caller(env_id, holder_id)))
 
 
 def machine_token(settings: Settings, scopes: tuple[str, ...]) -> MachineToken:
