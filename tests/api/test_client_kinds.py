@@ -100,3 +100,26 @@ def test_kiosk_and_anonymous_tokens_are_served_where_open(api, ctx):
         assert_problem(api.post(f"{base}/reservations", {**stay, "room_type_id": str(
             hotel.room_type.id), "rate_plan_id": str(hotel.rate_plan.id),
             "guest": {"last_name": "K"}}, token=token), 403)
+
+
+def test_kiosk_and_anonymous_tokens_cannot_price_a_negotiated_plan(api, ctx):
+    """Promo validation is open to them, but a negotiated plan is not: as an unknown plan (as
+    for a guest), never the staff view."""
+    from tests.factories import load_rates, make_rate_plan
+    from tests.helpers import random_ref
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    plan = make_rate_plan(ctx, hotel.id, code=random_ref("NEG"), name="Corporate",
+                          negotiated=True)
+    load_rates(ctx, hotel.id, plan.id, hotel.room_type.id, amount="55.00")
+    body = {"arrival_date": hotel.today.isoformat(),
+            "departure_date": (hotel.today + timedelta(days=1)).isoformat(), "adults": 1,
+            "code": "NONE", "room_type_id": str(hotel.room_type.id), "rate_plan_id": str(plan.id)}
+    url = f"/v1/properties/{hotel.id}/promo/validate"
+    staff = api.post(url, body)
+    assert staff.status_code == 200 and "55.00" in staff.text
+    for kind in ("kiosk", "anonymous"):
+        token = mint_token(api.settings, env_id=api.env_id, client_kind=kind)
+        resp = api.post(url, body, token=token)
+        assert resp.status_code in (404, 422), resp.text
+        assert "55.00" not in resp.text
