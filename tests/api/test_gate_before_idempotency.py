@@ -42,6 +42,9 @@ def test_a_token_without_the_scope_gets_403_not_the_stored_answer_and_stores_not
     # its own key, refused: nothing stored either, so the same key still answers 403
     resp = api.post(url, body, headers={"Idempotency-Key": "own-key"}, token=nobody)
     assert_problem(resp, 403, "missing_scope")
+    # a bad token (401) neither
+    resp = api.post(url, body, headers={"Idempotency-Key": "shared-key"}, token="not.a.token")
+    assert_problem(resp, 401)
     assert _records(ctx) == stored
 
 
