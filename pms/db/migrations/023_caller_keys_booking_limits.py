@@ -98,8 +98,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.add_fields(
         'property',
 
-        max_guest_bookings=pw.IntegerField(default=5),
-        booking_horizon_days=pw.IntegerField(default=550))
+        # a server default too: rows inserted by statements that name no bound keep working
+        max_guest_bookings=pw.IntegerField(default=5, constraints=[pw.SQL("DEFAULT 5")]),
+        booking_horizon_days=pw.IntegerField(default=550, constraints=[pw.SQL("DEFAULT 550")]))
     if isinstance(database, pw.PostgresqlDatabase):
         migrator.sql("ALTER TABLE idempotency_record ALTER COLUMN key TYPE varchar(300)")
         migrator.sql(f"DROP FUNCTION IF EXISTS {REFS_SIGNATURE}")
