@@ -11,6 +11,7 @@ import falcon
 from pms.api import problems
 from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
 from pms.api.carddata import CardDataMiddleware
+from pms.api.gate import GateMiddleware
 from pms.api.idempotency import IdempotencyMiddleware
 from pms.api.inflight import Inflight, LocalInflight
 from pms.api.jsonmedia import MsgspecJSONHandler, dumps
@@ -70,6 +71,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     json_handler = MsgspecJSONHandler()
     idempotency = IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps)
     body = BodyMiddleware(settings.limits.max_body_bytes)
+    gate = GateMiddleware()  # its table is the route table, loaded below
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
         middleware=[
@@ -84,6 +86,9 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so
             # the connection scope ends after the Idempotency-Key record is written in it.
             DatabaseMiddleware(),
+            # NOTE: before IdempotencyMiddleware: process_resource runs in list order, so the
+            # scope, kind and holder checks come before any stored answer is looked up (issue 28)
+            gate,
             idempotency,
         ],
     )
@@ -98,6 +103,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     app.add_error_handler(PreludeRefused, idempotency.claim_refused)
     deps.routes = add_routes(app, deps)
     body.allow_routes(route_body_limits(deps.routes))  # issue 32: image uploads
+    gate.load(deps.routes)
     return app
 
 

@@ -24,6 +24,9 @@ class Ctx:
     traceparent: str | None = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     idempotency_key: str | None = None
+    # the server's id of this request's Idempotency-Key claim (its record's id), when the key
+    # was claimed in a transaction of its own: the first committed change marks the record
+    idempotency_claim: uuid.UUID | None = None
 
     def with_(self, **changes: object) -> Ctx:
         return replace(self, **changes)  # type: ignore[arg-type]

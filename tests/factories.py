@@ -183,7 +183,8 @@ def make_hotel(ctx: Ctx, *, rooms: int = 2, amount: str = "100.00", from_date: A
     from types import SimpleNamespace
 
     start = from_date or date(2030, 1, 1)
-    prop = make_property(ctx)
+    # bookings from 2030 lie beyond the default 550-day horizon (issue 28): the longest one
+    prop = make_property(ctx, bookingHorizonDays=3660)
     room_type = make_room_type(ctx, prop.id, max_occupancy=max_occupancy)
     room_rows = [make_room(ctx, prop.id, room_type.id) for _ in range(rooms)]
     rate_plan = make_rate_plan(ctx, prop.id, **plan)

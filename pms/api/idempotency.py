@@ -30,15 +30,27 @@ An answer given before any statement ran (a 422 of the body) never sent the clai
 through the general claim, so a stored answer is still replayed and a twin still waits.
 
 Recovery: a `running` record older than ABANDONED_AFTER (2 min) was abandoned by a request that
-died. If that request's audit row exists, its change was committed: 409
-`idempotency_response_lost` names the target (`target_type`, `target_id`) so the client reads it
-instead of repeating it. If not, nothing was changed and the key is claimed again.
+died. The claim's record id, made by the server, is the request's claim (`Ctx.idempotency_claim`):
+the first unit of work that commits a change in that request marks the record `changed` with
+its target in the same transaction (pms.db.uow). A `changed` record answers 409
+`idempotency_response_lost` naming the target (`target_type`, `target_id`) so the client reads
+it instead of repeating it; a record still `running` changed nothing and the key is claimed
+again. (Issue 25: this used to look for an audit row carrying the claimant's request id, which
+is the client's `X-Platform-Request-Id` when it sends one: any change made under the same id
+passed for the claimant's.)
+
+Keys belong to their caller (issue 28): the stored key is `caller_key(ctx, key)`, the client's
+key prefixed with a digest of the token's `sub` and `holder_id` (records are per env already),
+so another caller's same key is a different key and runs fresh. The route gate
+(pms.api.gate) runs before this middleware: a refused request never looks a key up or stores
+anything.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -56,7 +68,7 @@ from pms.errors import (
     IdempotencyResponseLost,
     PmsError,
 )
-from pms.models.platform import AuditEntry, IdempotencyRecord
+from pms.models.platform import IdempotencyRecord
 from pms.services.idempotency import purge_expired
 
 __all__ = ["IdempotencyMiddleware", "fingerprint", "purge_expired"]
@@ -66,7 +78,6 @@ log = logging.getLogger("pms.idempotency")
 HEADER = "Idempotency-Key"
 # A `running` record older than this belongs to a request that died (none lives this long).
 ABANDONED_AFTER = timedelta(minutes=2)
-CLOCK_SKEW = timedelta(seconds=5)
 MAX_KEY_LENGTH = 255
 NOT_STORED = frozenset({409, 429})
 # Routes whose use case is ONE transaction: on PostgreSQL their key is claimed in that
@@ -79,7 +90,17 @@ IN_TRANSACTION_ROUTES = frozenset({"/v1/properties/{property_id:uuid}/reservatio
 # the claim in the first round trip (migration 011): SQLSTATEs it raises
 CLAIM_PRELUDE = "SELECT pms_claim_idempotency_key(%s, %s, %s)"
 KEY_IN_USE = "PMI01"
+# a claim's states before its answer is stored: RUNNING, then CHANGED once a change committed
+RUNNING, CHANGED = "running", "changed"
 KEY_HAS_RECORD = "PMI02"
+
+
+def caller_key(ctx: Any, key: str) -> str:
+    """The stored form of a client's key: its caller's digest (`sub`, `holder_id`) and the key
+    (at most 33 + MAX_KEY_LENGTH characters; the column holds 300 since migration 023)."""
+    holder = ctx.holder_id.hex if ctx.holder_id is not None else ""
+    caller = hashlib.sha256(f"{ctx.sub}\x00{holder}".encode()).hexdigest()[:32]
+    return f"{caller}:{key}"
 
 
 def fingerprint(req: falcon.Request) -> str:
@@ -104,13 +125,17 @@ class IdempotencyMiddleware:
             raise BadRequest(f"{HEADER} must be 1 to {MAX_KEY_LENGTH} characters",
                              code="invalid_idempotency_key")
         ctx = req.context.ctx
+        key = caller_key(ctx, key)
         fp = fingerprint(req)
         if req.uri_template in IN_TRANSACTION_ROUTES and is_postgres() and self._open(
                 req, ctx, key, fp):
             return
-        record = self._claim(ctx, key, fp)
+        claim = uuid.uuid4()
+        record = self._claim(ctx, key, fp, claim)
         if record is None:
             req.context.idempotency = (key, fp)
+            # the server's id of the claim: the request's first committed change marks it
+            req.context.ctx = ctx.with_(idempotency_claim=claim)
             return
         self._answer_from(record, fp, resp)
         resp.complete = True
@@ -177,12 +202,15 @@ class IdempotencyMiddleware:
         with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
             IdempotencyRecord.delete().where(IdempotencyRecord.key == key).execute()
 
-    def _claim(self, ctx: Any, key: str, fp: str) -> IdempotencyRecord | None:
-        """Insert a running record; return the existing one if the key is taken."""
+    def _claim(self, ctx: Any, key: str, fp: str,
+               claim: uuid.UUID | None = None) -> IdempotencyRecord | None:
+        """Insert a running record (its id `claim`, made here when not given); return the
+        existing one if the key is taken."""
+        claim = claim or uuid.uuid4()
         with tenant_scope(ctx.env_id):
             try:
                 with commit_without_waiting(), db.atomic():
-                    IdempotencyRecord.create(key=key, fingerprint=fp, state="running",
+                    IdempotencyRecord.create(id=claim, key=key, fingerprint=fp, state="running",
                                              expires_at=ctx.now + self.ttl, created_at=ctx.now,
                                              request_id=ctx.request_id)
                 return None
@@ -194,34 +222,31 @@ class IdempotencyMiddleware:
                                          or self._abandoned_unchanged(ctx, existing, fp)):
                 with db.atomic():
                     IdempotencyRecord.delete().where(IdempotencyRecord.id == existing.id).execute()
-                return self._claim(ctx, key, fp)
+                return self._claim(ctx, key, fp, claim)
             if existing is None:  # freed between our insert and read: try once more
-                return self._claim(ctx, key, fp)
+                return self._claim(ctx, key, fp, claim)
             return existing
 
     @staticmethod
     def _abandoned_unchanged(ctx: Any, record: IdempotencyRecord, fp: str) -> bool:
-        """Whether a `running` record was abandoned before its request changed anything (the
-        key may be claimed again); raises IdempotencyResponseLost when its request did change
-        something. Only a record older than ABANDONED_AFTER can be abandoned: no request lives
-        that long (gunicorn's timeout is 30 s). Every change writes its audit row in its own
-        transaction, so the claimant's request id in the audit journal tells the two apart."""
-        if (record.state != "running" or record.fingerprint != fp or not record.request_id
+        """Whether a record was abandoned before its request changed anything (the key may be
+        claimed again); raises IdempotencyResponseLost when its request did change something.
+        Only a record older than ABANDONED_AFTER can be abandoned: no request lives that long
+        (gunicorn's timeout is 30 s). The request's first committed change marked its claim
+        `changed` with the target, in the change's own transaction (pms.db.uow), so the
+        server's claim id, never a request id the client chose, tells the two apart."""
+        if (record.state not in (RUNNING, CHANGED) or record.fingerprint != fp
                 or _aware(record.created_at) > ctx.now - ABANDONED_AFTER):
             return False
-        with read_scope(ctx):
-            change = (AuditEntry.select(AuditEntry.target_type, AuditEntry.target_id)
-                      .where((AuditEntry.request_id == record.request_id)
-                             & (AuditEntry.created_at >= _aware(record.created_at) - CLOCK_SKEW))
-                      .order_by(AuditEntry.created_at).first())
-        if change is None:
+        if record.state == RUNNING:
             log.warning("reclaiming an abandoned Idempotency-Key", extra={
                 "request_id": ctx.request_id, "abandoned_by": record.request_id})
             return True
+        target = record.response_headers or {}
         raise IdempotencyResponseLost(
             f"the request that first used this {HEADER} made its change but its response was "
             "lost; read the resource instead of retrying",
-            target_type=change.target_type, target_id=change.target_id,
+            target_type=target.get("target_type"), target_id=target.get("target_id"),
             original_request_id=record.request_id)
 
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: object,

@@ -229,7 +229,8 @@ class OpenApiResource:
     def document(self) -> dict[str, Any]:
         return build_document(self.deps.routes)
 
-    @endpoint("health:read", summary="This OpenAPI 3.1 document", guest="open")
+    @endpoint("health:read", summary="This OpenAPI 3.1 document", guest="open",
+              kiosk="open", anonymous="open")
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = self.document
 

@@ -10,6 +10,18 @@ there (CONTRACT §2): "deny" (the default: staff-only, 403 `guest_not_allowed` w
 token holds), "open" (no holder-owned rows: catalog reads, searches) or "own" (the service
 filters by the holder, so another holder's rows answer 404). A new route is therefore closed to
 guests until someone decides otherwise, and tests/api/test_holder_scoping.py checks each class.
+
+`kiosk=` and `anonymous=` classify what a lobby terminal's token (`client_kind` `kiosk`) and an
+anonymous token (`client_kind` `anonymous`) may do there, whatever scopes they carry and whether
+or not they carry a `holder_id` (issue 28): "deny" (the default: 403 `kiosk_not_allowed` /
+`anonymous_not_allowed`) or "open". A route a terminal must never reach (the kiosk config's
+write, which would let a terminal lift its own lockdown) simply keeps the default; nothing but
+an explicit `kiosk="open"` lets a kiosk token in. tests/api/test_client_kinds.py derives every
+route's classes from the route table.
+
+The checks (`gate`) run in `pms.api.gate.GateMiddleware` before any other work on the route
+(the Idempotency-Key lookup included); the responder runs them itself only when that
+middleware did not (an app built without it).
 """
 
 from __future__ import annotations
@@ -31,6 +43,9 @@ SCOPE_PREFIX = "hotel:pms:"
 SPEC_ATTR = "__pms_endpoint__"
 GUEST_DENY, GUEST_OPEN, GUEST_OWN = "deny", "open", "own"
 GUEST_ACCESS = (GUEST_DENY, GUEST_OPEN, GUEST_OWN)
+# what kiosk and anonymous tokens may do on a route (issue 28): nothing unless declared open
+KIND_DENY, KIND_OPEN = "deny", "open"
+KIND_ACCESS = (KIND_DENY, KIND_OPEN)
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,29 @@ class EndpointSpec:
     body_media: str = "application/json"
     max_body: int | None = None
     headers: tuple[tuple[str, bool, str], ...] = ()
+    kiosk: str = KIND_DENY
+    anonymous: str = KIND_DENY
+
+    def needed_scopes(self) -> tuple[str, ...]:
+        return (self.scope, *self.extra_scopes)
+
+
+def gate(spec: EndpointSpec, ctx: Any) -> None:
+    """Who may reach the operation: the declared scopes (403 `missing_scope`), the token's kind
+    (kiosk and anonymous tokens only where the route is open to them) and the holder class (a
+    holder session only where `guest` is not "deny"). Runs before anything else on the route."""
+    scopes = ctx.scopes
+    for needed in spec.needed_scopes():
+        if needed not in scopes:
+            raise Forbidden(f"this operation needs the scope {needed}", code="missing_scope")
+    kind = ctx.client_kind
+    if kind == "kiosk" and spec.kiosk != KIND_OPEN:
+        raise Forbidden("kiosk tokens may not use this operation", code="kiosk_not_allowed")
+    if kind == "anonymous" and spec.anonymous != KIND_OPEN:
+        raise Forbidden("anonymous tokens may not use this operation",
+                        code="anonymous_not_allowed")
+    if spec.guest == GUEST_DENY and ctx.holder_id is not None:
+        raise Forbidden("guest sessions may not use this operation", code="guest_not_allowed")
 
 
 def full_scope(scope: str) -> str:
@@ -69,7 +107,8 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
              also_media: tuple[str, ...] = (),
              responses: dict[int, Any] | None = None,
              body_media: str = "application/json", max_body: int | None = None,
-             headers: tuple[tuple[str, bool, str], ...] = ()) -> Callable[..., Any]:
+             headers: tuple[tuple[str, bool, str], ...] = (), kiosk: str = KIND_DENY,
+             anonymous: str = KIND_DENY) -> Callable[..., Any]:
     """Declare a responder's scope and schemas (see module docstring).
 
     `mutates=False` marks a POST that changes nothing (a search, a price check): it writes no
@@ -82,36 +121,33 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
     Issue 32: `body_media` is the body's media type (a `+json` type is decoded as JSON;
     `multipart/form-data` is parsed into `body`'s fields, file parts as bytes); `max_body` this
     operation's own body limit (the body middleware applies it by method and path); `headers`
-    the request headers it reads, as (name, required, description), for the OpenAPI document.
+    the request headers it reads, as (name, required, description), for the OpenAPI document;
+    `kiosk` and `anonymous` the classes of those token kinds (module docstring).
     """
     if guest not in GUEST_ACCESS:
         raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")
+    for name, value in (("kiosk", kiosk), ("anonymous", anonymous)):
+        if value not in KIND_ACCESS:
+            raise ValueError(f"{name} must be one of {KIND_ACCESS}, not {value!r}")
     spec = EndpointSpec(scope=full_scope(scope), body=body, query=query, response=response,
                         status=status, summary=summary, description=description, errors=errors,
                         extra_scopes=tuple(full_scope(s) for s in also),
                         mutates=mutates if mutates is not None else not scope.endswith(":read"),
                         guest=guest, also_status=also_status, also_media=also_media,
                         responses=tuple(sorted((responses or {}).items())),
-                        body_media=body_media, max_body=max_body, headers=headers)
+                        body_media=body_media, max_body=max_body, headers=headers,
+                        kiosk=kiosk, anonymous=anonymous)
     body_decoder: Any = None
     if body is not None:
         body_decoder = (_FormDecoder(body) if body_media == MULTIPART
                         else msgspec.json.Decoder(body))
-    needed_scopes = (spec.scope, *spec.extra_scopes)
-    deny_guests = spec.guest == GUEST_DENY
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def responder(self: Any, req: falcon.Request, resp: falcon.Response, **params: Any) -> Any:
-            ctx = req.context.ctx
-            scopes = ctx.scopes
-            for needed in needed_scopes:
-                if needed not in scopes:
-                    raise Forbidden(f"this operation needs the scope {needed}",
-                                    code="missing_scope")
-            if deny_guests and ctx.holder_id is not None:
-                raise Forbidden("guest sessions may not use this operation",
-                                code="guest_not_allowed")
+            context = req.context
+            if getattr(context, "gated", None) is not spec:  # GateMiddleware did not run
+                gate(spec, context.ctx)
             if body_decoder is not None:
                 params["body"] = decode_body(req, body_decoder)
             if query is not None:

@@ -27,7 +27,7 @@ from pms.db.current import CURRENT_UOW
 from pms.db.database import announce_xact, db, is_postgres, read_statements, write_begin_args
 from pms.db.locking import locking_enabled
 from pms.db.scope import tenant_scope
-from pms.models.platform import AuditEntry, OutboxEvent, outbox_partition
+from pms.models.platform import AuditEntry, IdempotencyRecord, OutboxEvent, outbox_partition
 
 log = logging.getLogger("pms.uow")
 
@@ -416,10 +416,30 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
             yield uow
             if uow.versioned_writes:
                 versioned.check(uow)
+            if ctx.idempotency_claim is not None and uow.audits:
+                mark_claim(uow)
             uow.flush(commit=True)
     finally:
         _CURRENT_UOW.reset(token)
     uow.run_after_commit()
+
+
+def mark_claim(uow: UnitOfWork) -> None:
+    """Mark the request's Idempotency-Key claim `changed`, with the change's target, in the
+    change's own transaction (issue 25; pms.api.idempotency, Recovery): only a still `running`
+    claim, so the first change of the request is the one named. Sent with the COMMIT on
+    PostgreSQL."""
+    first = uow.audits[0]
+    query = IdempotencyRecord.update(
+        state="changed",
+        response_headers={"target_type": first.target_type, "target_id": first.target_id},
+    ).where((IdempotencyRecord.id == uow.ctx.idempotency_claim)
+            & (IdempotencyRecord.state == "running"))
+    if is_postgres():
+        sql, params = query.sql()
+        uow.send_with_commit(sql, list(params))
+    else:
+        query.execute()
 
 
 @contextmanager

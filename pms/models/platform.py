@@ -107,7 +107,7 @@ class IdempotencyRecord(TenantModel):
     # replaces the function
     _insert_function = "pms_write_idempotency_record"
 
-    key = peewee.CharField(max_length=255)
+    key = peewee.CharField(max_length=300)  # the caller's digest and the client's key (023)
     fingerprint = peewee.CharField(max_length=128)
     state = peewee.CharField(max_length=16, default="running")
     response_status = peewee.IntegerField(null=True)

@@ -18,6 +18,9 @@ class Property(AggregateModel):
     business_date = peewee.DateField(null=True)
     # local "HH:MM" at which stays end (NULL: 11:00); digital keys end then (issue 29)
     check_out_time = peewee.CharField(max_length=5, null=True, default="11:00")
+    # issue 28 (migration 023): what one guest session may book here
+    max_guest_bookings = peewee.IntegerField(default=5)
+    booking_horizon_days = peewee.IntegerField(default=550)
 
     class Meta:
         table_name = "property"

@@ -8,6 +8,16 @@ and the HTTP client for the gateway (`/proxy/payments/v1/...`, machine token by 
 credentials). Only payment_method_id references cross this boundary, never card data. Transient
 failures (timeout, outage, 5xx) raise `PaymentsUnavailable`; a decline is a result, not an error.
 Amounts are sent at the currency's scale ("80.00", never "80.0000": `pms.domain.money.to_wire`).
+
+Issue 28: every call carries the tenant env and, for a guest session's payment, its holder
+(`env_id`, `holder_id`: the HTTP client sends them as `X-Platform-Env-Id` and
+`X-Platform-Holder-Id` and in the metadata), so the payments service can check that a guest
+pays with its own method; `payment_method_owner` asks the service whose a method is (HTTP:
+`GET /proxy/payments/v1/payment-methods/{id}`, its `holder_id`; 404 -> nobody's). The sandbox
+knows one kind of owned method: `pm_holder_<holder uuid, 32 hex digits>` (optionally
+`_<suffix>`; payment_method_id allows only letters, digits and `_`) belongs to that holder; the well-known test methods (`pm_card_visa`, the declining ones) to nobody, so
+only staff may use them. A sandbox intent for a holder whose method is not its own declines
+(`payment_method_not_owned`), as the service would.
 """
 
 from __future__ import annotations
@@ -41,6 +51,10 @@ DECLINING_METHODS = {
 # the payment stays PENDING until the reconciler gets an answer.
 UNAVAILABLE_METHOD = "pm_card_unavailable"
 
+# the sandbox's methods owned by a holder: pm_holder_<uuid hex>[_<anything>]
+HOLDER_METHOD_PREFIX = "pm_holder_"
+NOT_OWNED = "payment_method_not_owned"
+
 SUCCEEDED, DECLINED = "succeeded", "declined"
 REQUIRES_CONFIRMATION, REQUIRES_CAPTURE = "requires_confirmation", "requires_capture"
 
@@ -68,17 +82,45 @@ class PaymentResult:
 
 class PaymentsClient(Protocol):
     def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
-                      idempotency_key: str, metadata: dict[str, str] | None = None
+                      idempotency_key: str, metadata: dict[str, str] | None = None,
+                      env_id: str | None = None, holder_id: str | None = None
                       ) -> PaymentResult: ...
 
-    def confirm_intent(self, intent_id: str, *, idempotency_key: str) -> PaymentResult: ...
+    def confirm_intent(self, intent_id: str, *, idempotency_key: str,
+                       env_id: str | None = None, holder_id: str | None = None
+                       ) -> PaymentResult: ...
 
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
-               metadata: dict[str, str] | None = None) -> PaymentResult: ...
+               metadata: dict[str, str] | None = None, env_id: str | None = None,
+               holder_id: str | None = None) -> PaymentResult: ...
 
     def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
-               metadata: dict[str, str] | None = None) -> PaymentResult: ...
+               metadata: dict[str, str] | None = None, env_id: str | None = None,
+               holder_id: str | None = None) -> PaymentResult: ...
+
+    def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None: ...
+
+
+def _caller(env_id: str | None, holder_id: str | None) -> dict[str, str]:
+    """The env and holder keyword arguments of a gateway call, those that are set."""
+    out = {}
+    if env_id:
+        out["env_id"] = env_id
+    if holder_id:
+        out["holder_id"] = holder_id
+    return out
+
+
+def caller_metadata(metadata: dict[str, str] | None, env_id: str | None,
+                    holder_id: str | None) -> dict[str, str]:
+    """The call's metadata with the env and the holder it is made for."""
+    out = dict(metadata or {})
+    if env_id:
+        out["env_id"] = env_id
+    if holder_id:
+        out["holder_id"] = holder_id
+    return out
 
 
 def _result(body: dict[str, Any]) -> PaymentResult:
@@ -104,23 +146,42 @@ class EmbeddedPayments:
                 self._by_key[key] = make()
             return _result(self._by_key[key])
 
+    def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None:
+        """The holder a sandbox method belongs to (`pm_holder_<32 hex>[_...]`), else None."""
+        if not payment_method_id.startswith(HOLDER_METHOD_PREFIX):
+            return None
+        rest = payment_method_id[len(HOLDER_METHOD_PREFIX):]
+        if len(rest) > 32 and rest[32] != "_":
+            return None
+        try:
+            return str(uuid.UUID(hex=rest[:32]))
+        except ValueError:
+            return None
+
     def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
-                      idempotency_key: str, metadata: dict[str, str] | None = None
+                      idempotency_key: str, metadata: dict[str, str] | None = None,
+                      env_id: str | None = None, holder_id: str | None = None
                       ) -> PaymentResult:
         if payment_method_id == UNAVAILABLE_METHOD:
             raise PaymentsUnavailable("sandbox: payments service unavailable")
 
         def make() -> dict[str, Any]:
             declined = DECLINING_METHODS.get(payment_method_id)
+            if holder_id and self.payment_method_owner(
+                    payment_method_id, env_id=env_id or "") != holder_id:
+                declined = NOT_OWNED  # the service's own check of a guest's method
             body = {"id": f"pi_{uuid.uuid4().hex[:24]}", "amount": to_wire(amount, currency),
                     "currency": currency, "payment_method_id": payment_method_id,
                     "status": DECLINED if declined else REQUIRES_CONFIRMATION,
-                    "decline_code": declined, "capture_method": "manual"}
+                    "decline_code": declined, "capture_method": "manual",
+                    "metadata": caller_metadata(metadata, env_id, holder_id)}
             self.intents[body["id"]] = body
             return body
         return self._once(f"intent:{idempotency_key}", make)
 
-    def confirm_intent(self, intent_id: str, *, idempotency_key: str) -> PaymentResult:
+    def confirm_intent(self, intent_id: str, *, idempotency_key: str,
+                       env_id: str | None = None, holder_id: str | None = None
+                       ) -> PaymentResult:
         def make() -> dict[str, Any]:
             intent = self.intents.get(intent_id)
             if intent is None:
@@ -132,7 +193,8 @@ class EmbeddedPayments:
 
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
-               metadata: dict[str, str] | None = None) -> PaymentResult:
+               metadata: dict[str, str] | None = None, env_id: str | None = None,
+               holder_id: str | None = None) -> PaymentResult:
         if payment_method_id == UNAVAILABLE_METHOD:
             raise PaymentsUnavailable("sandbox: payments service unavailable")
 
@@ -156,7 +218,8 @@ class EmbeddedPayments:
         return self._once(f"charge:{idempotency_key}", make)
 
     def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
-               metadata: dict[str, str] | None = None) -> PaymentResult:
+               metadata: dict[str, str] | None = None, env_id: str | None = None,
+               holder_id: str | None = None) -> PaymentResult:
         """Give back (part of) a succeeded charge; declined when the charge is unknown, failed,
         in another currency, or when the refunds would exceed what it took."""
         def make() -> dict[str, Any]:
@@ -226,7 +289,11 @@ class GatewayHttp:
         self.unavailable = unavailable
 
     def call(self, method: str, path: str, body: dict[str, Any] | None, *,
-             idempotency_key: str | None = None, retry_auth: bool = True) -> dict[str, Any]:
+             idempotency_key: str | None = None, retry_auth: bool = True,
+             env_id: str | None = None, holder_id: str | None = None,
+             not_found: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON answer; `env_id`/`holder_id` go as X-Platform-Env-Id/-Holder-Id headers;
+        with `not_found`, a 404 answers that instead of raising."""
         try:
             bearer = self.token.get()
         except DependencyUnavailable as exc:
@@ -238,6 +305,10 @@ class GatewayHttp:
         traceparent = trace.current()  # the request (or event) that caused this call
         if traceparent:
             headers["traceparent"] = traceparent
+        if env_id:
+            headers["X-Platform-Env-Id"] = env_id
+        if holder_id:
+            headers["X-Platform-Holder-Id"] = holder_id
         data = json.dumps(body, default=str).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method,
                                          headers=headers)
@@ -248,7 +319,10 @@ class GatewayHttp:
             if exc.code == 401 and retry_auth:
                 self.token.invalidate()
                 return self.call(method, path, body, idempotency_key=idempotency_key,
-                                 retry_auth=False)
+                                 retry_auth=False, env_id=env_id, holder_id=holder_id,
+                                 not_found=not_found)
+            if exc.code == 404 and not_found is not None:
+                return not_found
             payload = _json_or_empty(exc)
             if exc.code == 402 or payload.get("status") == DECLINED:
                 return payload  # a decline answer carries the result body
@@ -271,36 +345,52 @@ class HttpPayments:
     def __init__(self, http: GatewayHttp) -> None:
         self.http = http
 
+    def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None:
+        quoted = urllib.parse.quote(payment_method_id, safe="")
+        body = self.http.call("GET", f"/payment-methods/{quoted}", None, env_id=env_id,
+                              not_found={})
+        owner = body.get("holder_id")
+        return str(owner) if owner else None
+
     def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
-                      idempotency_key: str, metadata: dict[str, str] | None = None
+                      idempotency_key: str, metadata: dict[str, str] | None = None,
+                      env_id: str | None = None, holder_id: str | None = None
                       ) -> PaymentResult:
         return _result(self.http.call("POST", "/payment-intents", {
             "amount": to_wire(amount, currency), "currency": currency,
             "payment_method_id": payment_method_id,
             "capture_method": "manual", "confirmation_method": "manual",
-            "metadata": metadata or {}}, idempotency_key=idempotency_key))
+            "metadata": caller_metadata(metadata, env_id, holder_id)},
+            idempotency_key=idempotency_key, **_caller(env_id, holder_id)))
 
-    def confirm_intent(self, intent_id: str, *, idempotency_key: str) -> PaymentResult:
+    def confirm_intent(self, intent_id: str, *, idempotency_key: str,
+                       env_id: str | None = None, holder_id: str | None = None
+                       ) -> PaymentResult:
         quoted = urllib.parse.quote(intent_id, safe="")
         return _result(self.http.call("POST", f"/payment-intents/{quoted}/confirm", {},
-                                      idempotency_key=idempotency_key))
+                                      idempotency_key=idempotency_key,
+                                      **_caller(env_id, holder_id)))
 
     def charge(self, *, amount: Decimal, currency: str, idempotency_key: str,
                payment_method_id: str | None = None, intent_id: str | None = None,
-               metadata: dict[str, str] | None = None) -> PaymentResult:
+               metadata: dict[str, str] | None = None, env_id: str | None = None,
+               holder_id: str | None = None) -> PaymentResult:
         body: dict[str, Any] = {"amount": to_wire(amount, currency), "currency": currency,
-                                "metadata": metadata or {}}
+                                "metadata": caller_metadata(metadata, env_id, holder_id)}
         if intent_id:
             body["payment_intent"] = intent_id
         if payment_method_id:
             body["payment_method_id"] = payment_method_id
-        return _result(self.http.call("POST", "/charges", body, idempotency_key=idempotency_key))
+        return _result(self.http.call("POST", "/charges", body, idempotency_key=idempotency_key,
+                                      **_caller(env_id, holder_id)))
 
     def refund(self, *, charge_id: str, amount: Decimal, currency: str, idempotency_key: str,
-               metadata: dict[str, str] | None = None) -> PaymentResult:
+               metadata: dict[str, str] | None = None, env_id: str | None = None,
+               holder_id: str | None = None) -> PaymentResult:
         return _result(self.http.call("POST", "/refunds", {
             "charge": charge_id, "amount": to_wire(amount, currency), "currency": currency,
-            "metadata": metadata or {}}, idempotency_key=idempotency_key))
+            "metadata": caller_metadata(metadata, env_id, holder_id)},
+            idempotency_key=idempotency_key, **_caller(env_id, holder_id)))
 
 
 def machine_token(settings: Settings, scopes: tuple[str, ...]) -> MachineToken:

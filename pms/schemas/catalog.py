@@ -52,6 +52,12 @@ class Contacts(Strict, rename="camel"):
     website: Annotated[str, msgspec.Meta(max_length=300)] | None = None
 
 
+# issue 28: future, not cancelled reservations one guest session may hold (0: guests book
+# nothing), and how far ahead of the business date any arrival may be
+GuestBookings = Annotated[int, msgspec.Meta(ge=0, le=1000)]
+HorizonDays = Annotated[int, msgspec.Meta(ge=1, le=3660)]
+
+
 class PropertyIn(Strict, rename="camel"):
     property_code: Code
     timezone: TimeZone
@@ -61,6 +67,8 @@ class PropertyIn(Strict, rename="camel"):
     display_address: Address | None = None
     contacts: Contacts | None = None
     check_out_time: CheckOutTime = "11:00"
+    max_guest_bookings: GuestBookings = 5
+    booking_horizon_days: HorizonDays = 550
 
 
 class PropertyPatch(Strict, rename="camel"):
@@ -72,6 +80,8 @@ class PropertyPatch(Strict, rename="camel"):
     display_address: Address | None | UnsetType = UNSET
     contacts: Contacts | None | UnsetType = UNSET
     check_out_time: CheckOutTime | UnsetType = UNSET
+    max_guest_bookings: GuestBookings | UnsetType = UNSET
+    booking_horizon_days: HorizonDays | UnsetType = UNSET
 
 
 class PropertyOut(Out, rename="camel"):
@@ -87,6 +97,8 @@ class PropertyOut(Out, rename="camel"):
     check_out_time: str
     created_at: datetime
     updated_at: datetime
+    max_guest_bookings: int = 5
+    booking_horizon_days: int = 550
 
 
 class RoomTypeIn(Strict):
@@ -249,6 +261,7 @@ def property_out(p: object) -> PropertyOut:
         contacts=_convert(p.contacts, Contacts), business_date=p.business_date,
         check_out_time=p.check_out_time or "11:00",
         created_at=p.created_at, updated_at=p.updated_at,
+        max_guest_bookings=p.max_guest_bookings, booking_horizon_days=p.booking_horizon_days,
     )
 
 

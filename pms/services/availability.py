@@ -175,7 +175,11 @@ def rate_plan_open_to(ctx: Ctx, plan: RatePlan) -> bool:
     company (`holder_bound_to_company`) whose negotiated plans list it. Booking by rate_plan_id
     uses this, so a guest cannot book what the corporate search would never offer it.
     """
-    if not plan.negotiated or ctx.holder_id is None:
+    if not plan.negotiated:
+        return True
+    if ctx.client_kind in ("kiosk", "anonymous"):  # issue 28: never staff, whatever the token
+        return False
+    if ctx.holder_id is None:
         return True
     company = Profile.get_or_none((Profile.id == ctx.holder_id) & (Profile.kind == "COMPANY"))
     return (company is not None and holder_bound_to_company(ctx, company.id)

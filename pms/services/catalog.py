@@ -33,6 +33,7 @@ PROPERTY_FIELDS = {
     "currency_code": "currency_code", "languages": "languages",
     "display_address": "display_address", "contacts": "contacts",
     "check_out_time": "check_out_time",  # issue 29
+    "max_guest_bookings": "max_guest_bookings", "booking_horizon_days": "booking_horizon_days",
 }
 
 

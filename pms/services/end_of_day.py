@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import peewee
@@ -306,6 +306,8 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
         if prop is None:
             raise NotFound("no such property")
         day = business_date or current_business_date(prop, ctx.now)
+        if run_id is None:
+            check_closable(prop, day, ctx.now)
         if dry_run:
             return preview(prop, day)
         claimed = NightAuditRun.get_or_none(NightAuditRun.id == run_id) if run_id else None
@@ -340,6 +342,23 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
                 raise
     with read_scope(ctx):
         return _out(NightAuditRun.get_by_id(run.id))
+
+
+def check_closable(prop: Property, day: date, now: datetime) -> None:
+    """Only the property's current business date can be closed (issue 28: a date far ahead
+    rolled the property there for good). Another date is accepted only where that date already
+    has a run: a finished one answers with itself, an unfinished one (its roll done, its end
+    not written) resumes. Anything else is 409 `business_date_not_current`, naming the
+    current date. Call inside a read scope."""
+    current = current_business_date(prop, now)
+    if day == current:
+        return
+    if NightAuditRun.select(NightAuditRun.id).where(
+            (NightAuditRun.property == prop.id) & (NightAuditRun.business_date == day)).exists():
+        return
+    raise Conflict(f"only the property's current business date ({current}) can be closed, "
+                   f"not {day}", code="business_date_not_current",
+                   current_business_date=current.isoformat())
 
 
 def _mark_failed(ctx: Ctx, run_id: uuid.UUID, error: str) -> None:

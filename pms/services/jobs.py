@@ -61,6 +61,7 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
         if prop is None:
             raise NotFound("no such property")
         day = body.business_date or current_business_date(prop, ctx.now)
+        eod.check_closable(prop, day, ctx.now)
     with lock_errors(), unit_of_work(ctx) as uow:
         run, done = eod.claim_in(uow, ctx, property_id, day)
         job = None

@@ -94,6 +94,8 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
         VoucherNotRedeemable (409).
     """
     _validate(body)
+    if body.pre_authorization_id is None:
+        check_own_method(ctx, property_id, folio_id, body.payment_method_id, payments)
     with lock_errors(), unit_of_work(ctx) as uow:
         state = read_state(folio_id, now=ctx.now, property_id=property_id,
                            holder_id=ctx.holder_id, lock=True)
@@ -139,21 +141,50 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
                           known=(payment, preauth))
 
 
-def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None) -> Any:
+def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None,
+          holder_id: uuid.UUID | None = None) -> Any:
+    # the env and (a guest session's) holder go with every call (issue 28)
+    caller = {"env_id": str(payment.env_id),
+              "holder_id": str(holder_id) if holder_id is not None else None}
     if payment.kind == PRE_AUTH:
         intent = payments.create_intent(amount=Decimal(str(payment.amount)),
                                         currency=payment.currency,
                                         payment_method_id=payment.payment_method_id,
                                         idempotency_key=payment.idempotency_key,
-                                        metadata={"folio_id": str(payment.folio_id)})
+                                        metadata={"folio_id": str(payment.folio_id)}, **caller)
         if not intent.ok:
             return intent
         return payments.confirm_intent(intent.id,
-                                       idempotency_key=f"{payment.idempotency_key}:confirm")
+                                       idempotency_key=f"{payment.idempotency_key}:confirm",
+                                       **caller)
     return payments.charge(amount=Decimal(str(payment.amount)), currency=payment.currency,
                            idempotency_key=payment.idempotency_key,
                            payment_method_id=None if preauth_intent else payment.payment_method_id,
-                           intent_id=preauth_intent, metadata={"folio_id": str(payment.folio_id)})
+                           intent_id=preauth_intent, metadata={"folio_id": str(payment.folio_id)},
+                           **caller)
+
+
+def check_own_method(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
+                     payment_method_id: str | None, payments: Any) -> None:
+    """A guest session pays only with a method the payments service reports as its own
+    (issue 28; until guest payment methods exist here). The folio is read first, so another
+    holder's folio still answers 404; then the service is asked, outside any transaction.
+    Staff and channel calls are not checked.
+
+    Raises:
+        NotFound. ValidationFailed (422 payment_method_not_allowed).
+        DependencyUnavailable (503): the payments service cannot say.
+    """
+    if ctx.holder_id is None or payment_method_id is None:
+        return
+    with read_scope(ctx):
+        read_state(folio_id, now=ctx.now, property_id=property_id, holder_id=ctx.holder_id)
+    owner = payments.payment_method_owner(payment_method_id, env_id=str(ctx.env_id))
+    if owner != str(ctx.holder_id):
+        raise ValidationFailed(
+            "a guest session may only use its own payment method",
+            code="payment_method_not_allowed",
+            errors=[{"field": "payment_method_id", "message": "not a payment method of yours"}])
 
 
 def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, payments: Any,
@@ -173,7 +204,8 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             preauth = (FolioPayment.get_by_id(payment.pre_authorization_id)
                        if payment.pre_authorization_id else None)
     try:
-        result = _call(payments, payment, preauth.external_id if preauth else None)
+        result = _call(payments, payment, preauth.external_id if preauth else None,
+                       ctx.holder_id)
     except DependencyUnavailable:
         log.warning("payments service unavailable; payment left PENDING",
                     extra={"payment_id": str(payment_id)})
@@ -250,6 +282,7 @@ def pre_authorize(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
         NotFound. FolioClosed. ValidationFailed. PaymentDeclined (402).
     """
     check_amount(body.amount)
+    check_own_method(ctx, property_id, folio_id, body.payment_method_id, payments)
     with lock_errors(), unit_of_work(ctx) as uow:
         state = read_state(folio_id, now=ctx.now, property_id=property_id,
                            holder_id=ctx.holder_id, lock=True)

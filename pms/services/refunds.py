@@ -201,7 +201,7 @@ def complete_refund(ctx: Ctx, property_id: uuid.UUID, refund_id: uuid.UUID, paym
     try:
         result = payments.refund(charge_id=charge_id, amount=-Decimal(str(row.amount)),
                                  currency=row.currency, idempotency_key=row.idempotency_key,
-                                 metadata={"folio_id": str(row.folio_id),
+                                 env_id=str(row.env_id), metadata={"folio_id": str(row.folio_id),
                                            "payment_id": str(row.refund_of)})
     except DependencyUnavailable:
         log.warning("payments service unavailable; refund left PENDING",

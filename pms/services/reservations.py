@@ -40,6 +40,7 @@ from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services import keys
 from pms.services.availability import rate_plan_open_to
+from pms.services.booking_limits import check_guest_limit, check_horizon
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
@@ -246,6 +247,8 @@ def _check_stay(refs: Refs, arrival: date, departure: date, adults: int, childre
     if check_arrival and arrival < today:
         raise _field_error("arrival_date", f"arrival_date {arrival} is before the property's "
                            f"current date {today}", code="arrival_in_past")
+    if check_arrival:
+        check_horizon(refs.prop, arrival, today)
     if adults + children > refs.room_type.max_occupancy:
         raise _field_error("adults", f"{adults + children} guests exceed the room type's "
                            f"maximum occupancy of {refs.room_type.max_occupancy}",
@@ -357,6 +360,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             today = business_date(refs.prop, ctx.now)
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)
+            check_guest_limit(ctx, refs.prop, today)
             profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
                            body.children, body.promo_code)

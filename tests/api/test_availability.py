@@ -19,7 +19,9 @@ ARR, DEP = "2030-03-01", "2030-03-04"
 @pytest.fixture
 def hotel(api):
     prop = api.post("/v1/properties", {"propertyCode": "AV1", "timezone": "Europe/Berlin",
-                                       "currencyCode": "EUR"}).json
+                                       "currencyCode": "EUR",
+                                       # its stays are in 2030: the longest horizon (issue 28)
+                                       "bookingHorizonDays": 3660}).json
     base = f"/v1/properties/{prop['id']}"
     rt = api.post(base + "/room-types", {"code": "DBL", "name": "Double", "max_occupancy": 2}).json
     for number in ("101", "102"):

@@ -149,7 +149,9 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
         ("POST", R + "/messages"): {"direction": "incoming", "body": "Late arrival"},
         ("POST", R + "/service-requests"): {"kind": "towels"},
         ("POST", R + "/check-in"): {},
-        ("POST", F + "/pre-authorizations"): {"amount": "50", "payment_method_id": "pm_card_visa"},
+        # the sandbox's method of holder A (a guest pays only with its own, issue 28)
+        ("POST", F + "/pre-authorizations"): {"amount": "50",
+                                              "payment_method_id": f"pm_holder_{s.mine.id.hex}"},
     }
     body = bodies.get((method, path))
     if (method, path) == ("GET", P + "/folios"):
@@ -332,9 +334,11 @@ def test_confirmation_number_is_no_existence_oracle_for_guests(scene):
     a, b = assert_problem(taken, 422, "field_not_allowed"), assert_problem(fresh, 422)
     assert (a["code"], a["errors"]) == (b["code"], b["errors"])
     assert scene.reservation.confirmation_number not in taken.text
-    # staff and channels keep the fold: the same number returns the existing reservation
+    # staff and channels keep the fold: the same number returns the existing reservation to
+    # the sub that made it (issue 28: the scene's reservation was made as `test-user`)
+    maker = mint_token(scene.api.settings, env_id=scene.api.env_id, sub=scene.ctx.sub)
     staff = scene.api.post(url, {**body, "confirmation_number":
-                                 scene.reservation.confirmation_number})
+                                 scene.reservation.confirmation_number}, token=maker)
     assert staff.status_code == 200 and staff.json["id"] == str(scene.reservation.id)
 
 

@@ -11,6 +11,15 @@ from pms.models import IdempotencyRecord, Property
 from tests.helpers import assert_problem, counts, random_ref
 
 
+def _stored(key: str, sub: str = "dev-user", holder_id: uuid.UUID | None = None) -> str:
+    """The key as the middleware stores it for the `api` fixture's token (issue 28: per caller)."""
+    from types import SimpleNamespace
+
+    from pms.api.idempotency import caller_key
+
+    return caller_key(SimpleNamespace(sub=sub, holder_id=holder_id), key)
+
+
 def _prop() -> dict:
     return {"propertyCode": random_ref("I").upper(), "timezone": "UTC", "currencyCode": "EUR"}
 
@@ -46,7 +55,7 @@ def test_key_still_running_is_409(api, ctx):
     from pms.api.idempotency import fingerprint  # noqa: F401 - the record below mimics a claim
 
     with tenant_scope(ctx.env_id), db.atomic():
-        IdempotencyRecord.create(key="k-busy", fingerprint="x" * 64, state="running",
+        IdempotencyRecord.create(key=_stored("k-busy"), fingerprint="x" * 64, state="running",
                                  expires_at=ctx.now + timedelta(hours=1))
     resp = api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-busy"})
     # a different fingerprint takes precedence over "running": mismatch is the caller's bug
@@ -62,7 +71,7 @@ def test_key_still_running_with_same_request_is_409(api, ctx):
     digest = hashlib.sha256(raw).hexdigest()
     fp = hashlib.sha256(f"POST /v1/properties {digest}".encode()).hexdigest()
     with tenant_scope(ctx.env_id), db.atomic():
-        IdempotencyRecord.create(key="k-run", fingerprint=fp, state="running",
+        IdempotencyRecord.create(key=_stored("k-run"), fingerprint=fp, state="running",
                                  expires_at=ctx.now + timedelta(hours=1))
     resp = api.request("POST", "/v1/properties", body=raw, headers={
         "Idempotency-Key": "k-run", "Content-Type": "application/json"})
@@ -112,7 +121,7 @@ def test_expired_records_do_not_replay(api, ctx):
     api.post("/v1/properties", body, headers={"Idempotency-Key": "k-old"})
     with tenant_scope(ctx.env_id), db.atomic():
         IdempotencyRecord.update(expires_at=ctx.now - timedelta(seconds=1)).where(
-            IdempotencyRecord.key == "k-old").execute()
+            IdempotencyRecord.key == _stored("k-old")).execute()
     resp = api.post("/v1/properties", body, headers={"Idempotency-Key": "k-old"})
     assert_problem(resp, 409, "already_exists")  # ran again instead of replaying the 201
 
@@ -120,11 +129,11 @@ def test_expired_records_do_not_replay(api, ctx):
 def test_records_are_kept_72_hours(api, ctx):
     api.post("/v1/properties", _prop(), headers={"Idempotency-Key": "k-ttl"})
     with tenant_scope(ctx.env_id), db.atomic():
-        record = IdempotencyRecord.get(IdempotencyRecord.key == "k-ttl")
+        record = IdempotencyRecord.get(IdempotencyRecord.key == _stored("k-ttl"))
     assert record.expires_at - record.created_at >= timedelta(hours=72) - timedelta(seconds=5)
 
 
-def _running_claim(ctx, body: dict, key: str, *, age: timedelta, request_id: str) -> None:
+def _running_claim(ctx, body: dict, key: str, *, age: timedelta, request_id: str) -> uuid.UUID:
     """A `running` record as a request that died after claiming `key` would have left it."""
     import hashlib
     import json
@@ -132,9 +141,10 @@ def _running_claim(ctx, body: dict, key: str, *, age: timedelta, request_id: str
     digest = hashlib.sha256(json.dumps(body).encode()).hexdigest()
     fp = hashlib.sha256(f"POST /v1/properties {digest}".encode()).hexdigest()
     with tenant_scope(ctx.env_id), db.atomic():
-        IdempotencyRecord.create(key=key, fingerprint=fp, state="running",
-                                 request_id=request_id, created_at=ctx.now - age,
-                                 expires_at=ctx.now + timedelta(hours=70))
+        record = IdempotencyRecord.create(key=_stored(key), fingerprint=fp, state="running",
+                                          request_id=request_id, created_at=ctx.now - age,
+                                          expires_at=ctx.now + timedelta(hours=70))
+    return record.id
 
 
 def _post_raw(api, body: dict, key: str):  # noqa: ANN001, ANN202
@@ -160,8 +170,11 @@ def test_a_claim_abandoned_after_its_change_names_the_change_instead_of_repeatin
     from tests.factories import make_property
 
     body = _prop()
-    _running_claim(ctx, body, "k-died-late", age=timedelta(minutes=3), request_id="died-late")
-    made = make_property(ctx.with_(request_id="died-late"), propertyCode=body["propertyCode"])
+    claim = _running_claim(ctx, body, "k-died-late", age=timedelta(minutes=3),
+                           request_id="died-late")
+    # the claimant's change committed, marking its claim (issue 25: by the claim's server id)
+    made = make_property(ctx.with_(request_id="died-late", idempotency_claim=claim),
+                         propertyCode=body["propertyCode"])
     before = counts(ctx)
     resp = _post_raw(api, body, "k-died-late")
     assert_problem(resp, 409, "idempotency_response_lost")

@@ -49,9 +49,15 @@ def _post(api, hotel, key, **over):
                     headers={"Idempotency-Key": key})
 
 
+def _stored(key):  # noqa: ANN001, ANN202 - the key as stored for the api token (issue 28)
+    from tests.api.test_idempotency import _stored as stored
+
+    return stored(key)
+
+
 def _record(ctx, key):
     with read_scope(ctx):
-        return IdempotencyRecord.get_or_none(IdempotencyRecord.key == key)
+        return IdempotencyRecord.get_or_none(IdempotencyRecord.key == _stored(key))
 
 
 def test_idempotency_record_commits_with_the_change(api, ctx, hotel):
@@ -90,7 +96,7 @@ def test_idempotency_key_held_by_a_live_request_is_409_at_once(api, ctx, hotel):
     try:
         with other.cursor() as cur:
             # another request's claim, as it goes out in its first round trip (migration 011)
-            cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (ctx.env_id.hex, "held"))
+            cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (ctx.env_id.hex, _stored("held")))
         started = time.monotonic()
         resp = _post(api, hotel, "held")
         assert_problem(resp, 409, "idempotency_key_in_use")
@@ -170,7 +176,8 @@ def test_profile_key_held_by_a_live_request_is_409_at_once(api, ctx, hotel):
     other = psycopg2.connect(database=database.database, **database.connect_params)
     try:
         with other.cursor() as cur:
-            cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (ctx.env_id.hex, "p-held"))
+            cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (ctx.env_id.hex,
+                                                                          _stored("p-held")))
         started = time.monotonic()
         assert_problem(_profile(api, hotel, "p-held"), 409, "idempotency_key_in_use")
         assert time.monotonic() - started < 3.5
@@ -186,7 +193,7 @@ def test_an_expired_record_is_claimed_again_in_the_first_round_trip(api, ctx, ho
     assert first.status_code == 201, first.text
     with read_scope(ctx), db.atomic():
         IdempotencyRecord.update(expires_at=ctx.now - timedelta(seconds=1)).where(
-            IdempotencyRecord.key == "b-old").execute()
+            IdempotencyRecord.key == _stored("b-old")).execute()
     again = _post(api, hotel, "b-old", arrival_date=str(hotel.today + _days(5)),
                   departure_date=str(hotel.today + _days(7)))
     assert again.status_code == 201, again.text  # ran (another body is no mismatch any more)
@@ -204,7 +211,7 @@ def test_an_abandoned_claim_on_a_one_transaction_route_runs_once_on_retry(api, c
     path = f"/v1/properties/{hotel.id}/reservations"
     fp = hashlib.sha256(f"POST {path} {hashlib.sha256(raw).hexdigest()}".encode()).hexdigest()
     with read_scope(ctx), db.atomic():
-        IdempotencyRecord.create(key="b-died", fingerprint=fp, state="running",
+        IdempotencyRecord.create(key=_stored("b-died"), fingerprint=fp, state="running",
                                  request_id="died-early", created_at=ctx.now - timedelta(minutes=3),
                                  expires_at=ctx.now + timedelta(hours=70))
 

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.usefixtures("database")
 @pytest.fixture
 def hotel(api):
     prop = api.post("/v1/properties", {"propertyCode": "INV", "timezone": "Europe/Berlin",
-                                       "currencyCode": "EUR"}).json
+                                       "currencyCode": "EUR",
+                                       # its stays are in 2030: the longest horizon (issue 28)
+                                       "bookingHorizonDays": 3660}).json
     base = f"/v1/properties/{prop['id']}"
     rt = api.post(base + "/room-types", {"code": "DBL", "name": "Double"}).json
     rooms = [api.post(base + "/rooms", {"room_number": n, "room_type_id": rt["id"]}).json

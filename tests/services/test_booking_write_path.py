@@ -245,8 +245,9 @@ def test_the_booking_functions_match_the_models(ctx, hotel):
     expected = [f"{alias}_{f.column_name}" for alias, model in (
         ("p", Property), ("rt", RoomType), ("rp", RatePlan)) for f in model._meta.sorted_fields]
     assert names == [*expected, "stay_rates", "stay_restrictions"]
-    rt_at = len(Property._meta.sorted_fields)  # 14 since issue 29's check_out_time (was 13)
-    assert str(row[0]) == str(hotel.prop.id) and str(row[rt_at]) == str(hotel.room_type.id)
+    first_room_type = len(Property._meta.sorted_fields)  # (13 before issue 28's two fields and issue 29's check_out_time)
+    assert str(row[0]) == str(hotel.prop.id)
+    assert str(row[first_room_type]) == str(hotel.room_type.id)
 
 
 def test_every_plan_keeping_function_forces_its_generic_plan(ctx, hotel):

@@ -320,7 +320,9 @@ def test_http_refund_sends_the_charge_amount_at_scale_and_a_stable_idempotency_k
     assert gateway.refund_bodies == [{"charge": paid.external_id, "amount": "50.00",
                                       "currency": "EUR", "metadata": {
                                           "folio_id": str(stay["folio"]),
-                                          "payment_id": str(paid.id)}}]
+                                          "payment_id": str(paid.id),
+                                          # issue 28: the env goes with every payment call
+                                          "env_id": str(ctx.env_id)}}]
     assert (("POST", "/proxy/payments/v1/refunds", f"refund:{row.id}") in gateway.by_key)
     # the same key asked again replays the first answer: no second refund
     again = client.refund(charge_id=paid.external_id, amount=Decimal("50.00"), currency="EUR",

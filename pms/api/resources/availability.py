@@ -27,6 +27,7 @@ class PropertyAvailability:
         self.deps = deps
 
     @endpoint("inventory:read", body=s.AvailabilityIn, response=s.AvailabilityOut, guest="open",
+              kiosk="open", anonymous="open",
               errors=(404, 422), summary="Search availability of a property",
               description=SEARCH_DOC + " Public (non-negotiated, active) rate plans only.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -55,7 +56,7 @@ class EnvAvailability:
         self.deps = deps
 
     @endpoint("inventory:read", query=s.AvailabilityQuery, response=s.EnvAvailabilityOut,
-              guest="open",
+              guest="open", kiosk="open", anonymous="open",
               errors=(422,), summary="Search availability across every property of the env",
               description=SEARCH_DOC + " One entry per property (at most 200), ordered by "
                           "property code; properties whose local date is past arrival_date are "

@@ -35,7 +35,8 @@ def child_resource(kind: Kind, path: str, scope: str, body_in: type, body_patch:
             self.deps = deps
 
         @endpoint(read, query=ListQuery, response=Page[out], summary=f"List {label}s",
-                  guest=reads_for_guests)
+                  guest=reads_for_guests,
+                  kiosk=reads_for_guests, anonymous=reads_for_guests)
         def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                    query: ListQuery) -> None:
             page = q.list_children(req.context.ctx, kind, property_id, limit=query.limit,
@@ -51,7 +52,8 @@ def child_resource(kind: Kind, path: str, scope: str, body_in: type, body_patch:
             resp.status = 201
             resp.location = f"/v1/properties/{property_id}/{path}/{row.id}"
 
-        @endpoint(read, response=out, summary=f"One {label}", guest=reads_for_guests)
+        @endpoint(read, response=out, summary=f"One {label}", guest=reads_for_guests,
+                  kiosk=reads_for_guests, anonymous=reads_for_guests)
         def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                         id: Any) -> None:  # noqa: A002
             resp.media = kind.out(q.get_child(req.context.ctx, kind, property_id, id))

@@ -6,6 +6,7 @@ from typing import Any
 
 import falcon
 
+from pms.api.folds import hand_back_profile
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, ProfileOut, profile_out
@@ -17,13 +18,16 @@ class Profiles:
         self.deps = deps
 
     @endpoint("profiles:write", body=ProfileIn, response=ProfileOut, status=201, guest="own",
-              also_status=(200,),
+              also_status=(200,), errors=(409,),
               summary="Create or ensure a profile",
               description="The same email (case-insensitive) or external_ref returns the "
-                          "existing profile with 200 instead of creating another.")
+                          "existing profile with 200 instead of creating another, to a caller "
+                          "holding profiles:read; without it, 409 profile_exists.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: ProfileIn) -> None:
         row, created = profiles.ensure_profile(req.context.ctx, property_id, body)
+        if not created:
+            hand_back_profile(req.context.ctx)
         resp.media = profile_out(row)
         resp.status = 201 if created else 200
         resp.location = f"/v1/properties/{property_id}/profiles/{row.id}"

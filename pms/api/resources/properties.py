@@ -19,6 +19,7 @@ class Properties:
         self.deps = deps
 
     @endpoint("properties:read", query=ListQuery, response=Page[PropertyOut], guest="open",
+              kiosk="open", anonymous="open",
               summary="List the env's properties")
     def on_get(self, req: falcon.Request, resp: falcon.Response, query: ListQuery) -> None:
         page = q.list_properties(req.context.ctx, limit=query.limit, cursor=query.cursor)
@@ -32,7 +33,8 @@ class Properties:
         resp.status = 201
         resp.location = f"/v1/properties/{prop.id}"
 
-    @endpoint("properties:read", response=PropertyOut, summary="One property", guest="open")
+    @endpoint("properties:read", response=PropertyOut, summary="One property", guest="open",
+              kiosk="open", anonymous="open")
     def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any) -> None:
         resp.media = property_out(q.get_property(req.context.ctx, property_id))
 

@@ -136,7 +136,8 @@ class PromoValidate:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("rates:read", body=s.PromoValidateIn, guest="open", response=s.PromoValidationOut,
+    @endpoint("rates:read", body=s.PromoValidateIn, guest="open",
+              kiosk="open", anonymous="open", response=s.PromoValidationOut,
               errors=(404, 422), summary="Price a promo code for a stay without committing",
               description="Returns the stay's price with and without the code, `valid`, and "
                           "every reason the code or the stay does not apply. Writes nothing.")

@@ -7,6 +7,7 @@ from typing import Any
 
 import falcon
 
+from pms.api.folds import hand_back_reservation
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.queries import reservations as q
@@ -43,10 +44,14 @@ class Reservations:
               also_status=(200,),
               description="Prices the stay and sells its nights in one transaction. A "
                           "confirmation_number that already exists returns that reservation "
-                          "with 200 (duplicate submissions fold; inventory is taken once).")
+                          "with 200 (duplicate submissions fold; inventory is taken once) to the "
+                          "caller that made it, holding reservations:read; anyone else gets "
+                          "409 confirmation_number_taken.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: s.ReservationIn) -> None:
         row, created = reservations.create_reservation(req.context.ctx, property_id, body)
+        if not created:
+            hand_back_reservation(req.context.ctx, row)
         resp.media = s.reservation_out(row)
         resp.status = 201 if created else 200
         resp.location = _location(property_id, row)

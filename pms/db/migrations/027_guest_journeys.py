@@ -12,15 +12,16 @@ REFS = "pms_booking_refs(uuid, uuid, uuid, uuid, date, date)"
 
 
 def _refs_function(with_check_out_time: bool) -> str:
-    """Migration 013's `pms_booking_refs`, which returns the property's columns in the model's
-    order, with the new last column of the property (or without it, for the rollback)."""
-    text = importlib.import_module("pms.db.migrations.013_booking_refs_function").REFS_FUNCTION
+    """Migration 023's `pms_booking_refs` (013's with issue 28's two property columns), which
+    returns the property's columns in the model's order, with check_out_time after
+    business_date (or without it, for the rollback)."""
+    text = importlib.import_module("pms.db.migrations.023_caller_keys_booking_limits").REFS_FUNCTION
     if not with_check_out_time:
         return text
     for old, new in (("    p_business_date date,\n",
                       "    p_business_date date,\n    p_check_out_time character varying,\n"),
-                     ("p.contacts, p.business_date, rt.id",
-                      "p.contacts, p.business_date, p.check_out_time, rt.id")):
+                     ("p.business_date, p.max_guest_bookings,",
+                      "p.business_date, p.check_out_time, p.max_guest_bookings,")):
         if text.count(old) != 1:
             raise RuntimeError(f"pms_booking_refs changed: cannot place {old!r}")
         text = text.replace(old, new)

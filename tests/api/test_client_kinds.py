@@ -1,0 +1,125 @@
+"""Issue 28 item 4: `client_kind` restricts. Kiosk and anonymous tokens reach only the routes
+declared open to them (`@endpoint(kiosk=..., anonymous=...)`, default deny), whatever scopes
+they carry and with or without a `holder_id`; driven from the route table, so a route added
+later is refused to them until someone declares otherwise (a kiosk config write keeps the
+default and is refused to every kiosk token).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from pms.devkeys import mint_token
+from pms.routes import all_routes, operations
+from tests.factories import make_booking_hotel, make_reservation
+from tests.helpers import assert_problem
+
+P = "/v1/properties/{property_id}"
+
+# The decision per operation: catalog reads, availability searches, promo validation (and the
+# OpenAPI document). Keep in step with the `kiosk=` / `anonymous=` of each @endpoint.
+OPEN_TO_KIOSK_AND_ANONYMOUS = {
+    ("GET", "/v1/openapi.json"), ("GET", "/v1/properties"), ("GET", P),
+    ("GET", P + "/room-types"), ("GET", P + "/room-types/{id}"),
+    ("GET", P + "/packages"), ("GET", P + "/packages/{id}"),
+    ("POST", P + "/promo/validate"), ("POST", P + "/availability"), ("GET", "/v1/availability"),
+}
+
+OPERATIONS = sorted((m, p, s.kiosk, s.anonymous) for m, p, _f, s in operations(all_routes()))
+
+
+def test_every_route_is_classified_for_kiosk_and_anonymous_tokens():
+    declared = {(m, p): (k, a) for m, p, k, a in OPERATIONS}
+    stale = OPEN_TO_KIOSK_AND_ANONYMOUS - set(declared)
+    assert not stale, f"classified here but not routed: {sorted(stale)}"
+    wrong = {}
+    for key, classes in declared.items():
+        expected = ("open", "open") if key in OPEN_TO_KIOSK_AND_ANONYMOUS else ("deny", "deny")
+        if classes != expected:
+            wrong[key] = (classes, expected)
+    assert not wrong, ("the route's kiosk=/anonymous= and this table disagree: decide, then "
+                       f"update both (route, table): {wrong}")
+
+
+def _denied() -> list[tuple[str, str]]:
+    return [(m, p) for m, p, _k, _a in OPERATIONS if (m, p) not in OPEN_TO_KIOSK_AND_ANONYMOUS]
+
+
+def _url(path: str) -> str:
+    for name in ("property_id", "id", "charge_id"):
+        path = path.replace("{" + name + "}", str(uuid.uuid4()))
+    return path.replace("{room_number}", "101").replace("{name}", "arrivals")
+
+
+@pytest.mark.parametrize("method,path", _denied(), ids=[f"{m} {p}" for m, p in _denied()])
+def test_kiosk_and_anonymous_tokens_with_every_scope_are_refused_where_not_open(
+        api, method, path):
+    url = _url(path)
+    for kind, code in (("kiosk", "kiosk_not_allowed"), ("anonymous", "anonymous_not_allowed")):
+        for holder in (None, str(uuid.uuid4())):
+            token = mint_token(api.settings, env_id=api.env_id, client_kind=kind,
+                               holder_id=holder)
+            assert_problem(api.request(method, url, token=token, json={}), 403, code)
+
+
+def test_a_kiosk_token_with_reservations_read_lists_no_reservation(api, ctx):
+    hotel = make_booking_hotel(ctx, rooms=2)
+    booked = make_reservation(ctx, hotel)
+    kiosk = mint_token(api.settings, env_id=api.env_id, client_kind="kiosk",
+                       scopes=["hotel:pms:reservations:read", "hotel:pms:folios:read",
+                               "hotel:pms:profiles:read"])
+    base = f"/v1/properties/{hotel.id}"
+    for url in (f"{base}/reservations", f"{base}/reservations/{booked.id}",
+                f"{base}/reservations/{booked.id}/folio"):
+        resp = api.get(url, token=kiosk)
+        assert_problem(resp, 403, "kiosk_not_allowed")
+        assert booked.confirmation_number not in resp.text
+    # staff still list it
+    assert api.get(f"{base}/reservations").json["data"][0]["id"] == str(booked.id)
+
+
+def test_kiosk_and_anonymous_tokens_are_served_where_open(api, ctx):
+    hotel = make_booking_hotel(ctx, rooms=2)
+    base = f"/v1/properties/{hotel.id}"
+    stay = {"arrival_date": hotel.today.isoformat(),
+            "departure_date": (hotel.today + timedelta(days=1)).isoformat(), "adults": 1}
+    for kind in ("kiosk", "anonymous"):
+        token = mint_token(api.settings, env_id=api.env_id, client_kind=kind)
+        assert api.get(base, token=token).status_code == 200
+        assert api.get(f"{base}/room-types", token=token).status_code == 200
+        resp = api.post(f"{base}/availability", stay, token=token)
+        assert resp.status_code == 200, resp.text
+        promo = api.post(f"{base}/promo/validate", {
+            **stay, "code": "NONE", "room_type_id": str(hotel.room_type.id),
+            "rate_plan_id": str(hotel.rate_plan.id)}, token=token)
+        assert promo.status_code in (200, 422), promo.text
+        # but never a booking, whatever scopes the token holds
+        assert_problem(api.post(f"{base}/reservations", {**stay, "room_type_id": str(
+            hotel.room_type.id), "rate_plan_id": str(hotel.rate_plan.id),
+            "guest": {"last_name": "K"}}, token=token), 403)
+
+
+def test_kiosk_and_anonymous_tokens_cannot_price_a_negotiated_plan(api, ctx):
+    """Promo validation is open to them, but a negotiated plan is not: as an unknown plan (as
+    for a guest), never the staff view."""
+    from tests.factories import load_rates, make_rate_plan
+    from tests.helpers import random_ref
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    plan = make_rate_plan(ctx, hotel.id, code=random_ref("NEG"), name="Corporate",
+                          negotiated=True)
+    load_rates(ctx, hotel.id, plan.id, hotel.room_type.id, amount="55.00")
+    body = {"arrival_date": hotel.today.isoformat(),
+            "departure_date": (hotel.today + timedelta(days=1)).isoformat(), "adults": 1,
+            "code": "NONE", "room_type_id": str(hotel.room_type.id), "rate_plan_id": str(plan.id)}
+    url = f"/v1/properties/{hotel.id}/promo/validate"
+    staff = api.post(url, body)
+    assert staff.status_code == 200 and "55.00" in staff.text
+    for kind in ("kiosk", "anonymous"):
+        token = mint_token(api.settings, env_id=api.env_id, client_kind=kind)
+        resp = api.post(url, body, token=token)
+        assert resp.status_code in (404, 422), resp.text
+        assert "55.00" not in resp.text
