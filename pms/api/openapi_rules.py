@@ -68,6 +68,8 @@ _DATES = {"type": "array", "items": {"type": "string", "format": "date"}}
 PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "balance": {**_DECIMAL, "description": "The folio's balance (decimal string)"},
     "business_date": {"type": "string", "format": "date"},
+    "current_business_date": {"type": "string", "format": "date",
+                              "description": "The property's business date, the one to close"},
     "count": {"type": "integer", "description": "How many there are now (e.g. a stay's live keys)"},
     "credit": {**_DECIMAL, "description": "The credit the folio holds"},
     "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},

@@ -295,12 +295,17 @@ def move_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, charge_id
     with lock_errors(), unit_of_work(ctx) as uow:
         first, second = sorted([folio_id, body.target_folio_id], key=str)
         locked = {}
+        unknown_target = None
         for folio_key in (first, second):  # in id order (lock order); the target is the body's
-            if folio_key == body.target_folio_id:
-                with body_reference("target_folio_id", "no such folio"):
-                    locked[folio_key] = load_folio(ctx, property_id, folio_key, lock=True)
-            else:
+            try:
                 locked[folio_key] = load_folio(ctx, property_id, folio_key, lock=True)
+            except NotFound as exc:
+                if folio_key != body.target_folio_id:
+                    raise
+                unknown_target = exc  # the path's folio answers first (404), then the body's
+        if unknown_target is not None:
+            with body_reference("target_folio_id", "no such folio"):
+                raise unknown_target
         folio, target = locked[folio_id], locked[body.target_folio_id]
         require_open(folio)
         require_open(target)

@@ -45,6 +45,7 @@ def submit(ctx: Ctx, property_id: uuid.UUID, body: s.FeedbackIn) -> tuple[Feedba
         FeedbackNotAllowed (409): the stay is not CHECKED_IN or CHECKED_OUT.
     """
     with lock_errors(), unit_of_work(ctx) as uow:
+        load_property(property_id)  # an unknown property in the path is 404 before the body's id
         with body_reference("reservation_id", "no such reservation", ctx):
             stay = load_reservation(ctx, property_id, body.reservation_id)
         if stay.status not in RATEABLE:

@@ -12,7 +12,7 @@ import uuid
 import msgspec
 
 from pms.routes import all_routes, operations
-from tests.factories import make_booking_hotel, make_reservation
+from tests.factories import make_booking_hotel, make_profile, make_reservation
 
 
 def _cursor(value: object) -> str:
@@ -37,12 +37,14 @@ HOSTILE = [
 ]
 
 
-def _list_routes() -> list[str]:
+def _list_routes() -> list[tuple[str, tuple[str, ...]]]:
+    """(path, the query fields it requires) of every list route."""
     found = []
     for method, path, _, spec in operations(all_routes()):
-        if method == "GET" and spec.query is not None and "cursor" in {
-                f.name for f in msgspec.structs.fields(spec.query)}:
-            found.append(path)
+        if method == "GET" and spec.query is not None:
+            fields = msgspec.structs.fields(spec.query)
+            if "cursor" in {f.name for f in fields}:
+                found.append((path, tuple(f.name for f in fields if f.required)))
     return found
 
 
@@ -53,13 +55,19 @@ def test_the_route_table_has_the_list_routes():
 def test_a_malformed_cursor_is_a_422_invalid_cursor_on_every_list_route(api, ctx):
     hotel = make_booking_hotel(ctx)
     res = make_reservation(ctx, hotel)
-    ids = {"property_id": str(hotel.id), "id": str(res.id)}
+    profile = make_profile(ctx, hotel.id)
+    ids = {"property_id": str(hotel.id), "id": str(res.id),
+           "list": "reservation-statuses"}  # /v1/lov/{list}: a list that needs no parent
     wrong = []
-    for path in _list_routes():
-        concrete = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], path)
-        assert api.get(concrete).status_code == 200, concrete  # the route answers without one
+    for path, required in _list_routes():
+        named = {**ids, "id": str(profile.id)} if "/profiles/{id}" in path else ids
+        concrete = re.sub(r"\{(\w+)\}", lambda m, named=named: named[m.group(1)], path)
+        # a required filter gets the reservation's id (digital keys: ?reservation_id=)
+        params = {name: ids.get(name, str(res.id)) for name in required}
+        resp = api.get(concrete, params=params)
+        assert resp.status_code == 200, (concrete, resp.text)  # the route answers without one
         for cursor in HOSTILE:
-            resp = api.get(concrete, params={"cursor": cursor})
+            resp = api.get(concrete, params={**params, "cursor": cursor})
             if (resp.status_code != 422
                     or resp.headers.get("content-type") != "application/problem+json"
                     or resp.json.get("code") != "invalid_cursor"):

@@ -191,9 +191,14 @@ def test_guest_and_kiosk_tokens_cannot_override_the_limit(api, ctx, hotel):
     stay = make_checked_in(ctx, hotel, guest_profile_id=str(guest.id), guest=None)
     url = f"{_base(hotel)}/digital-keys"
     body = {"reservation_id": str(stay.id), "key_type": "MOBILE", "override_reason": "please"}
-    for kind, holder in (("guest", str(guest.id)), ("kiosk", None)):
-        token = mint_token(api.settings, env_id=api.env_id, client_kind=kind, holder_id=holder)
-        assert_problem(api.post(url, body, token=token), 403, "override_not_allowed")
+    token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
+                       holder_id=str(guest.id))
+    assert_problem(api.post(url, body, token=token), 403, "override_not_allowed")
+    # A kiosk token reaches no stay at all until its kiosk session exists (issue 28 item 4:
+    # the route gate refuses it before the body is read); the service refuses it an override
+    # too, for the day the session lets it in.
+    token = mint_token(api.settings, env_id=api.env_id, client_kind="kiosk")
+    assert_problem(api.post(url, body, token=token), 403, "kiosk_not_allowed")
     token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
                        holder_id=str(guest.id))
     for _ in range(2):

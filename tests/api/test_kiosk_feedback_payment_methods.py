@@ -96,7 +96,7 @@ def test_kiosk_tokens_may_read_but_never_change_the_kiosk_config(api, hotel):
     url = f"/v1/properties/{hotel.id}/kiosk-config"
     kiosk = _token(api, "kiosk")  # every scope, kiosk:write included
     assert api.get(url, token=kiosk).status_code == 200
-    assert_problem(api.put(url, _config(), token=kiosk), 403, "client_kind_not_allowed")
+    assert_problem(api.put(url, _config(), token=kiosk), 403, "kiosk_not_allowed")
     assert api.get(url).json["configured"] is False
     machine = _token(api, "machine", scopes=["hotel:pms:kiosk:write", "hotel:pms:kiosk:read"])
     assert api.put(url, _config(), token=machine).status_code == 200

@@ -20,6 +20,7 @@ from pms.db.scope import tenant_scope, unscoped
 from pms.db.stamping import UNSTAMPED_TABLES, stamped_tables, unstamped_updates
 from pms.db.statements import Statement
 from pms.db.uow import read_scope
+from pms.db.versioned import VersionedRows
 from pms.models import InventoryDay, Room
 from pms.services.end_of_day import run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, reservation_body
@@ -62,8 +63,12 @@ def test_a_bulk_update_of_every_stamping_model_sets_updated_at(database):
     models = _stamping_models()
     assert len(models) >= 20
     for model in models:
+        # a versioned model's own update() refuses to build outside a unit of work that moves
+        # its owner's version (pms.db.versioned): build past that guard, through the stamping
+        update = (super(VersionedRows, model).update if issubclass(model, VersionedRows)
+                  else model.update)
         with unscoped():
-            sql, _ = model.update(created_at=ANCIENT).where(model.id == uuid.uuid4()).sql()
+            sql, _ = update(created_at=ANCIENT).where(model.id == uuid.uuid4()).sql()
         assert '"updated_at" = ' in sql, (model.__name__, sql)
     # the caller's own value wins
     with unscoped():

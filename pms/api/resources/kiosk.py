@@ -1,9 +1,9 @@
 """Kiosk configuration (issue 29; scope `kiosk`): GET and PUT (If-Match / ETag).
 
-PUT is refused to kiosk tokens whatever their scopes (a terminal cannot change its own
-configuration): the responder names the refused client kinds in `PUT_REFUSED_CLIENT_KINDS`,
-checked by `refuse_client_kinds` first in the responder, so a per-route client-kind gate can
-take the same data over.
+A terminal reads its configuration (GET is `kiosk="open"`); PUT is refused to kiosk tokens
+whatever their scopes (a terminal cannot change its own configuration, nor lift its own
+lockdown): it leaves `kiosk=` at the route gate's default, deny (pms.api.spec.gate, 403
+`kiosk_not_allowed` before anything else runs).
 """
 
 from __future__ import annotations
@@ -14,26 +14,17 @@ import falcon
 
 from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.context import Ctx
-from pms.errors import Forbidden
 from pms.schemas import kiosk as s
 from pms.services import kiosk
 
 BASE = "/v1/properties/{property_id:uuid}/kiosk-config"
-PUT_REFUSED_CLIENT_KINDS = frozenset({"kiosk"})
-
-
-def refuse_client_kinds(ctx: Ctx, kinds: frozenset[str]) -> None:
-    if ctx.client_kind in kinds:
-        raise Forbidden(f"{ctx.client_kind} tokens may not use this operation",
-                        code="client_kind_not_allowed")
 
 
 class KioskConfig:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("kiosk:read", response=s.KioskConfigOut,
+    @endpoint("kiosk:read", response=s.KioskConfigOut, kiosk="open",
               summary="The property's kiosk configuration (defaults while none is stored)",
               description="The ETag header carries the configuration's version (\"0\" while "
                           "none is stored), for If-Match on PUT.")
@@ -50,12 +41,10 @@ class KioskConfig:
                           "property (else 422); max_keys_per_stay 1..10. If-Match with the "
                           "ETag of GET: 412 precondition_failed when it changed meanwhile. "
                           "Refused to kiosk tokens whatever their scopes (403 "
-                          "client_kind_not_allowed).")
+                          "kiosk_not_allowed).")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                body: s.KioskConfigIn) -> None:
-        ctx = req.context.ctx
-        refuse_client_kinds(ctx, PUT_REFUSED_CLIENT_KINDS)
-        saved = kiosk.put_config(ctx, property_id, body, if_match=req.get_header("If-Match"))
+        saved = kiosk.put_config(req.context.ctx, property_id, body, if_match=req.get_header("If-Match"))
         resp.media = saved.config
         resp.etag = saved.etag
 
