@@ -193,3 +193,23 @@ class MaintenanceConflict(Conflict):
     """Raised when taking a room out of order/service would take away a sold or held room-night."""
 
     code = "maintenance_conflict"
+
+
+# -- corporate accounts (issue 31) ---------------------------------------------------------------
+
+class CompanyRoleForbidden(Forbidden):
+    """Raised when a company user's role does not allow the operation (the role table, README)."""
+
+    code = "company_role_forbidden"
+
+
+class LastCompanyAdmin(Conflict):
+    """Raised when removing the last ADMIN of a company that has no identity provider."""
+
+    code = "last_company_admin"
+
+
+class CompanyAdminExists(Conflict):
+    """Raised when provisioning an admin for a company that already has another ADMIN bound."""
+
+    code = "company_admin_exists"

@@ -30,6 +30,7 @@ def all_routes() -> list[Route]:
     from pms.api import health, openapi
     from pms.api.resources import availability as availability_routes
     from pms.api.resources import cashiering, catalog, housekeeping, profiles, properties
+    from pms.api.resources import companies as company_routes
     from pms.api.resources import end_of_day as eod_routes
     from pms.api.resources import folios as folio_reads
     from pms.api.resources import frontdesk as frontdesk_routes
@@ -58,6 +59,7 @@ def all_routes() -> list[Route]:
         *reservation_routes.ROUTES,
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
+        *company_routes.ROUTES,
     ]
 
 

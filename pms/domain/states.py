@@ -228,3 +228,29 @@ JOB_MACHINE = Machine(JobStatus, {
     (JobStatus.QUEUED, "fail"): JobStatus.FAILED,
 })
 JOB_INITIAL = JobStatus.QUEUED
+
+
+# -- company payment methods (issue 31) ---------------------------------------------------------
+
+class CompanyPaymentMethodStatus(StrEnum):
+    PENDING = "PENDING"
+    POSTPAY = "POSTPAY"
+    BILL_TO_COMPANY = "BILL_TO_COMPANY"
+    REJECTED = "REJECTED"
+
+
+_CPM = CompanyPaymentMethodStatus
+COMPANY_PAYMENT_METHOD_MACHINE = Machine(CompanyPaymentMethodStatus, {
+    (_CPM.PENDING, "approve_postpay"): _CPM.POSTPAY,              # staff
+    (_CPM.PENDING, "approve_bill_to_company"): _CPM.BILL_TO_COMPANY,  # staff
+    (_CPM.PENDING, "reject"): _CPM.REJECTED,                     # staff, with a reason
+    (_CPM.BILL_TO_COMPANY, "approve_postpay"): _CPM.POSTPAY,      # staff re-classification
+    (_CPM.POSTPAY, "approve_bill_to_company"): _CPM.BILL_TO_COMPANY,
+    (_CPM.POSTPAY, "suspend"): _CPM.REJECTED,                    # staff, with a reason
+    (_CPM.BILL_TO_COMPANY, "suspend"): _CPM.REJECTED,
+    (_CPM.REJECTED, "resubmit"): _CPM.PENDING,                   # company ADMIN (or staff)
+})
+# A new method is born PENDING (submitted by a company ADMIN or staff); the corporate checkout
+# offers only the approved ones.
+COMPANY_PAYMENT_METHOD_INITIAL = _CPM.PENDING
+COMPANY_PAYMENT_METHOD_USABLE = frozenset({_CPM.POSTPAY, _CPM.BILL_TO_COMPANY})

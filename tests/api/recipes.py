@@ -386,3 +386,56 @@ RECIPES.update({
         w.fill(f"{P}/housekeeping/tasks/{{id}}", {"id": _hk_task_id(w)}),
         {"status": "IN_PROGRESS", "assignee": "maria"}),
 })
+
+
+# -- corporate accounts (issue 31) ------------------------------------------------------------
+
+CO = f"{P}/companies/{{profile_id}}"
+
+
+def _company_id(w: World) -> str:
+    if getattr(w, "_company_id", None) is None:
+        w._company_id = w._post(w.fill(f"{P}/profiles"), {"kind": "COMPANY",
+                                                           "company_name": "Acme"})["id"]
+    return w._company_id
+
+
+def _co(w: World, tail: str = "") -> str:
+    return w.fill(CO + tail, {"profile_id": _company_id(w)})
+
+
+def _traveler(w: World) -> str:
+    return w._post(w.fill(f"{P}/profiles"), {"first_name": "Tia", "last_name": "Traveler",
+                                             "email": f"{random_ref('tr')}@example.com"})["id"]
+
+
+def _company_pm(w: World, *then: tuple[str, dict[str, Any]]) -> str:
+    pm = w._post(_co(w, "/payment-methods"),
+                 {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]})["id"]
+    for action, body in then:
+        w._post(_co(w, f"/payment-methods/{pm}/{action}"), body)
+    return pm
+
+
+RECIPES.update({
+    ("POST", f"{CO}/users"): lambda w: (_co(w, "/users"), {
+        "traveler_profile_id": _traveler(w), "role": "BOOKER"}),
+    ("DELETE", f"{CO}/users/{{id}}"): lambda w: (_co(w, "/users/") + w._post(
+        _co(w, "/users"), {"traveler_profile_id": _traveler(w), "role": "VIEWER"})["id"], None),
+    ("PUT", f"{CO}/admin-provisioning"): lambda w: (_co(w, "/admin-provisioning"), {
+        "email": f"{random_ref('ad')}@example.com", "first_name": "Ann", "last_name": "Admin"}),
+    ("POST", f"{CO}/payment-methods"): lambda w: (_co(w, "/payment-methods"), {
+        "payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10], "label": "Corporate Amex"}),
+    ("DELETE", f"{CO}/payment-methods/{{id}}"): lambda w: (
+        _co(w, "/payment-methods/") + _company_pm(w), None),
+    ("POST", f"{CO}/payment-methods/{{id}}/approve"): lambda w: (
+        _co(w, f"/payment-methods/{_company_pm(w)}/approve"), {"approval": "POSTPAY"}),
+    ("POST", f"{CO}/payment-methods/{{id}}/reject"): lambda w: (
+        _co(w, f"/payment-methods/{_company_pm(w)}/reject"), {"reason": "no contract"}),
+    ("POST", f"{CO}/payment-methods/{{id}}/suspend"): lambda w: (
+        _co(w, "/payment-methods/" + _company_pm(w, ("approve", {"approval": "POSTPAY"}))
+            + "/suspend"), {"reason": "over limit"}),
+    ("POST", f"{CO}/payment-methods/{{id}}/resubmit"): lambda w: (
+        _co(w, "/payment-methods/" + _company_pm(w, ("reject", {"reason": "no"}))
+            + "/resubmit"), None),
+})

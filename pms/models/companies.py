@@ -1,0 +1,39 @@
+"""Corporate accounts (issue 31): company users and company payment methods.
+
+A company is a COMPANY profile; these rows are guarded by its id (the `{profile_id}` of the
+routes). Uniqueness per (company, traveler) and per (company, payment method reference) is a
+database constraint (migration 028).
+"""
+
+from __future__ import annotations
+
+import peewee
+
+from pms.db.base import AggregateModel
+
+
+class CompanyUser(AggregateModel):
+    company_profile_id = peewee.UUIDField()
+    traveler_profile_id = peewee.UUIDField()
+    role = peewee.CharField(max_length=16)
+
+    class Meta:
+        table_name = "company_user"
+        indexes = (
+            (("env_id", "company_profile_id", "traveler_profile_id"), True),
+            (("env_id", "traveler_profile_id"), False),
+        )
+
+
+class CompanyPaymentMethod(AggregateModel):
+    company_profile_id = peewee.UUIDField()
+    payment_method_id = peewee.CharField(max_length=128)
+    label = peewee.CharField(max_length=200, null=True)
+    status = peewee.CharField(max_length=24)
+    reason = peewee.CharField(max_length=500, null=True)
+
+    class Meta:
+        table_name = "company_payment_method"
+        indexes = (
+            (("env_id", "company_profile_id", "payment_method_id"), True),
+        )
