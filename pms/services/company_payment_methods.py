@@ -16,7 +16,7 @@ import uuid
 
 from pms.context import Ctx
 from pms.db.locking import for_update
-from pms.db.uow import read_scope, unit_of_work
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.companies import CompanyAction
 from pms.domain.states import (
     COMPANY_PAYMENT_METHOD_INITIAL,
@@ -94,20 +94,27 @@ def move(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, method_id: uui
         table, which is also what the loser of two concurrent moves gets.
     """
     with unit_of_work(ctx) as uow:
-        access = company_access(ctx, property_id, company_id)
-        row = _load(company_id, method_id)
-        if trigger == "resubmit":
-            access.require(CompanyAction.RESUBMIT_PAYMENT_METHOD)
-        elif not access.staff:  # defence in depth: the route already refuses holders
-            raise CompanyRoleForbidden("only hotel staff approve, reject or suspend")
-        before = to_data(payment_method_out(row))
-        new = COMPANY_PAYMENT_METHOD_MACHINE.transition(row.status, trigger)
-        row.status = new.value
-        row.reason = reason if new == CompanyPaymentMethodStatus.REJECTED else None
-        row.save()
-        out = payment_method_out(row)
-        uow.record(AGGREGATE, _ACTIONS[trigger], row, to_data(out), before=before, reason=reason,
-                   property_id=property_id)
+        return move_in(uow, ctx, property_id, company_id, method_id, trigger, reason=reason)
+
+
+def move_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+            method_id: uuid.UUID, trigger: str, *,
+            reason: str | None = None) -> CompanyPaymentMethodOut:
+    """`move` inside the caller's unit of work (the concurrency tests hold it open)."""
+    access = company_access(ctx, property_id, company_id)
+    row = _load(company_id, method_id)
+    if trigger == "resubmit":
+        access.require(CompanyAction.RESUBMIT_PAYMENT_METHOD)
+    elif not access.staff:  # defence in depth: the route already refuses holders
+        raise CompanyRoleForbidden("only hotel staff approve, reject or suspend")
+    before = to_data(payment_method_out(row))
+    new = COMPANY_PAYMENT_METHOD_MACHINE.transition(row.status, trigger)
+    row.status = new.value
+    row.reason = reason if new == CompanyPaymentMethodStatus.REJECTED else None
+    row.save()
+    out = payment_method_out(row)
+    uow.record(AGGREGATE, _ACTIONS[trigger], row, to_data(out), before=before, reason=reason,
+               property_id=property_id)
     return out
 
 
