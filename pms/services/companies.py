@@ -257,3 +257,23 @@ def provision_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: 
     uow.audit("company.admin_provisioned", company, before=before_company, after=data)
     uow.emit(event_type("company", "admin_provisioned"), company, data, property_id=property_id)
     return _provisioning_out(company, [*admins, traveler.id]), True
+
+
+# -- acting for a company in searches and bookings (the rate fence, pms.services.rate_fence) ----
+
+BOOKING_ROLES = frozenset({CompanyRole.ADMIN.value, CompanyRole.BOOKER.value,
+                           CompanyRole.TRAVELER.value})
+
+
+def may_act_for_company(ctx: Ctx, company_id: uuid.UUID, *, booking: bool) -> bool:
+    """Whether the caller may search (booking False) or book (True) for the company; call
+    inside a scope. Staff and channels (no holder) always; the company's own profile token; a
+    traveler session bound to it (any role searches; ADMIN, BOOKER and TRAVELER book)."""
+    holder = ctx.holder_id
+    if holder is None or holder == company_id:
+        return True
+    if ctx.client_kind != "user":
+        return False
+    binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                      CompanyUser.traveler_profile_id == holder)
+    return binding is not None and (not booking or binding.role in BOOKING_ROLES)

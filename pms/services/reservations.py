@@ -39,6 +39,7 @@ from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.availability import rate_plan_open_to
+from pms.services.rate_fence import negotiated_plan_open
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
@@ -98,7 +99,8 @@ class Refs:
 
 
 def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID, *,
-               offered_to: Ctx | None = None, stay: tuple[date, date] | None = None) -> Refs:
+               offered_to: Ctx | None = None, stay: tuple[date, date] | None = None,
+               fence: tuple[Ctx, uuid.UUID | None] | None = None) -> Refs:
     """The property, room type and rate plan of a booking, else NotFound / 422.
 
     With `offered_to`, the plan must also be open to that caller (`rate_plan_open_to`: a
@@ -114,6 +116,17 @@ def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
     if rate_plan is None or (
             offered_to is not None and not rate_plan_open_to(offered_to, rate_plan)):
         raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
+    if fence is not None and rate_plan.negotiated:
+        # the rate fence of the corporate search (issue 31): a named company the plan is
+        # negotiated for, that the caller may book for; holders get the unknown-plan answer
+        ctx, company_id = fence
+        if not negotiated_plan_open(ctx, rate_plan, company_id):
+            if ctx.holder_id is not None:
+                raise _field_error("rate_plan_id",
+                                   "rate_plan_id is not a rate plan of this property")
+            raise _field_error("company_profile_id", "rate_plan_id is a negotiated plan: name "
+                               "a company_profile_id it is negotiated for",
+                               code="rate_plan_not_negotiated_for_company")
     return Refs(prop, room_type, rate_plan, prices)
 
 
@@ -348,8 +361,9 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             return existing, False
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id, offered_to=ctx,
-                              stay=(body.arrival_date, body.departure_date))
+            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id,
+                              stay=(body.arrival_date, body.departure_date),
+                              fence=(ctx, body.company_profile_id))
             today = business_date(refs.prop, ctx.now)
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)
