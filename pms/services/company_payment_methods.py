@@ -28,7 +28,11 @@ from pms.errors import AlreadyExists, CompanyRoleForbidden, NotFound
 from pms.events import event_type
 from pms.models import CompanyPaymentMethod
 from pms.schemas.common import to_data
-from pms.schemas.companies import CompanyPaymentMethodIn, CompanyPaymentMethodOut, payment_method_out
+from pms.schemas.companies import (
+    CompanyPaymentMethodIn,
+    CompanyPaymentMethodOut,
+    payment_method_out,
+)
 from pms.services.companies import company_access
 
 AGGREGATE = "company_payment_method"

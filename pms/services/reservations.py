@@ -39,10 +39,10 @@ from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.availability import rate_plan_open_to
-from pms.services.rate_fence import negotiated_plan_open
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
+from pms.services.rate_fence import negotiated_plan_open
 from pms.services.reservation_lookup import load_reservation
 from pms.services.room_holds import check_room, hold_room, release_room_holds
 

@@ -51,11 +51,15 @@ def _company(api: Any, prop: str, **prefs: Any) -> str:
     return resp.json["id"]
 
 
-@pytest.fixture
-def corp(api) -> Corp:
+def make_corp(api: Any) -> Corp:
     prop = api.post("/v1/properties", {"propertyCode": random_ref("C").upper(),
                                        "timezone": "UTC", "currencyCode": "EUR"}).json["id"]
     return Corp(api, prop, _company(api, prop), _company(api, prop))
+
+
+@pytest.fixture
+def corp(api) -> Corp:
+    return make_corp(api)
 
 
 # -- company users ----------------------------------------------------------------------------

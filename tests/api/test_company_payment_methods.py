@@ -10,10 +10,15 @@ import pytest
 
 from pms.domain.companies import ROLE_ACTIONS, CompanyAction, CompanyRole
 from pms.domain.states import COMPANY_PAYMENT_METHOD_MACHINE, CompanyPaymentMethodStatus
-from tests.api.test_companies import Corp, corp  # noqa: F401 - the fixture
+from tests.api.test_companies import Corp, make_corp
 from tests.helpers import assert_problem, audit_actions, counts, outbox_rows
 
 S = CompanyPaymentMethodStatus
+
+
+@pytest.fixture
+def corp(api) -> Corp:
+    return make_corp(api)
 
 
 def _pm_ref() -> str:

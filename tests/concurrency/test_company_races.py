@@ -22,7 +22,8 @@ from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
 from pms.models import CompanyPaymentMethod, CompanyUser, OutboxEvent
 from pms.schemas.companies import AdminProvisioningIn, CompanyPaymentMethodIn
-from pms.services import companies, company_payment_methods as cpm
+from pms.services import companies
+from pms.services import company_payment_methods as cpm
 from tests import pg
 from tests.concurrency.conftest import fire
 from tests.factories import make_booking_hotel, make_profile

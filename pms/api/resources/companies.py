@@ -26,7 +26,8 @@ from pms.schemas.companies import (
     CompanyUserOut,
     ReasonIn,
 )
-from pms.services import companies, company_payment_methods as cpm
+from pms.services import companies
+from pms.services import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
 
