@@ -213,3 +213,9 @@ class CompanyAdminExists(Conflict):
     """Raised when provisioning an admin for a company that already has another ADMIN bound."""
 
     code = "company_admin_exists"
+
+
+class ReceivableAccountRequired(Conflict):
+    """Raised when approving BILL_TO_COMPANY for a company without a receivable account."""
+
+    code = "receivable_account_required"

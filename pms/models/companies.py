@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import peewee
 
-from pms.db.base import AggregateModel
+from pms.db.base import AggregateModel, MoneyField
 
 
 class CompanyUser(AggregateModel):
@@ -36,4 +36,18 @@ class CompanyPaymentMethod(AggregateModel):
         table_name = "company_payment_method"
         indexes = (
             (("env_id", "company_profile_id", "payment_method_id"), True),
+        )
+
+
+class CompanyReceivableAccount(AggregateModel):
+    """The company's receivable account settings: its credit limit, in one currency."""
+
+    company_profile_id = peewee.UUIDField()
+    credit_limit = MoneyField()
+    currency = peewee.CharField(max_length=3)
+
+    class Meta:
+        table_name = "company_receivable_account"
+        indexes = (
+            (("env_id", "company_profile_id"), True),
         )

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from pms.schemas.cashiering import PaymentMethodId
-from pms.schemas.common import Email, Name, Out, Strict
+from pms.schemas.common import Amount, Currency, Email, Name, Out, Strict
 from pms.schemas.profiles import PersonName
 
 Role = Literal["ADMIN", "BOOKER", "TRAVELER", "VIEWER"]
@@ -84,3 +84,23 @@ def payment_method_out(row: object) -> CompanyPaymentMethodOut:
         payment_method_id=r.payment_method_id, label=r.label,  # type: ignore[attr-defined]
         status=r.status, reason=r.reason, created_at=r.created_at,  # type: ignore[attr-defined]
         updated_at=r.updated_at)  # type: ignore[attr-defined]
+
+
+class ReceivableAccountIn(Strict):
+    credit_limit: Amount
+    currency: Currency
+
+
+class ReceivableAccountOut(Out):
+    id: uuid.UUID
+    company_profile_id: uuid.UUID
+    credit_limit: Amount
+    currency: str
+    updated_at: datetime
+
+
+def receivable_account_out(row: object) -> ReceivableAccountOut:
+    r: object = row
+    return ReceivableAccountOut(id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
+                                credit_limit=r.credit_limit, currency=r.currency,  # type: ignore[attr-defined]
+                                updated_at=r.updated_at)  # type: ignore[attr-defined]

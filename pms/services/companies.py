@@ -26,6 +26,7 @@ from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.companies import CompanyAction, CompanyRole, may
+from pms.domain.money import exact
 from pms.errors import (
     AlreadyExists,
     CompanyAdminExists,
@@ -35,14 +36,17 @@ from pms.errors import (
     ValidationFailed,
 )
 from pms.events import event_type
-from pms.models import CompanyUser, Profile
+from pms.models import CompanyReceivableAccount, CompanyUser, Profile
 from pms.schemas.common import to_data
 from pms.schemas.companies import (
     AdminProvisioningIn,
     AdminProvisioningOut,
     CompanyUserIn,
     CompanyUserOut,
+    ReceivableAccountIn,
+    ReceivableAccountOut,
     company_user_out,
+    receivable_account_out,
 )
 from pms.schemas.profiles import PreferencesOut, profile_out
 from pms.services.catalog import load_property
@@ -277,3 +281,52 @@ def may_act_for_company(ctx: Ctx, company_id: uuid.UUID, *, booking: bool) -> bo
     binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
                                       CompanyUser.traveler_profile_id == holder)
     return binding is not None and (not booking or binding.role in BOOKING_ROLES)
+
+
+# -- receivable account (the credit limit; direct bill is not built yet) ---------------------
+
+def get_receivable_account(ctx: Ctx, property_id: uuid.UUID,
+                           company_id: uuid.UUID) -> ReceivableAccountOut:
+    with read_scope(ctx):
+        company_access(ctx, property_id, company_id)
+        row = CompanyReceivableAccount.get_or_none(
+            CompanyReceivableAccount.company_profile_id == company_id)
+    if row is None:
+        raise NotFound("this company has no receivable account")
+    return receivable_account_out(row)
+
+
+def set_receivable_account(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+                           body: ReceivableAccountIn) -> tuple[ReceivableAccountOut, bool]:
+    """Create or change the company's receivable account (staff). The same values again
+    change nothing and emit nothing. Returns (account, created)."""
+    limit = exact(body.credit_limit, body.currency, "credit_limit")
+    with unit_of_work(ctx) as uow:
+        company_access(ctx, property_id, company_id, lock=True)
+        row = CompanyReceivableAccount.get_or_none(
+            CompanyReceivableAccount.company_profile_id == company_id)
+        if row is None:
+            row = CompanyReceivableAccount.build(company_profile_id=company_id,
+                                                 credit_limit=limit, currency=body.currency,
+                                                 version=1)
+            row.save(force_insert=True)
+            uow.born(row)
+            out = receivable_account_out(row)
+            uow.record("company_receivable_account", "created", row, to_data(out),
+                       property_id=property_id)
+            return out, True
+        if (row.credit_limit, row.currency) == (limit, body.currency):
+            return receivable_account_out(row), False
+        before = to_data(receivable_account_out(row))
+        row.credit_limit, row.currency = limit, body.currency
+        row.save()
+        out = receivable_account_out(row)
+        uow.record("company_receivable_account", "updated", row, to_data(out), before=before,
+                   property_id=property_id)
+        return out, False
+
+
+def has_receivable_account(company_id: uuid.UUID) -> bool:
+    """Call inside a scope / unit of work."""
+    return CompanyReceivableAccount.get_or_none(
+        CompanyReceivableAccount.company_profile_id == company_id) is not None

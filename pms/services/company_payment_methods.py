@@ -24,7 +24,12 @@ from pms.domain.states import (
     COMPANY_PAYMENT_METHOD_USABLE,
     CompanyPaymentMethodStatus,
 )
-from pms.errors import AlreadyExists, CompanyRoleForbidden, NotFound
+from pms.errors import (
+    AlreadyExists,
+    CompanyRoleForbidden,
+    NotFound,
+    ReceivableAccountRequired,
+)
 from pms.events import event_type
 from pms.models import CompanyPaymentMethod
 from pms.schemas.common import to_data
@@ -33,7 +38,7 @@ from pms.schemas.companies import (
     CompanyPaymentMethodOut,
     payment_method_out,
 )
-from pms.services.companies import company_access
+from pms.services.companies import company_access, has_receivable_account
 
 AGGREGATE = "company_payment_method"
 # trigger -> the event action it is announced as
@@ -113,6 +118,10 @@ def move_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.
         raise CompanyRoleForbidden("only hotel staff approve, reject or suspend")
     before = to_data(payment_method_out(row))
     new = COMPANY_PAYMENT_METHOD_MACHINE.transition(row.status, trigger)
+    if new == CompanyPaymentMethodStatus.BILL_TO_COMPANY and not has_receivable_account(
+            company_id):
+        raise ReceivableAccountRequired("billing to the company needs its receivable account "
+                                        "(PUT .../receivable-account) first")
     row.status = new.value
     row.reason = reason if new == CompanyPaymentMethodStatus.REJECTED else None
     row.save()

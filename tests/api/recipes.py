@@ -422,6 +422,8 @@ RECIPES.update({
         "traveler_profile_id": _traveler(w), "role": "BOOKER"}),
     ("DELETE", f"{CO}/users/{{id}}"): lambda w: (_co(w, "/users/") + w._post(
         _co(w, "/users"), {"traveler_profile_id": _traveler(w), "role": "VIEWER"})["id"], None),
+    ("PUT", f"{CO}/receivable-account"): lambda w: (_co(w, "/receivable-account"), {
+        "credit_limit": "1500.00", "currency": "EUR"}),
     ("PUT", f"{CO}/admin-provisioning"): lambda w: (_co(w, "/admin-provisioning"), {
         "email": f"{random_ref('ad')}@example.com", "first_name": "Ann", "last_name": "Admin"}),
     ("POST", f"{CO}/payment-methods"): lambda w: (_co(w, "/payment-methods"), {

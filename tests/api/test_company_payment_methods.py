@@ -18,7 +18,11 @@ S = CompanyPaymentMethodStatus
 
 @pytest.fixture
 def corp(api) -> Corp:
-    return make_corp(api)
+    corp = make_corp(api)
+    resp = api.put(f"{corp.base}/receivable-account", {"credit_limit": "5000.00",
+                                                       "currency": "EUR"})
+    assert resp.status_code == 201, resp.text
+    return corp
 
 
 def _pm_ref() -> str:
@@ -211,3 +215,46 @@ def test_a_traveler_of_another_company_gets_404_for_these_methods(corp):
     assert_problem(corp.api.delete(f"{other}/payment-methods/{pm}", token=token), 404)
     assert_problem(corp.api.post(f"{other}/payment-methods/{pm}/approve",
                                  {"approval": "POSTPAY"}), 404)
+
+
+def test_billing_to_the_company_needs_its_receivable_account(api, ctx):
+    corp = make_corp(api)
+    pm = _submit(corp)["id"]
+    before = counts(ctx)
+    assert_problem(_do(corp, pm, "approve", {"approval": "BILL_TO_COMPANY"}), 409,
+                   "receivable_account_required")
+    assert counts(ctx) == before
+    assert _do(corp, pm, "approve", {"approval": "POSTPAY"}).status_code == 200
+    assert_problem(_do(corp, pm, "approve", {"approval": "BILL_TO_COMPANY"}), 409,
+                   "receivable_account_required")
+    corp.api.put(f"{corp.base}/receivable-account", {"credit_limit": "100.00",
+                                                     "currency": "EUR"})
+    resp = _do(corp, pm, "approve", {"approval": "BILL_TO_COMPANY"})
+    assert resp.status_code == 200 and resp.json["status"] == "BILL_TO_COMPANY"
+
+
+def test_the_receivable_account_is_set_by_staff_changed_and_audited(api, ctx):
+    corp = make_corp(api)
+    url = f"{corp.base}/receivable-account"
+    assert_problem(corp.api.get(url), 404)
+    created = corp.api.put(url, {"credit_limit": "2500.00", "currency": "EUR"})
+    assert created.status_code == 201, created.text
+    assert created.json["credit_limit"] == "2500.00" and created.json["currency"] == "EUR"
+    assert outbox_rows(ctx)[-1].type == "hotel:pms:company_receivable_account:created"
+    snapshot = counts(ctx)
+    same = corp.api.put(url, {"credit_limit": "2500.00", "currency": "EUR"})
+    assert same.status_code == 200 and counts(ctx) == snapshot
+    changed = corp.api.put(url, {"credit_limit": "4000.00", "currency": "EUR"})
+    assert changed.status_code == 200 and changed.json["credit_limit"] == "4000.00"
+    assert outbox_rows(ctx)[-1].type == "hotel:pms:company_receivable_account:updated"
+    assert audit_actions(ctx)[-1] == "company_receivable_account.updated"
+    assert corp.api.get(url).json["credit_limit"] == "4000.00"
+    for bad in ({"credit_limit": "10.001", "currency": "EUR"},
+                {"credit_limit": 10, "currency": "EUR"},
+                {"credit_limit": "-1.00", "currency": "EUR"},
+                {"credit_limit": "1.00", "currency": "eur"}):
+        assert_problem(corp.api.put(url, bad), 422)
+    token = corp.token(corp.company)
+    assert_problem(corp.api.get(url, token=token), 403, "guest_not_allowed")
+    assert_problem(corp.api.put(url, {"credit_limit": "9.00", "currency": "EUR"}, token=token),
+                   403, "guest_not_allowed")

@@ -21,7 +21,11 @@ from pms import wiring
 from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
 from pms.models import CompanyPaymentMethod, CompanyUser, OutboxEvent
-from pms.schemas.companies import AdminProvisioningIn, CompanyPaymentMethodIn
+from pms.schemas.companies import (
+    AdminProvisioningIn,
+    CompanyPaymentMethodIn,
+    ReceivableAccountIn,
+)
 from pms.services import companies
 from pms.services import company_payment_methods as cpm
 from tests import pg
@@ -33,8 +37,11 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 def _company(ctx: Any, hotel: Any) -> Any:
-    return make_profile(ctx, hotel.id, kind="COMPANY", company_name=random_ref("Co"),
-                        first_name=None, last_name=None, email=None)
+    company = make_profile(ctx, hotel.id, kind="COMPANY", company_name=random_ref("Co"),
+                           first_name=None, last_name=None, email=None)
+    companies.set_receivable_account(ctx, hotel.id, company.id, msgspec.convert(
+        {"credit_limit": "1000.00", "currency": "EUR"}, ReceivableAccountIn))
+    return company
 
 
 def _admins(ctx: Any, company_id: Any) -> list[Any]:

@@ -25,6 +25,8 @@ from pms.schemas.companies import (
     CompanyUserIn,
     CompanyUserOut,
     ReasonIn,
+    ReceivableAccountIn,
+    ReceivableAccountOut,
 )
 from pms.services import companies
 from pms.services import company_payment_methods as cpm
@@ -91,6 +93,30 @@ class AdminProvisioning:
                profile_id: Any, body: AdminProvisioningIn) -> None:
         out, _changed = companies.provision_admin(req.context.ctx, property_id, profile_id, body)
         resp.media = out
+
+
+class ReceivableAccount:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", response=ReceivableAccountOut,
+              summary="The company's receivable account (its credit limit)")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any) -> None:
+        resp.media = companies.get_receivable_account(req.context.ctx, property_id, profile_id)
+
+    @endpoint("companies:write", body=ReceivableAccountIn, response=ReceivableAccountOut,
+              status=200, also_status=(201,),
+              summary="Create or change the company's receivable account",
+              description="Staff. 201 when created, 200 when changed or unchanged (the same "
+                          "values write nothing). Approving a payment method to "
+                          "BILL_TO_COMPANY needs it (409 receivable_account_required).")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, body: ReceivableAccountIn) -> None:
+        out, created = companies.set_receivable_account(req.context.ctx, property_id,
+                                                        profile_id, body)
+        resp.media = out
+        resp.status = 201 if created else 200
 
 
 class PaymentMethods:
@@ -163,6 +189,7 @@ ROUTES = [
     Route(BASE + "/users", CompanyUsers),
     Route(BASE + "/users/{id:uuid}", CompanyUsers, "item"),
     Route(BASE + "/admin-provisioning", AdminProvisioning),
+    Route(BASE + "/receivable-account", ReceivableAccount),
     Route(BASE + "/payment-methods", PaymentMethods),
     Route(BASE + "/payment-methods/{id:uuid}", PaymentMethods, "item"),
     Route(BASE + "/payment-methods/{id:uuid}/approve", PaymentMethods, "approve"),

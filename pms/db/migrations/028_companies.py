@@ -1,4 +1,5 @@
-"""Migration 028: corporate accounts (issue 31): company users and company payment methods.
+"""Migration 028: corporate accounts (issue 31): company users, company payment methods
+and receivable accounts (a credit limit per company).
 
 `company_user` binds a traveler profile to a company profile with a role, unique per (company,
 traveler); `company_payment_method` is a payments-service reference with its approval status.
@@ -45,7 +46,23 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             table_name = "company_payment_method"
             indexes = [(("env_id", "company_profile_id", "payment_method_id"), True)]
 
+    @migrator.create_model
+    class CompanyReceivableAccount(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
+        company_profile_id = pw.UUIDField()
+        credit_limit = pmsf.MoneyField()
+        currency = pw.CharField(max_length=3)
+
+        class Meta:
+            table_name = "company_receivable_account"
+            indexes = [(("env_id", "company_profile_id"), True)]
+
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
+    migrator.remove_model("company_receivable_account")
     migrator.remove_model("company_payment_method")
     migrator.remove_model("company_user")
