@@ -219,3 +219,9 @@ class ReceivableAccountRequired(Conflict):
     """Raised when approving BILL_TO_COMPANY for a company without a receivable account."""
 
     code = "receivable_account_required"
+
+
+class CreditLimitExceeded(Conflict):
+    """Raised when billing to a company would take its exposure over its credit limit."""
+
+    code = "credit_limit_exceeded"

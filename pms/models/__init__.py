@@ -8,7 +8,12 @@ from pms.models.cashiering import (
                                      TransactionCode,
 )
 from pms.models.catalog import Item, Package, RatePlan
-from pms.models.companies import CompanyPaymentMethod, CompanyReceivableAccount, CompanyUser
+from pms.models.companies import (
+                                  CompanyBilling,
+                                  CompanyPaymentMethod,
+                                  CompanyReceivableAccount,
+                                  CompanyUser,
+)
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.models.environment import EnvironmentSetup, SandboxEmail
 from pms.models.folios import Folio, FolioCharge, FolioPayment
@@ -35,7 +40,7 @@ ALL_MODELS = [
     TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
     NightAuditRun, NightAuditStep,
     HousekeepingTask, EnvironmentSetup, SandboxEmail,
-    CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount,
+    CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount, CompanyBilling,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

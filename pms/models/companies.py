@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import peewee
 
-from pms.db.base import AggregateModel, MoneyField
+from pms.db.base import AggregateModel, MoneyField, TenantModel
 
 
 class CompanyUser(AggregateModel):
@@ -50,4 +50,21 @@ class CompanyReceivableAccount(AggregateModel):
         table_name = "company_receivable_account"
         indexes = (
             (("env_id", "company_profile_id"), True),
+        )
+
+
+class CompanyBilling(TenantModel):
+    """A reservation billed to a company through one of its approved payment methods (written
+    with the reservation; its exposure counts against the company's credit limit)."""
+
+    company_profile_id = peewee.UUIDField()
+    company_payment_method_id = peewee.UUIDField()
+    reservation_id = peewee.UUIDField()
+    property_id = peewee.UUIDField()
+
+    class Meta:
+        table_name = "company_billing"
+        indexes = (
+            (("env_id", "reservation_id"), True),
+            (("env_id", "company_profile_id"), False),
         )

@@ -38,6 +38,7 @@ from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay,
 from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services import company_billing
 from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
@@ -381,6 +382,11 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
                 notes=body.notes, version=1)
             _apply_quote(row, quote)
+            billing = None
+            if body.company_payment_method_id is not None:  # issue 31: billed to a company
+                billing = company_billing.check_billing(
+                    ctx, body.company_profile_id, body.company_payment_method_id,
+                    refs.prop.id, Decimal(row.total_amount), row.currency)
             folding = body.confirmation_number is not None
             # PERF: a generated number's INSERT goes out with the take (one round trip)
             insert = None if folding else row.insert_statement()
@@ -392,7 +398,13 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             except peewee.IntegrityError as exc:  # only the reservation INSERT can collide
                 raise Conflict("a generated confirmation number collided; retry",
                                code="confirmation_number_conflict") from exc
-            record(uow, row, "created")
+            if billing is None:
+                record(uow, row, "created")
+            else:
+                company_billing.record_billing(billing["company_profile_id"],
+                                               billing["company_payment_method_id"], row)
+                record(uow, row, "created", data={**to_data(s.reservation_out(row)),
+                                                  "company_billing": billing})
         return row, True
     except RoomTypeUnavailable:
         # A concurrent twin may have sold the last room under this confirmation number.

@@ -30,7 +30,7 @@ from pms.services import companies
 from pms.services import company_payment_methods as cpm
 from tests import pg
 from tests.concurrency.conftest import fire
-from tests.factories import make_booking_hotel, make_profile
+from tests.factories import make_booking_hotel, make_profile, reservation_body
 from tests.helpers import random_ref
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -217,3 +217,25 @@ def test_approve_and_reject_at_once_one_wins_and_the_control_lets_both_through(
     else:  # the control: both decisions accepted, the last one silently overwrites
         assert outcome["second"].status == "REJECTED", outcome
         assert decisions == 2
+
+
+def test_parallel_bookings_billed_to_a_company_never_go_over_its_credit_limit(pms_server,
+                                                                              pg_db, ctx):
+    hotel = make_booking_hotel(ctx, rooms=10)  # a night is 100.00: a two-night stay 200.00
+    company = _company(ctx, hotel)  # credit limit 1000.00: five stays
+    pm = cpm.submit(ctx, hotel.id, company.id, CompanyPaymentMethodIn(
+        payment_method_id="pm_corp_" + uuid.uuid4().hex[:10])).id
+    cpm.move(ctx, hotel.id, company.id, pm, "approve_bill_to_company")
+    url = f"{pms_server.base_url}/v1/properties/{hotel.id}/reservations"
+    headers = pms_server.headers(ctx.env_id)
+    body = reservation_body(hotel, company_profile_id=str(company.id),
+                            company_payment_method_id=str(pm))
+
+    def send(i: int, session: Any) -> tuple[int, Any]:
+        resp = session.post(url, json=body, headers=headers, timeout=60)
+        return resp.status_code, resp.json().get("code")
+
+    results = fire(9, send)
+    assert Counter(status for status, _ in results) == Counter({201: 5, 409: 4}), (
+        results, pms_server.log_tail())
+    assert {code for status, code in results if status == 409} == {"credit_limit_exceeded"}

@@ -61,8 +61,25 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             table_name = "company_receivable_account"
             indexes = [(("env_id", "company_profile_id"), True)]
 
+    @migrator.create_model
+    class CompanyBilling(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        company_profile_id = pw.UUIDField()
+        company_payment_method_id = pw.UUIDField()
+        reservation_id = pw.UUIDField()
+        property_id = pw.UUIDField()
+
+        class Meta:
+            table_name = "company_billing"
+            indexes = [(("env_id", "reservation_id"), True),
+                       (("env_id", "company_profile_id"), False)]
+
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
+    migrator.remove_model("company_billing")
     migrator.remove_model("company_receivable_account")
     migrator.remove_model("company_payment_method")
     migrator.remove_model("company_user")

@@ -1,0 +1,138 @@
+"""Stays billed to a company (issue 31) through the HTTP API, on SQLite and PostgreSQL: a
+booking names one of the company's approved payment methods; a BILL_TO_COMPANY one is checked
+against the credit limit (409 credit_limit_exceeded with limit, balance by part and needed)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pms.devkeys import mint_token
+from tests.factories import make_booking_hotel, reservation_body
+from tests.helpers import assert_problem, counts, outbox_rows, random_ref
+
+# make_booking_hotel prices a night at 100.00: reservation_body's two nights are 200.00
+
+
+@dataclass
+class Billing:
+    api: Any
+    hotel: Any
+    company: str
+    base: str           # the company's routes
+    bill: str           # a BILL_TO_COMPANY method
+    postpay: str        # a POSTPAY method
+
+    @property
+    def url(self) -> str:
+        return f"/v1/properties/{self.hotel.id}/reservations"
+
+    def body(self, method: str | None = None, **over: Any) -> dict[str, Any]:
+        return reservation_body(self.hotel, company_profile_id=self.company,
+                                company_payment_method_id=method or self.bill, **over)
+
+    def token(self, holder: str) -> str:
+        return mint_token(self.api.settings, env_id=self.api.env_id, client_kind="user",
+                          holder_id=holder)
+
+    def method(self, *moves: tuple[str, dict | None]) -> str:
+        pm = self.api.post(f"{self.base}/payment-methods", {
+            "payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]}).json["id"]
+        for action, body in moves:
+            assert self.api.post(f"{self.base}/payment-methods/{pm}/{action}",
+                                 body).status_code == 200
+        return pm
+
+
+def _company(api: Any, hotel: Any) -> str:
+    return api.post(f"/v1/properties/{hotel.id}/profiles", {
+        "kind": "COMPANY", "company_name": random_ref("Co")}).json["id"]
+
+
+@pytest.fixture
+def billing(api, ctx) -> Billing:
+    hotel = make_booking_hotel(ctx, rooms=6)
+    company = _company(api, hotel)
+    base = f"/v1/properties/{hotel.id}/companies/{company}"
+    assert api.put(f"{base}/receivable-account", {"credit_limit": "500.00",
+                                                  "currency": hotel.prop.currency_code}
+                   ).status_code == 201
+    b = Billing(api, hotel, company, base, "", "")
+    b.bill = b.method(("approve", {"approval": "BILL_TO_COMPANY"}))
+    b.postpay = b.method(("approve", {"approval": "POSTPAY"}))
+    return b
+
+
+def test_a_stay_billed_to_the_company_is_booked_while_under_its_credit_limit(billing, ctx):
+    first = billing.api.post(billing.url, billing.body())
+    assert first.status_code == 201, first.text
+    assert first.json["total_amount"] == "200.00"
+    event = outbox_rows(ctx)[-1]
+    assert event.type == "hotel:pms:reservation:created"
+    assert event.data["company_billing"] == {
+        "company_profile_id": billing.company, "company_payment_method_id": billing.bill,
+        "approval": "BILL_TO_COMPANY"}
+    assert billing.api.post(billing.url, billing.body()).status_code == 201  # 400.00 of 500.00
+    before = counts(ctx)
+    over = billing.api.post(billing.url, billing.body())
+    problem = assert_problem(over, 409, "credit_limit_exceeded")
+    assert problem["limit"] == "500.00" and problem["needed"] == "200.00"
+    assert problem["balance"] == {"total": "400.00", "future_stays": "400.00",
+                                  "in_house_stays": "0.00", "receivable": "0.00"}
+    assert counts(ctx) == before
+
+
+def test_a_cancelled_stay_no_longer_counts_against_the_limit(billing):
+    ids = [billing.api.post(billing.url, billing.body()).json["id"] for _ in range(2)]
+    assert_problem(billing.api.post(billing.url, billing.body()), 409, "credit_limit_exceeded")
+    assert billing.api.post(f"{billing.url}/{ids[0]}/cancel", {}).status_code == 200
+    assert billing.api.post(billing.url, billing.body()).status_code == 201
+
+
+def test_a_postpay_method_is_not_held_to_the_credit_limit(billing):
+    for _ in range(4):  # 800.00 > 500.00
+        resp = billing.api.post(billing.url, billing.body(billing.postpay))
+        assert resp.status_code == 201, resp.text
+
+
+@pytest.mark.parametrize("case", ["pending", "rejected", "other_company", "unknown",
+                                  "no_company"])
+def test_only_an_approved_method_of_the_named_company_bills_it(billing, ctx, case):
+    body = billing.body()
+    if case == "pending":
+        body["company_payment_method_id"] = billing.method()
+    elif case == "rejected":
+        body["company_payment_method_id"] = billing.method(("reject", {"reason": "no"}))
+    elif case == "other_company":
+        body["company_profile_id"] = _company(billing.api, billing.hotel)
+    elif case == "unknown":
+        body["company_payment_method_id"] = str(uuid.uuid4())
+    else:
+        del body["company_profile_id"]
+    before = counts(ctx)
+    resp = billing.api.post(billing.url, body)
+    assert_problem(resp, 422)
+    assert counts(ctx) == before
+
+
+@pytest.mark.parametrize("role,allowed", [("ADMIN", True), ("BOOKER", True),
+                                          ("TRAVELER", True), ("VIEWER", False)])
+def test_a_traveler_bills_its_company_by_role(billing, role, allowed):
+    traveler = billing.api.post(f"/v1/properties/{billing.hotel.id}/profiles", {
+        "first_name": "T", "last_name": "R", "email": f"{random_ref('t')}@example.com"}).json["id"]
+    billing.api.post(f"{billing.base}/users", {"traveler_profile_id": traveler, "role": role})
+    resp = billing.api.post(billing.url, billing.body(guest_profile_id=traveler, guest=None),
+                            token=billing.token(traveler))
+    if allowed:
+        assert resp.status_code == 201, resp.text
+    else:
+        assert_problem(resp, 422)
+    # a traveler not bound to the company never bills it
+    stranger = billing.api.post(f"/v1/properties/{billing.hotel.id}/profiles", {
+        "first_name": "S", "last_name": "X", "email": f"{random_ref('s')}@example.com"}).json["id"]
+    assert_problem(billing.api.post(billing.url, billing.body(guest_profile_id=stranger,
+                                                              guest=None),
+                                    token=billing.token(stranger)), 422)
