@@ -225,3 +225,9 @@ class CreditLimitExceeded(Conflict):
     """Raised when billing to a company would take its exposure over its credit limit."""
 
     code = "credit_limit_exceeded"
+
+
+class SecondStaffRequired(Forbidden):
+    """Raised when the staff user who requested a credit override tries to approve it."""
+
+    code = "second_staff_required"

@@ -254,3 +254,18 @@ COMPANY_PAYMENT_METHOD_MACHINE = Machine(CompanyPaymentMethodStatus, {
 # offers only the approved ones.
 COMPANY_PAYMENT_METHOD_INITIAL = _CPM.PENDING
 COMPANY_PAYMENT_METHOD_USABLE = frozenset({_CPM.POSTPAY, _CPM.BILL_TO_COMPANY})
+
+
+class CreditOverrideStatus(StrEnum):
+    REQUESTED = "REQUESTED"
+    ACTIVE = "ACTIVE"
+    DECLINED = "DECLINED"
+    REVOKED = "REVOKED"
+
+
+CREDIT_OVERRIDE_MACHINE = Machine(CreditOverrideStatus, {
+    (CreditOverrideStatus.REQUESTED, "approve"): CreditOverrideStatus.ACTIVE,  # a second staff
+    (CreditOverrideStatus.REQUESTED, "decline"): CreditOverrideStatus.DECLINED,
+    (CreditOverrideStatus.ACTIVE, "revoke"): CreditOverrideStatus.REVOKED,
+})
+CREDIT_OVERRIDE_INITIAL = CreditOverrideStatus.REQUESTED

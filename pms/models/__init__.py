@@ -10,6 +10,7 @@ from pms.models.cashiering import (
 from pms.models.catalog import Item, Package, RatePlan
 from pms.models.companies import (
                                   CompanyBilling,
+                                  CompanyCreditOverride,
                                   CompanyPaymentMethod,
                                   CompanyReceivableAccount,
                                   CompanyUser,
@@ -41,6 +42,7 @@ ALL_MODELS = [
     NightAuditRun, NightAuditStep,
     HousekeepingTask, EnvironmentSetup, SandboxEmail,
     CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount, CompanyBilling,
+    CompanyCreditOverride,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

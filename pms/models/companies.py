@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import peewee
 
-from pms.db.base import AggregateModel, MoneyField, TenantModel
+from pms.db.base import AggregateModel, MoneyField, TenantModel, UtcDateTimeField
 
 
 class CompanyUser(AggregateModel):
@@ -67,4 +67,24 @@ class CompanyBilling(TenantModel):
         indexes = (
             (("env_id", "reservation_id"), True),
             (("env_id", "company_profile_id"), False),
+        )
+
+
+class CompanyCreditOverride(AggregateModel):
+    """Credit above the company's limit until `expires_at`: requested by one staff user and
+    approved by another (CREDIT_OVERRIDE_MACHINE)."""
+
+    company_profile_id = peewee.UUIDField()
+    amount = MoneyField()
+    currency = peewee.CharField(max_length=3)
+    reason = peewee.CharField(max_length=500)
+    expires_at = UtcDateTimeField()
+    status = peewee.CharField(max_length=16)
+    requested_by = peewee.CharField(max_length=255)
+    decided_by = peewee.CharField(max_length=255, null=True)
+
+    class Meta:
+        table_name = "company_credit_override"
+        indexes = (
+            (("env_id", "company_profile_id", "status"), False),
         )

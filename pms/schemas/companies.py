@@ -104,3 +104,32 @@ def receivable_account_out(row: object) -> ReceivableAccountOut:
     return ReceivableAccountOut(id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
                                 credit_limit=r.credit_limit, currency=r.currency,  # type: ignore[attr-defined]
                                 updated_at=r.updated_at)  # type: ignore[attr-defined]
+
+
+class CreditOverrideIn(Strict):
+    amount: Amount
+    currency: Currency
+    reason: Reason
+    expires_at: datetime
+
+
+class CreditOverrideOut(Out):
+    id: uuid.UUID
+    company_profile_id: uuid.UUID
+    amount: Amount
+    currency: str
+    reason: str
+    expires_at: datetime
+    status: str
+    requested_by: str
+    decided_by: str | None
+    created_at: datetime
+
+
+def credit_override_out(row: object) -> CreditOverrideOut:
+    r: object = row
+    return CreditOverrideOut(
+        id=r.id, company_profile_id=r.company_profile_id, amount=r.amount,  # type: ignore[attr-defined]
+        currency=r.currency, reason=r.reason, expires_at=r.expires_at,  # type: ignore[attr-defined]
+        status=r.status, requested_by=r.requested_by,  # type: ignore[attr-defined]
+        decided_by=r.decided_by, created_at=r.created_at)  # type: ignore[attr-defined]

@@ -2,7 +2,8 @@
 payment methods (`company_payment_method_id`); a BILL_TO_COMPANY one is checked against the
 company's credit limit.
 
-Exposure = the guaranteed amounts (total_amount) of the company's billed stays that are still
+The limit is the receivable account's credit limit plus the company's ACTIVE, unexpired credit
+overrides (`pms.services.credit_overrides`). Exposure = the guaranteed amounts (total_amount) of the company's billed stays that are still
 CONFIRMED or CHECKED_IN, plus its open receivable balance. Direct bill at check-out is not
 built yet, so the receivable part is always 0 and an in-house stay counts with its booked
 total (not its live folio balance); the answer names each part. The check runs with the
@@ -27,6 +28,7 @@ from pms.models import (
     Profile,
     Reservation,
 )
+from pms.services import credit_overrides
 from pms.services.companies import may_act_for_company
 
 OPEN_STATUSES = ("CONFIRMED", "CHECKED_IN")
@@ -61,7 +63,7 @@ def check_billing(ctx: Ctx, company_id: uuid.UUID | None, method_id: uuid.UUID,
     summary = {"company_profile_id": str(company.id),
                "company_payment_method_id": str(method.id), "approval": method.status}
     if method.status == CompanyPaymentMethodStatus.BILL_TO_COMPANY:
-        _check_limit(company.id, total, currency)
+        _check_limit(ctx, company.id, total, currency)
     return summary
 
 
@@ -78,7 +80,7 @@ def exposure(company_id: uuid.UUID) -> dict[str, Decimal]:
             "receivable": Decimal(0)}
 
 
-def _check_limit(company_id: uuid.UUID, needed: Decimal, currency: str) -> None:
+def _check_limit(ctx: Ctx, company_id: uuid.UUID, needed: Decimal, currency: str) -> None:
     account = CompanyReceivableAccount.get_or_none(
         CompanyReceivableAccount.company_profile_id == company_id)
     if account is None:  # approval to BILL_TO_COMPANY needs one; none means no credit
@@ -91,10 +93,12 @@ def _check_limit(company_id: uuid.UUID, needed: Decimal, currency: str) -> None:
                           code="currency_mismatch")
     parts = exposure(company_id)
     balance = sum(parts.values(), Decimal(0))
-    if balance + needed > limit:
+    overrides = credit_overrides.active_amount(company_id, currency, ctx.now)
+    if balance + needed > limit + overrides:
         raise CreditLimitExceeded(
             "this stay would take the company over its credit limit",
-            limit=_money(limit), needed=_money(needed), currency=currency,
+            limit=_money(limit), overrides=_money(overrides), needed=_money(needed),
+            currency=currency,
             balance={"total": _money(balance), **{k: _money(v) for k, v in parts.items()}})
 
 

@@ -441,3 +441,34 @@ RECIPES.update({
         _co(w, "/payment-methods/" + _company_pm(w, ("reject", {"reason": "no"}))
             + "/resubmit"), None),
 })
+
+
+
+def _override(w: World, *then: str) -> str:
+    """A credit override requested by another staff user (the world's token approves it)."""
+    from datetime import datetime, timedelta
+
+    from pms.devkeys import mint_token
+
+    other = mint_token(w.api.settings, env_id=w.api.env_id, sub="staff-2")
+    expires = (datetime.now(UTC) + timedelta(days=7)).isoformat()
+    resp = w.api.post(_co(w, "/credit-overrides"), {"amount": "300.00", "currency": "EUR",
+                                                    "reason": "trade fair", "expires_at": expires},
+                      token=other)
+    assert resp.status_code == 201, resp.text
+    for action in then:
+        w._post(_co(w, f"/credit-overrides/{resp.json['id']}/{action}"), {})
+    return resp.json["id"]
+
+
+RECIPES.update({
+    ("POST", f"{CO}/credit-overrides"): lambda w: (_co(w, "/credit-overrides"), {
+        "amount": "250.00", "currency": "EUR", "reason": "conference",
+        "expires_at": "2099-01-01T00:00:00Z"}),
+    ("POST", f"{CO}/credit-overrides/{{id}}/approve"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w)}/approve"), None),
+    ("POST", f"{CO}/credit-overrides/{{id}}/decline"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w)}/decline"), None),
+    ("POST", f"{CO}/credit-overrides/{{id}}/revoke"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w, 'approve')}/revoke"), None),
+})

@@ -136,3 +136,85 @@ def test_a_traveler_bills_its_company_by_role(billing, role, allowed):
     assert_problem(billing.api.post(billing.url, billing.body(guest_profile_id=stranger,
                                                               guest=None),
                                     token=billing.token(stranger)), 422)
+
+
+# -- credit overrides ---------------------------------------------------------------------------
+
+def _staff(api: Any, sub: str) -> str:
+    return mint_token(api.settings, env_id=api.env_id, sub=sub)
+
+
+def _request(billing: Billing, amount: str = "200.00", sub: str = "staff-a",
+             expires: str = "2099-01-01T00:00:00Z") -> Any:
+    return billing.api.post(f"{billing.base}/credit-overrides", {
+        "amount": amount, "currency": billing.hotel.prop.currency_code,
+        "reason": "trade fair week", "expires_at": expires}, token=_staff(billing.api, sub))
+
+
+def test_an_override_needs_a_second_staff_user_and_then_raises_the_limit(billing, ctx):
+    for _ in range(2):
+        assert billing.api.post(billing.url, billing.body()).status_code == 201  # 400 of 500
+    assert_problem(billing.api.post(billing.url, billing.body()), 409, "credit_limit_exceeded")
+    requested = _request(billing)
+    assert requested.status_code == 201, requested.text
+    assert requested.json["status"] == "REQUESTED" and requested.json["requested_by"] == "staff-a"
+    assert outbox_rows(ctx)[-1].type == "hotel:pms:company_credit_override:requested"
+    oid = requested.json["id"]
+    # a requested override does not count yet
+    assert_problem(billing.api.post(billing.url, billing.body()), 409, "credit_limit_exceeded")
+    url = f"{billing.base}/credit-overrides/{oid}/approve"
+    before = counts(ctx)
+    assert_problem(billing.api.post(url, None, token=_staff(billing.api, "staff-a")), 403,
+                   "second_staff_required")
+    assert counts(ctx) == before
+    approved = billing.api.post(url, None, token=_staff(billing.api, "staff-b"))
+    assert approved.status_code == 200 and approved.json["status"] == "ACTIVE"
+    assert approved.json["decided_by"] == "staff-b"
+    assert outbox_rows(ctx)[-1].type == "hotel:pms:company_credit_override:approved"
+    assert billing.api.post(billing.url, billing.body()).status_code == 201  # 600 of 500 + 200
+    problem = assert_problem(billing.api.post(billing.url, billing.body()), 409,
+                             "credit_limit_exceeded")
+    assert problem["overrides"] == "200.00" and problem["balance"]["total"] == "600.00"
+    # revoked: the limit is back to 500
+    revoked = billing.api.post(f"{billing.base}/credit-overrides/{oid}/revoke", None)
+    assert revoked.status_code == 200 and revoked.json["status"] == "REVOKED"
+    assert_problem(billing.api.post(billing.url, billing.body()), 409, "credit_limit_exceeded")
+    # moves outside the table
+    assert_problem(billing.api.post(url, None, token=_staff(billing.api, "staff-b")), 409,
+                   "invalid_transition")
+
+
+def test_an_expired_override_no_longer_counts(billing, ctx):
+    from datetime import timedelta
+
+    from pms.db.uow import unit_of_work
+    from pms.models import CompanyCreditOverride
+
+    for _ in range(2):
+        billing.api.post(billing.url, billing.body())
+    oid = _request(billing).json["id"]
+    billing.api.post(f"{billing.base}/credit-overrides/{oid}/approve", None,
+                     token=_staff(billing.api, "staff-b"))
+    with unit_of_work(ctx):
+        CompanyCreditOverride.update(expires_at=ctx.now - timedelta(minutes=1)).where(
+            CompanyCreditOverride.id == oid).execute()
+    assert_problem(billing.api.post(billing.url, billing.body()), 409, "credit_limit_exceeded")
+
+
+def test_an_override_needs_a_reason_an_amount_and_a_future_expiry(billing):
+    assert_problem(_request(billing, expires="2001-01-01T00:00:00Z"), 422)
+    assert_problem(_request(billing, amount="1.001"), 422)
+    resp = billing.api.post(f"{billing.base}/credit-overrides", {
+        "amount": "10.00", "currency": "EUR", "expires_at": "2099-01-01T00:00:00Z"})
+    assert_problem(resp, 422)
+    listed = billing.api.get(f"{billing.base}/credit-overrides").json["data"]
+    assert listed == []
+
+
+def test_credit_overrides_are_staff_only(billing):
+    token = billing.token(billing.company)
+    assert_problem(billing.api.get(f"{billing.base}/credit-overrides", token=token), 403,
+                   "guest_not_allowed")
+    assert_problem(billing.api.post(f"{billing.base}/credit-overrides", {
+        "amount": "10.00", "currency": "EUR", "reason": "x",
+        "expires_at": "2099-01-01T00:00:00Z"}, token=token), 403, "guest_not_allowed")

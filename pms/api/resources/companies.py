@@ -24,11 +24,13 @@ from pms.schemas.companies import (
     CompanyPaymentMethodQuery,
     CompanyUserIn,
     CompanyUserOut,
+    CreditOverrideIn,
+    CreditOverrideOut,
     ReasonIn,
     ReceivableAccountIn,
     ReceivableAccountOut,
 )
-from pms.services import companies
+from pms.services import companies, credit_overrides
 from pms.services import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
@@ -119,6 +121,52 @@ class ReceivableAccount:
         resp.status = 201 if created else 200
 
 
+class CreditOverrides:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", response=Page[CreditOverrideOut],
+              summary="The company's credit overrides")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any) -> None:
+        resp.media = Page(data=credit_overrides.list_overrides(req.context.ctx, property_id,
+                                                               profile_id), next_cursor=None)
+
+    @endpoint("companies:write", body=CreditOverrideIn, response=CreditOverrideOut, status=201,
+              summary="Request credit above the company's limit until an expiry (staff)",
+              description="REQUESTED until a second staff user approves it; an ACTIVE, "
+                          "unexpired override raises the limit of the exposure check.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                profile_id: Any, body: CreditOverrideIn) -> None:
+        out = credit_overrides.request_override(req.context.ctx, property_id, profile_id, body)
+        resp.media = out
+        resp.status = 201
+        resp.location = (f"/v1/properties/{property_id}/companies/{profile_id}"
+                         f"/credit-overrides/{out.id}")
+
+    @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
+              summary="Approve a requested override (a staff user other than the requester)",
+              description="403 second_staff_required for the requester itself.")
+    def on_post_approve(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                        profile_id: Any, id: Any) -> None:  # noqa: A002
+        resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
+                                             "approve")
+
+    @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
+              summary="Decline a requested override")
+    def on_post_decline(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                        profile_id: Any, id: Any) -> None:  # noqa: A002
+        resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
+                                             "decline")
+
+    @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
+              summary="Revoke an active override")
+    def on_post_revoke(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                       profile_id: Any, id: Any) -> None:  # noqa: A002
+        resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
+                                             "revoke")
+
+
 class PaymentMethods:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -190,6 +238,10 @@ ROUTES = [
     Route(BASE + "/users/{id:uuid}", CompanyUsers, "item"),
     Route(BASE + "/admin-provisioning", AdminProvisioning),
     Route(BASE + "/receivable-account", ReceivableAccount),
+    Route(BASE + "/credit-overrides", CreditOverrides),
+    Route(BASE + "/credit-overrides/{id:uuid}/approve", CreditOverrides, "approve"),
+    Route(BASE + "/credit-overrides/{id:uuid}/decline", CreditOverrides, "decline"),
+    Route(BASE + "/credit-overrides/{id:uuid}/revoke", CreditOverrides, "revoke"),
     Route(BASE + "/payment-methods", PaymentMethods),
     Route(BASE + "/payment-methods/{id:uuid}", PaymentMethods, "item"),
     Route(BASE + "/payment-methods/{id:uuid}/approve", PaymentMethods, "approve"),

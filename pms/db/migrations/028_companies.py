@@ -77,8 +77,29 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             indexes = [(("env_id", "reservation_id"), True),
                        (("env_id", "company_profile_id"), False)]
 
+    @migrator.create_model
+    class CompanyCreditOverride(pw.Model):
+        id = pw.UUIDField(primary_key=True)
+        created_at = pmsf.UtcDateTimeField()
+        updated_at = pmsf.UtcDateTimeField()
+        env_id = pw.UUIDField()
+        version = pw.IntegerField(default=0)
+        company_profile_id = pw.UUIDField()
+        amount = pmsf.MoneyField()
+        currency = pw.CharField(max_length=3)
+        reason = pw.CharField(max_length=500)
+        expires_at = pmsf.UtcDateTimeField()
+        status = pw.CharField(max_length=16)
+        requested_by = pw.CharField(max_length=255)
+        decided_by = pw.CharField(max_length=255, null=True)
+
+        class Meta:
+            table_name = "company_credit_override"
+            indexes = [(("env_id", "company_profile_id", "status"), False)]
+
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
+    migrator.remove_model("company_credit_override")
     migrator.remove_model("company_billing")
     migrator.remove_model("company_receivable_account")
     migrator.remove_model("company_payment_method")
