@@ -31,16 +31,21 @@ class CompanyAction(StrEnum):
     SUBMIT_PAYMENT_METHOD = "submit_payment_method"
     RESUBMIT_PAYMENT_METHOD = "resubmit_payment_method"
     REMOVE_PAYMENT_METHOD = "remove_payment_method"
+    SEARCH_CORPORATE = "search_corporate"      # the company's negotiated offers
+    BOOK_OWN = "book_own"                      # book for itself, on the company's rates/methods
+    BOOK_FOR_TRAVELER = "book_for_traveler"    # book for another traveler of the company
 
 
 _A = CompanyAction
 ROLE_ACTIONS: dict[CompanyRole, frozenset[CompanyAction]] = {
     CompanyRole.ADMIN: frozenset(CompanyAction),
     CompanyRole.BOOKER: frozenset({_A.LIST_USERS, _A.LIST_OWN_USER, _A.LIST_PAYMENT_METHODS,
-                                   _A.LIST_USABLE_PAYMENT_METHODS}),
+                                   _A.LIST_USABLE_PAYMENT_METHODS, _A.SEARCH_CORPORATE,
+                                   _A.BOOK_OWN, _A.BOOK_FOR_TRAVELER}),
     CompanyRole.VIEWER: frozenset({_A.LIST_USERS, _A.LIST_OWN_USER, _A.LIST_PAYMENT_METHODS,
-                                   _A.LIST_USABLE_PAYMENT_METHODS}),
-    CompanyRole.TRAVELER: frozenset({_A.LIST_OWN_USER, _A.LIST_USABLE_PAYMENT_METHODS}),
+                                   _A.LIST_USABLE_PAYMENT_METHODS, _A.SEARCH_CORPORATE}),
+    CompanyRole.TRAVELER: frozenset({_A.LIST_OWN_USER, _A.LIST_USABLE_PAYMENT_METHODS,
+                                     _A.SEARCH_CORPORATE, _A.BOOK_OWN}),
 }
 
 

@@ -265,8 +265,6 @@ def provision_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: 
 
 # -- acting for a company in searches and bookings (the rate fence, pms.services.rate_fence) ----
 
-BOOKING_ROLES = frozenset({CompanyRole.ADMIN.value, CompanyRole.BOOKER.value,
-                           CompanyRole.TRAVELER.value})
 
 
 def may_act_for_company(ctx: Ctx, company_id: uuid.UUID, *, booking: bool) -> bool:
@@ -280,7 +278,26 @@ def may_act_for_company(ctx: Ctx, company_id: uuid.UUID, *, booking: bool) -> bo
         return False
     binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
                                       CompanyUser.traveler_profile_id == holder)
-    return binding is not None and (not booking or binding.role in BOOKING_ROLES)
+    action = CompanyAction.BOOK_OWN if booking else CompanyAction.SEARCH_CORPORATE
+    return binding is not None and may(binding.role, action)
+
+
+def may_book_for_traveler(ctx: Ctx, company_id: uuid.UUID, traveler_id: uuid.UUID) -> bool:
+    """Whether a holder session may book a stay for ANOTHER traveler of the company: the
+    company's own token or a bound ADMIN or BOOKER, for a traveler bound to the company (call
+    inside a scope). A TRAVELER books only for itself (the holder rule)."""
+    holder = ctx.holder_id
+    if holder is None:
+        return True
+    if holder != company_id:
+        if ctx.client_kind != "user":
+            return False
+        binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                          CompanyUser.traveler_profile_id == holder)
+        if binding is None or not may(binding.role, CompanyAction.BOOK_FOR_TRAVELER):
+            return False
+    return CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                   CompanyUser.traveler_profile_id == traveler_id) is not None
 
 
 # -- receivable account (the credit limit; direct bill is not built yet) ---------------------

@@ -39,6 +39,7 @@ from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services import company_billing
+from pms.services.companies import may_book_for_traveler
 from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
@@ -313,12 +314,16 @@ def _apply_quote(row: Reservation, quote: Quote) -> None:
                           for n in quote.nights]
 
 
-def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None
+def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None,
+           company_id: uuid.UUID | None = None
            ) -> tuple[uuid.UUID | None, str | None, str | None]:
     if ctx.holder_id is not None:
         if profile_id is not None and profile_id != ctx.holder_id:
-            raise NotFound("no such profile")
-        profile_id = ctx.holder_id
+            # issue 31: a company's ADMIN or BOOKER books for another traveler of the company
+            if company_id is None or not may_book_for_traveler(ctx, company_id, profile_id):
+                raise NotFound("no such profile")
+        else:
+            profile_id = ctx.holder_id
     first = guest.first_name if guest else None
     last = guest.last_name if guest else None
     if profile_id is not None:
@@ -368,7 +373,8 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             today = business_date(refs.prop, ctx.now)
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)
-            profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest)
+            profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest,
+                                             body.company_profile_id)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
                            body.children, body.promo_code)
             row = Reservation.build(

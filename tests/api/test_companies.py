@@ -184,10 +184,12 @@ def test_the_role_table_is_the_documented_one():
     documented = {
         "ADMIN": set(a),
         "BOOKER": {a.LIST_USERS, a.LIST_OWN_USER, a.LIST_PAYMENT_METHODS,
-                   a.LIST_USABLE_PAYMENT_METHODS},
+                   a.LIST_USABLE_PAYMENT_METHODS, a.SEARCH_CORPORATE, a.BOOK_OWN,
+                   a.BOOK_FOR_TRAVELER},
         "VIEWER": {a.LIST_USERS, a.LIST_OWN_USER, a.LIST_PAYMENT_METHODS,
-                   a.LIST_USABLE_PAYMENT_METHODS},
-        "TRAVELER": {a.LIST_OWN_USER, a.LIST_USABLE_PAYMENT_METHODS},
+                   a.LIST_USABLE_PAYMENT_METHODS, a.SEARCH_CORPORATE},
+        "TRAVELER": {a.LIST_OWN_USER, a.LIST_USABLE_PAYMENT_METHODS, a.SEARCH_CORPORATE,
+                     a.BOOK_OWN},
     }
     assert {r.value: set(acts) for r, acts in ROLE_ACTIONS.items()} == documented
 

@@ -220,3 +220,50 @@ def test_promo_validation_prices_a_negotiated_plan_only_for_whom_it_is_open(corp
     assert corp.api.post(url, body).status_code == 200  # staff
     assert corp.api.post(url, body, token=corp.token(corp.company.id, kind="user")
                          ).status_code == 200
+
+
+# -- company roles and bookings (issue 31): the booking cells of the role table ------------------
+
+def _booking_cells(corp: Corp, ctx: Any, role: str) -> dict[Any, bool]:
+    from pms.domain.companies import CompanyAction
+
+    users = f"/v1/properties/{corp.hotel.id}/companies/{corp.company.id}/users"
+
+    def traveler() -> str:
+        return make_profile(ctx, corp.hotel.id,
+                            email=f"{random_ref('t')}@example.com").id
+
+    me, colleague, outsider = str(traveler()), str(traveler()), str(traveler())
+    for who, r in ((me, role), (colleague, "TRAVELER")):
+        assert corp.api.post(users, {"traveler_profile_id": who, "role": r}).status_code == 201
+    token = corp.token(me, kind="user")
+    company = str(corp.company.id)
+    search = corp.api.post(f"/v1/properties/{corp.hotel.id}/corporate-availability", {
+        "arrival_date": corp.hotel.today.isoformat(),
+        "departure_date": (corp.hotel.today + timedelta(days=1)).isoformat(), "adults": 1,
+        "company_profile_id": company}, token=token)
+    own = corp.api.post(corp.url, corp.body(corp.corp_plan.id, company_profile_id=company,
+                                            guest_profile_id=me), token=token)
+    other = corp.api.post(corp.url, corp.body(corp.hotel.rate_plan.id, company_profile_id=company,
+                                              guest_profile_id=colleague), token=token)
+    # never for a profile that is not a traveler of the company
+    assert_problem(corp.api.post(corp.url, corp.body(
+        corp.hotel.rate_plan.id, company_profile_id=company, guest_profile_id=outsider),
+        token=token), 404)
+    if other.status_code == 201:
+        assert other.json["guest_profile_id"] == colleague
+    else:
+        assert_problem(other, 404)
+    if own.status_code != 201:
+        assert_problem(own, 422)
+    return {CompanyAction.SEARCH_CORPORATE: search.status_code == 200,
+            CompanyAction.BOOK_OWN: own.status_code == 201,
+            CompanyAction.BOOK_FOR_TRAVELER: other.status_code == 201}
+
+
+@pytest.mark.parametrize("role", ["ADMIN", "BOOKER", "TRAVELER", "VIEWER"])
+def test_company_bookings_follow_the_role_table(corp, ctx, role):
+    from pms.domain.companies import ROLE_ACTIONS, CompanyRole
+
+    cells = _booking_cells(corp, ctx, role)
+    assert cells == {a: a in ROLE_ACTIONS[CompanyRole(role)] for a in cells}
