@@ -39,9 +39,9 @@ from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services import company_billing
-from pms.services.companies import may_book_for_traveler
 from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
+from pms.services.companies import may_book_for_traveler
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
 from pms.services.rate_fence import negotiated_plan_open
