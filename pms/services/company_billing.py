@@ -111,3 +111,20 @@ def record_billing(company_id: str, method_id: str, reservation: Reservation) ->
                          company_payment_method_id=uuid.UUID(method_id),
                          reservation_id=reservation.id,
                          property_id=reservation.property_id).save(force_insert=True)
+
+
+def check_growth(ctx: Ctx, reservation_id: uuid.UUID, growth: Decimal, currency: str) -> None:
+    """An edit of a stay billed BILL_TO_COMPANY that raises its total by `growth` fits under
+    the company's limit (its current total is already in the exposure). Inside the edit's
+    unit of work; nothing to check for a stay not billed to a company or a total not rising."""
+    if growth <= 0:
+        return
+    link = CompanyBilling.get_or_none(CompanyBilling.reservation_id == reservation_id)
+    if link is None:
+        return
+    method = CompanyPaymentMethod.get_or_none(
+        CompanyPaymentMethod.id == link.company_payment_method_id)
+    if method is None or method.status != CompanyPaymentMethodStatus.BILL_TO_COMPANY:
+        return
+    for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
+    _check_limit(ctx, link.company_profile_id, growth, currency)

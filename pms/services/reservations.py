@@ -500,6 +500,10 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                                f"current business date {today}")
         old_nights = stay_nights(row.arrival_date, row.departure_date)
         quote = _quote(ctx, refs, arrival, departure, adults, children, promo)
+        # issue 31: a stay billed to a company may not grow past its credit limit (checked
+        # before the inventory locks: the company's lock comes first, as on create)
+        company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
+                                     quote.currency)
         if (room_type_id, new_nights) != (row.room_type_id, old_nights):
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])

@@ -218,3 +218,28 @@ def test_credit_overrides_are_staff_only(billing):
     assert_problem(billing.api.post(f"{billing.base}/credit-overrides", {
         "amount": "10.00", "currency": "EUR", "reason": "x",
         "expires_at": "2099-01-01T00:00:00Z"}, token=token), 403, "guest_not_allowed")
+
+
+def test_an_edit_may_not_take_a_billed_stay_past_the_credit_limit(billing, ctx):
+    from datetime import timedelta
+
+    first = billing.api.post(billing.url, billing.body()).json  # 200.00
+    second = billing.api.post(billing.url, billing.body()).json  # 400.00 of 500.00
+    longer = (billing.hotel.today + timedelta(days=4)).isoformat()  # +200.00
+    before = counts(ctx)
+    problem = assert_problem(billing.api.put(f"{billing.url}/{second['id']}",
+                                             {"departure_date": longer}),
+                             409, "credit_limit_exceeded")
+    assert problem["needed"] == "200.00" and problem["balance"]["total"] == "400.00"
+    assert counts(ctx) == before
+    # one night more fits (500.00), a shorter stay always does
+    one_more = (billing.hotel.today + timedelta(days=3)).isoformat()
+    resp = billing.api.put(f"{billing.url}/{second['id']}", {"departure_date": one_more})
+    assert resp.status_code == 200 and resp.json["total_amount"] == "300.00"
+    shorter = (billing.hotel.today + timedelta(days=1)).isoformat()
+    assert billing.api.put(f"{billing.url}/{first['id']}",
+                           {"departure_date": shorter}).status_code == 200
+    # a stay on a POSTPAY method is not held to the limit
+    post = billing.api.post(billing.url, billing.body(billing.postpay)).json
+    assert billing.api.put(f"{billing.url}/{post['id']}",
+                           {"departure_date": longer}).status_code == 200
