@@ -301,3 +301,17 @@ def test_provisioning_refuses_an_email_of_a_company_profile(corp):
         "kind": "COMPANY", "company_name": "Z", "email": email})
     assert_problem(corp.api.put(f"{corp.base}/admin-provisioning", {
         "email": email, "first_name": "A", "last_name": "B"}), 422)
+
+
+def test_provisioning_promotes_a_traveler_already_bound_with_another_role(corp, ctx):
+    email = f"{random_ref('pr')}@example.com"
+    traveler = corp.traveler(email=email)
+    binding = corp.bind(traveler, "VIEWER")
+    resp = corp.api.put(f"{corp.base}/admin-provisioning",
+                        {"email": email, "first_name": "P", "last_name": "Romoted"})
+    assert resp.status_code == 200 and resp.json["admin_profile_ids"] == [traveler]
+    users = corp.api.get(f"{corp.base}/users").json["data"]
+    assert [(u["id"], u["role"]) for u in users] == [(binding, "ADMIN")]
+    event = outbox_rows(ctx)[-1]
+    assert event.data["previous_binding"]["role"] == "VIEWER"
+    assert event.data["company_user_id"] == binding
