@@ -236,3 +236,39 @@ class CommitOutcomeUnknown(PmsError):
     the load balancer never retries: the change may have been made."""
 
     status, code, title = 500, "commit_outcome_unknown", "Commit outcome unknown"
+# -- corporate accounts (issue 31) ---------------------------------------------------------------
+
+class CompanyRoleForbidden(Forbidden):
+    """Raised when a company user's role does not allow the operation (the role table, README)."""
+
+    code = "company_role_forbidden"
+
+
+class LastCompanyAdmin(Conflict):
+    """Raised when removing the last ADMIN of a company that has no identity provider."""
+
+    code = "last_company_admin"
+
+
+class CompanyAdminExists(Conflict):
+    """Raised when provisioning an admin for a company that already has another ADMIN bound."""
+
+    code = "company_admin_exists"
+
+
+class ReceivableAccountRequired(Conflict):
+    """Raised when approving BILL_TO_COMPANY for a company without a receivable account."""
+
+    code = "receivable_account_required"
+
+
+class CreditLimitExceeded(Conflict):
+    """Raised when billing to a company would take its exposure over its credit limit."""
+
+    code = "credit_limit_exceeded"
+
+
+class SecondStaffRequired(Forbidden):
+    """Raised when the staff user who requested a credit override tries to approve it."""
+
+    code = "second_staff_required"

@@ -30,6 +30,7 @@ def all_routes() -> list[Route]:
     from pms.api import health, openapi
     from pms.api.resources import availability as availability_routes
     from pms.api.resources import cashiering, catalog, housekeeping, profiles, properties
+    from pms.api.resources import companies as company_routes
     from pms.api.resources import end_of_day as eod_routes
 
     # issue 29: digital keys, kiosk config, feedback and guest payment methods
@@ -65,6 +66,7 @@ def all_routes() -> list[Route]:
         *housekeeping.ROUTES,
         *_lov_settings_images(),  # issue 32
         *key_routes.ROUTES, *kiosk_routes.ROUTES, *feedback_routes.ROUTES,  # issue 29
+        *company_routes.ROUTES,
     ]
 
 

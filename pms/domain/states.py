@@ -278,3 +278,42 @@ LOCK_STATE_MACHINE = Machine(LockState, {
     (LockState.FAILED, "fail"): LockState.FAILED,
 })
 LOCK_STATE_INITIAL = LockState.PENDING
+# -- company payment methods (issue 31) ---------------------------------------------------------
+
+class CompanyPaymentMethodStatus(StrEnum):
+    PENDING = "PENDING"
+    POSTPAY = "POSTPAY"
+    BILL_TO_COMPANY = "BILL_TO_COMPANY"
+    REJECTED = "REJECTED"
+
+
+_CPM = CompanyPaymentMethodStatus
+COMPANY_PAYMENT_METHOD_MACHINE = Machine(CompanyPaymentMethodStatus, {
+    (_CPM.PENDING, "approve_postpay"): _CPM.POSTPAY,              # staff
+    (_CPM.PENDING, "approve_bill_to_company"): _CPM.BILL_TO_COMPANY,  # staff
+    (_CPM.PENDING, "reject"): _CPM.REJECTED,                     # staff, with a reason
+    (_CPM.BILL_TO_COMPANY, "approve_postpay"): _CPM.POSTPAY,      # staff re-classification
+    (_CPM.POSTPAY, "approve_bill_to_company"): _CPM.BILL_TO_COMPANY,
+    (_CPM.POSTPAY, "suspend"): _CPM.REJECTED,                    # staff, with a reason
+    (_CPM.BILL_TO_COMPANY, "suspend"): _CPM.REJECTED,
+    (_CPM.REJECTED, "resubmit"): _CPM.PENDING,                   # company ADMIN (or staff)
+})
+# A new method is born PENDING (submitted by a company ADMIN or staff); the corporate checkout
+# offers only the approved ones.
+COMPANY_PAYMENT_METHOD_INITIAL = _CPM.PENDING
+COMPANY_PAYMENT_METHOD_USABLE = frozenset({_CPM.POSTPAY, _CPM.BILL_TO_COMPANY})
+
+
+class CreditOverrideStatus(StrEnum):
+    REQUESTED = "REQUESTED"
+    ACTIVE = "ACTIVE"
+    DECLINED = "DECLINED"
+    REVOKED = "REVOKED"
+
+
+CREDIT_OVERRIDE_MACHINE = Machine(CreditOverrideStatus, {
+    (CreditOverrideStatus.REQUESTED, "approve"): CreditOverrideStatus.ACTIVE,  # a second staff
+    (CreditOverrideStatus.REQUESTED, "decline"): CreditOverrideStatus.DECLINED,
+    (CreditOverrideStatus.ACTIVE, "revoke"): CreditOverrideStatus.REVOKED,
+})
+CREDIT_OVERRIDE_INITIAL = CreditOverrideStatus.REQUESTED

@@ -8,6 +8,13 @@ from pms.models.cashiering import (
                                      TransactionCode,
 )
 from pms.models.catalog import Item, Package, RatePlan
+from pms.models.companies import (
+                                  CompanyBilling,
+                                  CompanyCreditOverride,
+                                  CompanyPaymentMethod,
+                                  CompanyReceivableAccount,
+                                  CompanyUser,
+)
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.models.environment import EnvironmentSetup, SandboxEmail
 from pms.models.feedback import Feedback, GuestPaymentMethod
@@ -40,6 +47,8 @@ ALL_MODELS = [
     HousekeepingTask, EnvironmentSetup, SandboxEmail,
     LovEntry, SettingsDocument, PropertyImage,  # issue 32
     DigitalKey, KioskConfig, Feedback, GuestPaymentMethod,  # issue 29
+    CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount, CompanyBilling,
+    CompanyCreditOverride,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

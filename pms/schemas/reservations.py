@@ -49,6 +49,10 @@ class ReservationIn(Strict):
     channel: Channel = "WEB"
     promo_code: PromoCode | None = None
     notes: Text | None = None
+    # the company a booking on a negotiated plan is for (issue 31: the rate fence)
+    company_profile_id: uuid.UUID | None = None
+    # billed to that company through one of its approved payment methods (issue 31)
+    company_payment_method_id: uuid.UUID | None = None
 
 
 class ReservationPatch(Strict):

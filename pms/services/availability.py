@@ -25,6 +25,7 @@ from pms.models.property import Property
 from pms.queries.availability import load_search_data
 from pms.queries.catalog import Catalog, PropertyHead, RatePlanRow, RoomTypeRow, property_catalog
 from pms.schemas import availability as s
+from pms.services.companies import may_act_for_company
 from pms.services.pricing import check_occupancy, quote_for
 
 MAX_SEARCH_NIGHTS = 90
@@ -208,9 +209,10 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
     preferences.negotiated_rate_plan_ids; public plans are withheld, with no fallback. Without
     company_profile_id it is the public search.
 
-    A holder session (guest or traveler token) gets a company's negotiated plans only when it
-    is bound to that company: its holder_id is the company profile id (CONTRACT §2: company
-    rows are guarded by the company profile id). Any other company answers 404, whether it
+    A holder session gets a company's negotiated plans only when it may act for that company:
+    its holder_id is the company profile id, or it is a traveler session bound to the company
+    as a company user (issue 31; CONTRACT §2: company rows are guarded by the company profile
+    id). Any other company answers 404, whether it
     exists or not, so the search is no oracle of company ids either.
 
     Raises:
@@ -218,12 +220,14 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
         ValidationFailed: as `search_property`, and a company_profile_id that is not a company
             profile of this env (staff).
     """
-    if (body.company_profile_id is not None
-            and not holder_bound_to_company(ctx, body.company_profile_id)):
-        raise NotFound("no such company profile")
     search = _search_of(body)
     nights = _nights(search)
     with read_scope(ctx):
+        # the rate fence's rule (pms.services.rate_fence): the company's own token or a
+        # traveler session bound to it (issue 31); anyone else: 404, existing or not
+        if (body.company_profile_id is not None and ctx.holder_id is not None
+                and not may_act_for_company(ctx, body.company_profile_id, booking=False)):
+            raise NotFound("no such company profile")
         prop, catalog = property_catalog(property_id)
         _check_not_past(prop, search, ctx)
         if body.company_profile_id is None:

@@ -152,13 +152,16 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
         with unit_of_work(ctx) as uow:
             ids = body.preferences.negotiated_rate_plan_ids
             if ids:
-                known = {r.id for r in RatePlan.select(RatePlan.id).where(RatePlan.id.in_(ids))}
+                # every id a negotiated plan of the env (issue 31: the rate fence)
+                known = {r.id for r in RatePlan.select(RatePlan.id).where(
+                    RatePlan.id.in_(ids), RatePlan.negotiated == True)}  # noqa: E712
                 missing = [str(i) for i in ids if i not in known]
                 if missing:
                     raise ValidationFailed(
-                        "negotiated_rate_plan_ids names unknown rate plans",
+                        "negotiated_rate_plan_ids names rate plans that are not negotiated "
+                        "plans of this environment",
                         errors=[{"field": "preferences.negotiated_rate_plan_ids",
-                                 "message": f"unknown: {', '.join(missing)}"}])
+                                 "message": f"not a negotiated plan: {', '.join(missing)}"}])
             row = Profile.build(
                 **({"id": profile_id} if profile_id is not None else {}),
                 kind=body.kind, first_name=body.first_name, last_name=body.last_name,

@@ -38,12 +38,14 @@ from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay,
 from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services import keys
+from pms.services import company_billing, keys
 from pms.services.availability import rate_plan_open_to
 from pms.services.booking_limits import check_guest_limit, check_horizon
 from pms.services.catalog import load_property
+from pms.services.companies import may_book_for_traveler
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
+from pms.services.rate_fence import negotiated_plan_open
 from pms.services.references import unknown_reference
 from pms.services.reservation_lookup import load_reservation
 from pms.services.room_holds import check_room, hold_room, release_room_holds
@@ -101,7 +103,8 @@ class Refs:
 
 
 def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID, *,
-               offered_to: Ctx | None = None, stay: tuple[date, date] | None = None) -> Refs:
+               offered_to: Ctx | None = None, stay: tuple[date, date] | None = None,
+               fence: tuple[Ctx, uuid.UUID | None] | None = None) -> Refs:
     """The property, room type and rate plan of a booking, else NotFound / 422.
 
     With `offered_to`, the plan must also be open to that caller (`rate_plan_open_to`: a
@@ -117,6 +120,17 @@ def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
     if rate_plan is None or (
             offered_to is not None and not rate_plan_open_to(offered_to, rate_plan)):
         raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
+    if fence is not None and rate_plan.negotiated:
+        # the rate fence of the corporate search (issue 31): a named company the plan is
+        # negotiated for, that the caller may book for; holders get the unknown-plan answer
+        ctx, company_id = fence
+        if not negotiated_plan_open(ctx, rate_plan, company_id):
+            if ctx.holder_id is not None:
+                raise _field_error("rate_plan_id",
+                                   "rate_plan_id is not a rate plan of this property")
+            raise _field_error("company_profile_id", "rate_plan_id is a negotiated plan: name "
+                               "a company_profile_id it is negotiated for",
+                               code="rate_plan_not_negotiated_for_company")
     return Refs(prop, room_type, rate_plan, prices)
 
 
@@ -304,14 +318,18 @@ def _apply_quote(row: Reservation, quote: Quote) -> None:
                           for n in quote.nights]
 
 
-def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None
+def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None,
+           company_id: uuid.UUID | None = None
            ) -> tuple[uuid.UUID | None, str | None, str | None]:
     if ctx.holder_id is not None:
         if profile_id is not None and profile_id != ctx.holder_id:
-            # CONTRACT §2: another holder's row answers 404 for a holder session (kept over
+            # issue 31: a company's ADMIN or BOOKER books for another traveler of the company;
+            # anyone else's profile answers 404 to a holder session (CONTRACT §2, kept over
             # issue 27's 422 rule, which applies to every other caller)
-            raise NotFound("no such profile")
-        profile_id = ctx.holder_id
+            if company_id is None or not may_book_for_traveler(ctx, company_id, profile_id):
+                raise NotFound("no such profile")
+        else:
+            profile_id = ctx.holder_id
     first = guest.first_name if guest else None
     last = guest.last_name if guest else None
     if profile_id is not None:
@@ -355,13 +373,15 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             return existing, False
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id, offered_to=ctx,
-                              stay=(body.arrival_date, body.departure_date))
+            refs = _load_refs(property_id, body.room_type_id, body.rate_plan_id,
+                              stay=(body.arrival_date, body.departure_date),
+                              fence=(ctx, body.company_profile_id))
             today = business_date(refs.prop, ctx.now)
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)
             check_guest_limit(ctx, refs.prop, today)
-            profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest)
+            profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest,
+                                             body.company_profile_id)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
                            body.children, body.promo_code)
             row = Reservation.build(
@@ -375,6 +395,11 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
                 notes=body.notes, version=1)
             _apply_quote(row, quote)
+            billing = None
+            if body.company_payment_method_id is not None:  # issue 31: billed to a company
+                billing = company_billing.check_billing(
+                    ctx, body.company_profile_id, body.company_payment_method_id,
+                    refs.prop.id, Decimal(row.total_amount), row.currency)
             folding = body.confirmation_number is not None
             # PERF: a generated number's INSERT goes out with the take (one round trip)
             insert = None if folding else row.insert_statement()
@@ -386,7 +411,13 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             except peewee.IntegrityError as exc:  # only the reservation INSERT can collide
                 raise Conflict("a generated confirmation number collided; retry",
                                code="confirmation_number_conflict") from exc
-            record(uow, row, "created")
+            if billing is None:
+                record(uow, row, "created")
+            else:
+                company_billing.record_billing(billing["company_profile_id"],
+                                               billing["company_payment_method_id"], row)
+                record(uow, row, "created", data={**to_data(s.reservation_out(row)),
+                                                  "company_billing": billing})
         return row, True
     except RoomTypeUnavailable:
         # A concurrent twin may have sold the last room under this confirmation number.
@@ -476,6 +507,10 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                                f"current business date {today}")
         old_nights = stay_nights(row.arrival_date, row.departure_date)
         quote = _quote(ctx, refs, arrival, departure, adults, children, promo)
+        # issue 31: a stay billed to a company may not grow past its credit limit (checked
+        # before the inventory locks: the company's lock comes first, as on create)
+        company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
+                                     quote.currency)
         if (room_type_id, new_nights) != (row.room_type_id, old_nights):
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])

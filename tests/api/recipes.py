@@ -416,6 +416,76 @@ def _image_form(primary: bool = False) -> Any:
 def _uploaded_image(w: World) -> str:
     resp = w.api.post(w.fill(f"{P}/images"), _image_form())
     assert resp.status_code == 201, resp.text
+# -- corporate accounts (issue 31) ------------------------------------------------------------
+
+CO = f"{P}/companies/{{profile_id}}"
+
+
+def _company_id(w: World) -> str:
+    if getattr(w, "_company_id", None) is None:
+        w._company_id = w._post(w.fill(f"{P}/profiles"), {"kind": "COMPANY",
+                                                           "company_name": "Acme"})["id"]
+    return w._company_id
+
+
+def _co(w: World, tail: str = "") -> str:
+    return w.fill(CO + tail, {"profile_id": _company_id(w)})
+
+
+def _traveler(w: World) -> str:
+    return w._post(w.fill(f"{P}/profiles"), {"first_name": "Tia", "last_name": "Traveler",
+                                             "email": f"{random_ref('tr')}@example.com"})["id"]
+
+
+def _company_pm(w: World, *then: tuple[str, dict[str, Any]]) -> str:
+    pm = w._post(_co(w, "/payment-methods"),
+                 {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]})["id"]
+    for action, body in then:
+        w._post(_co(w, f"/payment-methods/{pm}/{action}"), body)
+    return pm
+
+
+RECIPES.update({
+    ("POST", f"{CO}/users"): lambda w: (_co(w, "/users"), {
+        "traveler_profile_id": _traveler(w), "role": "BOOKER"}),
+    ("DELETE", f"{CO}/users/{{id}}"): lambda w: (_co(w, "/users/") + w._post(
+        _co(w, "/users"), {"traveler_profile_id": _traveler(w), "role": "VIEWER"})["id"], None),
+    ("PUT", f"{CO}/receivable-account"): lambda w: (_co(w, "/receivable-account"), {
+        "credit_limit": "1500.00", "currency": "EUR"}),
+    ("PUT", f"{CO}/admin-provisioning"): lambda w: (_co(w, "/admin-provisioning"), {
+        "email": f"{random_ref('ad')}@example.com", "first_name": "Ann", "last_name": "Admin"}),
+    ("POST", f"{CO}/payment-methods"): lambda w: (_co(w, "/payment-methods"), {
+        "payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10], "label": "Corporate Amex"}),
+    ("DELETE", f"{CO}/payment-methods/{{id}}"): lambda w: (
+        _co(w, "/payment-methods/") + _company_pm(w), None),
+    ("POST", f"{CO}/payment-methods/{{id}}/approve"): lambda w: (
+        _co(w, f"/payment-methods/{_company_pm(w)}/approve"), {"approval": "POSTPAY"}),
+    ("POST", f"{CO}/payment-methods/{{id}}/reject"): lambda w: (
+        _co(w, f"/payment-methods/{_company_pm(w)}/reject"), {"reason": "no contract"}),
+    ("POST", f"{CO}/payment-methods/{{id}}/suspend"): lambda w: (
+        _co(w, "/payment-methods/" + _company_pm(w, ("approve", {"approval": "POSTPAY"}))
+            + "/suspend"), {"reason": "over limit"}),
+    ("POST", f"{CO}/payment-methods/{{id}}/resubmit"): lambda w: (
+        _co(w, "/payment-methods/" + _company_pm(w, ("reject", {"reason": "no"}))
+            + "/resubmit"), None),
+})
+
+
+
+def _override(w: World, *then: str) -> str:
+    """A credit override requested by another staff user (the world's token approves it)."""
+    from datetime import datetime, timedelta
+
+    from pms.devkeys import mint_token
+
+    other = mint_token(w.api.settings, env_id=w.api.env_id, sub="staff-2")
+    expires = (datetime.now(UTC) + timedelta(days=7)).isoformat()
+    resp = w.api.post(_co(w, "/credit-overrides"), {"amount": "300.00", "currency": "EUR",
+                                                    "reason": "trade fair", "expires_at": expires},
+                      token=other)
+    assert resp.status_code == 201, resp.text
+    for action in then:
+        w._post(_co(w, f"/credit-overrides/{resp.json['id']}/{action}"), {})
     return resp.json["id"]
 
 
@@ -492,4 +562,13 @@ RECIPES.update({
     # reads that need a query (tenancy: another env's ids answer 404, not 422)
     ("GET", f"{P}/digital-keys"): lambda w: (
         "{}/digital-keys?reservation_id={}".format(*_key_stay(w)), None),
+    ("POST", f"{CO}/credit-overrides"): lambda w: (_co(w, "/credit-overrides"), {
+        "amount": "250.00", "currency": "EUR", "reason": "conference",
+        "expires_at": "2099-01-01T00:00:00Z"}),
+    ("POST", f"{CO}/credit-overrides/{{id}}/approve"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w)}/approve"), None),
+    ("POST", f"{CO}/credit-overrides/{{id}}/decline"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w)}/decline"), None),
+    ("POST", f"{CO}/credit-overrides/{{id}}/revoke"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w, 'approve')}/revoke"), None),
 })

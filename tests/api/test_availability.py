@@ -171,8 +171,20 @@ def test_corporate_search_without_negotiated_plans_has_no_fallback(api, hotel):
     assert all(rt["offers"] == [] for rt in resp.json["room_types"])
 
 
-def test_corporate_search_ignores_public_plans_listed_for_the_company(api, hotel):
-    company = _company(api, hotel, [hotel["bar"]["id"]])
+def test_corporate_search_ignores_public_plans_listed_for_the_company(api, hotel, ctx):
+    # issue 31: a company can no longer list a public plan (422 at the profile) ...
+    refused = api.post(hotel["base"] + "/profiles", {
+        "kind": "COMPANY", "company_name": f"ACME {uuid.uuid4().hex[:6]}",
+        "preferences": {"negotiated_rate_plan_ids": [hotel["bar"]["id"]]}})
+    assert_problem(refused, 422)
+    # ... and one whose stored list names one anyway (older rows) is still not offered it
+    from pms.db.uow import unit_of_work
+    from pms.models import Profile
+
+    company = _company(api, hotel, [hotel["corp"]["id"]])
+    with unit_of_work(ctx):
+        Profile.update(preferences={"negotiated_rate_plan_ids": [hotel["bar"]["id"]]}).where(
+            Profile.id == company["id"]).execute()
     resp = _search(api, hotel, "/corporate-availability", company_profile_id=company["id"])
     assert resp.json["room_types"][0]["offers"] == []
 

@@ -94,12 +94,67 @@ def test_a_company_session_books_only_the_plans_negotiated_for_it(corp):
 
 
 def test_staff_and_channels_still_book_negotiated_plans(corp):
-    staff = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Hopper"}))
+    # issue 31 (the rate fence): naming the company the plan is negotiated for
+    company = str(corp.company.id)
+    staff = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Hopper"},
+                                              company_profile_id=company))
     assert staff.status_code == 201, staff.text
     channel = mint_token(corp.api.settings, env_id=corp.api.env_id, client_kind="machine")
-    resp = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Byron"}),
-                         token=channel)
+    resp = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Byron"},
+                                             company_profile_id=company), token=channel)
     assert resp.status_code == 201, resp.text
+
+
+@pytest.mark.parametrize("company", ["none", "other", "unknown", "guest"])
+def test_a_booking_on_a_negotiated_plan_names_a_company_it_is_linked_to(corp, ctx, company):
+    # issue 31: the same fence as the corporate search, for staff too (with a clear answer)
+    named = {"none": None, "other": str(corp.other_company.id), "unknown": str(uuid.uuid4()),
+             "guest": str(corp.guest.id)}[company]
+    body = corp.body(corp.corp_plan.id, guest={"last_name": "Hopper"})
+    if named is not None:
+        body["company_profile_id"] = named
+    from tests.helpers import counts
+    before = counts(ctx)
+    assert_problem(corp.api.post(corp.url, body), 422, "rate_plan_not_negotiated_for_company")
+    assert counts(ctx) == before
+    # a public plan needs no company
+    public = corp.api.post(corp.url, corp.body(corp.hotel.rate_plan.id,
+                                               guest={"last_name": "Hopper"}))
+    assert public.status_code == 201, public.text
+
+
+def test_a_traveler_bound_to_the_company_books_and_searches_its_negotiated_plan(corp):
+    base = f"/v1/properties/{corp.hotel.id}/companies/{corp.company.id}/users"
+    company = str(corp.company.id)
+    token = corp.token(corp.guest.id, kind="user")
+    stay = {k: v for k, v in corp.body(corp.corp_plan.id).items()
+            if k in ("arrival_date", "departure_date", "adults")}
+    search = f"/v1/properties/{corp.hotel.id}/corporate-availability"
+    body = corp.body(corp.corp_plan.id, company_profile_id=company,
+                     guest_profile_id=str(corp.guest.id))
+    # not bound yet: the unknown answers
+    assert_problem(corp.api.post(search, {**stay, "company_profile_id": company}, token=token),
+                   404)
+    _same_answer(corp.api.post(corp.url, body, token=token),
+                 corp.api.post(corp.url, {**body, "rate_plan_id": str(uuid.uuid4())},
+                               token=token))
+    # a VIEWER may search, not book
+    binding = corp.api.post(base, {"traveler_profile_id": str(corp.guest.id),
+                                   "role": "VIEWER"}).json["id"]
+    offers = corp.api.post(search, {**stay, "company_profile_id": company}, token=token)
+    assert offers.status_code == 200, offers.text
+    plans = {o["rate_plan_id"] for rt in offers.json["room_types"] for o in rt["offers"]}
+    assert plans == {str(corp.corp_plan.id)}
+    assert_problem(corp.api.post(corp.url, body, token=token), 422)
+    # a TRAVELER books what it was offered
+    corp.api.delete(f"{base}/{binding}")
+    corp.api.post(base, {"traveler_profile_id": str(corp.guest.id), "role": "TRAVELER"})
+    booked = corp.api.post(corp.url, body, token=token)
+    assert booked.status_code == 201, booked.text
+    assert booked.json["rate_plan_id"] == str(corp.corp_plan.id)
+    # the plan is still fenced from another company the traveler names
+    assert_problem(corp.api.post(corp.url, {**body, "company_profile_id":
+                                            str(corp.other_company.id)}, token=token), 422)
 
 
 def test_a_guest_cannot_switch_its_reservation_to_a_negotiated_plan(corp):
@@ -120,7 +175,8 @@ def test_a_guest_cannot_switch_its_reservation_to_a_negotiated_plan(corp):
 
 def test_a_guest_keeps_a_negotiated_plan_staff_booked_for_it_when_editing_other_fields(corp):
     booked = corp.api.post(corp.url, corp.body(corp.corp_plan.id,
-                                               guest_profile_id=str(corp.guest.id)))
+                                               guest_profile_id=str(corp.guest.id),
+                                               company_profile_id=str(corp.company.id)))
     assert booked.status_code == 201, booked.text
     resp = corp.api.put(f"{corp.url}/{booked.json['id']}", {"adults": 2},
                         token=corp.token(corp.guest.id))
@@ -164,3 +220,50 @@ def test_promo_validation_prices_a_negotiated_plan_only_for_whom_it_is_open(corp
     assert corp.api.post(url, body).status_code == 200  # staff
     assert corp.api.post(url, body, token=corp.token(corp.company.id, kind="user")
                          ).status_code == 200
+
+
+# -- company roles and bookings (issue 31): the booking cells of the role table ------------------
+
+def _booking_cells(corp: Corp, ctx: Any, role: str) -> dict[Any, bool]:
+    from pms.domain.companies import CompanyAction
+
+    users = f"/v1/properties/{corp.hotel.id}/companies/{corp.company.id}/users"
+
+    def traveler() -> str:
+        return make_profile(ctx, corp.hotel.id,
+                            email=f"{random_ref('t')}@example.com").id
+
+    me, colleague, outsider = str(traveler()), str(traveler()), str(traveler())
+    for who, r in ((me, role), (colleague, "TRAVELER")):
+        assert corp.api.post(users, {"traveler_profile_id": who, "role": r}).status_code == 201
+    token = corp.token(me, kind="user")
+    company = str(corp.company.id)
+    search = corp.api.post(f"/v1/properties/{corp.hotel.id}/corporate-availability", {
+        "arrival_date": corp.hotel.today.isoformat(),
+        "departure_date": (corp.hotel.today + timedelta(days=1)).isoformat(), "adults": 1,
+        "company_profile_id": company}, token=token)
+    own = corp.api.post(corp.url, corp.body(corp.corp_plan.id, company_profile_id=company,
+                                            guest_profile_id=me), token=token)
+    other = corp.api.post(corp.url, corp.body(corp.hotel.rate_plan.id, company_profile_id=company,
+                                              guest_profile_id=colleague), token=token)
+    # never for a profile that is not a traveler of the company
+    assert_problem(corp.api.post(corp.url, corp.body(
+        corp.hotel.rate_plan.id, company_profile_id=company, guest_profile_id=outsider),
+        token=token), 404)
+    if other.status_code == 201:
+        assert other.json["guest_profile_id"] == colleague
+    else:
+        assert_problem(other, 404)
+    if own.status_code != 201:
+        assert_problem(own, 422)
+    return {CompanyAction.SEARCH_CORPORATE: search.status_code == 200,
+            CompanyAction.BOOK_OWN: own.status_code == 201,
+            CompanyAction.BOOK_FOR_TRAVELER: other.status_code == 201}
+
+
+@pytest.mark.parametrize("role", ["ADMIN", "BOOKER", "TRAVELER", "VIEWER"])
+def test_company_bookings_follow_the_role_table(corp, ctx, role):
+    from pms.domain.companies import ROLE_ACTIONS, CompanyRole
+
+    cells = _booking_cells(corp, ctx, role)
+    assert cells == {a: a in ROLE_ACTIONS[CompanyRole(role)] for a in cells}

@@ -30,6 +30,7 @@ from tests.helpers import assert_problem, random_ref
 P = "/v1/properties/{property_id}"
 R = P + "/reservations/{id}"
 F = P + "/folios/{id}"
+C = P + "/companies/{profile_id}"
 
 # The decision per operation. Keep in step with the `guest=` of each @endpoint.
 OPEN = {
@@ -55,6 +56,11 @@ OWN = {
     ("GET", P + "/feedback"), ("POST", P + "/feedback"),
     ("GET", P + "/profiles/{id}/payment-methods"), ("POST", P + "/profiles/{id}/payment-methods"),
     ("DELETE", P + "/profiles/{id}/payment-methods"),
+    # corporate accounts (issue 31): a traveler session bound to the company, or the company's
+    # own profile; the owner here is the company's own token (client_kind user)
+    ("GET", C + "/users"), ("POST", C + "/users"), ("DELETE", C + "/users/{id}"),
+    ("GET", C + "/payment-methods"), ("POST", C + "/payment-methods"),
+    ("DELETE", C + "/payment-methods/{id}"), ("POST", C + "/payment-methods/{id}/resubmit"),
 }
 
 OPERATIONS = sorted((m, p, s.guest) for m, p, _f, s in operations(all_routes()))
@@ -133,6 +139,9 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
         ids["id"] = s.stay.id
     if "/profiles/{id}" in path:
         ids["id"] = s.mine.id
+    if path.startswith(C):
+        ids["profile_id"] = s.company.id
+        ids["id"] = _company_row(s, path)
     url = path
     for name, value in ids.items():
         url = url.replace("{" + name + "}", str(value))
@@ -152,6 +161,8 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
         # the sandbox's method of holder A (a guest pays only with its own, issue 28)
         ("POST", F + "/pre-authorizations"): {"amount": "50",
                                               "payment_method_id": f"pm_holder_{s.mine.id.hex}"},
+        ("POST", C + "/users"): {"traveler_profile_id": str(s.theirs.id), "role": "VIEWER"},
+        ("POST", C + "/payment-methods"): {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]},
     }
     body = bodies.get((method, path))
     if (method, path) == ("GET", P + "/folios"):
@@ -189,6 +200,22 @@ def _issue_29_target(s: Scene, method: str, path: str, url: str, body: Any) -> t
     return url, body
 
 
+def _company_row(s: Scene, path: str) -> Any:
+    """A row of the scene's company for the item routes (made by staff), else None."""
+    base = f"{s.base}/companies/{s.company.id}"
+    if path.endswith("/users/{id}"):
+        resp = s.api.post(f"{base}/users", {"traveler_profile_id": str(s.mine.id),
+                                            "role": "VIEWER"})
+        return resp.json["id"]
+    if "/payment-methods/{id}" in path:
+        pm = s.api.post(f"{base}/payment-methods",
+                        {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]}).json["id"]
+        if path.endswith("/resubmit"):
+            s.api.post(f"{base}/payment-methods/{pm}/reject", {"reason": "no contract"})
+        return pm
+    return None
+
+
 # Status codes the own holder may get where the operation's precondition is not met in the
 # scene (the point there is only that it is not refused as a stranger).
 OWN_ALSO = {
@@ -222,8 +249,9 @@ def test_another_holders_guest_token_answers_404_and_the_own_holder_is_served(
         assert resp.json["data"] == []
     else:
         assert_problem(resp, 404)
-    owner = scene.company.id if "corporate" in path else scene.mine.id
-    resp = scene.api.request(method, url, json=body, token=scene.token(owner))
+    owner = scene.company.id if "corporate" in path or path.startswith(C) else scene.mine.id
+    kind = "user" if path.startswith(C) else "guest"  # company rows: a traveler-kind session
+    resp = scene.api.request(method, url, json=body, token=scene.token(owner, kind))
     assert resp.status_code in {200, 201, 202, 204} | OWN_ALSO.get((method, path), set()), \
         (url, resp.status_code, resp.text)
 
@@ -237,7 +265,7 @@ def test_staff_only_routes_answer_403_to_guest_tokens(api, method, path):
     # the guest gate runs before the body is read and before any row is loaded, so random ids
     # and no body are enough; the token holds every scope
     url = path
-    for name in ("property_id", "id", "charge_id"):
+    for name in ("property_id", "id", "charge_id", "profile_id"):
         url = url.replace("{" + name + "}", str(uuid.uuid4()))
     url = url.replace("{room_number}", "101").replace("{name}", "arrivals")
     guest = mint_token(api.settings, env_id=api.env_id, client_kind="guest",

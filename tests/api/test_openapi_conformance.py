@@ -68,7 +68,7 @@ def test_every_get_with_a_query_string_documents_422():
 def test_a_bad_query_string_answers_a_documented_422(api, path):
     world = World(api)
     url = world.fill(path, {"id": world.rate_plan_id, "name": "arrivals",
-                            "room_number": "101"})
+                            "room_number": "101", "profile_id": world.profile_id})
     resp = api.get(f"{url}?{_bad_query(path)}")
     assert resp.status_code == 422, (url, resp.status_code, resp.text)
     assert_documented("GET", path, resp)
