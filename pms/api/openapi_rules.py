@@ -70,13 +70,17 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "business_date": {"type": "string", "format": "date"},
     "current_business_date": {"type": "string", "format": "date",
                               "description": "The property's business date, the one to close"},
+    "admin_count": {"type": "integer", "description": "The company's bound ADMINs"},
     "count": {"type": "integer", "description": "How many there are now (e.g. a stay's live keys)"},
     "credit": {**_DECIMAL, "description": "The credit the folio holds"},
+    "credit_limit": {**_DECIMAL, "description": "The company's credit limit"},
     "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
     "current_etag": {"type": "string", "description": "The current ETag: read again, then send "
                                                       "it as If-Match"},
     "decline_code": {"type": "string", "description": "The payments service's decline reason"},
     "existing_id": {**_UUID, "description": "The row that already holds this identity"},
+    "exposure": {"type": "object", "description": "The company's exposure: `total` and each "
+                  "part (decimal strings)", "additionalProperties": _DECIMAL},
     "folio_id": _UUID,
     "header": {"type": "string", "description": "The header that was over the limit"},
     "job_status": {"type": "string"},
@@ -84,8 +88,10 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "maintenance_id": _UUID,
     "max_bytes": {"type": "integer"},
     "max_depth": {"type": "integer"},
+    "needed": {**_DECIMAL, "description": "What the refused action needs"},
     "nights": {**_DATES, "description": "The nights the answer is about"},
     "original_request_id": {"type": "string"},
+    "overrides": {**_DECIMAL, "description": "Active credit overrides' sum"},
     "payment_id": _UUID,
     "payment_status": {"type": "string"},
     "reasons": {"type": "array", "items": {

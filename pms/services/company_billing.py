@@ -97,9 +97,9 @@ def _check_limit(ctx: Ctx, company_id: uuid.UUID, needed: Decimal, currency: str
     if balance + needed > limit + overrides:
         raise CreditLimitExceeded(
             "this stay would take the company over its credit limit",
-            limit=_money(limit), overrides=_money(overrides), needed=_money(needed),
+            credit_limit=_money(limit), overrides=_money(overrides), needed=_money(needed),
             currency=currency,
-            balance={"total": _money(balance), **{k: _money(v) for k, v in parts.items()}})
+            exposure={"total": _money(balance), **{k: _money(v) for k, v in parts.items()}})
 
 
 def _money(amount: Decimal) -> str:

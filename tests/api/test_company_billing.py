@@ -79,8 +79,8 @@ def test_a_stay_billed_to_the_company_is_booked_while_under_its_credit_limit(bil
     before = counts(ctx)
     over = billing.api.post(billing.url, billing.body())
     problem = assert_problem(over, 409, "credit_limit_exceeded")
-    assert problem["limit"] == "500.00" and problem["needed"] == "200.00"
-    assert problem["balance"] == {"total": "400.00", "future_stays": "400.00",
+    assert problem["credit_limit"] == "500.00" and problem["needed"] == "200.00"
+    assert problem["exposure"] == {"total": "400.00", "future_stays": "400.00",
                                   "in_house_stays": "0.00", "receivable": "0.00"}
     assert counts(ctx) == before
 
@@ -174,7 +174,7 @@ def test_an_override_needs_a_second_staff_user_and_then_raises_the_limit(billing
     assert billing.api.post(billing.url, billing.body()).status_code == 201  # 600 of 500 + 200
     problem = assert_problem(billing.api.post(billing.url, billing.body()), 409,
                              "credit_limit_exceeded")
-    assert problem["overrides"] == "200.00" and problem["balance"]["total"] == "600.00"
+    assert problem["overrides"] == "200.00" and problem["exposure"]["total"] == "600.00"
     # revoked: the limit is back to 500
     revoked = billing.api.post(f"{billing.base}/credit-overrides/{oid}/revoke", None)
     assert revoked.status_code == 200 and revoked.json["status"] == "REVOKED"
@@ -230,7 +230,7 @@ def test_an_edit_may_not_take_a_billed_stay_past_the_credit_limit(billing, ctx):
     problem = assert_problem(billing.api.put(f"{billing.url}/{second['id']}",
                                              {"departure_date": longer}),
                              409, "credit_limit_exceeded")
-    assert problem["needed"] == "200.00" and problem["balance"]["total"] == "400.00"
+    assert problem["needed"] == "200.00" and problem["exposure"]["total"] == "400.00"
     assert counts(ctx) == before
     # one night more fits (500.00), a shorter stay always does
     one_more = (billing.hotel.today + timedelta(days=3)).isoformat()

@@ -68,10 +68,17 @@ class _ThreadingServer(WSGIServer):
         thread.start()
 
     def _one(self, request: Any, client_address: Any) -> None:
+        from pms.db.database import db
+
         try:
             self.finish_request(request, client_address)
         finally:
             self.shutdown_request(request)
+            # A request thread keeps its pooled connection for the next request, as a
+            # gunicorn thread does; this thread ends here, so it gives the connection back
+            # (else each request would hold one of the pool's until the pool ran out).
+            if db.obj is not None and not db.is_closed():
+                db.close()
 
 
 @contextlib.contextmanager
