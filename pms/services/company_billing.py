@@ -20,7 +20,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.domain.states import COMPANY_PAYMENT_METHOD_USABLE, CompanyPaymentMethodStatus
-from pms.errors import CreditLimitExceeded, ValidationFailed
+from pms.errors import CreditLimitExceeded, NotFound, ValidationFailed
 from pms.models import (
     CompanyBilling,
     CompanyPaymentMethod,
@@ -30,6 +30,7 @@ from pms.models import (
 )
 from pms.services import credit_overrides
 from pms.services.companies import may_act_for_company
+from pms.services.references import unknown_reference
 
 OPEN_STATUSES = ("CONFIRMED", "CHECKED_IN")
 
@@ -47,17 +48,22 @@ def check_billing(ctx: Ctx, company_id: uuid.UUID | None, method_id: uuid.UUID,
     Raises: ValidationFailed (422: no company, not one the caller may book for, method not the
         company's or not approved, currency mismatch); CreditLimitExceeded (409).
     """
+    method = CompanyPaymentMethod.get_or_none(CompanyPaymentMethod.id == method_id)
+    if method is None:  # names nothing here: 422 naming the field (issue 27's one rule)
+        raise unknown_reference("company_payment_method_id",
+                                "company_payment_method_id is not a known payment method")
     company_id = company_id if company_id is not None else ctx.holder_id
     if company_id is None:
         raise _refuse("company_profile_id", "a booking billed to a company names the company")
     company = for_update(Profile.select().where(Profile.id == company_id,
                                                 Profile.kind == "COMPANY")).first()
-    if company is None or not may_act_for_company(ctx, company.id, booking=True):
+    if company is None:
+        raise unknown_reference("company_profile_id",
+                                "company_profile_id is not a known company")
+    if not may_act_for_company(ctx, company.id, booking=True):
         raise _refuse("company_profile_id", "not a company this booking may be billed to")
-    method = CompanyPaymentMethod.get_or_none(CompanyPaymentMethod.id == method_id,
-                                              CompanyPaymentMethod.company_profile_id
-                                              == company.id)
-    if method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
+    if (method.company_profile_id != company.id
+            or method.status not in COMPANY_PAYMENT_METHOD_USABLE):
         raise _refuse("company_payment_method_id", "not an approved payment method of this "
                       "company (POSTPAY or BILL_TO_COMPANY)", code="payment_method_not_usable")
     summary = {"company_profile_id": str(company.id),
@@ -128,3 +134,15 @@ def check_growth(ctx: Ctx, reservation_id: uuid.UUID, growth: Decimal, currency:
         return
     for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
     _check_limit(ctx, link.company_profile_id, growth, currency)
+
+
+def require_company(ctx: Ctx, company_id: uuid.UUID) -> None:
+    """A body's `company_profile_id` names a company profile the caller can see: else 422
+    `unknown_reference` naming the field, before any availability check (issue 27's rule); a
+    holder session gets 404 as for any row it cannot see (CONTRACT §2)."""
+    if not Profile.select(Profile.id).where(Profile.id == company_id,
+                                            Profile.kind == "COMPANY").exists():
+        if ctx.holder_id is not None:
+            raise NotFound("no such company")
+        raise unknown_reference("company_profile_id",
+                                "company_profile_id is not a known company")

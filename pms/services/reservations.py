@@ -380,6 +380,8 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             nights = _check_stay(refs, body.arrival_date, body.departure_date, body.adults,
                                  body.children, today)
             check_guest_limit(ctx, refs.prop, today)
+            if body.company_profile_id is not None:
+                company_billing.require_company(ctx, body.company_profile_id)
             profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest,
                                              body.company_profile_id)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
