@@ -236,3 +236,23 @@ class CommitOutcomeUnknown(PmsError):
     the load balancer never retries: the change may have been made."""
 
     status, code, title = 500, "commit_outcome_unknown", "Commit outcome unknown"
+
+# -- banquet events on function spaces (issue 34) ------------------------------------------------
+
+class SpaceTaken(Conflict):
+    """Raised when an event in a deducting state would overlap another on an element space
+    (setup and tear-down included); `conflicting_event_id` names the event in the way."""
+
+    code = "space_taken"
+
+
+class SpaceOutOfOrder(Conflict):
+    """Raised when an event would use a function space during one of its out-of-order periods."""
+
+    code = "space_out_of_order"
+
+
+class StockExhausted(Conflict):
+    """Raised when overlapping bookings of an event resource item would exceed its stock."""
+
+    code = "stock_exhausted"
