@@ -111,7 +111,7 @@ def _name_free(property_id: uuid.UUID, name: str, own: uuid.UUID | None = None) 
     if own is not None:
         query = query.where(FunctionSpace.id != own)
     if query.exists():
-        raise AlreadyExists(f"a function space named {name!r} exists", field="name")
+        raise AlreadyExists(f"a function space named {name!r} exists")
 
 
 def create_space(ctx: Ctx, property_id: uuid.UUID, body: s.FunctionSpaceIn) -> FunctionSpace:
@@ -140,8 +140,7 @@ def create_space(ctx: Ctx, property_id: uuid.UUID, body: s.FunctionSpaceIn) -> F
                     capacities={str(k): v for k, v in body.capacities.items()},
                     element_ids=[str(e) for e in body.element_ids], out_of_order=periods)
         except peewee.IntegrityError as exc:
-            raise AlreadyExists(f"a function space named {body.name!r} exists",
-                                field="name") from exc
+            raise AlreadyExists(f"a function space named {body.name!r} exists") from exc
         uow.record("function_space", "created", row, to_data(space_out(row)),
                    property_id=property_id)
     return row
@@ -427,7 +426,7 @@ def create_item(ctx: Ctx, property_id: uuid.UUID, body: s.ResourceItemIn) -> Eve
         if EventResourceItem.select(EventResourceItem.id).where(
                 (EventResourceItem.property == property_id)
                 & (EventResourceItem.code == body.code)).exists():
-            raise AlreadyExists(f"an event resource item {body.code} exists", field="code")
+            raise AlreadyExists(f"an event resource item {body.code} exists")
         row = EventResourceItem.create(
             property=property_id, code=body.code, name=body.name, kind=str(body.kind),
             stock=body.stock, unit_price=quantize(body.unit_price, prop.currency_code),
@@ -476,7 +475,7 @@ def update_item(ctx: Ctx, property_id: uuid.UUID, item_id: uuid.UUID,
             peak = peak_usage(row.id, None, None, None)
             if peak > row.stock:
                 raise StockExhausted(f"{peak} of {row.code} are booked at once; the stock "
-                                     f"cannot go below", booked_peak=peak)
+                                     f"cannot go below", count=peak)
         row.updated_at = ctx.now
         row.save()
         uow.record("event_resource_item", "updated", row, to_data(item_out(row)),
@@ -515,7 +514,7 @@ def _check_stock(item: EventResourceItem, starts: datetime, ends: datetime, quan
     if peak + quantity > item.stock:
         raise StockExhausted(f"{item.code}: {peak} of {item.stock} are booked over the event's "
                              f"time; {quantity} more do not fit",
-                             item_id=str(item.id), available=max(item.stock - peak, 0))
+                             available=max(item.stock - peak, 0))
 
 
 def resource_out(res: EventResource, item: EventResourceItem) -> s.EventResourceOut:
@@ -594,7 +593,7 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
         ev = load_event(ctx, property_id, event_id, lock=True)
         if ev.status != EventStatus.ACTUAL:
             raise Conflict(f"only an ACTUAL event posts (this one is {ev.status})",
-                           code="event_not_actual", current_status=ev.status)
+                           code="event_not_actual", status_now=ev.status)
         if ev.folio_id is None:
             raise _invalid("folio_id", "the event names no folio to post to")
         folio = load_folio(ctx, property_id, ev.folio_id, lock=True)
