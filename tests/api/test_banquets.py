@@ -3,6 +3,7 @@ SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -292,3 +293,28 @@ def test_posting_needs_a_folio_on_the_event(api, ctx, stay):
     assert_problem(api.post(f"{base}/events", {
         "name": "G", "space_id": space["id"], "setup_style": "BANQUET", "start_at": T0,
         "end_at": T1, "attendees_forecast": 1, "folio_id": space["id"]}), 422)
+
+
+def test_event_states_are_a_list_of_values_from_the_machine(api):
+    resp = api.get("/v1/lov/event-statuses")
+    assert resp.status_code == 200, resp.text
+    assert {v["code"] for v in resp.json["data"]} == {
+        "INQUIRY", "TENTATIVE", "DEFINITE", "ACTUAL", "CLOSED", "CANCELLED", "LOST"}
+    nxt = api.get("/v1/lov/event-next-statuses?parent=DEFINITE")
+    assert {v["code"] for v in nxt.json["data"]} >= {"ACTUAL", "CANCELLED"}
+    assert "LOST" not in {v["code"] for v in nxt.json["data"]}
+
+
+def test_staff_only_and_scoped(api, stay):
+    from pms.devkeys import mint_token
+
+    base = stay["base"]
+    guest = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
+                       holder_id=str(uuid.uuid4()))
+    assert api.get(f"{base}/events", headers={"Authorization": f"Bearer {guest}"}
+                   ).status_code in (403, 404)
+    reader = mint_token(api.settings, env_id=api.env_id, scopes=["hotel:pms:events:read"])
+    assert api.get(f"{base}/events", headers={"Authorization": f"Bearer {reader}"}
+                   ).status_code == 200
+    assert_problem(api.post(f"{base}/function-spaces", {"name": "Z", "capacities": {
+        "THEATRE": 1}}, headers={"Authorization": f"Bearer {reader}"}), 403)

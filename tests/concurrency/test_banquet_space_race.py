@@ -135,3 +135,49 @@ def test_the_constraint_alone_serializes_when_the_check_is_skipped(ctx, pg_db, m
     assert len(winners) == 1, outcomes
     assert all(out in ("won", winners[0]) for out in outcomes), outcomes
     assert _no_overlap(ctx, [a.id]) == {a.id: {winners[0]}}
+
+
+def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db):
+    """Eight overlapping TENTATIVE events (each in its own space) book one of an item with
+    stock 3 at once: three win, five answer 409 stock_exhausted (the item row lock serializes
+    the peak checks)."""
+    from pms.errors import StockExhausted
+    from pms.schemas.banquets import EventResourceIn, ResourceItemIn
+    from pms.schemas.cashiering import TransactionCodeIn
+    from pms.services import catalog
+    from pms.services.transaction_codes import TRANSACTION_CODE
+
+    prop = make_property(ctx)
+    catalog.create_child(ctx, TRANSACTION_CODE, prop.id, msgspec.convert(
+        {"code": "BQ", "name": "Banquet", "category": "F&B"}, TransactionCodeIn))
+    item = banquets.create_item(ctx, prop.id, msgspec.convert(
+        {"code": "MIC", "name": "Microphone", "kind": "EQUIPMENT", "stock": 3,
+         "unit_price": "10.00", "transaction_code": "BQ"}, ResourceItemIn))
+    events = []
+    for i in range(8):
+        space = _spaces(ctx, prop.id, f"s{i}")[0]
+        ev = banquets.create_event(ctx, prop.id, msgspec.convert({
+            "name": f"ev{i}", "space_id": str(space.id), "setup_style": "THEATRE",
+            "start_at": (START + timedelta(minutes=10 * i)).isoformat(),
+            "end_at": (START + timedelta(hours=3)).isoformat(), "attendees_forecast": 5},
+            BanquetEventIn))
+        banquets.transition(ctx, prop.id, ev.id, "tentative")
+        events.append(ev)
+    barrier = threading.Barrier(len(events))
+
+    def book(ev: Any) -> bool:
+        barrier.wait(timeout=30)
+        try:
+            banquets.book_resource(ctx, prop.id, ev.id, EventResourceIn(item_id=item.id,
+                                                                         quantity=1))
+            return True
+        except StockExhausted:
+            return False
+        finally:
+            db.close()
+
+    with ThreadPoolExecutor(max_workers=len(events)) as pool:
+        outcomes = list(pool.map(book, events))
+    assert outcomes.count(True) == 3, outcomes
+    with read_scope(ctx):
+        assert banquets.peak_usage(item.id, None, None, None) == 3
