@@ -586,7 +586,13 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
     Raises: NotFound. Conflict (409 event_not_actual) unless ACTUAL. ValidationFailed (422
     folio_id) when the event names no folio. FolioClosed (409) for a closed folio.
     """
-    from pms.services.cashiering import _insert_lines, _ledger, load_folio, require_open
+    from pms.services.cashiering import (
+        _insert_lines,
+        _ledger,
+        load_folio,
+        record_change,
+        require_open,
+    )
     from pms.services.transaction_codes import code_or_none
 
     with lock_errors(), unit_of_work(ctx) as uow:
@@ -638,6 +644,8 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
                     resource_id=rid, folio_id=prior.folio_id, posted_quantity=qty,
                     posted_amount=amount, posted_now=diff))
         out = s.EventPostResult(event_id=ev.id, folio_id=folio.id, postings=results)
+        if any(p.posted_now != 0 for p in results):  # the folio's own change: its lines
+            record_change(uow, folio, "charge_posted", reason=f"banquet event {ev.id}")
         ev.updated_at = ctx.now
         uow.record("event", "posted", ev, to_data(out), property_id=property_id)
     return out

@@ -269,6 +269,8 @@ def test_posting_is_idempotent_and_posts_attendee_differences(api, ctx, stay):
     again = api.post(f"{base}/events/{ev['id']}/post", None)
     assert again.status_code == 200
     assert all(Decimal(p["posted_now"]) == 0 for p in again.json["postings"])
+    # the folio's change has its own event, only when lines were posted
+    assert outbox_types(ctx).count("hotel:pms:folio:charge_posted") == 1
     assert len(_charges(ctx, folio.id)) == 2
     # 55 came, then 48: +150, then -210 (an allowance line)
     assert api.put(f"{base}/events/{ev['id']}", {"attendees_actual": 55}).status_code == 200
