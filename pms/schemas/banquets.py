@@ -35,6 +35,7 @@ Headcount = Annotated[int, msgspec.Meta(ge=0, le=100000)]
 Minutes = Annotated[int, msgspec.Meta(ge=0, le=1440)]
 Capacity = Annotated[int, msgspec.Meta(ge=1, le=100000)]
 Quantity = Annotated[int, msgspec.Meta(ge=1, le=100000)]
+Capacities = Annotated[dict[SetupStyle, Capacity], msgspec.Meta(min_length=1, max_length=16)]
 Reason = Annotated[str, msgspec.Meta(max_length=500)]
 
 
@@ -54,15 +55,14 @@ class FunctionSpaceIn(Strict):
     """A function space; a combination lists its element spaces (elements themselves)."""
 
     name: Name
-    capacities: Annotated[dict[SetupStyle, Capacity], msgspec.Meta(min_length=1)]
+    capacities: Capacities
     element_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=20)] = []
     out_of_order: Annotated[list[OutOfOrderPeriod], msgspec.Meta(max_length=50)] = []
 
 
 class FunctionSpacePatch(Strict):
     name: Name | UnsetType = UNSET
-    capacities: Annotated[dict[SetupStyle, Capacity], msgspec.Meta(min_length=1)] | UnsetType \
-        = UNSET
+    capacities: Capacities | UnsetType = UNSET
     out_of_order: Annotated[list[OutOfOrderPeriod], msgspec.Meta(max_length=50)] | UnsetType \
         = UNSET
 
