@@ -35,6 +35,7 @@ from typing import Any
 import peewee
 from msgspec import UNSET
 
+from pms import wiring
 from pms.context import Ctx
 from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
@@ -511,6 +512,9 @@ def peak_usage(item_id: uuid.UUID, starts: datetime | None, ends: datetime | Non
 def _check_stock(item: EventResourceItem, starts: datetime, ends: datetime, quantity: int,
                  event_id: uuid.UUID) -> None:
     peak = peak_usage(item.id, starts, ends, event_id)
+    pause = wiring.current().pause_after_check
+    if pause is not None:  # TEST-ONLY: widen the window a concurrent booking would need
+        pause()
     if peak + quantity > item.stock:
         raise StockExhausted(f"{item.code}: {peak} of {item.stock} are booked over the event's "
                              f"time; {quantity} more do not fit",

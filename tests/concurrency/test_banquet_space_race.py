@@ -137,10 +137,14 @@ def test_the_constraint_alone_serializes_when_the_check_is_skipped(ctx, pg_db, m
     assert _no_overlap(ctx, [a.id]) == {a.id: {winners[0]}}
 
 
-def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db):
+@pytest.mark.parametrize("control", [False, True], ids=["locked", "control-unlocked"])
+def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db, control):
     """Eight overlapping TENTATIVE events (each in its own space) book one of an item with
     stock 3 at once: three win, five answer 409 stock_exhausted (the item row lock serializes
-    the peak checks)."""
+    the peak checks). The control run turns row locking off (TEST-ONLY wiring) and holds every
+    booking after its check until all eight have checked: all eight then win, the oversell the
+    lock prevents, so the test is known to be able to fail."""
+    from pms import wiring
     from pms.errors import StockExhausted
     from pms.schemas.banquets import EventResourceIn, ResourceItemIn
     from pms.schemas.cashiering import TransactionCodeIn
@@ -176,8 +180,14 @@ def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db):
         finally:
             db.close()
 
-    with ThreadPoolExecutor(max_workers=len(events)) as pool:
+    changes: dict[str, Any] = {}
+    if control:
+        after_check = threading.Barrier(len(events))
+        changes = {"locking_enabled": False,
+                   "pause_after_check": lambda: after_check.wait(timeout=60)}
+    with wiring.installed(**changes), ThreadPoolExecutor(max_workers=len(events)) as pool:
         outcomes = list(pool.map(book, events))
-    assert outcomes.count(True) == 3, outcomes
+    expected = len(events) if control else 3
+    assert outcomes.count(True) == expected, outcomes
     with read_scope(ctx):
-        assert banquets.peak_usage(item.id, None, None, None) == 3
+        assert banquets.peak_usage(item.id, None, None, None) == expected
