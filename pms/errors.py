@@ -272,3 +272,24 @@ class SecondStaffRequired(Forbidden):
     """Raised when the staff user who requested a credit override tries to approve it."""
 
     code = "second_staff_required"
+
+
+# -- banquet events on function spaces (issue 34) ------------------------------------------------
+
+class SpaceTaken(Conflict):
+    """Raised when an event in a deducting state would overlap another on an element space
+    (setup and tear-down included); `conflicting_event_id` names the event in the way."""
+
+    code = "space_taken"
+
+
+class SpaceOutOfOrder(Conflict):
+    """Raised when an event would use a function space during one of its out-of-order periods."""
+
+    code = "space_out_of_order"
+
+
+class StockExhausted(Conflict):
+    """Raised when overlapping bookings of an event resource item would exceed its stock."""
+
+    code = "stock_exhausted"

@@ -67,7 +67,16 @@ def all_routes() -> list[Route]:
         *_lov_settings_images(),  # issue 32
         *key_routes.ROUTES, *kiosk_routes.ROUTES, *feedback_routes.ROUTES,  # issue 29
         *company_routes.ROUTES,
+
+        *_banquets(),  # issue 34
     ]
+
+
+def _banquets() -> list[Route]:
+    """Issue 34: function spaces, banquet events, their resources and posting."""
+    from pms.api.resources import banquets
+
+    return banquets.ROUTES
 
 
 def _lov_settings_images() -> list[Route]:

@@ -115,6 +115,10 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "target_id": {**_UUID, "description": "The resource the Idempotency-Key's first request "
                                           "made; read it instead of retrying"},
     "target_type": {"type": "string"},
+    # issue 34: banquet events
+    "conflicting_event_id": {**_UUID, "description": "The banquet event holding the space"},
+    "space_id": {**_UUID, "description": "The function space (element) concerned"},
+    "available": {"type": "integer", "description": "How many of the item are still free"},
 }
 
 HEADERS = {

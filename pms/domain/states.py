@@ -317,3 +317,37 @@ CREDIT_OVERRIDE_MACHINE = Machine(CreditOverrideStatus, {
     (CreditOverrideStatus.ACTIVE, "revoke"): CreditOverrideStatus.REVOKED,
 })
 CREDIT_OVERRIDE_INITIAL = CreditOverrideStatus.REQUESTED
+
+
+
+# -- banquet events (issue 34) --------------------------------------------------------------------
+
+class EventStatus(StrEnum):
+    INQUIRY = "INQUIRY"
+    TENTATIVE = "TENTATIVE"
+    DEFINITE = "DEFINITE"
+    ACTUAL = "ACTUAL"
+    CLOSED = "CLOSED"
+    CANCELLED = "CANCELLED"
+    LOST = "LOST"
+
+
+EVENT_MACHINE = Machine(EventStatus, {
+    (EventStatus.INQUIRY, "tentative"): EventStatus.TENTATIVE,
+    (EventStatus.INQUIRY, "definite"): EventStatus.DEFINITE,
+    (EventStatus.TENTATIVE, "definite"): EventStatus.DEFINITE,
+    (EventStatus.DEFINITE, "actual"): EventStatus.ACTUAL,
+    (EventStatus.ACTUAL, "close"): EventStatus.CLOSED,
+    (EventStatus.INQUIRY, "cancel"): EventStatus.CANCELLED,
+    (EventStatus.TENTATIVE, "cancel"): EventStatus.CANCELLED,
+    (EventStatus.DEFINITE, "cancel"): EventStatus.CANCELLED,
+    (EventStatus.INQUIRY, "lose"): EventStatus.LOST,
+    (EventStatus.TENTATIVE, "lose"): EventStatus.LOST,
+    (EventStatus.INQUIRY, "edit"): EventStatus.INQUIRY,
+    (EventStatus.TENTATIVE, "edit"): EventStatus.TENTATIVE,
+    (EventStatus.DEFINITE, "edit"): EventStatus.DEFINITE,
+    (EventStatus.ACTUAL, "edit"): EventStatus.ACTUAL,
+})
+EVENT_INITIAL = EventStatus.INQUIRY
+# The states whose event holds its space (and its resources' stock): one row per element space.
+EVENT_DEDUCTING = frozenset({EventStatus.TENTATIVE, EventStatus.DEFINITE, EventStatus.ACTUAL})

@@ -1,5 +1,13 @@
 """Every model module, imported so migrations and create_tables see them."""
 
+from pms.models.banquets import (
+                                     BanquetEvent,
+                                     EventPosting,
+                                     EventResource,
+                                     EventResourceItem,
+                                     FunctionSpace,
+                                     SpaceBooking,
+)
 from pms.models.cashiering import (
                                      GiftVoucher,
                                      Invoice,
@@ -49,6 +57,8 @@ ALL_MODELS = [
     DigitalKey, KioskConfig, Feedback, GuestPaymentMethod,  # issue 29
     CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount, CompanyBilling,
     CompanyCreditOverride,
+    FunctionSpace, BanquetEvent, SpaceBooking, EventResourceItem, EventResource,  # issue 34
+    EventPosting,  # issue 34
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

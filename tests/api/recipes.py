@@ -572,3 +572,123 @@ RECIPES.update({
     ("POST", f"{CO}/credit-overrides/{{id}}/revoke"): lambda w: (
         _co(w, f"/credit-overrides/{_override(w, 'approve')}/revoke"), None),
 })
+
+
+# -- banquet events on function spaces (issue 34) ------------------------------------------------
+
+def _banquet_hotel(w: World) -> dict[str, Any]:
+    """The stay hotel with a transaction code BQ and a checked-in stay's folio (cached)."""
+    s = _stay_hotel(w)
+    if "bq_folio" not in s:
+        import msgspec
+
+        from pms.db.uow import read_scope
+        from pms.models import Folio
+        from pms.schemas.cashiering import TransactionCodeIn
+        from pms.services import catalog
+        from pms.services.transaction_codes import TRANSACTION_CODE
+        from tests.factories import make_checked_in
+
+        catalog.create_child(s["ctx"], TRANSACTION_CODE, s["hotel"].id, msgspec.convert(
+            {"code": "BQ", "name": "Banquet", "category": "F&B"}, TransactionCodeIn))
+        res = make_checked_in(s["ctx"], s["hotel"])
+        with read_scope(s["ctx"]):
+            s["bq_folio"] = Folio.get(Folio.reservation == res.id).id
+    return s
+
+
+def _bq_space(w: World) -> str:
+    s = _banquet_hotel(w)
+    return w._post(f"{s['base']}/function-spaces", {
+        "name": random_ref("FS"), "capacities": {"BANQUET": 50}})["id"]
+
+
+def _bq_item(w: World) -> str:
+    s = _banquet_hotel(w)
+    return w._post(f"{s['base']}/event-resource-items", {
+        "code": random_ref("EQ"), "name": "Projector", "kind": "EQUIPMENT", "stock": 5,
+        "unit_price": "40.00", "transaction_code": "BQ"})["id"]
+
+
+def _bq_event_body(w: World) -> dict[str, Any]:
+    s = _banquet_hotel(w)
+    return {"name": "Gala", "space_id": _bq_space(w), "setup_style": "BANQUET",
+            "start_at": "2027-05-01T18:00:00+00:00", "end_at": "2027-05-01T23:00:00+00:00",
+            "attendees_forecast": 30, "folio_id": str(s["bq_folio"])}
+
+
+def _bq_event(w: World, *moves: str, item: bool = False) -> str:
+    """The URL of a new event moved through `moves` (through the services, dated before the
+    request), with a booked resource when `item`."""
+    import msgspec
+
+    from pms.schemas.banquets import BanquetEventIn, EventResourceIn
+    from pms.services import banquets
+
+    s = _banquet_hotel(w)
+    ev = banquets.create_event(s["ctx"], s["hotel"].id,
+                               msgspec.convert(_bq_event_body(w), BanquetEventIn))
+    if item:
+        banquets.book_resource(s["ctx"], s["hotel"].id, ev.id, EventResourceIn(
+            item_id=uuid.UUID(_bq_item(w)), quantity=2))
+    for move in moves:
+        banquets.transition(s["ctx"], s["hotel"].id, ev.id, move)
+    return f"{s['base']}/events/{ev.id}"
+
+
+def _bq_resource_to_release(w: World) -> tuple[str, Any]:
+    import msgspec
+
+    from pms.schemas.banquets import EventResourceIn
+    from pms.services import banquets
+
+    s = _banquet_hotel(w)
+    url = _bq_event(w)
+    item_id = _bq_item(w)
+    banquets.book_resource(s["ctx"], s["hotel"].id, uuid.UUID(url.rsplit("/", 1)[1]),
+                           msgspec.convert({"item_id": item_id, "quantity": 1},
+                                           EventResourceIn))
+    return f"{url}/resources?item_id={item_id}", None
+
+
+def _bq_fs_item(w: World) -> str:
+    return f"{_banquet_hotel(w)['base']}/function-spaces/{_bq_space(w)}"
+
+
+def _bq_ri_item(w: World) -> str:
+    return f"{_banquet_hotel(w)['base']}/event-resource-items/{_bq_item(w)}"
+
+
+RECIPES.update({
+    ("POST", f"{P}/function-spaces"): lambda w: (
+        f"{_banquet_hotel(w)['base']}/function-spaces",
+        {"name": random_ref("FS"), "capacities": {"THEATRE": 80, "BANQUET": 40}}),
+    ("PUT", f"{P}/function-spaces/{{id}}"): lambda w: (_bq_fs_item(w), {"name": random_ref("N")}),
+    ("PATCH", f"{P}/function-spaces/{{id}}"): lambda w: (
+        _bq_fs_item(w), {"capacities": {"BOARDROOM": 12}}),
+    ("DELETE", f"{P}/function-spaces/{{id}}"): lambda w: (_bq_fs_item(w), None),
+    ("POST", f"{P}/event-resource-items"): lambda w: (
+        f"{_banquet_hotel(w)['base']}/event-resource-items",
+        {"code": random_ref("EQ"), "name": "Screen", "kind": "EQUIPMENT", "stock": 3,
+         "unit_price": "25.00", "transaction_code": "BQ"}),
+    ("PUT", f"{P}/event-resource-items/{{id}}"): lambda w: (_bq_ri_item(w), {"stock": 9}),
+    ("PATCH", f"{P}/event-resource-items/{{id}}"): lambda w: (
+        _bq_ri_item(w), {"unit_price": "45.00"}),
+    ("POST", f"{P}/events"): lambda w: (f"{_banquet_hotel(w)['base']}/events", _bq_event_body(w)),
+    ("PUT", f"{P}/events/{{id}}"): lambda w: (_bq_event(w), {"attendees_forecast": 20}),
+    ("PATCH", f"{P}/events/{{id}}"): lambda w: (_bq_event(w), {"name": "Renamed"}),
+    ("DELETE", f"{P}/events/{{id}}"): lambda w: (_bq_event(w), None),
+    ("POST", f"{P}/events/{{id}}/tentative"): lambda w: (_bq_event(w) + "/tentative", None),
+    ("POST", f"{P}/events/{{id}}/definite"): lambda w: (_bq_event(w) + "/definite", None),
+    ("POST", f"{P}/events/{{id}}/actual"): lambda w: (
+        _bq_event(w, "definite") + "/actual", None),
+    ("POST", f"{P}/events/{{id}}/close"): lambda w: (
+        _bq_event(w, "definite", "actual") + "/close", None),
+    ("POST", f"{P}/events/{{id}}/cancel"): lambda w: (_bq_event(w) + "/cancel", None),
+    ("POST", f"{P}/events/{{id}}/lose"): lambda w: (_bq_event(w) + "/lose", None),
+    ("POST", f"{P}/events/{{id}}/resources"): lambda w: (
+        _bq_event(w) + "/resources", {"item_id": _bq_item(w), "quantity": 2}),
+    ("DELETE", f"{P}/events/{{id}}/resources"): _bq_resource_to_release,
+    ("POST", f"{P}/events/{{id}}/post"): lambda w: (
+        _bq_event(w, "definite", "actual", item=True) + "/post", None),
+})
