@@ -416,6 +416,9 @@ def _image_form(primary: bool = False) -> Any:
 def _uploaded_image(w: World) -> str:
     resp = w.api.post(w.fill(f"{P}/images"), _image_form())
     assert resp.status_code == 201, resp.text
+    return resp.json["id"]
+
+
 # -- corporate accounts (issue 31) ------------------------------------------------------------
 
 CO = f"{P}/companies/{{profile_id}}"
@@ -471,7 +474,6 @@ RECIPES.update({
 })
 
 
-
 def _override(w: World, *then: str) -> str:
     """A credit override requested by another staff user (the world's token approves it)."""
     from datetime import datetime, timedelta
@@ -488,6 +490,21 @@ def _override(w: World, *then: str) -> str:
         w._post(_co(w, f"/credit-overrides/{resp.json['id']}/{action}"), {})
     return resp.json["id"]
 
+
+RECIPES.update({
+    ("POST", f"{CO}/credit-overrides"): lambda w: (_co(w, "/credit-overrides"), {
+        "amount": "250.00", "currency": "EUR", "reason": "conference",
+        "expires_at": "2099-01-01T00:00:00Z"}),
+    ("POST", f"{CO}/credit-overrides/{{id}}/approve"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w)}/approve"), None),
+    ("POST", f"{CO}/credit-overrides/{{id}}/decline"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w)}/decline"), None),
+    ("POST", f"{CO}/credit-overrides/{{id}}/revoke"): lambda w: (
+        _co(w, f"/credit-overrides/{_override(w, 'approve')}/revoke"), None),
+})
+
+
+# -- lists of values, settings, property images (issue 32), continued ---------------------------
 
 RECIPES.update({
     ("PATCH", "/v1/settings/modules"): _modules_patch,
