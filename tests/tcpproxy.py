@@ -6,7 +6,6 @@ gets it, the client never hears back) or dropped (`when="before"`: the server ne
 
 from __future__ import annotations
 
-import select
 import socket
 import threading
 
@@ -32,31 +31,17 @@ class CuttingProxy(TcpProxy):
         self._skip = skip
         self._armed = (marker, when, down_after)
 
-    def _pump(self, a: socket.socket, b: socket.socket) -> None:  # a: client, b: server
-        sockets = [a, b]
-        try:
-            while not self._stop.is_set():
-                if self.mode == "stall":
-                    self._stop.wait(0.05)
-                    continue
-                readable, _, _ = select.select(sockets, [], [], 0.1)
-                for sock in readable:
-                    data = sock.recv(65536)
-                    if not data:
-                        return
-                    armed = self._armed
-                    if sock is a and armed is not None and armed[0] in data and self._skip:
-                        self._skip -= 1
-                    elif sock is a and armed is not None and armed[0] in data:
-                        self._armed = None
-                        self._fire(a, b, data, armed)
-                        return
-                    (b if sock is a else a).sendall(data)
-        except (OSError, ValueError):
-            return
-        finally:
-            for sock in sockets:
-                _close(sock)
+    def _forward(self, from_client: bool, data: bytes, a: socket.socket,
+                 b: socket.socket) -> bool:
+        armed = self._armed
+        if from_client and armed is not None and armed[0] in data:
+            if self._skip:
+                self._skip -= 1
+            else:
+                self._armed = None
+                self._fire(a, b, data, armed)
+                return False
+        return super()._forward(from_client, data, a, b)
 
     def _fire(self, client: socket.socket, server: socket.socket, data: bytes,
               armed: tuple[bytes, str, bool]) -> None:

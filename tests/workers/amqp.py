@@ -125,9 +125,8 @@ class TcpProxy:
                 readable, _, _ = select.select(sockets, [], [], 0.1)
                 for sock in readable:
                     data = sock.recv(65536)
-                    if not data:
+                    if not data or not self._forward(sock is a, data, a, b):
                         return
-                    (b if sock is a else a).sendall(data)
         except (OSError, ValueError):
             # cut() closed the pair under us: select() on a closed socket raises ValueError
             # ("file descriptor cannot be a negative integer"), recv/send an OSError
@@ -138,6 +137,12 @@ class TcpProxy:
                     sock.close()
                 except OSError:
                     pass
+
+    def _forward(self, from_client: bool, data: bytes, a: socket.socket,
+                 b: socket.socket) -> bool:
+        """Pass one chunk on (a: client, b: server); False ends the pair (a subclass's cut)."""
+        (b if from_client else a).sendall(data)
+        return True
 
     def cut(self) -> None:
         self.mode = "down"
