@@ -49,6 +49,10 @@ class Wiring:
     # TEST-ONLY, likewise (issue 29): after a key issue counted the stay's live keys, before
     # it writes the new one (the window a concurrent issue for the same stay would need).
     pause_after_key_count: Callable[[], None] | None = None
+    # TEST-ONLY, likewise: after a holder's booking counted the holder's future reservations
+    # (booking limits), and after a feedback submission read its stay's row (feedback).
+    pause_after_guest_count: Callable[[], None] | None = None
+    pause_after_feedback_read: Callable[[], None] | None = None
     # Days of calendar rows kept ahead per room type (Settings.calendar_horizon_days,
     # PMS_CALENDAR_HORIZON_DAYS): read by room type creation and the night audit.
     calendar_horizon_days: int = DEFAULT_CALENDAR_HORIZON_DAYS

@@ -7,8 +7,12 @@ counted under the holder's lock, so parallel bookings cannot pass it together);
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 
+import pytest
+
+from pms import wiring
 from pms.db.uow import read_scope
 from pms.devkeys import mint_token
 from pms.models import Reservation
@@ -93,6 +97,54 @@ def test_a_guest_holds_at_most_max_guest_bookings_future_reservations(api, ctx):
                              holder_id=str(other.id))
     assert api.post(f"{url}/reservations", _stay(hotel, 1),
                     token=other_token).status_code == 201
+
+
+def _parallel_guest_bookings(api, ctx, attempts: int = 4) -> tuple[list[int], int]:
+    """`attempts` bookings of one guest at once, on a property that allows the guest one."""
+    hotel = make_booking_hotel(ctx, rooms=8)
+    url = f"/v1/properties/{hotel.id}"
+    assert api.put(url, {"maxGuestBookings": 1}).status_code == 200
+    guest = make_profile(ctx, hotel.id)
+    token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
+                       holder_id=str(guest.id))
+    barrier = threading.Barrier(attempts)
+    answers: list[int] = []
+    lock = threading.Lock()
+
+    def book(start: int) -> None:
+        barrier.wait(timeout=30)
+        resp = api.post(f"{url}/reservations", _stay(hotel, start), token=token)
+        with lock:
+            answers.append(resp.status_code)
+
+    threads = [threading.Thread(target=book, args=(1 + 2 * i,)) for i in range(attempts)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    with read_scope(ctx):
+        held = Reservation.select().where(Reservation.guest_profile == guest.id).count()
+    return answers, held
+
+
+@pytest.mark.slow
+def test_parallel_guest_bookings_with_a_wide_window_still_hold_one(api, ctx, backend):
+    with wiring.installed(pause_after_guest_count=lambda: time.sleep(0.05)):
+        answers, held = _parallel_guest_bookings(api, ctx)
+    assert held == 1 and answers.count(201) == 1, answers
+
+
+@pytest.mark.slow
+def test_control_without_the_holder_lock_parallel_guest_bookings_pass_the_limit(
+        api, ctx, backend):
+    """The control: without the holder's row lock (PostgreSQL; SQLite's writers queue whole
+    transactions, so there is no race to show) every booking counts before any commits."""
+    if backend != "postgres":
+        pytest.skip("SQLite serializes writers: no race without the lock to show")
+    with wiring.installed(locking_enabled=False,
+                          pause_after_guest_count=lambda: time.sleep(0.5)):
+        answers, held = _parallel_guest_bookings(api, ctx)
+    assert held > 1, answers  # the race the lock prevents is real
 
 
 def test_parallel_guest_bookings_cannot_pass_the_limit_together(api, ctx):
