@@ -49,6 +49,9 @@ class Wiring:
     # TEST-ONLY, likewise (issue 29): after a key issue counted the stay's live keys, before
     # it writes the new one (the window a concurrent issue for the same stay would need).
     pause_after_key_count: Callable[[], None] | None = None
+    # TEST-ONLY, likewise (issue 30): after a kiosk lookup read its terminal's failure budget,
+    # before it records the outcome (the window concurrent misses of one terminal would need).
+    pause_after_lookup_budget: Callable[[], None] | None = None
     # Days of calendar rows kept ahead per room type (Settings.calendar_horizon_days,
     # PMS_CALENDAR_HORIZON_DAYS): read by room type creation and the night audit.
     calendar_horizon_days: int = DEFAULT_CALENDAR_HORIZON_DAYS
