@@ -23,12 +23,13 @@ a failure budget per terminal, and a session bound to the terminal and the reser
 from __future__ import annotations
 
 import hmac
+import json
 import math
 import secrets
 import unicodedata
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -179,6 +180,8 @@ def _candidates(property_id: uuid.UUID, today: Any, now: datetime,
     paid = (FolioPayment.select(peewee.fn.COALESCE(peewee.fn.SUM(FolioPayment.amount), 0))
             .join(Folio, on=(FolioPayment.folio == Folio.id))
             .where((Folio.reservation == R.id) & (FolioPayment.status == "CAPTURED")))
+    room_nights = (FolioCharge.select(peewee.fn.COUNT(FolioCharge.id))
+                   .where((FolioCharge.reservation == R.id) & (FolioCharge.kind == "room")))
     keys = (DigitalKey.select(peewee.fn.COUNT(DigitalKey.id))
             .where((DigitalKey.reservation == R.id) & DigitalKey.status.in_(LIVE_KEYS)
                    & (DigitalKey.valid_until > now)))
@@ -193,7 +196,7 @@ def _candidates(property_id: uuid.UUID, today: Any, now: datetime,
                       R.room_type, RoomType.name, R.room, assigned.room_number,
                       assigned.status, assigned.hk_status, R.currency,
                       charges.alias("charges"), paid.alias("paid"), keys.alias("keys"),
-                      ready.alias("ready"))
+                      ready.alias("ready"), R.nightly_prices, room_nights.alias("room_nights"))
              .join(RoomType, on=(R.room_type == RoomType.id))
              .join(assigned, peewee.JOIN.LEFT_OUTER,
                    on=((assigned.id == R.room) & (assigned.env_id == R.env_id)), src=R)
@@ -208,8 +211,11 @@ def _out(property_id: uuid.UUID, row: tuple[Any, ...], today: Any,
          enabled: frozenset[str]) -> s.KioskReservationOut:
     (rid, number, status, arrival, departure, adults, children, first, last, room_type_id,
      room_type_name, room_id, room_number, room_status, hk_status, currency, charges, paid,
-     key_count, ready) = row
+     key_count, ready, nightly_prices, room_nights) = row
     balance = quantize(Decimal(str(charges or 0)) - Decimal(str(paid or 0)), currency)
+    if status == ReservationStatus.CHECKED_IN.value:
+        balance += _unposted_nights(_date(arrival), _date(departure), today, nightly_prices,
+                                    int(room_nights or 0))
     reasons: list[str] = []
     actions: list[str] = []
     if status == ReservationStatus.CHECKED_IN.value:
@@ -236,11 +242,24 @@ def _out(property_id: uuid.UUID, row: tuple[Any, ...], today: Any,
         actions=[a for a in actions if a in enabled])
 
 
+def _unposted_nights(arrival: date, departure: date, today: date, prices: Any,
+                     posted: int) -> Decimal:
+    """The room nights a check-out today would still post (nights are posted in order: by the
+    night audit, then the rest at check-out; pms.services.folios.last_night_due), at their
+    booked prices. Taxes a transaction code adds on top are not projected here: the check-out
+    itself stays the authority (409 folio_not_closable)."""
+    if isinstance(prices, str):
+        prices = json.loads(prices)
+    last = max(min(today, departure), arrival + timedelta(days=1)) - timedelta(days=1)
+    due = sorted((date.fromisoformat(str(p["date"])[:10]), Decimal(str(p["amount"])))
+                 for p in prices or [])
+    due = [amount for night, amount in due if night <= last]
+    return sum(due[posted:], Decimal(0))
+
+
 def _uuid(value: Any) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
 def _date(value: Any) -> Any:
-    from datetime import date
-
     return value if isinstance(value, date) else date.fromisoformat(str(value)[:10])
