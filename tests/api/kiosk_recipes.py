@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import falcon.testing
-import pytest
-
-from pms.app import create_app
 from pms.devkeys import mint_token
-from pms.platform import build_platform
 from pms.schemas.kiosk import KioskConfigIn
 from pms.services import kiosk
 
@@ -44,17 +39,3 @@ def session_for(api: Any, hotel: Any, token: str, row: Any) -> str:
 
 def with_session(session: str) -> dict[str, str]:
     return {"X-Kiosk-Session": session}
-
-
-@pytest.fixture
-def platform(settings: Any) -> Any:
-    return build_platform(settings)
-
-
-@pytest.fixture
-def kapi(settings: Any, database: Any, clock: Any, env_id: Any, platform: Any) -> Any:
-    """The API with a platform bundle the test can look into (the payments sandbox)."""
-    from tests.conftest import Api
-
-    app = create_app(settings, db=database, clock=clock, platform=platform)
-    return Api(falcon.testing.TestClient(app), settings, env_id)

@@ -13,14 +13,13 @@ import pytest
 from pms.app import create_app
 from pms.db.uow import read_scope
 from pms.models import KioskSession, KioskTerminal, Reservation
+from pms.platform import build_platform
 from pms.services import kiosk_lookup
-from tests.api.kiosk_recipes import (  # noqa: F401 - fixtures
+from tests.api.kiosk_recipes import (
     TERMINAL,
     configure,
-    kapi,
     kiosk_token,
     lookup,
-    platform,
     session_for,
     with_session,
 )
@@ -32,6 +31,20 @@ from tests.factories import (
     pay_folio,
 )
 from tests.helpers import assert_problem, audit_actions, outbox_types
+
+
+@pytest.fixture
+def platform(settings):
+    return build_platform(settings)
+
+
+@pytest.fixture
+def kapi(settings, database, clock, env_id, platform):
+    """The API with a platform bundle the test can look into (the payments sandbox)."""
+    from tests.conftest import Api
+
+    app = create_app(settings, db=database, clock=clock, platform=platform)
+    return Api(falcon.testing.TestClient(app), settings, env_id)
 
 
 @pytest.fixture
