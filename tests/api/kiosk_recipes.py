@@ -14,10 +14,10 @@ TERMINAL = "kiosk-lobby-1"
 
 
 def configure(ctx: Any, hotel: Any, modes: tuple[str, ...] = ALL_MODES, *,
-              lockdown: bool = False) -> None:
+              lockdown: bool = False, max_keys_per_stay: int = 3) -> None:
     kiosk.put_config(ctx, hotel.id, KioskConfigIn(enabled_modes=list(modes),
                                                   add_on_package_codes=[], lockdown=lockdown,
-                                                  max_keys_per_stay=3))
+                                                  max_keys_per_stay=max_keys_per_stay))
 
 
 def kiosk_token(api: Any, sub: str = TERMINAL, scopes: list[str] | None = None) -> str:
