@@ -437,3 +437,21 @@ def test_a_declined_guarantee_cancels_the_walk_in(kapi, ctx, platform):
     assert [r.status for r in rows] == ["CANCELLED"]
     # the room went back on sale: the next guest gets it
     assert _walk_in(kapi, hotel, kiosk_token(kapi)).status_code == 201
+
+
+def test_a_lookup_answer_is_never_stored_for_replay(api, ctx, hotel):
+    """The match holds a session token: no Idempotency-Key record keeps it (SPEC rule 3); a
+    retry with the key runs again and opens a new session."""
+    from pms.models import IdempotencyRecord
+
+    row = _arrival(ctx, hotel, last="Lovelace")
+    token = kiosk_token(api)
+    body = {"last_name": "Lovelace", "confirmation_number": row.confirmation_number}
+    first, again = (api.post(f"/v1/properties/{hotel.id}/kiosk/lookup", body, token=token,
+                             headers={"Idempotency-Key": "kiosk-retry-1"}) for _ in range(2))
+    assert first.status_code == again.status_code == 200, (first.text, again.text)
+    assert "idempotent-replayed" not in again.headers
+    assert first.json["kiosk_session"] != again.json["kiosk_session"]
+    with read_scope(ctx):
+        stored = [r.response_body or "" for r in IdempotencyRecord.select()]
+    assert not any(first.json["kiosk_session"] in b for b in stored)
