@@ -293,3 +293,31 @@ class StockExhausted(Conflict):
     """Raised when overlapping bookings of an event resource item would exceed its stock."""
 
     code = "stock_exhausted"
+
+
+# -- the kiosk (issue 30) --------------------------------------------------------------------------
+
+class KioskLocked(Conflict):
+    """Raised for every kiosk action (lookup, check-in, key, check-out, walk-in) while the
+    property's kiosk config is in lockdown."""
+
+    code = "kiosk_locked"
+
+
+class KioskModeDisabled(Conflict):
+    """Raised when the kiosk action's mode is not in the property's enabled_modes."""
+
+    code = "kiosk_mode_disabled"
+
+
+class TooManyLookups(PmsError):
+    """Raised when a terminal spent its failed-lookup budget; sent with Retry-After."""
+
+    status, code, title = 429, "too_many_lookups", "Too many failed lookups"
+
+
+class KioskSessionInvalid(Forbidden):
+    """Raised when a kiosk token's X-Kiosk-Session is missing, unknown, another terminal's,
+    ended or idle past its timeout: the terminal starts over with a lookup."""
+
+    code = "kiosk_session_invalid"

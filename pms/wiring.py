@@ -53,6 +53,9 @@ class Wiring:
     # (booking limits), and after a feedback submission read its stay's row (feedback).
     pause_after_guest_count: Callable[[], None] | None = None
     pause_after_feedback_read: Callable[[], None] | None = None
+    # TEST-ONLY, likewise (issue 30): after a kiosk lookup read its terminal's failure budget,
+    # before it records the outcome (the window concurrent misses of one terminal would need).
+    pause_after_lookup_budget: Callable[[], None] | None = None
     # Days of calendar rows kept ahead per room type (Settings.calendar_horizon_days,
     # PMS_CALENDAR_HORIZON_DAYS): read by room type creation and the night audit.
     calendar_horizon_days: int = DEFAULT_CALENDAR_HORIZON_DAYS
@@ -112,7 +115,9 @@ def for_web(environ: Mapping[str, str]) -> Wiring:
     """The web process's wiring. TEST-ONLY knobs for tests/concurrency, never set in
     production: PMS_TEST_DISABLE_LOCKING=1 turns row locking and the guarded sold update off
     (the control test shows the oversell); PMS_TEST_PAUSE_AFTER_CHECK_MS widens the window
-    between the availability check and the write (pretix's sleep-after-quota-check)."""
+    between the availability check and the write (pretix's sleep-after-quota-check);
+    PMS_TEST_PAUSE_AFTER_LOOKUP_BUDGET_MS the kiosk lookup's, between its read of the terminal's
+    failure budget and its write (issue 30)."""
     locking_enabled = environ.get("PMS_TEST_DISABLE_LOCKING") != "1"
     if not locking_enabled:
         log.warning("TEST-ONLY: row locking is disabled (PMS_TEST_DISABLE_LOCKING=1)")
@@ -124,6 +129,15 @@ def for_web(environ: Mapping[str, str]) -> Wiring:
         def pause() -> None:
             time.sleep(pause_ms / 1000)
 
+    lookup_ms = int(environ.get("PMS_TEST_PAUSE_AFTER_LOOKUP_BUDGET_MS", "0") or 0)
+    lookup_pause = None
+    if lookup_ms > 0:  # issue 30: the kiosk lookup's budget read and write
+        log.warning("TEST-ONLY: pausing %s ms after the kiosk lookup's budget read", lookup_ms)
+
+        def lookup_pause() -> None:
+            time.sleep(lookup_ms / 1000)
+
     return Wiring(locking_enabled=locking_enabled, pause_after_check=pause,
+                  pause_after_lookup_budget=lookup_pause,
                   calendar_horizon_days=calendar_horizon_days(
                       environ.get("PMS_CALENDAR_HORIZON_DAYS")))

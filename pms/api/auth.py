@@ -487,4 +487,7 @@ class AuthMiddleware:
             traceparent=valid_traceparent(env.get("HTTP_TRACEPARENT")),
             now=now,
             idempotency_key=env.get("HTTP_IDEMPOTENCY_KEY"),
+            # issue 30: a kiosk terminal's lookup-bound session (only a kiosk token's is read)
+            kiosk_session=(env.get("HTTP_X_KIOSK_SESSION") or None
+                           if identity.client_kind == "kiosk" else None),
         )

@@ -80,6 +80,13 @@ HEADER = "Idempotency-Key"
 ABANDONED_AFTER = timedelta(minutes=2)
 MAX_KEY_LENGTH = 255
 NOT_STORED = frozenset({409, 429})
+
+
+def no_store(resp: falcon.Response) -> bool:
+    """An answer marked `Cache-Control: no-store` (issue 30: the kiosk lookup's, which holds a
+    session token; secrets are never stored, SPEC rule 3) is not kept for replay: a retry with
+    the key runs again."""
+    return "no-store" in (resp.get_header("Cache-Control") or "")
 # Routes whose use case is ONE transaction: on PostgreSQL their key is claimed in that
 # transaction and its record commits with the change (IdempotencyMiddleware._open). Routes that
 # call a platform between transactions (payments: intent, call, outcome) keep the separate
@@ -270,7 +277,7 @@ class IdempotencyMiddleware:
             return
         with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():
             query = IdempotencyRecord.key == key
-            if status >= 500 or status in NOT_STORED:
+            if status >= 500 or status in NOT_STORED or no_store(resp):
                 IdempotencyRecord.delete().where(query).execute()
                 return
             body, headers = self._response(resp)
@@ -296,7 +303,7 @@ class IdempotencyMiddleware:
         does. 5xx, 409 and 429 are not stored: the key is free again."""
         ctx = req.context.ctx
         status = resp.status_code
-        stored = status < 500 and status not in NOT_STORED
+        stored = status < 500 and status not in NOT_STORED and not no_store(resp)
         if not stored or txn.failed or status >= 400:
             claimed = not db.obj.sent_nothing()  # the claim went out with a statement
             txn.finish(commit=False)

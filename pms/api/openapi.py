@@ -40,12 +40,24 @@ STANDARD_ERRORS = {
     404: "Not found (also another env's or another holder's row)",
     413: "Body over 1 MiB", 415: "Body is not JSON", 422: "Validation failed",
     409: "State conflict", 503: "Busy or draining; see Retry-After",
+    429: "Too many failed attempts from this caller; see Retry-After",
     412: "If-Match is not the current ETag", 428: "If-Match is required",
 }
 # Answers any operation may give, whatever it declares: the middleware's (401, 400 for the
 # tenant header, 403 for tenant and scope, 503 while draining or when the database is
 # unreachable) and the router's 404 for ids that name nothing.
 ALWAYS = frozenset({400, 401, 403, 404, 503})
+# issue 30: what a kiosk token (client_kind kiosk) may do there, beyond "deny"/"open"
+KIOSK_ACCESS_DOC = {
+    "session": "A kiosk token may call it with hotel:pms:kiosk:write (standing in for the "
+               "scope above) and the X-Kiosk-Session of a lookup for this reservation (403 "
+               "kiosk_session_invalid without a live one of this terminal; 404 for another "
+               "reservation); 409 kiosk_locked in lockdown, 409 kiosk_mode_disabled when its "
+               "mode is not enabled.",
+    "stand_in": "A kiosk token may call it with hotel:pms:kiosk:write (standing in for the "
+                "scope above), no session; 409 kiosk_locked in lockdown, 409 "
+                "kiosk_mode_disabled when its mode is not enabled.",
+}
 GUEST_ACCESS_DOC = {
     "deny": "Staff only: a guest session (a token with holder_id) gets 403 guest_not_allowed.",
     "open": "Guest sessions may call it: it shows no holder-owned rows.",
@@ -140,8 +152,12 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
         "tags": [_tag(path)],
     }
     guest_doc = GUEST_ACCESS_DOC[spec.guest]
+    kiosk_doc = KIOSK_ACCESS_DOC.get(spec.kiosk)
+    if kiosk_doc:
+        guest_doc = f"{guest_doc} {kiosk_doc}"
     op["description"] = f"{spec.description}\n\n{guest_doc}" if spec.description else guest_doc
     op["x-guest-access"] = spec.guest
+    op["x-kiosk-access"] = spec.kiosk
     if spec.body is not None:
         body_schema = schema_map[id(spec.body)]
         if spec.body_media == "multipart/form-data":

@@ -88,6 +88,8 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "maintenance_id": _UUID,
     "max_bytes": {"type": "integer"},
     "max_depth": {"type": "integer"},
+    "modes": {"type": "array", "items": {"type": "string"},
+              "description": "The kiosk modes the refused action needs (one of them)"},
     "needed": {**_DECIMAL, "description": "What the refused action needs"},
     "nights": {**_DATES, "description": "The nights the answer is about"},
     "original_request_id": {"type": "string"},
@@ -415,7 +417,7 @@ def _headers(doc: dict[str, Any]) -> None:
                     headers["Idempotent-Replayed"] = ref("Idempotent-Replayed")
                 if code in (201, 202):
                     headers["Location"] = ref("Location")
-                if code == 503 or (code == 409 and method == "post"):
+                if code in (429, 503) or (code == 409 and method == "post"):
                     headers["Retry-After"] = ref("Retry-After")
                 answer["headers"] = headers
 

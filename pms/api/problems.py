@@ -39,7 +39,7 @@ def handle_pms_error(req: falcon.Request, resp: falcon.Response, ex: PmsError,
                      params: dict[str, Any]) -> None:
     extra = dict(ex.extra)
     retry_after = extra.pop("retry_after", None)
-    if isinstance(ex, Busy) or ex.status == 503:
+    if isinstance(ex, Busy) or ex.status in (429, 503):
         resp.set_header("Retry-After", str(retry_after or 1))
     if ex.status == 401:
         resp.set_header("WWW-Authenticate", 'Bearer realm="hotel-pms"')

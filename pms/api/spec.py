@@ -11,6 +11,12 @@ token holds), "open" (no holder-owned rows: catalog reads, searches) or "own" (t
 filters by the holder, so another holder's rows answer 404). A new route is therefore closed to
 guests until someone decides otherwise, and tests/api/test_holder_scoping.py checks each class.
 
+Issue 30 adds two kiosk classes: "session" (check-in, key issue, check-out: the kiosk scope
+stands in for the route's own, and the request must carry the `X-Kiosk-Session` of a lookup,
+else 403 `kiosk_session_invalid`; the service checks it is this terminal's live session for
+this reservation) and "stand_in" (the walk-in: the kiosk scope stands in, no session; the
+service checks the kiosk mode).
+
 `kiosk=` and `anonymous=` classify what a lobby terminal's token (`client_kind` `kiosk`) and an
 anonymous token (`client_kind` `anonymous`) may do there, whatever scopes they carry and whether
 or not they carry a `holder_id` (issue 28): "deny" (the default: 403 `kiosk_not_allowed` /
@@ -46,6 +52,13 @@ GUEST_ACCESS = (GUEST_DENY, GUEST_OPEN, GUEST_OWN)
 # what kiosk and anonymous tokens may do on a route (issue 28): nothing unless declared open
 KIND_DENY, KIND_OPEN = "deny", "open"
 KIND_ACCESS = (KIND_DENY, KIND_OPEN)
+# issue 30, kiosk tokens only: the kiosk scope stands in for the route's own scope, with a
+# lookup-bound session (X-Kiosk-Session: check-in, key issue, check-out) or without one (the
+# walk-in); the service then admits the terminal (pms.services.kiosk_sessions)
+KIND_SESSION, KIND_STAND_IN = "session", "stand_in"
+KIOSK_ACCESS = (*KIND_ACCESS, KIND_SESSION, KIND_STAND_IN)
+KIOSK_WRITE_SCOPE = "hotel:pms:kiosk:write"
+SESSION_HEADER = "X-Kiosk-Session"
 
 
 @dataclass(frozen=True)
@@ -82,12 +95,17 @@ def gate(spec: EndpointSpec, ctx: Any) -> None:
     (kiosk and anonymous tokens only where the route is open to them) and the holder class (a
     holder session only where `guest` is not "deny"). Runs before anything else on the route."""
     scopes = ctx.scopes
-    for needed in spec.needed_scopes():
+    kind = ctx.client_kind
+    stand_in = kind == "kiosk" and spec.kiosk in (KIND_SESSION, KIND_STAND_IN)
+    # a kiosk token on a kiosk action: its kiosk scope stands in for the route's (issue 30)
+    for needed in (KIOSK_WRITE_SCOPE,) if stand_in else spec.needed_scopes():
         if needed not in scopes:
             raise Forbidden(f"this operation needs the scope {needed}", code="missing_scope")
-    kind = ctx.client_kind
-    if kind == "kiosk" and spec.kiosk != KIND_OPEN:
+    if kind == "kiosk" and spec.kiosk not in (KIND_OPEN, KIND_SESSION, KIND_STAND_IN):
         raise Forbidden("kiosk tokens may not use this operation", code="kiosk_not_allowed")
+    if kind == "kiosk" and spec.kiosk == KIND_SESSION and not getattr(ctx, "kiosk_session", None):
+        raise Forbidden(f"a kiosk token needs the {SESSION_HEADER} of a lookup here",
+                        code="kiosk_session_invalid")
     if kind == "anonymous" and spec.anonymous != KIND_OPEN:
         raise Forbidden("anonymous tokens may not use this operation",
                         code="anonymous_not_allowed")
@@ -126,9 +144,15 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
     """
     if guest not in GUEST_ACCESS:
         raise ValueError(f"guest must be one of {GUEST_ACCESS}, not {guest!r}")
-    for name, value in (("kiosk", kiosk), ("anonymous", anonymous)):
-        if value not in KIND_ACCESS:
-            raise ValueError(f"{name} must be one of {KIND_ACCESS}, not {value!r}")
+    if kiosk not in KIOSK_ACCESS:
+        raise ValueError(f"kiosk must be one of {KIOSK_ACCESS}, not {kiosk!r}")
+    if anonymous not in KIND_ACCESS:
+        raise ValueError(f"anonymous must be one of {KIND_ACCESS}, not {anonymous!r}")
+    if kiosk == KIND_SESSION:  # the header, documented on every session route
+        headers = (*headers, (SESSION_HEADER, False,
+                              "Kiosk tokens only: the kiosk_session of a lookup (POST "
+                              ".../kiosk/lookup) for this reservation, bound to the terminal; "
+                              "it idles out after 70 s without use"))
     spec = EndpointSpec(scope=full_scope(scope), body=body, query=query, response=response,
                         status=status, summary=summary, description=description, errors=errors,
                         extra_scopes=tuple(full_scope(s) for s in also),

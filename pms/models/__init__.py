@@ -30,7 +30,7 @@ from pms.models.folios import Folio, FolioCharge, FolioPayment
 from pms.models.housekeeping import HousekeepingTask
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.keys import DigitalKey
-from pms.models.kiosk import KioskConfig
+from pms.models.kiosk import KioskConfig, KioskSession, KioskTerminal
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
@@ -58,6 +58,7 @@ ALL_MODELS = [
     CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount, CompanyBilling,
     CompanyCreditOverride,
     FunctionSpace, BanquetEvent, SpaceBooking, EventResourceItem, EventResource,  # issue 34
+    KioskTerminal, KioskSession,  # issue 30
     EventPosting,  # issue 34
 ]
 

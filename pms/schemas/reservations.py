@@ -76,6 +76,12 @@ class WalkInIn(Strict):
     adults: Adults = 1
     children: Children = 0
     guest_profile_id: uuid.UUID | None = None
+    # issue 30: the guarantee, a payments-service token reference (required at a kiosk): the
+    # stay's total is pre-authorized (a payment intent with manual confirmation, SPEC rule 8)
+    payment_method_id: Annotated[str, msgspec.Meta(
+        min_length=3, max_length=128, pattern=r"^[A-Za-z0-9_]+$",
+        description="payments-service token reference: the stay's total is pre-authorized "
+                    "(required for kiosk tokens)")] | None = None
 
 
 class RegistrationIn(Strict):
@@ -299,3 +305,20 @@ def service_request_out(s: object) -> ServiceRequestOut:
     return ServiceRequestOut(id=s.id, reservation_id=s.reservation_id, kind=s.kind,
                              description=s.description, status=s.status, due_at=s.due_at,
                              created_at=s.created_at)
+
+
+class GuaranteeOut(Out):
+    """A walk-in's guarantee (issue 30): the pre-authorization of the stay's total on its guest
+    folio (AUTHORIZED; PENDING while the payments service did not answer, reconciled later)."""
+
+    payment_id: uuid.UUID
+    folio_id: uuid.UUID
+    status: str
+    amount: Decimal
+    currency: str
+
+
+class WalkInOut(ReservationOut, kw_only=True):
+    """The walk-in reservation, with its guarantee when a payment_method_id was given."""
+
+    guarantee: GuaranteeOut | None = None

@@ -23,6 +23,7 @@ from pms.errors import Conflict, RoomTypeUnavailable, RoomUnavailable, Validatio
 from pms.models import Profile, RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services import kiosk_sessions
 from pms.services.catalog import load_property
 from pms.services.folio_state import statement_with_commit
 from pms.services.folios import open_folio
@@ -46,12 +47,15 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
 
     Raises:
         NotFound. InvalidTransition (409): not CONFIRMED.
+        KioskLocked, KioskModeDisabled (409), KioskSessionInvalid (403): a kiosk token
+            without CHECK_IN or without its session for this stay (pms.services.kiosk_sessions).
         Conflict (409 check_in_too_early / stay_ended): outside the stay's dates.
         ValidationFailed (422): unknown room.
         RoomUnavailable (409): the room is of another type, occupied, out of order or held by
             another stay; or no free room of the type is left.
     """
     with lock_errors(), unit_of_work(ctx) as uow:
+        kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_IN)
         row, today = lock_stay(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_in")
         before = to_data(s.reservation_out(row))
@@ -178,19 +182,29 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
     WALKIN, channel KIOSK, from the given (or the first available) room type; the guest then
     checks in through the normal check-in route.
 
+    A kiosk token (issue 30) needs the WALK_IN mode (409 kiosk_mode_disabled; 409
+    kiosk_locked in lockdown), a guarantee (payment_method_id, else 422) and books the public
+    plans only (a named negotiated plan reads as unknown, 422).
+
     Raises:
         NotFound. ValidationFailed (422): no departure, bad references or occupancy.
         RoomTypeUnavailable (409): nothing is available tonight.
     """
+    kiosk = kiosk_sessions.is_kiosk(ctx)
+    if kiosk and body.payment_method_id is None:
+        raise ValidationFailed("a walk-in at a kiosk needs a guarantee (payment_method_id)",
+                               errors=[{"field": "payment_method_id", "message": "required"}])
     with read_scope(ctx):
         prop = load_property(property_id)
+        if kiosk:  # issue 30: on the server, per route
+            kiosk_sessions.require_modes(property_id, kiosk_sessions.WALK_IN)
         today = business_date(prop, ctx.now)
         if (body.guest_profile_id is not None and ctx.holder_id is None
                 and not Profile.select(Profile.id).where(
                     Profile.id == body.guest_profile_id).exists()):
             # before any room type is tried: a full house must not hide an unknown profile
             raise unknown_reference("guest_profile_id", "guest_profile_id is not a known profile")
-        candidates = _candidates(property_id, body)
+        candidates = _candidates(property_id, body, public_only=kiosk)
     if body.departure_date is not None:
         departure = body.departure_date
     else:
@@ -214,7 +228,10 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
     raise RoomTypeUnavailable("no room type is available for a walk-in tonight")
 
 
-def _candidates(property_id: uuid.UUID, body: s.WalkInIn) -> list[tuple[uuid.UUID, uuid.UUID]]:
+def _candidates(property_id: uuid.UUID, body: s.WalkInIn, *, public_only: bool = False
+                ) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(room type, rate plan) pairs to try. `public_only` (a kiosk): the plans of the public
+    search only, never a negotiated one, even when named (422 as an unknown plan)."""
     types = RoomType.select().where(RoomType.property == property_id)
     if body.room_type_id is not None:
         types = types.where(RoomType.id == body.room_type_id)
@@ -223,6 +240,9 @@ def _candidates(property_id: uuid.UUID, body: s.WalkInIn) -> list[tuple[uuid.UUI
     if body.rate_plan_id is not None:
         plans = RatePlan.select().where((RatePlan.property == property_id)
                                         & (RatePlan.id == body.rate_plan_id))
+        if public_only:
+            plans = plans.where((RatePlan.negotiated == False)  # noqa: E712
+                                & (RatePlan.active == True))  # noqa: E712
     else:
         plans = plans.where(RatePlan.negotiated == False)  # noqa: E712
     type_ids = [t.id for t in types.order_by(RoomType.sort_order, RoomType.code)]

@@ -19,7 +19,7 @@ from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services import keys
+from pms.services import keys, kiosk_sessions
 from pms.services.folio_state import read_guest_state, statement_with_commit
 from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservations import record
@@ -57,11 +57,14 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
 
     Raises:
         NotFound. InvalidTransition (409): not CHECKED_IN.
+        KioskLocked, KioskModeDisabled (409), KioskSessionInvalid (403): a kiosk token
+            without CHECK_OUT or without its session for this stay.
         FolioNotClosable (409 folio_not_closable, with `balance` and `currency`): the folio,
             including the room nights posted now, has a balance; nothing is written.
             (409 folio_credit_balance: the folio holds a credit; refund it first.)
     """
     with lock_errors(), unit_of_work(ctx) as uow:
+        kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_OUT)
         row, today = lock_stay(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         room = None

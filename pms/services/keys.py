@@ -58,6 +58,7 @@ from pms.models import DigitalKey, KioskConfig, Property, Reservation
 from pms.models.kiosk import DEFAULT_MAX_KEYS_PER_STAY
 from pms.schemas import keys as s
 from pms.schemas.common import to_data
+from pms.services import kiosk_sessions
 from pms.services.catalog import load_property
 from pms.services.references import body_reference
 from pms.services.reservation_lookup import load_reservation
@@ -149,12 +150,15 @@ def issue_key(ctx: Ctx, property_id: uuid.UUID, body: s.KeyIn) -> DigitalKey:
         KeyLimitReached (409, `limit` and `count`): the stay holds max_keys_per_stay live keys
             and the caller gave no override (staff only).
         Forbidden (403 override_not_allowed): a guest or kiosk token sent override_reason.
+        KioskLocked, KioskModeDisabled (409), KioskSessionInvalid (403): a kiosk token
+            without COLLECT_KEY or without its session for this stay.
     """
     if body.override_reason is not None and (ctx.holder_id is not None
                                              or ctx.client_kind == "kiosk"):
         raise Forbidden("only staff may exceed the stay's key limit", code="override_not_allowed")
     with lock_errors(), unit_of_work(ctx) as uow:
         prop = load_property(property_id)
+        kiosk_sessions.admit(ctx, property_id, body.reservation_id, kiosk_sessions.COLLECT_KEY)
         # the stay's row lock serializes the issues (and the check-out) of one stay
         with body_reference("reservation_id", "no such reservation", ctx):
             row = load_reservation(ctx, property_id, body.reservation_id, lock=True)

@@ -709,3 +709,24 @@ RECIPES.update({
     ("POST", f"{P}/events/{{id}}/post"): lambda w: (
         _bq_event(w, "definite", "actual", item=True) + "/post", None),
 })
+
+
+# --- h30 ---
+# the kiosk lookup (issue 30): a today's arrival of the stay hotel, the kiosk configured
+
+def _kiosk_lookup(w: World) -> tuple[str, Any]:
+    from tests.api.kiosk_recipes import configure
+
+    url = _stay(w)
+    s = _stay_hotel(w)
+    configure(s["ctx"], s["hotel"])
+    from pms.db.uow import read_scope
+    from pms.models import Reservation
+
+    with read_scope(s["ctx"]):
+        row = Reservation.get_by_id(uuid.UUID(url.rsplit("/", 1)[1]))
+    return f"{s['base']}/kiosk/lookup", {"last_name": row.guest_last_name,
+                                         "confirmation_number": row.confirmation_number}
+
+
+RECIPES.update({("POST", f"{P}/kiosk/lookup"): _kiosk_lookup})

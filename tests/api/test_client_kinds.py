@@ -28,20 +28,30 @@ OPEN_TO_KIOSK_AND_ANONYMOUS = {
     ("GET", P + "/packages"), ("GET", P + "/packages/{id}"),
     ("POST", P + "/promo/validate"), ("POST", P + "/availability"), ("GET", "/v1/availability"),
 }
-# A terminal reads its own configuration (issue 29); anonymous tokens do not.
-OPEN_TO_KIOSK_ONLY = {("GET", P + "/kiosk-config")}
+# A terminal reads its own configuration (issue 29) and looks stays up (issue 30); anonymous
+# tokens do not.
+OPEN_TO_KIOSK_ONLY = {("GET", P + "/kiosk-config"), ("POST", P + "/kiosk/lookup")}
+# Issue 30: a kiosk token's kiosk scope stands in for the route's own there, with the
+# X-Kiosk-Session of a lookup (check-in, key issue, check-out: 403 kiosk_session_invalid
+# without one) or without a session (the walk-in). Anonymous tokens: denied.
+KIOSK_SESSION = {("POST", P + "/reservations/{id}/check-in"),
+                 ("POST", P + "/reservations/{id}/check-out"), ("POST", P + "/digital-keys")}
+KIOSK_STAND_IN = {("POST", P + "/walk-in")}
 
 OPERATIONS = sorted((m, p, s.kiosk, s.anonymous) for m, p, _f, s in operations(all_routes()))
 
 
 def test_every_route_is_classified_for_kiosk_and_anonymous_tokens():
     declared = {(m, p): (k, a) for m, p, k, a in OPERATIONS}
-    stale = (OPEN_TO_KIOSK_AND_ANONYMOUS | OPEN_TO_KIOSK_ONLY) - set(declared)
+    stale = (OPEN_TO_KIOSK_AND_ANONYMOUS | OPEN_TO_KIOSK_ONLY | KIOSK_SESSION
+             | KIOSK_STAND_IN) - set(declared)
     assert not stale, f"classified here but not routed: {sorted(stale)}"
     wrong = {}
     for key, classes in declared.items():
         expected = (("open", "open") if key in OPEN_TO_KIOSK_AND_ANONYMOUS else
-                    ("open", "deny") if key in OPEN_TO_KIOSK_ONLY else ("deny", "deny"))
+                    ("open", "deny") if key in OPEN_TO_KIOSK_ONLY else
+                    ("session", "deny") if key in KIOSK_SESSION else
+                    ("stand_in", "deny") if key in KIOSK_STAND_IN else ("deny", "deny"))
         if classes != expected:
             wrong[key] = (classes, expected)
     assert not wrong, ("the route's kiosk=/anonymous= and this table disagree: decide, then "
@@ -66,8 +76,10 @@ def test_kiosk_and_anonymous_tokens_with_every_scope_are_refused_where_not_open(
         api, method, path):
     url = _url(path)
     kinds = (("kiosk", "kiosk_not_allowed"), ("anonymous", "anonymous_not_allowed"))
-    if (method, path) in OPEN_TO_KIOSK_ONLY:
+    if (method, path) in OPEN_TO_KIOSK_ONLY | KIOSK_STAND_IN:
         kinds = kinds[1:]
+    elif (method, path) in KIOSK_SESSION:  # no session: refused before anything else
+        kinds = (("kiosk", "kiosk_session_invalid"), kinds[1])
     for kind, code in kinds:
         for holder in (None, str(uuid.uuid4())):
             token = mint_token(api.settings, env_id=api.env_id, client_kind=kind,

@@ -194,11 +194,16 @@ def test_guest_and_kiosk_tokens_cannot_override_the_limit(api, ctx, hotel):
     token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
                        holder_id=str(guest.id))
     assert_problem(api.post(url, body, token=token), 403, "override_not_allowed")
-    # A kiosk token reaches no stay at all until its kiosk session exists (issue 28 item 4:
-    # the route gate refuses it before the body is read); the service refuses it an override
-    # too, for the day the session lets it in.
-    token = mint_token(api.settings, env_id=api.env_id, client_kind="kiosk")
-    assert_problem(api.post(url, body, token=token), 403, "kiosk_not_allowed")
+    # A kiosk token reaches no stay at all without its kiosk session (issue 30: the route gate
+    # refuses it before the body is read); with one, the service refuses it an override too.
+    from tests.api.kiosk_recipes import configure, kiosk_token, session_for, with_session
+
+    token = kiosk_token(api)
+    assert_problem(api.post(url, body, token=token), 403, "kiosk_session_invalid")
+    configure(ctx, hotel, max_keys_per_stay=2)
+    session = session_for(api, hotel, token, stay)
+    assert_problem(api.post(url, body, token=token, headers=with_session(session)), 403,
+                   "override_not_allowed")
     token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
                        holder_id=str(guest.id))
     for _ in range(2):

@@ -23,7 +23,7 @@ class CheckIn:
         self.deps = deps
 
     @endpoint("frontdesk:write", body=s.CheckInIn, response=s.ReservationOut,
-              errors=(409, 422, 503), summary="Check in", guest="own",
+              errors=(409, 422, 503), summary="Check in", guest="own", kiosk="session",
               description="Send {} to take the assigned room or the first free room of the "
                           "booked type. The room must be of that type, vacant and in order; "
                           "an OPEN folio is opened with the stay.")
@@ -37,7 +37,7 @@ class CheckOut:
         self.deps = deps
 
     @endpoint("frontdesk:write", response=s.ReservationOut, errors=(409, 503),
-              summary="Check out", guest="own",
+              summary="Check out", guest="own", kiosk="session",
               description="Posts the room nights not yet charged; 409 folio_not_closable (with "
                           "balance and currency) while the folio has a balance, else closes "
                           "it, revokes active keys and leaves the room vacant and dirty.")

@@ -35,7 +35,8 @@ class DigitalKeys:
         resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
     @endpoint("frontdesk:write", body=s.KeyIn, response=s.KeyOut, status=201,
-              errors=(409,), guest="own", summary="Issue a key (INACTIVE) for a checked-in stay",
+              errors=(409,), guest="own", kiosk="session",
+              summary="Issue a key (INACTIVE) for a checked-in stay",
               description="409 key_requires_checked_in unless the stay is CHECKED_IN with a "
                           "room; 409 key_limit_reached (with limit and count) when the stay "
                           "holds max_keys_per_stay live keys (kiosk config, default 2). Staff "

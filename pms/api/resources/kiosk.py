@@ -15,9 +15,10 @@ import falcon
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import kiosk as s
-from pms.services import kiosk
+from pms.services import kiosk, kiosk_lookup
 
 BASE = "/v1/properties/{property_id:uuid}/kiosk-config"
+LOOKUP = "/v1/properties/{property_id:uuid}/kiosk/lookup"
 
 
 class KioskConfig:
@@ -49,4 +50,32 @@ class KioskConfig:
         resp.etag = saved.etag
 
 
-ROUTES = [Route(BASE, KioskConfig)]
+class KioskLookup:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("kiosk:write", body=s.KioskLookupIn, response=s.KioskLookupOut, kiosk="open",
+              errors=(409, 422, 429),
+              summary="Find a stay by two identifiers and open a kiosk session for it",
+              description="last_name plus confirmation_number (today's arrivals and in-house "
+                          "stays) or plus room_number (in-house stays only); names compare "
+                          "case-folded without accents and spaces. Every miss is the same 404 "
+                          "reservation_not_found and counts against the terminal's (the "
+                          "token's sub) failure budget: at 5 misses in 15 minutes the terminal "
+                          "is refused for 15 minutes (429 too_many_lookups with Retry-After). "
+                          "A match answers the fields a kiosk needs, the reasons the guest "
+                          "cannot proceed, and kiosk_session: send it as X-Kiosk-Session on "
+                          "check-in, key issue and check-out of that reservation (it idles out "
+                          "after 70 s). 409 kiosk_locked in lockdown; 409 kiosk_mode_disabled "
+                          "when none of CHECK_IN, COLLECT_KEY, CHECK_OUT is enabled.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                body: s.KioskLookupIn) -> None:
+        found = kiosk_lookup.lookup(req.context.ctx, property_id, body)
+        resp.media = s.KioskLookupOut(reservation=found.reservation, kiosk_session=found.token,
+                                      idle_timeout_seconds=int(
+                                          kiosk_lookup.IDLE_TIMEOUT.total_seconds()),
+                                      expires_at=found.expires_at)
+        resp.cache_control = ["no-store"]
+
+
+ROUTES = [Route(BASE, KioskConfig), Route(LOOKUP, KioskLookup)]

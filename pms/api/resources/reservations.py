@@ -13,7 +13,7 @@ from pms.api.spec import endpoint
 from pms.queries import reservations as q
 from pms.schemas import reservations as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import checkin, reservation_notes, reservations
+from pms.services import kiosk_walk_in, reservation_notes, reservations
 
 BASE = "/v1/properties/{property_id:uuid}"
 ITEM = BASE + "/reservations/{id:uuid}"
@@ -103,15 +103,24 @@ class WalkIn:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("reservations:write", body=s.WalkInIn, response=s.ReservationOut, status=201,
-              errors=(409, 422), summary="Walk-in (express booking)",
+    @endpoint("reservations:write", body=s.WalkInIn, response=s.WalkInOut, status=201,
+              errors=(402, 409, 422), summary="Walk-in (express booking)", kiosk="stand_in",
               description="A CONFIRMED reservation arriving today, source WALKIN, channel "
                           "KIOSK, from the given or the first available room type; then use "
-                          "the normal check-in route.")
+                          "the normal check-in route. With payment_method_id (required for "
+                          "kiosk tokens) the stay's total is pre-authorized on its guest folio "
+                          "(a payment intent with manual confirmation) before the answer: "
+                          "`guarantee` AUTHORIZED, or PENDING when the payments service did "
+                          "not answer; a declined guarantee cancels the reservation (402 "
+                          "payment_declined). At a kiosk: WALK_IN mode (409 "
+                          "kiosk_mode_disabled), no lockdown (409 kiosk_locked), public plans "
+                          "only.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: s.WalkInIn) -> None:
-        row = checkin.walk_in(req.context.ctx, property_id, body)
-        resp.media = s.reservation_out(row)
+        row, payment = kiosk_walk_in.walk_in(req.context.ctx, property_id, body,
+                                             payments_client=getattr(self.deps.platform,
+                                                                     "payments", None))
+        resp.media = kiosk_walk_in.walk_in_out(row, payment)
         resp.status = 201
         resp.location = _location(property_id, row)
 
