@@ -185,7 +185,7 @@ def _line(line: Any, names: list[str]) -> tuple[Any, ...]:
 def _view(state: folio_state.FolioState) -> dict[str, Any]:
     return {
         "folio": {f.name: getattr(state.folio, f.name) for f in Folio._meta.sorted_fields
-                  if f.name not in ("reservation", "property", "env_id")}
+                  if f.name not in ("reservation", "property")}
         | {"reservation": state.folio.reservation_id, "property": state.folio.property_id},
         "today": state.today, "stay": _line(state.stay, _STAY),
         "charges": [_line(c, _CHARGE) for c in state.charges],
