@@ -9,6 +9,10 @@ place"), on PostgreSQL, on the same randomized data:
   (`pms.queries.availability.load_search_data` and `SearchData.rules_for`), on restrictions for
   a plan, a room type, both or neither (of this and of other plans and types), nights without a
   rate, stays touching the edges;
+- selling a booking's nights: `pms_take_nights` (migrations 012, 022,
+  `pms.services.inventory._take_in_one`) against `_take_by_models` (lock, recount, check,
+  guarded increment), on calendars with sell limits (none, zero, tight), rooms sold, rooms out of
+  order and out of service, for counts of one to three rooms;
 - the folio state: `pms_folio_state` (migration 016, `pms.services.folio_state._from_row`)
   against the peewee read (`_from_models`, the SQLite path), on folios with charges, payments of
   every status, posted room nights, split folios, and the transaction code asked for.
@@ -37,7 +41,9 @@ from pms.models.property import Room
 from pms.models.rates import RateSchedule, Restriction
 from pms.models.reservations import RoomStay
 from pms.queries.availability import load_search_data
-from pms.services import checkin, folio_state, reservations, stays
+from pms.errors import RoomTypeUnavailable
+from pms.models.inventory import InventoryDay
+from pms.services import checkin, folio_state, inventory, reservations, stays
 from tests.factories import (
     make_booking_hotel,
     make_fb_stay,
@@ -268,3 +274,58 @@ def test_the_folio_state_function_reads_what_the_python_read_reads(ctx, pg_db):
                         for o in expected_others]
     assert _view(fast) == _view(reference)
     assert compared == 9 and fast.charges and fast.payments
+
+
+# -- selling the nights of a booking ------------------------------------------------------------
+
+class _Undo(Exception):
+    """Raised to roll a unit of work back after reading what it wrote."""
+
+
+def test_the_take_function_sells_what_the_python_take_sells(ctx, pg_db):
+    rnd = random.Random(2604)
+    hotel = make_booking_hotel(ctx, rooms=4)
+    prop, rt = hotel.prop, hotel.room_type.id
+    base = hotel.today + timedelta(days=3)
+    days = [base + timedelta(days=i) for i in range(14)]
+    with unit_of_work(ctx):
+        for room in hotel.rooms[:2]:
+            begin = rnd.choice(days)
+            Maintenance.create(property=prop.id, room=room.id,
+                               kind=rnd.choice(["OUT_OF_ORDER", "OUT_OF_SERVICE"]),
+                               from_date=begin, to_date=begin + timedelta(days=rnd.randrange(4)))
+        for day in days:
+            InventoryDay.update(sold=rnd.choice([0, 0, 1, 2, 3]),
+                                sell_limit=rnd.choice([None, None, 0, 2, 3, 9])).where(
+                (InventoryDay.room_type == rt) & (InventoryDay.date == day)).execute()
+
+    def outcome(take, nights, count):
+        answer: Any = None
+        try:
+            with unit_of_work(ctx):
+                try:
+                    take(nights, count)
+                    answer = "sold"
+                except RoomTypeUnavailable as exc:
+                    answer = ("short", tuple(exc.extra["nights"]), exc.detail)
+                after = [(r.date, r.sold, r.physical, r.ooo, r.oos) for r in InventoryDay.select()
+                         .where((InventoryDay.room_type == rt) & InventoryDay.date.in_(days))
+                         .order_by(InventoryDay.date)]
+                raise _Undo
+        except _Undo:
+            pass
+        return answer, after
+
+    sold = short = 0
+    for case in range(50):
+        start = rnd.randrange(len(days) - 1)
+        nights = days[start:start + rnd.randrange(1, 5)]
+        count = rnd.choice([1, 1, 2, 3])
+        fast = outcome(lambda n, c: inventory._take_in_one(prop.id, rt, n, c, None), nights,
+                       count)
+        reference = outcome(lambda n, c: inventory._take_by_models(prop.id, rt, n, c), nights,
+                            count)
+        assert fast == reference, f"case {case}: {nights} x {count}"
+        sold += fast[0] == "sold"
+        short += fast[0] != "sold"
+    assert sold > 5 and short > 5
