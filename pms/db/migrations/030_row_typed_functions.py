@@ -131,12 +131,11 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     if not isinstance(database, pw.PostgresqlDatabase):
         return
-    m013 = importlib.import_module("pms.db.migrations.023_caller_keys_booking_limits")
+    m027 = importlib.import_module("pms.db.migrations.027_guest_journeys")
     m016 = importlib.import_module("pms.db.migrations.016_folio_state_function")
     m017 = importlib.import_module("pms.db.migrations.017_journal_write_functions")
     m020 = importlib.import_module("pms.db.migrations.020_key_lookups_plan_on_keys")
-    migrator.sql(f"DROP FUNCTION IF EXISTS {REFS_SIGNATURE}")
-    migrator.sql(m013.REFS_FUNCTION)
+    m027._replace_refs(migrator, True)  # (drops 030's; 027's, with the generic-plan setting)
     migrator.sql(f"DROP FUNCTION IF EXISTS {PROFILE_SIGNATURE}")
     migrator.sql(m020.REFS_FUNCTION)
     migrator.sql(f"ALTER FUNCTION {PROFILE_SIGNATURE} SET plan_cache_mode = force_generic_plan")
