@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import date, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
@@ -34,15 +34,13 @@ import pytest
 
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.pricing import merge_rules
-from pms.errors import RoomUnavailable
+from pms.errors import RoomTypeUnavailable, RoomUnavailable
 from pms.models import Folio, FolioCharge, FolioPayment, Reservation
-from pms.models.inventory import Maintenance
+from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.property import Room
 from pms.models.rates import RateSchedule, Restriction
 from pms.models.reservations import RoomStay
 from pms.queries.availability import load_search_data
-from pms.errors import RoomTypeUnavailable
-from pms.models.inventory import InventoryDay
 from pms.services import checkin, folio_state, inventory, reservations, stays
 from tests.factories import (
     make_booking_hotel,
