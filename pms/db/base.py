@@ -10,6 +10,7 @@ import datetime
 import uuid
 from typing import Any
 
+import msgspec
 import peewee
 
 from pms.db.database import PmsPostgresDatabase, db
@@ -139,8 +140,11 @@ class _WritePlans:
         self.sorted_names = tuple(f.name for f in meta.sorted_fields)
         self.columns = {f.name: _column_plan(f) for f in meta.sorted_fields}
         # a model whose rows are inserted through a PL/pgSQL function (`_insert_function`,
-        # migration 017: every column, in the fields' order; a missing value is NULL)
+        # migrations 017, 030: the row as one jsonb document of the model's columns; a missing
+        # value is NULL), and the columns whose value is a JSON text already (embedded as is)
         self.function: str | None = getattr(model, "_insert_function", None)
+        self.json_keys = tuple(f.column_name for f in meta.sorted_fields)
+        self.json_raw = tuple(isinstance(f, JsonField) for f in meta.sorted_fields)
         self._plans: dict[Any, Any] = {}
 
     def fill(self, data: dict[str, Any]) -> None:
@@ -167,7 +171,8 @@ class _WritePlans:
             if not names:
                 plan = None
             elif inserting and self.function is not None and names == self.sorted_names:
-                sql = f"SELECT {self.function}({', '.join(['%s'] * len(names))})"
+                # (one parameter: `_compiled_write` makes the document of the row's values)
+                sql = f"SELECT {self.function}(%s)"
                 plan = (sql, names, tuple(self.columns[n] for n in names))
             else:
                 sql_key = (self.model, inserting, scoped, names)
@@ -178,6 +183,20 @@ class _WritePlans:
             if len(self._plans) < 256:  # (column sets of one model: a handful)
                 self._plans[key] = plan
         return plan
+
+
+_encode_document = msgspec.json.Encoder(decimal_format="string").encode
+
+
+def _row_document(plans: _WritePlans, values: list[Any]) -> str:
+    """A row's column values (as `db_value` makes them) as the jsonb document a
+    `pms_write_*` function inserts with `jsonb_populate_record` (migration 030): JSON columns'
+    texts embedded as JSON, the other values as JSON scalars (a UUID as its hex, a timestamp as
+    RFC 3339 text, a Decimal as its text), which the column's type reads back unchanged."""
+    return _encode_document({
+        key: (msgspec.Raw(value) if raw and value is not None else value)
+        for key, raw, value in zip(plans.json_keys, plans.json_raw, values, strict=True)
+    }).decode()
 
 
 def _uuid_param(value: Any) -> Any:
@@ -428,6 +447,8 @@ class TenantModel(BaseModel):
             if scoped:
                 values.append(plans.env_db_value(require_env()))
             values.append(plans.pk_db_value(pk_value))
+        elif plans.function is not None and names == plans.sorted_names:
+            values = [_row_document(plans, values)]
         return sql, values, names
 
     def _relations_stored(self) -> bool:

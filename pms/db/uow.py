@@ -169,6 +169,21 @@ class UnitOfWork:
         PostgreSQL in the batch sent with the COMMIT (as the journal rows), elsewhere at once."""
         self._write(row)
 
+    def statement_with_commit(self, statement: Any, values: dict[str, Any],
+                              otherwise: Callable[[], Any]) -> None:
+        """A write nothing later in the use case reads back, timed here rather than in the
+        service (issue 26): on PostgreSQL the compiled `statement` (`pms.db.statements`,
+        the env filled in) with `values` goes in the batch sent with the COMMIT; elsewhere
+        `otherwise` (the same write through the models) runs now."""
+        if not is_postgres():
+            otherwise()
+            return
+        from pms.db.scope import require_env
+        from pms.db.statements import ENV
+
+        compiled = statement.compiled()
+        self.send_with_commit(compiled.sql, list(compiled.params({**values, ENV: require_env()})))
+
     def send_with_commit(self, sql: str, params: list[Any]) -> None:
         """A compiled write (PostgreSQL) sent in the batch with the COMMIT, for writes nothing
         in the use case reads back."""

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from pms.context import Ctx
-from pms.db.database import is_postgres
 from pms.db.locking import lock_errors
 from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork, unit_of_work
@@ -20,7 +19,7 @@ from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services import keys, kiosk_sessions
-from pms.services.folio_state import read_guest_state, statement_with_commit
+from pms.services.folio_state import read_guest_state
 from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservations import record
 from pms.services.room_holds import lock_room, release_room_holds
@@ -83,15 +82,12 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         if room is not None:
             room.status = ROOM_MACHINE.transition(room.status, "vacate").value
             mark_dirty(room)
-            if is_postgres():  # nothing reads the room or the holds again: with the COMMIT
-                statement_with_commit(uow, VACATE_ROOM, id=room.id, status=room.status,
-                                      hk=room.hk_status, at=ctx.now)
-            else:
-                room.save()
-        if is_postgres():
-            statement_with_commit(uow, RELEASE_HOLDS, reservation=row.id)
-        else:
-            release_room_holds(row)
+            # nothing reads the room or the holds again: with the COMMIT (PostgreSQL)
+            uow.statement_with_commit(VACATE_ROOM, {"id": room.id, "status": room.status,
+                                                    "hk": room.hk_status, "at": ctx.now},
+                                      otherwise=room.save)
+        uow.statement_with_commit(RELEASE_HOLDS, {"reservation": row.id},
+                                  otherwise=lambda: release_room_holds(row))
         row.status = status.value
         row.checked_out_at = ctx.now
         row.checked_out_business_date = today

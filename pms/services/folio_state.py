@@ -133,8 +133,21 @@ def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any
 # Arguments: env, folio, property and holder filters (NULL: none), lock (the stay's reservation
 # row, then the folio row, FOR UPDATE, then the read, whose snapshot is taken after the locks are
 # granted), the transaction code to read (NULL: none) and the stay's other OPEN folios (bool).
-_STATE_CALL = ("SELECT * FROM pms_folio_state(%(env)s, {folio}, %(prop)s, %(holder)s, {lock},"
-               " {code}, {others})")
+# The folio comes back whole (`f_row`, the table's row type, migration 030): its columns are named
+# here as the model lists them, so a column added to the table needs no change to the function.
+def _folio_columns() -> str:
+    from pms.models import Folio
+
+    return ", ".join(f"(s.f_row).{f.column_name}" for f in Folio._meta.sorted_fields)
+
+
+_STATE_CALL = ("SELECT " + _folio_columns() + ", s.p_timezone, s.p_business_date, s.r_status,"
+               " s.r_arrival_date, s.r_departure_date, s.r_nightly_prices, s.r_rate_plan_id,"
+               " s.r_adults, s.r_children, s.r_confirmation_number, s.r_currency,"
+               " s.state_charges, s.state_payments, s.state_posted_nights, s.state_room_code,"
+               " s.state_packages, s.state_code, s.state_others"
+               " FROM pms_folio_state(%(env)s, {folio}, %(prop)s, %(holder)s, {lock},"
+               " {code}, {others}) s")
 
 
 def _state_call(*, folio: str = "%(folio)s", lock: bool = False, code: bool = False,
@@ -200,17 +213,25 @@ def _payment(a: list[Any]) -> Row:
                external_id=a[11], refund_of=_uuid(a[12]), attempts=a[13])
 
 
-def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
-    from pms.models import Folio
+_FOLIO_PLAN: list[Any] = []
 
-    (fid, created, updated, _env, version, res_id, prop_id, room_number, status, folio_type,
-     currency, closed_at, timezone, bdate, r_status, arrival, departure, prices, plan_id, adults,
-     children, confirmation, r_currency, charges, payments, nights, room_code, packages, code,
-     others) = row
-    folio = Folio(id=_uuid(fid), created_at=created, updated_at=updated, version=version,
-                  reservation=_uuid(res_id), property=_uuid(prop_id), room_number=room_number,
-                  status=status, folio_type=folio_type, currency=currency, closed_at=closed_at)
-    folio._dirty.clear()  # read from the database: nothing to write back unless changed
+
+def _folio_of(values: tuple[Any, ...]) -> Any:
+    """The Folio the model's fields read from its columns (as `TenantModel.fetch` builds it)."""
+    if not _FOLIO_PLAN:
+        from pms.db.base import _FetchPlan
+        from pms.models import Folio
+
+        _FOLIO_PLAN.append(_FetchPlan(Folio))
+    return _FOLIO_PLAN[0].build(values)
+
+
+def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
+    width = len(row) - 18  # the folio's columns, then 18 more (see _STATE_CALL)
+    folio = _folio_of(row[:width])
+    (timezone, bdate, r_status, arrival, departure, prices, plan_id, adults, children,
+     confirmation, r_currency, charges, payments, nights, room_code, packages, code,
+     others) = row[width:]
     stay = Row(id=folio.reservation_id, property_id=folio.property_id, status=r_status,
                arrival_date=arrival, departure_date=departure, nightly_prices=prices,
                rate_plan_id=_uuid(plan_id), adults=adults, children=children,

@@ -189,12 +189,10 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
     their PENDING ledger posting and the folios' closing written with the COMMIT. `state`:
     the guest folio's, when the caller read it (`read_guest_state(lock=True)`). A stay without
     an OPEN guest folio (none when checked in, SPEC rule 5) takes the general path."""
-    from pms.db.database import is_postgres
     from pms.services.folio_state import (
         CLOSE_FOLIO,
         posting_row,
         read_guest_state,
-        statement_with_commit,
         write_with_commit,
     )
     from pms.services.ledger_postings import by_account, revenue_lines
@@ -224,16 +222,16 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
     for other in state.others:
         refuse_balance(other.id, other.currency, other.property_id, other.balance)
     closed = FOLIO_MACHINE.transition(folio.status, "close").value  # the others are OPEN too
-    if is_postgres():
-        for folio_id in [folio.id, *(o.id for o in state.others)]:
-            statement_with_commit(uow, CLOSE_FOLIO, id=folio_id, status=closed, at=now)
-        folio.status, folio.closed_at = closed, now
-        return
-    others = [Folio.get_by_id(o.id) for o in state.others]
-    for row in [folio, *others]:
-        row.status = FOLIO_MACHINE.transition(row.status, "close").value
-        row.closed_at = now
+
+    def close_now(folio_id: Any) -> None:  # (SQLite: the model write, at once)
+        row = folio if folio_id == folio.id else Folio.get_by_id(folio_id)
+        row.status, row.closed_at = closed, now
         row.save()
+
+    for folio_id in [folio.id, *(o.id for o in state.others)]:
+        uow.statement_with_commit(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
+                                  otherwise=lambda folio_id=folio_id: close_now(folio_id))
+    folio.status, folio.closed_at = closed, now
 
 
 def reopen_folio(folio: Folio) -> Folio:

@@ -163,7 +163,6 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
             lock_timeout (503).
     """
     ordered = _check_args(nights, count)
-    end = ordered[-1] + timedelta(days=1)
     wired = wiring.current()
     if wired.locking_enabled and is_postgres():
         sold = _take_in_one(property_id, room_type_id, ordered, count, wired.pause_after_check,
@@ -173,6 +172,16 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
             return
     if first is not None:
         db.execute_sql(first[0], first[1])
+    _take_by_models(property_id, room_type_id, ordered, count)
+
+
+def _take_by_models(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date],
+                    count: int) -> None:
+    """The take's reference path (SQLite's, and PostgreSQL's beyond the fast path): lock the
+    nights, recount them, refuse a short night, sell (guarded). `pms_take_nights` is proven
+    equal to it (tests/services/test_rule_equivalence.py)."""
+    end = ordered[-1] + timedelta(days=1)
+    wired = wiring.current()
     with locking.lock_errors():
         rows = lock_days(property_id, room_type_id, ordered)
         counts = recount_locked(property_id, rows, ordered[0], end)

@@ -19,7 +19,6 @@ from decimal import Decimal
 from typing import Any
 
 from pms.context import Ctx
-from pms.db.database import is_postgres
 from pms.db.fields import utcnow
 from pms.db.locking import for_update, lock_errors
 from pms.db.statements import Statement
@@ -35,7 +34,6 @@ from pms.services.cashiering import check_amount, load_folio, record_change, req
 from pms.services.folio_state import (
     posting_row,
     read_state,
-    statement_with_commit,
     write_with_commit,
 )
 from pms.services.ledger_postings import send_postings
@@ -228,14 +226,12 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             else:
                 trigger = "authorize" if payment.kind == PRE_AUTH else "capture"
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
-            if is_postgres():  # nothing reads the row back before the commit: sent with it
-                payment.updated_at = utcnow()
-                statement_with_commit(uow, RECORD_OUTCOME, id=payment.id, status=payment.status,
-                                      external_id=payment.external_id,
-                                      attempts=payment.attempts,
-                                      decline_code=payment.decline_code, at=payment.updated_at)
-            else:
-                payment.save()
+            # nothing reads the row back before the commit: sent with it (PostgreSQL)
+            payment.updated_at = utcnow()
+            uow.statement_with_commit(RECORD_OUTCOME, {
+                "id": payment.id, "status": payment.status, "external_id": payment.external_id,
+                "attempts": payment.attempts, "decline_code": payment.decline_code,
+                "at": payment.updated_at}, otherwise=payment.save)
             state.replace_payment(payment)
             if trigger == "capture":
                 posting = _settle(uow, payment, folio.property_id, "payments_clearing")

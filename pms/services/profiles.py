@@ -40,11 +40,15 @@ _PROFILE_FIELDS = tuple(Profile._meta.sorted_fields)
 
 # PERF (issue 10): the property check and the look for a profile with the same email (first) or
 # external reference, in ONE statement, built once per process; the row comes back as a tuple.
-# On PostgreSQL it is the body of the PL/pgSQL function `pms_profile_refs` (migration 014), whose
+# On PostgreSQL it is the PL/pgSQL function `pms_profile_refs` (migrations 014, 020, 030), whose
 # plan the server keeps per connection (planning it cost more than running it).
 _REFS = Statement.text(
     "profiles.ensure_refs",
-    postgres="SELECT * FROM pms_profile_refs(%(env)s, %(prop)s, %(email)s, %(ref)s)",
+    # (the profile comes back whole, as the table's row type, migration 030: named here as the
+    # model lists its columns, so a column added to the table needs no change to the function)
+    postgres=("SELECT r.property_found, "
+              + ", ".join(f"(r.pr_row).{f.column_name}" for f in _PROFILE_FIELDS)
+              + " FROM pms_profile_refs(%(env)s, %(prop)s, %(email)s, %(ref)s) r"),
     sqlite=(
         "SELECT (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s), "
         + ", ".join(f"p.{f.column_name}" for f in _PROFILE_FIELDS)

@@ -157,12 +157,20 @@ _REFS = Statement.text("reservations.refs", both=(
 
 
 # PostgreSQL: the same read with the stay's rates and its restrictions that apply to the plan
-# and room type (json arrays), so the booking prices without two more reads. It is the body of
-# the PL/pgSQL function `pms_booking_refs` (migration 013), whose plan the server keeps per
-# connection (PERF: planning it cost more than running it); same columns, same order.
+# and room type (json arrays), so the booking prices without two more reads. It is the PL/pgSQL
+# function `pms_booking_refs` (migrations 013, 030), whose plan the server keeps per connection
+# (PERF: planning it cost more than running it). It returns the three rows whole (their tables'
+# row types, migration 030); the columns are named here as the models list them, so a column
+# added to a table needs no change to the function.
+def _row_columns(model: type, alias: str) -> str:
+    return ", ".join(f"({alias}).{f.column_name}" for f in model._meta.sorted_fields)
+
+
 _REFS_AND_PRICES = Statement.text("reservations.refs_and_prices", postgres=(
-    "SELECT * FROM pms_booking_refs(%(env)s, %(property)s, %(room_type)s, %(rate_plan)s, "
-    "%(arrival)s, %(departure)s)"))
+    f"SELECT {_row_columns(Property, 'b.p_row')}, {_row_columns(RoomType, 'b.rt_row')}, "
+    f"{_row_columns(RatePlan, 'b.rp_row')}, b.stay_rates, b.stay_restrictions "
+    "FROM pms_booking_refs(%(env)s, %(property)s, %(room_type)s, %(rate_plan)s, "
+    "%(arrival)s, %(departure)s) b"))
 
 
 @dataclass

@@ -102,7 +102,7 @@ def _reads(cur: Any, env: uuid.UUID, prop: uuid.UUID, email: str | None, ref: st
     try:
         cur.execute("SELECT set_config('app.env_id', %s, true)", (str(env),))
         cur.execute("SELECT pms_claim_idempotency_key(%s, %s, now())", (str(env), key))
-        cur.execute("SELECT property_found, pr_id, pr_email, pr_external_ref"
+        cur.execute("SELECT property_found, (pr_row).id, (pr_row).email, (pr_row).external_ref"
                     " FROM pms_profile_refs(%s, %s, %s, %s)", (str(env), str(prop), email, ref))
         found = cur.fetchone()
         return found, _scans(cur)
