@@ -68,6 +68,9 @@ class _Touched:
     rates: dict[date, set[uuid.UUID] | str] = field(default_factory=dict)
     restrictions: set[date] = field(default_factory=set)
     full: bool = False
+    # the nights' sellable as the booking's take counted it under its locks (pms_take_nights,
+    # the reference rule's fast path): None once any touch came without them
+    known: dict[date, int] | None = field(default_factory=dict)
 
 
 @dataclass
@@ -80,10 +83,12 @@ _KEY = "ari_events"
 
 def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date], *,
           rate_plans: Iterable[uuid.UUID] | str | None = None, restrictions: bool = False,
-          full: bool = False) -> None:
+          full: bool = False, sellable: dict[date, int] | None = None) -> None:
     """Note that `nights` of a room type may sell differently (and, with `rate_plans`, that
     those plans' rates changed; with `restrictions`, that the restrictions did). Call inside
-    the unit of work of the change; outside one it does nothing (no change commits there)."""
+    the unit of work of the change; outside one it does nothing (no change commits there).
+    `sellable`: the nights' rooms for sale as the caller counted them under the nights' locks
+    (the booking's take), final for this transaction: the event then needs no recount."""
     uow = current_unit_of_work()
     if uow is None:
         return
@@ -96,6 +101,10 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
         touched = pending.by_room_type[room_type_id] = _Touched(property_id)
     days = list(nights)
     touched.nights.update(days)
+    if sellable is None or touched.known is None:
+        touched.known = None
+    else:
+        touched.known.update(sellable)
     touched.full = touched.full or full
     if restrictions:
         touched.restrictions.update(days)
@@ -199,8 +208,9 @@ def _flush(uow: Any, pending: _Pending) -> None:
             continue
         if (is_postgres() and not touched.rates and not touched.restrictions
                 and not touched.full):
+            known = touched.known
             for month in months:
-                _in_commit(uow, room_type_id, touched.property_id, month)
+                _in_commit(uow, room_type_id, touched.property_id, month, known)
             continue
         last = _bump(touched.property_id, room_type_id, len(months))  # lock first, then read
         states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
@@ -236,14 +246,20 @@ def month_days(month: date) -> list[date]:
 
 
 def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
-               days: list[date]) -> None:
+               days: list[date], known: dict[date, int] | None = None) -> None:
     """One month's event as one statement in the batch sent with the COMMIT (PostgreSQL):
     the stream's upsert (its row lock, the version), then the outbox row whose `data.nights`
     come from `SELLABLE_OF_TYPE_PG` (the search's statement for one room type) over the
-    transaction's own writes. The Python event object (for the after-emit hooks) carries
-    version 0: the version is the database's."""
+    transaction's own writes, or, when the booking's take counted them (`known`), from those
+    counts (PERF: a short statement the server plans cheaply). The Python event object (for
+    the after-emit hooks) carries version 0: the version is the database's."""
     subject = str(room_type_id)
-    base = {"property_id": str(property_id), "room_type_id": subject}
+    base: dict[str, Any] = {"property_id": str(property_id), "room_type_id": subject}
+    if known is not None and all(d in known for d in days):
+        base["nights"] = [{"date": d.isoformat(), "sellable": max(known[d], 0), "rates": {}}
+                          for d in days]
+    else:
+        known = None
     event = OutboxEvent.build(
         type=ARI_UPDATED, subject=subject, partition=outbox_partition(subject),
         aggregate_type="ari", aggregate_version=0, property_id=property_id,
@@ -260,9 +276,9 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
     first = days[0]
     count = (days[-1] - first).days + 1
     sellable = SELLABLE_OF_TYPE_PG.compiled()
-    sellable_params = list(sellable.params({"env": env, "property_id": property_id,
-                                            "start": first, "count": count,
-                                            "room_type": room_type_id}))
+    sellable_params = [] if known is not None else list(sellable.params(
+        {"env": env, "property_id": property_id, "start": first, "count": count,
+         "room_type": room_type_id}))
     params: list[Any] = [room_type_id, env, property_id]
     exprs = []
     for column, value in zip(columns, values, strict=True):
@@ -271,6 +287,9 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
         elif column == "idempotency_key":
             exprs.append("%s || v.version")
             params.append(f"{ARI_UPDATED}:{subject}:")
+        elif column == "data" and known is not None:
+            exprs.append("%s::jsonb")
+            params.append(value)
         elif column == "data":
             exprs.append(_NIGHTS.format(sellable=sellable.sql))
             params.extend([value, first, *sellable_params,

@@ -248,7 +248,10 @@ def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[
     if len(rows) < len(ordered):
         return False
     if rows[0][2] == len(ordered):
-        ari_events.touch(property_id, room_type_id, ordered)  # issue 35 (as `lock_days`)
+        # issue 35 (as `lock_days`), with the nights' counts: sellable before the take, less
+        # the rooms taken (the nights stay locked to the COMMIT)
+        ari_events.touch(property_id, room_type_id, ordered,
+                         sellable={day: before - count for day, before, _ in rows})
         return True
     short = [day for day, sellable, _ in rows if sellable < count]
     raise RoomTypeUnavailable(
