@@ -33,6 +33,8 @@ def _percentile(values: list[float], p: float) -> float:
 
 
 def run(seconds: float, writers: int, rooms: int, out: Any = print) -> dict[str, Any]:
+    import os
+
     import msgspec
     import pika
 
@@ -46,12 +48,9 @@ def run(seconds: float, writers: int, rooms: int, out: Any = print) -> dict[str,
     from pms.schemas.reservations import ReservationIn
     from pms.services import reservations
     from pms.services.ari_events import ARI_UPDATED
-    from tests.factories import load_rates, make_property, make_rate_plan, make_room
-    from tests.factories import make_room_type
+    from tests.factories import load_rates, make_property, make_rate_plan, make_room, make_room_type
     from workers.publisher import AmqpEventPublisher
     from workers.relay import OutboxRelay
-
-    import os
 
     url = os.environ.get("PMS_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
     database = pgdb.create("pmsari")

@@ -42,7 +42,7 @@ def push(
     """Push every night's ARI again as hotel:pms:ari:updated events (a job per property)."""
     from pms.context import system_ctx
     from pms.errors import PmsError
-    from pms.services import ari_push, jobs
+    from pms.services import jobs
 
     require_property_choice(property_code, all_properties, "to push")
     env_id = parse_uuid(env)
@@ -55,7 +55,7 @@ def push(
     for prop in props:
         started = time.perf_counter()
         try:
-            job = ari_push.start_push(ctx, prop.id, months or None)
+            job = jobs.start_ari_push(ctx, prop.id, months or None)
         except PmsError as exc:
             fail(str(exc), 2)
         jobs.run_job(ctx, job.id)

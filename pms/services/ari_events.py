@@ -31,12 +31,12 @@ from typing import Any
 from pms.db.current import current_unit_of_work
 from pms.db.database import is_postgres
 from pms.db.fields import utcnow
+from pms.db.scope import require_env
 from pms.domain.pricing import OPEN, Rule, merge_rules
 from pms.models.ari import AriStream
 from pms.models.catalog import RatePlan
 from pms.models.platform import OutboxEvent, outbox_partition
 from pms.models.rates import RateSchedule
-from pms.db.scope import require_env
 from pms.queries.availability import SELLABLE_OF_TYPE_PG, _load_restrictions, load_sellable
 
 ARI_UPDATED = "hotel:pms:ari:updated"

@@ -3,8 +3,8 @@
 A channel that suspects drift asks for `digest` (one hash per room type and calendar month),
 compares it with the hash of what it holds, and asks for a re-push of only the months that
 differ (`start_push` with `months`); a channel that lost its state asks for the full push (365
-days from the property's business date). A push is a job (`pms.services.jobs.run_job` runs
-`run_push`): per room type one unit of work whose events (`hotel:pms:ari:updated`, one per month,
+days from the property's business date). A push is a job (`pms.services.jobs.start_ari_push`
+queues it, `run_job` runs `run_push`): per room type one unit of work whose events (`hotel:pms:ari:updated`, one per month,
 `full: true`) carry every night's sellable, every rate plan's amount and restrictions.
 
 Canonical form of a month (the README gives it to consumers): one line per night of the month,
@@ -26,9 +26,7 @@ from typing import Any
 from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.states import JOB_INITIAL
 from pms.errors import NotFound, ValidationFailed
-from pms.models.platform import Job
 from pms.models.property import Property, RoomType
 from pms.services import ari_events
 
@@ -122,21 +120,17 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str, last: str) -> dict[str,
             "to": end.strftime("%Y-%m"), "algorithm": "sha256", "data": out}
 
 
-def start_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> Job:
-    """Queue a re-push of `months` ("YYYY-MM"), or of 365 days from the business date."""
-    from pms.services.jobs import record_queued
+def check_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> list[str] | None:
+    """The months of a push, validated ("YYYY-MM", sorted, at most 18; None: 365 days).
 
+    Raises: NotFound (property), ValidationFailed (bad months). The job is queued by
+    `pms.services.jobs.start_ari_push`."""
     wanted = sorted({month_of(m, "months") for m in months}) if months else None
     if wanted is not None:
         _check_months(wanted, "months")
     with read_scope(ctx):
         _property(property_id)
-    with unit_of_work(ctx) as uow:
-        job = Job.create(kind=ARI_PUSH, status=JOB_INITIAL.value, property_id=property_id,
-                         input={"months": [m.strftime("%Y-%m") for m in wanted]
-                                if wanted else None})
-        record_queued(uow, job)
-    return job
+    return [m.strftime("%Y-%m") for m in wanted] if wanted else None
 
 
 def push_days(prop: Property, months: list[str] | None, now: dt.datetime) -> list[dt.date]:

@@ -153,6 +153,19 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
                 error=result.error, finished_at=dt.datetime.now(dt.UTC))
 
 
+def start_ari_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> Job:
+    """Queue an ARI re-push (issue 35) of `months` ("YYYY-MM"), or of 365 days from the
+    business date, with its `job:queued` event. Raises NotFound, ValidationFailed."""
+    from pms.services import ari_push
+
+    wanted = ari_push.check_push(ctx, property_id, months)
+    with unit_of_work(ctx) as uow:
+        job = Job.create(kind=ARI_PUSH, status=JOB_INITIAL.value, property_id=property_id,
+                         input={"months": wanted})
+        record_queued(uow, job)
+    return job
+
+
 def _run_ari_push(ctx: Ctx, job: Job) -> None:
     """Run an ARI push job (inside `run_job`'s guard: what escapes marks it FAILED)."""
     from pms.services import ari_push

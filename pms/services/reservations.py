@@ -36,6 +36,7 @@ from pms.errors import (
 )
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
 from pms.queries.availability import SearchData, load_packages, load_promo
+from pms.queries.stay_through import through_rules
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services import company_billing, keys
@@ -43,7 +44,6 @@ from pms.services.availability import rate_plan_open_to
 from pms.services.booking_limits import check_guest_limit, check_horizon
 from pms.services.catalog import load_property
 from pms.services.companies import may_book_for_traveler
-from pms.queries.stay_through import through_rules
 from pms.services.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.pricing import check_occupancy, quote_for, quote_stay
 from pms.services.rate_fence import negotiated_plan_open

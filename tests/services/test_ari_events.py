@@ -18,8 +18,17 @@ from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import MaintenanceIn, SellLimitIn
 from pms.schemas.rates import RatesIn, RestrictionIn
 from pms.schemas.reservations import CheckInIn, ReservationPatch
-from pms.services import availability, checkin, checkout, folios, inventory, maintenance, rates
-from pms.services import reservations, stays
+from pms.services import (
+    availability,
+    checkin,
+    checkout,
+    folios,
+    inventory,
+    maintenance,
+    rates,
+    reservations,
+    stays,
+)
 from pms.services.ari_events import ARI_UPDATED, amount_text
 from tests.factories import make_booking_hotel, make_reservation, pay_folio
 

@@ -18,8 +18,13 @@ from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import MaintenanceIn, SellLimitIn
 from pms.services import availability, inventory, maintenance, reservations
 from pms.services.ari_events import ARI_UPDATED
-from tests.factories import load_rates, make_booking_hotel, make_reservation, make_room
-from tests.factories import make_room_type
+from tests.factories import (
+    load_rates,
+    make_booking_hotel,
+    make_reservation,
+    make_room,
+    make_room_type,
+)
 from tests.services.test_ari_events import Projection
 from workers.publisher import AmqpEventPublisher
 from workers.relay import OutboxRelay

@@ -14,7 +14,7 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import ari as s
 from pms.schemas.jobs import JobOut
-from pms.services import ari_push
+from pms.services import ari_push, jobs
 
 
 class AriDigest:
@@ -45,7 +45,7 @@ class AriPush:
                           "with the job (poll /v1/jobs/{id}).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: s.AriPushIn) -> None:
-        started_or_done(resp, ari_push.start_push(req.context.ctx, property_id, body.months),
+        started_or_done(resp, jobs.start_ari_push(req.context.ctx, property_id, body.months),
                         None)
 
 
