@@ -81,6 +81,24 @@ class _Pending:
 _KEY = "ari_events"
 
 
+@dataclass
+class _TestHooks:
+    """TEST-ONLY (tests/workers/test_ari_replay.py): a pause after a flush read its nights, and
+    the control order (read, then lock the stream) that lets a concurrent change commit
+    between the read and the version."""
+
+    pause_after_read: Any = None
+    read_before_lock: bool = False
+
+
+TEST_HOOKS = _TestHooks()
+
+
+def _pause() -> None:
+    if TEST_HOOKS.pause_after_read is not None:
+        TEST_HOOKS.pause_after_read()
+
+
 def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date], *,
           rate_plans: Iterable[uuid.UUID] | str | None = None, restrictions: bool = False,
           full: bool = False, sellable: dict[date, int] | None = None) -> None:
@@ -212,9 +230,16 @@ def _flush(uow: Any, pending: _Pending) -> None:
             for month in months:
                 _in_commit(uow, room_type_id, touched.property_id, month, known)
             continue
-        last = _bump(touched.property_id, room_type_id, len(months))  # lock first, then read
-        states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
-                              rates=touched.rates, restrictions=touched.restrictions)
+        if TEST_HOOKS.read_before_lock:  # TEST-ONLY control: the race the order prevents
+            states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
+                                  rates=touched.rates, restrictions=touched.restrictions)
+            _pause()
+            last = _bump(touched.property_id, room_type_id, len(months))
+        else:
+            last = _bump(touched.property_id, room_type_id, len(months))  # lock, then read
+            states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
+                                  rates=touched.rates, restrictions=touched.restrictions)
+            _pause()
         by_day = {n["date"]: n for n in states}
         version = last - len(months)
         for month in months:

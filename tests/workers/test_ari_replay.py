@@ -145,3 +145,85 @@ def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ct
     projection = Projection()
     projection.apply(events)
     assert_projection_is_the_search(ctx, hotel, types, projection)
+
+
+@pytest.fixture
+def hooks():
+    from pms.services.ari_events import TEST_HOOKS
+
+    yield TEST_HOOKS
+    TEST_HOOKS.pause_after_read = None
+    TEST_HOOKS.read_before_lock = False
+
+
+def _push_racing_a_booking(ctx, hotel, hooks):
+    """A re-push of this month pauses after reading its nights; meanwhile a booking of one of
+    them tries to commit. Returns (whether the booking waited for the push, the events)."""
+    from pms.services import ari_push
+
+    read, go = threading.Event(), threading.Event()
+
+    def pause():
+        if threading.current_thread().name == "push":
+            read.set()
+            go.wait(10)
+
+    hooks.pause_after_read = pause
+    errors = []
+
+    def push():
+        try:
+            ari_push.run_push(ctx, hotel.id, [hotel.today.strftime("%Y-%m")])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def book():
+        try:
+            make_reservation(ctx, hotel, departure_date=str(hotel.today + timedelta(days=1)))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    p = threading.Thread(target=push, name="push")
+    p.start()
+    assert read.wait(10)
+    b = threading.Thread(target=book, name="book")
+    b.start()
+    b.join(1.0)  # with the guard the booking's COMMIT waits for the push's stream lock
+    waited = b.is_alive()
+    go.set()
+    p.join(10)
+    b.join(10)
+    assert not errors, errors
+    from tests.services.test_ari_events import ari_rows
+
+    return waited, ari_rows(ctx)
+
+
+def _today_in_projection(ctx, hotel, events):
+    projection = Projection()
+    projection.apply(events)
+    key = (str(hotel.room_type.id), hotel.today.isoformat())
+    body = msgspec.convert({"arrival_date": str(hotel.today),
+                            "departure_date": str(hotel.today + timedelta(days=1)),
+                            "adults": 1}, AvailabilityIn)
+    (rt,) = availability.search_property(ctx, hotel.id, body).room_types
+    return projection.sellable[key], rt.available
+
+
+def test_a_push_and_a_booking_at_once_keep_the_versions_in_commit_order(ctx, database, hooks):
+    hotel = make_booking_hotel(ctx, rooms=3)
+    waited, events = _push_racing_a_booking(ctx, hotel, hooks)
+    assert waited
+    held, searched = _today_in_projection(ctx, hotel, events)
+    assert held == searched == 2
+
+
+def test_control_read_before_the_stream_lock_loses_the_booking(ctx, database, hooks):
+    """The control: reading the nights before locking the stream lets the booking commit in
+    between with a lower version; the push's stale night then wins in every projection."""
+    hooks.read_before_lock = True
+    hotel = make_booking_hotel(ctx, rooms=3)
+    waited, events = _push_racing_a_booking(ctx, hotel, hooks)
+    assert not waited
+    held, searched = _today_in_projection(ctx, hotel, events)
+    assert (held, searched) == (3, 2)
