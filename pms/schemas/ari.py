@@ -14,8 +14,10 @@ Month = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}-[0-9]{2}$", min_length=7
 
 
 class AriDigestQuery(msgspec.Struct, kw_only=True):
-    from_: Month = msgspec.field(name="from")
-    to: Month
+    """Months from..to (YYYY-MM); by default the business date's month and the 11 after."""
+
+    from_: Month | None = msgspec.field(default=None, name="from")
+    to: Month | None = None
 
 
 class AriMonthDigestOut(Out):

@@ -95,19 +95,28 @@ def _check_months(months: list[dt.date], field: str) -> None:
                                         "message": f"at most {MAX_MONTHS} months"}])
 
 
-def digest(ctx: Ctx, property_id: uuid.UUID, first: str, last: str) -> dict[str, Any]:
-    """One hash per room type and month of first..last ("YYYY-MM", both included).
+def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
+           last: str | None) -> dict[str, Any]:
+    """One hash per room type and month of first..last ("YYYY-MM", both included; by default
+    the business date's month and the 11 after it: the 365 days channels certify).
 
     Raises: NotFound (property), ValidationFailed (bad months, over 18, last before first).
     """
-    start, end = month_of(first, "from"), month_of(last, "to")
-    if end < start:
-        raise ValidationFailed("to is before from",
-                               errors=[{"field": "to", "message": "before from"}])
-    months = months_between(start, end)
-    _check_months(months, "to")
     with read_scope(ctx):
-        _property(property_id)
+        prop = _property(property_id)
+        today = prop.business_date or local_today(ctx.now, prop.timezone)
+        start = month_of(first, "from") if first else today.replace(day=1)
+        if last:
+            end = month_of(last, "to")
+        else:
+            end = start
+            for _ in range(11):
+                end = _next_month(end)
+        if end < start:
+            raise ValidationFailed("to is before from",
+                                   errors=[{"field": "to", "message": "before from"}])
+        months = months_between(start, end)
+        _check_months(months, "to")
         out = []
         for rt in _room_types(property_id):
             for month in months:

@@ -709,3 +709,10 @@ RECIPES.update({
     ("POST", f"{P}/events/{{id}}/post"): lambda w: (
         _bq_event(w, "definite", "actual", item=True) + "/post", None),
 })
+
+
+# --- h35 ---
+# issue 35: the ARI re-push job (a job row with its `job:queued` event and audit row)
+RECIPES.update({
+    ("POST", f"{P}/ari/push"): lambda w: (w.fill(f"{P}/ari/push"), {"months": ["2031-01"]}),
+})

@@ -108,6 +108,14 @@ def test_drift_in_one_month_is_found_by_the_digest_and_healed_by_a_push_of_that_
     assert all(digests[(rt, m)] == consumer_hash(consumer, rt, m) for m in months)
 
 
+def test_digest_defaults_to_the_business_months_twelve(api, hotel):
+    resp = api.get(f"/v1/properties/{hotel.id}/ari/digest")
+    assert resp.status_code == 200, resp.text
+    months = _months(hotel, 12)
+    assert (resp.json["from"], resp.json["to"]) == (months[0], months[-1])
+    assert [d["month"] for d in resp.json["data"]] == months
+
+
 def test_digest_and_push_refuse_bad_months(api, hotel):
     base = f"/v1/properties/{hotel.id}/ari"
     assert_problem(api.get(base + "/digest", params={"from": "2030-13", "to": "2030-12"}), 422)

@@ -24,7 +24,8 @@ class AriDigest:
     @endpoint("inventory:read", query=s.AriDigestQuery, response=s.AriDigestOut,
               errors=(404, 422), summary="ARI digest per room type and month",
               description="One SHA-256 per room type and calendar month of from..to (YYYY-MM, at "
-                          "most 18 months) over the canonical form of the nights (README, "
+                          "most 18 months; by default the business date's month and the 11 "
+                          "after) over the canonical form of the nights (README, "
                           "Distribution): a channel compares them with its own and asks for a "
                           "re-push of the months that differ.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
