@@ -4,7 +4,7 @@ under booking load, and ARI events per booking (issue 35).
 A throwaway PostgreSQL database (bench/pgdb.py, migrated), a hotel of three room types of R
 rooms with 90 days of rates; W threads book (1 to 3 nights, random arrivals, a cancel now and
 then) for S seconds through the services, each in its own transaction; meanwhile the outbox relay
-(workers.relay.OutboxRelay, woken after every commit as the embedded runtime does) publishes to a
+(`pms-cli outbox relay --follow` processes, `--relays`, as production runs them) publishes to a
 throwaway exchange on RabbitMQ (PMS_TEST_AMQP_URL or the local default) and a consumer reads the
 `hotel.pms.ari.#` messages. Each request's `now` is unique; the event's `time` is that `now`, so
 each ARI message is matched to the request that caused it, and its latency is counted from that
@@ -46,7 +46,8 @@ def _drained(env: uuid.UUID, deadline: float) -> None:
         time.sleep(0.2)
 
 
-def run(seconds: float, writers: int, rooms: int, out: Any = print  # noqa: C901
+def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
+        rate: float = 0.0, out: Any = print
         ) -> dict[str, Any]:
     import os
 
@@ -54,7 +55,6 @@ def run(seconds: float, writers: int, rooms: int, out: Any = print  # noqa: C901
     import pika
 
     from bench import pgdb
-    from pms import wiring
     from pms.context import Ctx
     from pms.db.database import db, make_database
     from pms.db.migrator import migrate
@@ -64,8 +64,6 @@ def run(seconds: float, writers: int, rooms: int, out: Any = print  # noqa: C901
     from pms.services import reservations
     from pms.services.ari_events import ARI_UPDATED
     from tests.factories import load_rates, make_property, make_rate_plan, make_room, make_room_type
-    from workers.publisher import AmqpEventPublisher
-    from workers.relay import OutboxRelay
 
     url = os.environ.get("PMS_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
     database = pgdb.create("pmsari")
@@ -94,12 +92,20 @@ def run(seconds: float, writers: int, rooms: int, out: Any = print  # noqa: C901
         ch.queue_declare(queue, durable=False, auto_delete=False)
         ch.queue_bind(queue, exchange, routing_key="hotel.pms.ari.#")
 
-        relay = OutboxRelay(AmqpEventPublisher(url, exchange), env_id=env, idle_interval=0.2)
+        # the relay as production runs it: `pms-cli outbox relay --follow` processes of their
+        # own (sharing the partitions by lease), not threads beside the writers
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        relay_env = {**os.environ, "PMS_DATABASE_URL": database.app_url,
+                     "PMS_MIGRATION_DATABASE_URL": database.owner_url, "PMS_BROKER_URL": url,
+                     "PMS_EVENT_EXCHANGE": exchange, "PMS_PLATFORM_URL": "embedded"}
+        cli = str(Path(sys.executable).with_name("pms-cli"))
+        procs = [subprocess.Popen([cli, "outbox", "relay", "--follow", "--idle", "0.05",
+                                   "--no-audit"], env=relay_env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(relays)]
         stop = threading.Event()
-        wake = lambda events, relay=relay: relay.wake()  # noqa: E731 - as workers.runtime
-        wiring.add_after_emit(wake)
-        relay_thread = threading.Thread(target=relay.run_forever, args=(stop,), daemon=True)
-        relay_thread.start()
 
         committed: dict[str, float] = {}  # the request's `time` -> wall time of its commit
         received: list[tuple[str, float]] = []
@@ -133,7 +139,12 @@ def run(seconds: float, writers: int, rooms: int, out: Any = print  # noqa: C901
         def writer(seed: int, until: float) -> None:
             rng = random.Random(seed)
             mine: list[Any] = []
+            gap = writers / rate if rate else 0.0  # each writer's share of the target rate
+            due = time.time()
             while time.time() < until:
+                if gap:
+                    due += gap
+                    time.sleep(max(0.0, due - time.time()))
                 now = unique_now()
                 ctx = base.with_(now=now, request_id=uuid.uuid4().hex)
                 stamp = now.isoformat().replace("+00:00", "Z")
@@ -171,15 +182,16 @@ def run(seconds: float, writers: int, rooms: int, out: Any = print  # noqa: C901
         elapsed = time.time() - started
         _drained(env, time.time() + 60)
         stop.set()
-        relay.wake()
         consumer.join(timeout=30)
-        relay_thread.join(timeout=10)
-        wiring.remove_after_emit(wake)
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=30)
         latencies = [at - committed[stamp] for stamp, at in received if stamp in committed]
         changes = counts["bookings"] + counts["cancels"]
         matched = len(latencies)
         result = {
-            "seconds": round(elapsed, 1), "writers": writers,
+            "seconds": round(elapsed, 1), "writers": writers, "relays": relays,
+            "target_rate": rate or None,
             "bookings": counts["bookings"], "cancels": counts["cancels"],
             "refused": counts["refused"],
             "changes_per_s": round(changes / elapsed, 1),
@@ -205,8 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="load duration (20)")
     parser.add_argument("--writers", type=int, default=4, help="booking threads (4)")
     parser.add_argument("--rooms", type=int, default=40, help="rooms per room type (40)")
+    parser.add_argument("--relays", type=int, default=2,
+                        help="`pms-cli outbox relay --follow` processes (2)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="target changes per second over all writers (0: as fast as they go)")
     args = parser.parse_args(argv)
-    run(args.seconds, args.writers, args.rooms)
+    run(args.seconds, args.writers, args.rooms, args.relays, args.rate)
     return 0
 
 
