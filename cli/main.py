@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from cli import ari as ari_cli
 from cli import calendar as calendar_cli
 from cli import db, demo, dev, eod, openapi, output, serve
 from cli import email as email_cli
@@ -27,6 +28,7 @@ app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
 app.add_typer(calendar_cli.app, name="calendar")
 app.add_typer(keys_cli.app, name="keys")  # issue 29
+app.add_typer(ari_cli.app, name="ari")  # issue 35
 
 
 @app.callback()

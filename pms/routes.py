@@ -69,7 +69,15 @@ def all_routes() -> list[Route]:
         *company_routes.ROUTES,
 
         *_banquets(),  # issue 34
+        *_ari(),  # issue 35
     ]
+
+
+def _ari() -> list[Route]:
+    """Issue 35: the ARI digest and re-push."""
+    from pms.api.resources import ari
+
+    return ari.ROUTES
 
 
 def _banquets() -> list[Route]:

@@ -49,14 +49,25 @@ def wire_tally(log: bool = True) -> Iterator[Any]:
         database.connect_params.pop("connection_factory", None)
 
 
-def outbox_types(ctx: Ctx) -> list[str]:
-    with read_scope(ctx):
-        return [e.type for e in OutboxEvent.select().order_by(OutboxEvent.created_at)]
+# Issue 35: every change of what can be sold adds `hotel:pms:ari:updated` events beside the
+# change's own event; these helpers speak of the changes' own events (the ARI events have
+# their own tests: tests/services/test_ari_*.py), `ari=True` includes them.
+ARI_TYPE = "hotel:pms:ari:updated"
 
 
-def outbox_rows(ctx: Ctx) -> list[OutboxEvent]:
+def _events(ari: bool) -> Any:
+    query = OutboxEvent.select()
+    return query if ari else query.where(OutboxEvent.type != ARI_TYPE)
+
+
+def outbox_types(ctx: Ctx, *, ari: bool = False) -> list[str]:
     with read_scope(ctx):
-        return list(OutboxEvent.select().order_by(OutboxEvent.created_at))
+        return [e.type for e in _events(ari).order_by(OutboxEvent.created_at)]
+
+
+def outbox_rows(ctx: Ctx, *, ari: bool = False) -> list[OutboxEvent]:
+    with read_scope(ctx):
+        return list(_events(ari).order_by(OutboxEvent.created_at))
 
 
 def audit_actions(ctx: Ctx) -> list[str]:
@@ -64,10 +75,10 @@ def audit_actions(ctx: Ctx) -> list[str]:
         return [a.action for a in AuditEntry.select().order_by(AuditEntry.created_at)]
 
 
-def counts(ctx: Ctx) -> tuple[int, int]:
-    """(outbox rows, audit rows) of the env."""
+def counts(ctx: Ctx, *, ari: bool = False) -> tuple[int, int]:
+    """(outbox rows, audit rows) of the env (the ARI events only with `ari`)."""
     with read_scope(ctx):
-        return OutboxEvent.select().count(), AuditEntry.select().count()
+        return _events(ari).count(), AuditEntry.select().count()
 
 
 __all__ = ["assert_problem", "audit_actions", "counts", "outbox_rows", "outbox_types",

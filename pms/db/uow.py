@@ -41,6 +41,9 @@ class UnitOfWork:
         self.events: list[OutboxEvent] = []
         self.audits: list[AuditEntry] = []
         self._after_commit: list[Callable[[], None]] = []
+        # work that must run last inside the transaction, after the use case (issue 35: the
+        # ARI events of the nights the use case touched); keyed so a hook registers once
+        self._before_commit: dict[str, Callable[[], None]] = {}
         self._born: set[Any] = set()
         # rows locked in this unit of work: (model, id) -> the last version an event gave it
         # here (None before the first), whichever object of the row the event was for
@@ -248,6 +251,17 @@ class UnitOfWork:
     def after_commit(self, fn: Callable[[], None]) -> None:
         self._after_commit.append(fn)
 
+    def before_commit(self, key: str, fn: Callable[[], None]) -> None:
+        """Run `fn` once at the end of the use case, still inside its transaction (before the
+        versioned-rows check and the COMMIT); a second registration under `key` is ignored.
+        What it raises rolls the unit of work back like the use case's own errors."""
+        self._before_commit.setdefault(key, fn)
+
+    def run_before_commit(self) -> None:
+        while self._before_commit:
+            key = next(iter(self._before_commit))
+            self._before_commit.pop(key)()
+
     def run_after_commit(self) -> None:
         callbacks = list(self._after_commit)
         if self.events:
@@ -412,6 +426,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
         with tenant_scope(ctx.env_id):
             try:
                 yield uow
+                uow.run_before_commit()
                 if uow.versioned_writes:
                     versioned.check(uow)
             except BaseException:
@@ -429,6 +444,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
         with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
             announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
             yield uow
+            uow.run_before_commit()
             if uow.versioned_writes:
                 versioned.check(uow)
             if ctx.idempotency_claim is not None and uow.audits:

@@ -50,8 +50,12 @@ class Rule:
     closed: bool = False
     closed_to_arrival: bool = False
     closed_to_departure: bool = False
-    min_los: int | None = None
-    max_los: int | None = None
+    min_los: int | None = None  # the channels' min_stay_arrival: counted on the arrival date
+    max_los: int | None = None  # max_stay_arrival
+    # issue 35: required of every stay that spends this night (the channels' min/max stay
+    # through; Booking.com's "minimum stay through")
+    min_stay_through: int | None = None
+    max_stay_through: int | None = None
 
 
 OPEN = Rule()
@@ -61,16 +65,22 @@ def merge_rules(rules: Iterable[Rule]) -> Rule:
     """The strictest combination: any flag set wins, the largest minimum, the smallest maximum."""
     merged = OPEN
     for r in rules:
-        mins = [v for v in (merged.min_los, r.min_los) if v is not None]
-        maxs = [v for v in (merged.max_los, r.max_los) if v is not None]
         merged = Rule(
             closed=merged.closed or r.closed,
             closed_to_arrival=merged.closed_to_arrival or r.closed_to_arrival,
             closed_to_departure=merged.closed_to_departure or r.closed_to_departure,
-            min_los=max(mins) if mins else None,
-            max_los=min(maxs) if maxs else None,
+            min_los=_strictest(max, merged.min_los, r.min_los),
+            max_los=_strictest(min, merged.max_los, r.max_los),
+            min_stay_through=_strictest(max, merged.min_stay_through, r.min_stay_through),
+            max_stay_through=_strictest(min, merged.max_stay_through, r.max_stay_through),
         )
     return merged
+
+
+def _strictest(pick, a: int | None, b: int | None) -> int | None:  # noqa: ANN001
+    if a is None:
+        return b
+    return a if b is None else pick(a, b)
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,21 @@ def stay_reasons(nights: list[date], departure: date, rules: Mapping[date, Rule]
     if arrival_rule.max_los is not None and count > arrival_rule.max_los:
         reasons.append(Reason("max_los", f"a stay arriving on {arrival} may have at most "
                                          f"{arrival_rule.max_los} nights", arrival))
+    # issue 35: through-stay lengths, the first night that requires them is named
+    through_min = through_max = None
+    for night in nights:
+        rule = rules.get(night)
+        if rule is None:
+            continue
+        if (through_min is None and rule.min_stay_through is not None
+                and count < rule.min_stay_through):
+            through_min = Reason("min_stay_through", f"a stay through {night} needs at least "
+                                                     f"{rule.min_stay_through} nights", night)
+        if (through_max is None and rule.max_stay_through is not None
+                and count > rule.max_stay_through):
+            through_max = Reason("max_stay_through", f"a stay through {night} may have at most "
+                                                     f"{rule.max_stay_through} nights", night)
+    reasons.extend(r for r in (through_min, through_max) if r is not None)
     return reasons
 
 

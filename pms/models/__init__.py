@@ -1,5 +1,6 @@
 """Every model module, imported so migrations and create_tables see them."""
 
+from pms.models.ari import AriStream
 from pms.models.banquets import (
                                      BanquetEvent,
                                      EventPosting,
@@ -60,6 +61,7 @@ ALL_MODELS = [
     FunctionSpace, BanquetEvent, SpaceBooking, EventResourceItem, EventResource,  # issue 34
     KioskTerminal, KioskSession,  # issue 30
     EventPosting,  # issue 34
+    AriStream,  # issue 35
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

@@ -48,6 +48,10 @@ class Restriction(TenantModel):
     date = peewee.DateField()
     min_los = peewee.IntegerField(null=True)
     max_los = peewee.IntegerField(null=True)
+    # issue 35: a length of stay required of every stay that spends this night (min_los and
+    # max_los are the channels' min_stay_arrival and max_stay_arrival: counted on arrival)
+    min_stay_through = peewee.IntegerField(null=True)
+    max_stay_through = peewee.IntegerField(null=True)
     closed = peewee.BooleanField(default=False)
     closed_to_arrival = peewee.BooleanField(default=False)
     closed_to_departure = peewee.BooleanField(default=False)

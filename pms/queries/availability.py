@@ -124,7 +124,8 @@ _RATES_OF_PAIR = Statement.build("availability.rates_of_pair", lambda: (
 _RESTRICTIONS = Statement.build("availability.restrictions", lambda: (
     Restriction.select(Restriction.rate_plan, Restriction.room_type, Restriction.date,
                        Restriction.closed, Restriction.closed_to_arrival,
-                       Restriction.closed_to_departure, Restriction.min_los, Restriction.max_los)
+                       Restriction.closed_to_departure, Restriction.min_los, Restriction.max_los,
+                       Restriction.min_stay_through, Restriction.max_stay_through)
     .where((Restriction.env_id == param.env) & (Restriction.property == param.property_id)
            & (Restriction.date >= param.start) & (Restriction.date <= param.last))))
 
@@ -147,7 +148,7 @@ _PROMO = Statement.build("availability.promo", lambda: (
 # LATERAL subqueries (as sparse arrays keyed by night offset) and only then spread over the
 # nights: a join of the nights with inventory_day was planned as a nested loop over every pair
 # whenever the statistics were young (3 ms for 10 types x 30 nights).
-_SELLABLE_PG = Statement.text("availability.sellable", postgres="""
+SELLABLE_SQL = """
     SELECT t.id::text, ARRAY(
         SELECT GREATEST(
             LEAST(GREATEST(rooms.n - coalesce(down.n[array_position(down.i, g.i)], 0), 0),
@@ -176,7 +177,12 @@ _SELLABLE_PG = Statement.text("availability.sellable", postgres="""
               AND m.property_id = %(property_id)s AND m.active
               AND m.from_date < %(start)s::date + %(count)s AND m.to_date >= %(start)s::date
             GROUP BY g.i) x) down
-    WHERE t.env_id = %(env)s AND t.property_id = %(property_id)s""")
+    WHERE t.env_id = %(env)s AND t.property_id = %(property_id)s"""
+_SELLABLE_PG = Statement.text("availability.sellable", postgres=SELLABLE_SQL)
+# The same statement for one room type (issue 35: the ARI event of a booking computes its
+# nights with it, in the batch sent with the COMMIT; pms.services.ari_events)
+SELLABLE_OF_TYPE_PG = Statement.text("availability.sellable_of_type",
+                                     postgres=SELLABLE_SQL + " AND t.id = %(room_type)s")
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -355,14 +361,16 @@ def _load_restrictions(property_id: uuid.UUID, plan_ids: set[uuid.UUID],
     """The restrictions that are not open, of the stay's dates (its departure included), for
     the plans and room types searched (a null plan or room type means all of them)."""
     out: dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]] = defaultdict(list)
-    for plan_id, rt_id, day, closed, cta, ctd, min_los, max_los in _RESTRICTIONS.typed_rows(
-            property_id=property_id, start=arrival, last=departure):
+    for (plan_id, rt_id, day, closed, cta, ctd, min_los, max_los, min_through,
+         max_through) in _RESTRICTIONS.typed_rows(property_id=property_id, start=arrival,
+                                                  last=departure):
         if plan_id is not None and plan_id not in plan_ids:
             continue
         if rt_id is not None and rt_id not in rt_ids:
             continue
         rule = Rule(closed=bool(closed), closed_to_arrival=bool(cta),
-                    closed_to_departure=bool(ctd), min_los=min_los, max_los=max_los)
+                    closed_to_departure=bool(ctd), min_los=min_los, max_los=max_los,
+                    min_stay_through=min_through, max_stay_through=max_through)
         if rule != OPEN:
             out[day].append((plan_id, rt_id, rule))
     return dict(out)

@@ -16,7 +16,7 @@ from pms.schemas.end_of_day import EndOfDayIn
 class JobIn(Strict):
     """Async job input: the kind and its input (the night audit is the one kind so far)."""
 
-    kind: Literal["end_of_day"]
+    kind: Literal["end_of_day", "ari_push"]
     property_id: uuid.UUID
     input: EndOfDayIn = msgspec.field(default_factory=EndOfDayIn)
 
@@ -28,7 +28,7 @@ class JobQuery(msgspec.Struct, kw_only=True):
 
 class JobOut(Out):
     id: uuid.UUID
-    kind: Literal["end_of_day"]
+    kind: Literal["end_of_day", "ari_push"]
     status: JobStatus
     property_id: uuid.UUID | None
     input: dict[str, Any] | None

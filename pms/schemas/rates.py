@@ -72,8 +72,15 @@ class RestrictionIn(Strict):
     to_date: date
     room_type_id: uuid.UUID | None = None
     rate_plan_id: uuid.UUID | None = None
-    min_los: Los | None = None
+    min_los: Los | None = None  # today's names of min_stay_arrival / max_stay_arrival
     max_los: Los | None = None
+    # issue 35: the channel managers' names. *_arrival: counted on the arrival date (min_los
+    # and max_los, which keep working; both names given must agree); *_through: required of
+    # every stay that spends one of these nights
+    min_stay_arrival: Los | None = None
+    max_stay_arrival: Los | None = None
+    min_stay_through: Los | None = None
+    max_stay_through: Los | None = None
     closed: bool = False
     closed_to_arrival: bool = False
     closed_to_departure: bool = False
@@ -95,6 +102,10 @@ class RestrictionOut(Out):
     closed: bool
     closed_to_arrival: bool
     closed_to_departure: bool
+    min_stay_arrival: int | None = None
+    max_stay_arrival: int | None = None
+    min_stay_through: int | None = None
+    max_stay_through: int | None = None
 
 
 class RestrictionsOut(Out):
@@ -195,7 +206,10 @@ def restriction_out(row: object) -> RestrictionOut:
     return RestrictionOut(rate_plan_id=row.rate_plan_id, room_type_id=row.room_type_id,
                           date=row.date, min_los=row.min_los, max_los=row.max_los,
                           closed=row.closed, closed_to_arrival=row.closed_to_arrival,
-                          closed_to_departure=row.closed_to_departure)
+                          closed_to_departure=row.closed_to_departure,
+                          min_stay_arrival=row.min_los, max_stay_arrival=row.max_los,
+                          min_stay_through=row.min_stay_through,
+                          max_stay_through=row.max_stay_through)
 
 
 def promo_code_out(row: object) -> PromoCodeOut:

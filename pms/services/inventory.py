@@ -39,7 +39,7 @@ from pms.models.property import RoomType
 from pms.queries.inventory import inventory_out
 from pms.schemas.common import to_data
 from pms.schemas.inventory import InventoryOut, SellLimitIn
-from pms.services import inventory_calendar
+from pms.services import ari_events, inventory_calendar
 from pms.services.catalog import load_property
 from pms.services.inventory_counts import (  # noqa: F401 - night_counts re-exported
     maintenance_counts,
@@ -95,6 +95,9 @@ def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
     if len(rows) < len(set(nights)):  # PERF: lock first; create a missing calendar only then
         ensure_days(property_id, room_type_id, nights)
         rows = locked()
+    # issue 35: every change of what can be sold locks its nights here (or takes them on the
+    # booking's fast path, `_take_in_one`): the unit of work emits their ARI event
+    ari_events.touch(property_id, room_type_id, nights)
     return rows
 
 
@@ -254,6 +257,10 @@ def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[
     if len(rows) < len(ordered):
         return False
     if rows[0][2] == len(ordered):
+        # issue 35 (as `lock_days`), with the nights' counts: sellable before the take, less
+        # the rooms taken (the nights stay locked to the COMMIT)
+        ari_events.touch(property_id, room_type_id, ordered,
+                         sellable={day: before - count for day, before, _ in rows})
         return True
     short = [day for day, sellable, _ in rows if sellable < count]
     raise RoomTypeUnavailable(

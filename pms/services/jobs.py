@@ -34,6 +34,7 @@ from pms.services.reservations import business_date as current_business_date
 log = logging.getLogger("pms.jobs")
 END_OF_DAY = "end_of_day"
 JOB_QUEUED = "hotel:pms:job:queued"
+ARI_PUSH = "ari_push"  # issue 35 (pms.services.ari_push)
 
 
 class JobNotFinished(Conflict):
@@ -68,14 +69,14 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
         if not done:
             job = Job.create(kind=END_OF_DAY, status=JOB_INITIAL.value, property_id=property_id,
                              input={"business_date": day.isoformat(), "run_id": str(run.id)})
-            _record_queued(uow, job)
+            record_queued(uow, job)
     if job is None:
         with read_scope(ctx):
             return None, eod.run_out(run, eod._steps_of(run))
     return job, None
 
 
-def _record_queued(uow: UnitOfWork, job: Job) -> None:
+def record_queued(uow: UnitOfWork, job: Job) -> None:
     """The job's audit row and its `hotel:pms:job:queued` event, in the caller's transaction.
 
     NOTE: written here rather than through `uow.emit`, which bumps a `version` column: a job is
@@ -132,6 +133,9 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
     try:
         with read_scope(ctx):
             job = Job.get_by_id(job_id)
+        if job.kind == ARI_PUSH:  # issue 35: an ARI re-push (pms.services.ari_push)
+            _run_ari_push(ctx, job)
+            return
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
                                      business_date=dt.date.fromisoformat(job.input["business_date"]),
@@ -147,6 +151,28 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
     trigger = "succeed" if result.status == "DONE" else "fail"
     _transition(ctx, job_id, trigger, allowed=(JobStatus.RUNNING,), result=to_data(result),
                 error=result.error, finished_at=dt.datetime.now(dt.UTC))
+
+
+def start_ari_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> Job:
+    """Queue an ARI re-push (issue 35) of `months` ("YYYY-MM"), or of 365 days from the
+    business date, with its `job:queued` event. Raises NotFound, ValidationFailed."""
+    from pms.services import ari_push
+
+    wanted = ari_push.check_push(ctx, property_id, months)
+    with unit_of_work(ctx) as uow:
+        job = Job.create(kind=ARI_PUSH, status=JOB_INITIAL.value, property_id=property_id,
+                         input={"months": wanted})
+        record_queued(uow, job)
+    return job
+
+
+def _run_ari_push(ctx: Ctx, job: Job) -> None:
+    """Run an ARI push job (inside `run_job`'s guard: what escapes marks it FAILED)."""
+    from pms.services import ari_push
+
+    result = ari_push.run_push(ctx, job.property_id, (job.input or {}).get("months"))
+    _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
+                finished_at=dt.datetime.now(dt.UTC))
 
 
 def fail_job(ctx: Ctx, job_id: uuid.UUID, error: str) -> bool:

@@ -28,6 +28,7 @@ from pms.models.rates import PromoCode, RateSchedule, Restriction
 from pms.queries.availability import load_search_data
 from pms.schemas import rates as s
 from pms.schemas.common import to_data
+from pms.services import ari_events
 from pms.services.availability import rate_plan_open_to
 from pms.services.catalog import load_property
 from pms.services.pricing import check_occupancy, quote_for
@@ -111,6 +112,11 @@ def set_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
                                   RateSchedule.currency: peewee.EXCLUDED.currency,
                                   RateSchedule.updated_at: peewee.EXCLUDED.updated_at})
              .execute())
+        per_type: dict[uuid.UUID, list[date]] = {}
+        for rt, day in values:
+            per_type.setdefault(rt, []).append(day)
+        for rt, days_of in per_type.items():  # issue 35: the ARI events of the new rates
+            ari_events.touch(property_id, rt, days_of, rate_plans=[plan.id])
         out = s.RatesWritten(rate_plan_id=plan.id, currency=plan.currency,
                              nights_written=len(rows))
         data = {**to_data(out), "rates": to_data(body.rates)}
@@ -151,8 +157,13 @@ def set_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID |
     """
     days = date_span(body.from_date, body.to_date, weekdays=body.weekdays,
                      max_days=MAX_WRITE_DAYS)
-    if body.min_los is not None and body.max_los is not None and body.min_los > body.max_los:
+    min_arrival = _same("min_stay_arrival", body.min_stay_arrival, "min_los", body.min_los)
+    max_arrival = _same("max_stay_arrival", body.max_stay_arrival, "max_los", body.max_los)
+    if min_arrival is not None and max_arrival is not None and min_arrival > max_arrival:
         raise _field_error("min_los", "must not be above max_los")
+    if (body.min_stay_through is not None and body.max_stay_through is not None
+            and body.min_stay_through > body.max_stay_through):
+        raise _field_error("min_stay_through", "must not be above max_stay_through")
     with unit_of_work(ctx) as uow:
         prop = load_property(property_id, for_update=rate_plan_id is None)
         plan = load_rate_plan(property_id, rate_plan_id, lock=True) if rate_plan_id else None
@@ -164,23 +175,39 @@ def set_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID |
                     else Restriction.room_type.is_null()))
         Restriction.delete().where(match).execute()
         cleared = not (body.closed or body.closed_to_arrival or body.closed_to_departure
-                       or body.min_los or body.max_los)
+                       or min_arrival or max_arrival or body.min_stay_through
+                       or body.max_stay_through)
         if not cleared:
             Restriction.insert_many([
                 {"id": uuid.uuid4(), "property": property_id, "rate_plan": plan.id if plan else None,
-                 "room_type": body.room_type_id, "date": day, "min_los": body.min_los,
-                 "max_los": body.max_los, "closed": body.closed,
+                 "room_type": body.room_type_id, "date": day, "min_los": min_arrival,
+                 "max_los": max_arrival, "min_stay_through": body.min_stay_through,
+                 "max_stay_through": body.max_stay_through, "closed": body.closed,
                  "closed_to_arrival": body.closed_to_arrival,
                  "closed_to_departure": body.closed_to_departure} for day in days]).execute()
+        room_types = ([body.room_type_id] if body.room_type_id is not None else
+                      [rt for (rt,) in RoomType.select(RoomType.id)
+                       .where(RoomType.property == property_id).tuples()])
+        for rt in room_types:  # issue 35: the ARI events of the new restrictions
+            ari_events.touch(property_id, rt, days, restrictions=True)
         out = s.RestrictionsWritten(rate_plan_id=plan.id if plan else None,
                                     room_type_id=body.room_type_id, from_date=body.from_date,
                                     to_date=body.to_date, dates_written=len(days), cleared=cleared)
-        data = {**to_data(out), "rule": {"min_los": body.min_los, "max_los": body.max_los,
+        data = {**to_data(out), "rule": {"min_los": min_arrival, "max_los": max_arrival,
+                                         "min_stay_through": body.min_stay_through,
+                                         "max_stay_through": body.max_stay_through,
                                          "closed": body.closed,
                                          "closed_to_arrival": body.closed_to_arrival,
                                          "closed_to_departure": body.closed_to_departure}}
         _record(uow, plan or prop, "restriction", "updated", data, property_id)
     return out
+
+
+def _same(name: str, value: int | None, old_name: str, old: int | None) -> int | None:
+    """A length of stay given under its channel name or today's (issue 35): both must agree."""
+    if value is not None and old is not None and value != old:
+        raise _field_error(name, f"differs from {old_name}; give one of them")
+    return value if value is not None else old
 
 
 def list_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID | None,

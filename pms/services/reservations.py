@@ -36,6 +36,7 @@ from pms.errors import (
 )
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
 from pms.queries.availability import SearchData, load_packages, load_promo
+from pms.queries.stay_through import through_rules
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services import company_billing, keys
@@ -287,10 +288,18 @@ def _quote(ctx: Ctx, refs: Refs, arrival: date, departure: date, adults: int, ch
         with read_scope(ctx):
             packages = (load_packages(refs.prop.id) if refs.rate_plan.package_codes else {})
             promo = load_promo(refs.prop.id, promo_code) if promo_code is not None else None
+            # issue 35: the through-stay lengths, which pms_booking_refs does not return
+            through = through_rules(refs.prop, refs.rate_plan, refs.room_type, arrival,
+                                    departure)
+        restrictions = refs.prices.restrictions
+        if through:
+            restrictions = {**restrictions}
+            for day, rules in through.items():
+                restrictions[day] = [*restrictions.get(day, []), *rules]
         data = SearchData(arrival=arrival, departure=departure,
                           nights=stay_nights(arrival, departure),
                           rates={(refs.rate_plan.id, refs.room_type.id): refs.prices.amounts},
-                          restrictions=refs.prices.restrictions, sellable=None,
+                          restrictions=restrictions, sellable=None,
                           packages=packages, promo=promo)
         quote = quote_for(data, refs.room_type, refs.rate_plan, adults=adults,
                           children=children, promo_code=promo_code)

@@ -730,3 +730,10 @@ def _kiosk_lookup(w: World) -> tuple[str, Any]:
 
 
 RECIPES.update({("POST", f"{P}/kiosk/lookup"): _kiosk_lookup})
+
+
+# --- h35 ---
+# issue 35: the ARI re-push job (a job row with its `job:queued` event and audit row)
+RECIPES.update({
+    ("POST", f"{P}/ari/push"): lambda w: (w.fill(f"{P}/ari/push"), {"months": ["2031-01"]}),
+})

@@ -31,9 +31,17 @@ def _ctx(api: Any) -> Ctx:
     return Ctx(env_id=api.env_id)
 
 
+# Issue 35: a change of what can be sold also writes `hotel:pms:ari:updated` events (and moves
+# its room types' ARI streams), beside its own pair; they are counted apart (tests/services/
+# test_ari_events.py proves them), so "one pair per change" keeps speaking of the change.
+ARI = "hotel:pms:ari:updated"
+
+
 def _counts(ctx: Ctx) -> dict[str, int]:
     with read_scope(ctx):
-        return {m.__name__: m.select().count() for m in ALL_MODELS if m is not IdempotencyRecord}
+        out = {m.__name__: m.select().count() for m in ALL_MODELS if m is not IdempotencyRecord}
+        out["OutboxEvent"] = OutboxEvent.select().where(OutboxEvent.type != ARI).count()
+        return out
 
 
 # Routes whose one request is two changes, each with its own pair: starting the night audit
@@ -61,7 +69,8 @@ def test_mutating_route_writes_one_outbox_and_one_audit_row(api, method, path):
     assert after["OutboxEvent"] - before["OutboxEvent"] == pairs
     assert after["AuditEntry"] - before["AuditEntry"] == pairs
     with read_scope(ctx):
-        events = list(OutboxEvent.select().where(OutboxEvent.request_id == request_id))
+        events = list(OutboxEvent.select().where((OutboxEvent.request_id == request_id)
+                                                 & (OutboxEvent.type != ARI)))
         audits = list(AuditEntry.select().where(AuditEntry.request_id == request_id))
     assert len(events) == pairs and len(audits) == pairs
     assert all(e.type.startswith("hotel:pms:") and e.aggregate_version >= 1 for e in events)

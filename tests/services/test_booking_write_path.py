@@ -73,6 +73,13 @@ def _statements() -> Iterator[list[str]]:
         del database.execute_sql
 
 
+def _without_ari(sql: str) -> str:
+    """The round trip's text without the ARI event's statement (issue 35: sent with the COMMIT,
+    it reads the nights back for the event, `pms.services.ari_events._in_commit`; the
+    booking's own reads and writes are what these tests count)."""
+    return "; ".join(part for part in sql.split("; ") if "ari_stream" not in part)
+
+
 def test_new_aggregate_born_at_version_1(ctx, hotel):
     with _statements() as seen:
         row = _book(ctx, hotel)
@@ -94,7 +101,7 @@ def test_booking_references_in_one_read(ctx, hotel):
     with _statements() as seen:
         _book(ctx, hotel)
     # (on PostgreSQL the read is the call of pms_booking_refs, migration 013)
-    reads = [s for s in seen
+    reads = [s for s in map(_without_ari, seen)
              if re.search(r'FROM\s+"?(property|room_type|rate_plan)"?\b|pms_booking_refs', s)]
     assert len(reads) == 1, reads
 
@@ -106,6 +113,7 @@ def test_inventory_nights_sold_in_one_statement(ctx, hotel):
         _book(ctx, hotel)
     # the nights' statement: the call of pms_take_nights (migration 012), whose body is the
     # one statement that locks, recounts and takes them
+    seen = [_without_ari(s) for s in seen]
     touching = [s for s in seen if re.search(r"\binventory_day\b|\bpms_take_nights\b", s)]
     assert len(touching) == 1, touching
     assert not [s for s in seen if re.search(r'FROM\s+"?room"?\s', s) and "inventory_day" not in s]
@@ -345,7 +353,8 @@ def test_an_edit_and_a_cancel_write_the_locked_rows_version_with_the_commit(ctx,
         with wire_tally() as tally:
             edited = reservations.edit_reservation(ctx, hotel.prop.id, row.id, patch)
             cancelled = reservations.cancel_reservation(ctx, hotel.prop.id, row.id)
-        assert not [sql for sql in tally.log if re.search(r'"?version"?\s*\+', sql)]
+        assert not [sql for sql in map(_without_ari, tally.log)
+                    if re.search(r'"?version"?\s*\+', sql)]
         updates = [sql for sql in tally.log if re.search(r'UPDATE\s+"reservation"\s+SET', sql)]
         assert len(updates) == 2 and all(sql.rstrip().endswith("COMMIT") for sql in updates)
     else:

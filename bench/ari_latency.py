@@ -1,0 +1,230 @@
+"""`python -m bench.ari_latency [--seconds S] [--writers W] [--rooms R]`: ARI publish latency
+under booking load, and ARI events per booking (issue 35).
+
+A throwaway PostgreSQL database (bench/pgdb.py, migrated), a hotel of three room types of R
+rooms with 90 days of rates; W threads book (1 to 3 nights, random arrivals, a cancel now and
+then) for S seconds through the services, each in its own transaction; meanwhile the outbox relay
+(`pms-cli outbox relay --follow` processes, `--relays`, as production runs them) publishes to a
+throwaway exchange on RabbitMQ (PMS_TEST_AMQP_URL or the local default) and a consumer reads the
+`hotel.pms.ari.#` messages. Each request's `now` is unique; the event's `time` is that `now`, so
+each ARI message is matched to the request that caused it, and its latency is counted from that
+request's COMMIT (the moment the service returned) to the message's arrival at the consumer.
+Printed: bookings/s, ARI events per booking, and the latency p50/p95/p99/max. A measurement
+tool, not a test: nothing passes or fails (the issue's goal: p95 within 5 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+
+def _percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def _drained(env: uuid.UUID, deadline: float) -> None:
+    """Wait until every outbox row of the env is published (the relay runs in its thread)."""
+    from pms.db.scope import tenant_scope
+    from pms.models import OutboxEvent
+
+    while time.time() < deadline:
+        with tenant_scope(env):
+            pending = OutboxEvent.select().where(OutboxEvent.published_at.is_null()).count()
+        if not pending:
+            time.sleep(1.0)  # the consumer's last reads
+            return
+        time.sleep(0.2)
+
+
+def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
+        rate: float = 0.0, out: Any = print
+        ) -> dict[str, Any]:
+    import os
+
+    import msgspec
+    import pika
+
+    from bench import pgdb
+    from pms.context import Ctx
+    from pms.db.database import db, make_database
+    from pms.db.migrator import migrate
+    from pms.devkeys import all_scopes
+    from pms.errors import PmsError
+    from pms.schemas.reservations import ReservationIn
+    from pms.services import reservations
+    from pms.services.ari_events import ARI_UPDATED
+    from tests.factories import load_rates, make_property, make_rate_plan, make_room, make_room_type
+
+    url = os.environ.get("PMS_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+    database = pgdb.create("pmsari")
+    try:
+        migrate(database.owner_url, service_url=database.app_url)
+        db.initialize(make_database(database.app_url, pool_size=writers + 4))
+        env = uuid.uuid4()
+        base = Ctx(env_id=env, sub="bench", client_kind="user", scopes=frozenset(all_scopes()),
+                   now=datetime.now(UTC))
+        prop = make_property(base, bookingHorizonDays=3660)
+        plan = make_rate_plan(base, prop.id)
+        types = []
+        for _ in range(3):
+            rt = make_room_type(base, prop.id, max_occupancy=2)
+            for i in range(rooms):
+                make_room(base, prop.id, rt.id, room_number=f"{len(types)}{i:03d}")
+            load_rates(base, prop.id, plan.id, rt.id, days=95, start=base.now.date())
+            types.append(rt)
+        today = base.now.date()
+
+        exchange = f"pms-bench-ari-{uuid.uuid4().hex[:8]}"
+        admin = pika.BlockingConnection(pika.URLParameters(url))
+        ch = admin.channel()
+        ch.exchange_declare(exchange, exchange_type="topic", durable=True)
+        queue = f"{exchange}-ari"
+        ch.queue_declare(queue, durable=False, auto_delete=False)
+        ch.queue_bind(queue, exchange, routing_key="hotel.pms.ari.#")
+
+        # the relay as production runs it: `pms-cli outbox relay --follow` processes of their
+        # own (sharing the partitions by lease), not threads beside the writers
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        relay_env = {**os.environ, "PMS_DATABASE_URL": database.app_url,
+                     "PMS_MIGRATION_DATABASE_URL": database.owner_url, "PMS_BROKER_URL": url,
+                     "PMS_EVENT_EXCHANGE": exchange, "PMS_PLATFORM_URL": "embedded"}
+        cli = str(Path(sys.executable).with_name("pms-cli"))
+        procs = [subprocess.Popen([cli, "outbox", "relay", "--follow", "--idle", "0.05",
+                                   "--no-audit"], env=relay_env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(relays)]
+        stop = threading.Event()
+
+        committed: dict[str, float] = {}  # the request's `time` -> wall time of its commit
+        received: list[tuple[str, float]] = []
+        counts = {"bookings": 0, "cancels": 0, "refused": 0}
+        lock = threading.Lock()
+
+        def consume() -> None:
+            conn = pika.BlockingConnection(pika.URLParameters(url))
+            c = conn.channel()
+            while not (stop.is_set() and c.queue_declare(queue, passive=True).method
+                       .message_count == 0):
+                method, _props, body = c.basic_get(queue, auto_ack=True)
+                if method is None:
+                    time.sleep(0.005)
+                    continue
+                event = json.loads(body)
+                if event["type"] == ARI_UPDATED:
+                    received.append((event["time"], time.time()))
+            conn.close()
+
+        consumer = threading.Thread(target=consume, daemon=True)
+        consumer.start()
+        tick = [0]
+
+        def unique_now() -> datetime:
+            with lock:
+                tick[0] += 1
+                return datetime.now(UTC).replace(microsecond=0) + timedelta(
+                    microseconds=tick[0] % 1_000_000)
+
+        def writer(seed: int, until: float) -> None:
+            rng = random.Random(seed)
+            mine: list[Any] = []
+            gap = writers / rate if rate else 0.0  # each writer's share of the target rate
+            due = time.time()
+            while time.time() < until:
+                if gap:
+                    due += gap
+                    time.sleep(max(0.0, due - time.time()))
+                now = unique_now()
+                ctx = base.with_(now=now, request_id=uuid.uuid4().hex)
+                stamp = now.isoformat().replace("+00:00", "Z")
+                try:
+                    if mine and rng.random() < 0.15:
+                        row = mine.pop(rng.randrange(len(mine)))
+                        reservations.cancel_reservation(ctx, prop.id, row.id)
+                        kind = "cancels"
+                    else:
+                        arrival = today + timedelta(days=rng.randrange(85))
+                        body = msgspec.convert({
+                            "room_type_id": str(rng.choice(types).id),
+                            "rate_plan_id": str(plan.id), "arrival_date": str(arrival),
+                            "departure_date": str(arrival + timedelta(days=rng.randint(1, 3))),
+                            "adults": 1, "guest": {"last_name": "Bench"}}, ReservationIn)
+                        row, _ = reservations.create_reservation(ctx, prop.id, body)
+                        mine.append(row)
+                        kind = "bookings"
+                except PmsError:
+                    with lock:
+                        counts["refused"] += 1
+                    continue
+                done = time.time()
+                with lock:
+                    committed[stamp] = done
+                    counts[kind] += 1
+
+        until = time.time() + seconds
+        threads = [threading.Thread(target=writer, args=(i, until)) for i in range(writers)]
+        started = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.time() - started
+        _drained(env, time.time() + 60)
+        stop.set()
+        consumer.join(timeout=30)
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=30)
+        latencies = [at - committed[stamp] for stamp, at in received if stamp in committed]
+        changes = counts["bookings"] + counts["cancels"]
+        matched = len(latencies)
+        result = {
+            "seconds": round(elapsed, 1), "writers": writers, "relays": relays,
+            "target_rate": rate or None,
+            "bookings": counts["bookings"], "cancels": counts["cancels"],
+            "refused": counts["refused"],
+            "changes_per_s": round(changes / elapsed, 1),
+            "ari_events": matched,
+            "ari_events_per_change": round(matched / changes, 3) if changes else None,
+            "latency_ms": {p: round(_percentile(latencies, q) * 1000, 1)
+                           for p, q in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))},
+        }
+        out(json.dumps(result, indent=2))
+        ch.exchange_delete(exchange)
+        ch.queue_delete(queue)
+        admin.close()
+        return result
+    finally:
+        if db.obj is not None:
+            db.obj.close_all()
+        database.drop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ari_latency", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=20.0, help="load duration (20)")
+    parser.add_argument("--writers", type=int, default=4, help="booking threads (4)")
+    parser.add_argument("--rooms", type=int, default=40, help="rooms per room type (40)")
+    parser.add_argument("--relays", type=int, default=2,
+                        help="`pms-cli outbox relay --follow` processes (2)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="target changes per second over all writers (0: as fast as they go)")
+    args = parser.parse_args(argv)
+    run(args.seconds, args.writers, args.rooms, args.relays, args.rate)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

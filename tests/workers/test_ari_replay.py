@@ -1,0 +1,229 @@
+"""Issue 35: a random history of bookings, cancels, out-of-order periods and sell-limit writes
+(and the same from parallel writers), relayed from the real outbox rows to the real RabbitMQ,
+applied by a consumer in aggregateversion order: its projection equals the search night by
+night (PostgreSQL)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from datetime import timedelta
+
+import msgspec
+import pytest
+
+from pms.db.locking import LockTimeout
+from pms.errors import MaintenanceConflict, PmsError, RoomTypeUnavailable
+from pms.schemas.availability import AvailabilityIn
+from pms.schemas.inventory import MaintenanceIn, SellLimitIn
+from pms.services import availability, inventory, maintenance, reservations
+from pms.services.ari_events import ARI_UPDATED
+from tests.factories import (
+    load_rates,
+    make_booking_hotel,
+    make_reservation,
+    make_room,
+    make_room_type,
+)
+from tests.services.test_ari_events import Projection
+from workers.publisher import AmqpEventPublisher
+from workers.relay import OutboxRelay
+
+pytestmark = [pytest.mark.rabbitmq, pytest.mark.parametrize(
+    "backend", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)]
+
+WINDOW = 10
+
+
+def two_type_hotel(ctx):
+    hotel = make_booking_hotel(ctx, rooms=3)
+    second = make_room_type(ctx, hotel.id, max_occupancy=2)
+    rooms = [make_room(ctx, hotel.id, second.id, room_number=f"2{i:02d}") for i in range(2)]
+    load_rates(ctx, hotel.id, hotel.rate_plan.id, second.id, amount="80.00")
+    types = {hotel.room_type.id: hotel.rooms, second.id: rooms}
+    return hotel, types
+
+
+def relayed(ctx, bus, queue):
+    """Publish every pending outbox row through the relay to RabbitMQ; the ARI events read
+    back from the queue."""
+    pub = AmqpEventPublisher(bus.url, bus.exchange)
+    try:
+        for _ in range(50):
+            if not OutboxRelay(pub, env_id=ctx.env_id, batch_size=200).run_once().published:
+                break
+    finally:
+        pub.close()
+    return [e for _, e in bus.drain(queue) if e["type"] == ARI_UPDATED]
+
+
+def assert_projection_is_the_search(ctx, hotel, types, projection):
+    for i in range(WINDOW):
+        day = hotel.today + timedelta(days=i)
+        out = availability.search_property(ctx, hotel.id, msgspec.convert(
+            {"arrival_date": day.isoformat(), "departure_date": str(day + timedelta(days=1)),
+             "adults": 1}, AvailabilityIn))
+        for rt in out.room_types:
+            assert rt.room_type_id in types
+            held = projection.sellable.get((str(rt.room_type_id), day.isoformat()))
+            assert held == rt.available, (day, rt.code)
+
+
+def random_change(ctx, hotel, types, rng, live, periods):
+    rt = rng.choice(list(types))
+    start = hotel.today + timedelta(days=rng.randrange(WINDOW - 1))
+    kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit"])
+    try:
+        if kind == "book":
+            row = make_reservation(ctx, hotel, room_type_id=str(rt),
+                                   arrival_date=start.isoformat(),
+                                   departure_date=str(start + timedelta(days=rng.randint(1, 3))))
+            live.append(row)
+        elif kind == "cancel" and live:
+            row = live.pop(rng.randrange(len(live)))
+            reservations.cancel_reservation(ctx, hotel.id, row.id)
+        elif kind == "ooo":
+            room = rng.choice(types[rt])
+            made, _ = maintenance.create_maintenance(ctx, hotel.id, msgspec.convert(
+                {"room_id": str(room.id), "kind": rng.choice(["OUT_OF_ORDER", "OUT_OF_SERVICE"]),
+                 "from_date": start.isoformat(),
+                 "to_date": str(start + timedelta(days=rng.randint(0, 2)))}, MaintenanceIn))
+            periods.append(made)
+        elif kind == "end_ooo" and periods:
+            made = periods.pop(rng.randrange(len(periods)))
+            maintenance.end_maintenance(ctx, hotel.id, made.id)
+        elif kind == "limit":
+            inventory.set_sell_limits(ctx, hotel.id, msgspec.convert(
+                {"room_type_id": str(rt), "from_date": start.isoformat(),
+                 "to_date": str(start + timedelta(days=rng.randint(0, 3))),
+                 "sell_limit": rng.choice([None, 0, 1, 2])}, SellLimitIn))
+    except (RoomTypeUnavailable, MaintenanceConflict, LockTimeout):
+        pass
+
+
+def test_a_random_history_replayed_from_the_bus_is_the_search_night_by_night(ctx, database,
+                                                                              bus):
+    queue = bus.queue("#")
+    hotel, types = two_type_hotel(ctx)
+    rng = random.Random(35)
+    live, periods = [], []
+    for _ in range(40):
+        random_change(ctx, hotel, types, rng, live, periods)
+    events = relayed(ctx, bus, queue)
+    assert events
+    projection = Projection()
+    projection.apply(list(reversed(events)))  # (order of arrival does not matter)
+    assert_projection_is_the_search(ctx, hotel, types, projection)
+
+
+def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ctx, database,
+                                                                              bus):
+    """Four writers at once on the same nights: the versions follow the commits, so the last
+    version of each night is its last committed state."""
+    queue = bus.queue("#")
+    hotel, types = two_type_hotel(ctx)
+    errors: list[BaseException] = []
+
+    def writer(seed):
+        rng = random.Random(seed)
+        live, periods = [], []
+        try:
+            for _ in range(12):
+                random_change(ctx, hotel, types, rng, live, periods)
+        except PmsError:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    events = relayed(ctx, bus, queue)
+    projection = Projection()
+    projection.apply(events)
+    assert_projection_is_the_search(ctx, hotel, types, projection)
+
+
+@pytest.fixture
+def hooks():
+    from pms.services.ari_events import TEST_HOOKS
+
+    yield TEST_HOOKS
+    TEST_HOOKS.pause_after_read = None
+    TEST_HOOKS.read_before_lock = False
+
+
+def _push_racing_a_booking(ctx, hotel, hooks):
+    """A re-push of this month pauses after reading its nights; meanwhile a booking of one of
+    them tries to commit. Returns (whether the booking waited for the push, the events)."""
+    from pms.services import ari_push
+
+    read, go = threading.Event(), threading.Event()
+
+    def pause():
+        if threading.current_thread().name == "push":
+            read.set()
+            go.wait(10)
+
+    hooks.pause_after_read = pause
+    errors = []
+
+    def push():
+        try:
+            ari_push.run_push(ctx, hotel.id, [hotel.today.strftime("%Y-%m")])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def book():
+        try:
+            make_reservation(ctx, hotel, departure_date=str(hotel.today + timedelta(days=1)))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    p = threading.Thread(target=push, name="push")
+    p.start()
+    assert read.wait(10)
+    b = threading.Thread(target=book, name="book")
+    b.start()
+    b.join(1.0)  # with the guard the booking's COMMIT waits for the push's stream lock
+    waited = b.is_alive()
+    go.set()
+    p.join(10)
+    b.join(10)
+    assert not errors, errors
+    from tests.services.test_ari_events import ari_rows
+
+    return waited, ari_rows(ctx)
+
+
+def _today_in_projection(ctx, hotel, events):
+    projection = Projection()
+    projection.apply(events)
+    key = (str(hotel.room_type.id), hotel.today.isoformat())
+    body = msgspec.convert({"arrival_date": str(hotel.today),
+                            "departure_date": str(hotel.today + timedelta(days=1)),
+                            "adults": 1}, AvailabilityIn)
+    (rt,) = availability.search_property(ctx, hotel.id, body).room_types
+    return projection.sellable[key], rt.available
+
+
+def test_a_push_and_a_booking_at_once_keep_the_versions_in_commit_order(ctx, database, hooks):
+    hotel = make_booking_hotel(ctx, rooms=3)
+    waited, events = _push_racing_a_booking(ctx, hotel, hooks)
+    assert waited
+    held, searched = _today_in_projection(ctx, hotel, events)
+    assert held == searched == 2
+
+
+def test_control_read_before_the_stream_lock_loses_the_booking(ctx, database, hooks):
+    """The control: reading the nights before locking the stream lets the booking commit in
+    between with a lower version; the push's stale night then wins in every projection."""
+    hooks.read_before_lock = True
+    hotel = make_booking_hotel(ctx, rooms=3)
+    waited, events = _push_racing_a_booking(ctx, hotel, hooks)
+    assert not waited
+    held, searched = _today_in_projection(ctx, hotel, events)
+    assert (held, searched) == (3, 2)
