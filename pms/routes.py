@@ -69,7 +69,15 @@ def all_routes() -> list[Route]:
         *company_routes.ROUTES,
 
         *_banquets(),  # issue 34
+        *_blocks(),  # issue 33
     ]
+
+
+def _blocks() -> list[Route]:
+    """Issue 33: room blocks."""
+    from pms.api.resources import blocks
+
+    return blocks.ROUTES
 
 
 def _banquets() -> list[Route]:

@@ -42,6 +42,7 @@ from pms.models.reservations import (
                                      RoomStay,
                                      ServiceRequest,
 )
+from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.models.settings import LovEntry, PropertyImage, SettingsDocument
 
 ALL_MODELS = [
@@ -59,6 +60,7 @@ ALL_MODELS = [
     CompanyCreditOverride,
     FunctionSpace, BanquetEvent, SpaceBooking, EventResourceItem, EventResource,  # issue 34
     EventPosting,  # issue 34
+    RoomBlock, RoomBlockNight,  # issue 33
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]
