@@ -34,6 +34,7 @@ from typing import Any
 
 import peewee
 
+from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.pagination import Page, paginate
@@ -166,6 +167,8 @@ def _apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key,
                          if counts[(rt, r.date)].sellable < delta[(rt, r.date)]]
                 if short:
                     raise _short(short, "not enough rooms of this type are for sale")
+                if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
+                    wiring.current().pause_after_check()
             groups: dict[int, list[uuid.UUID]] = defaultdict(list)
             for r in rows:
                 groups[delta[(rt, r.date)]].append(r.id)
@@ -550,6 +553,8 @@ class _Pickup:
                            + ", ".join(d.isoformat() for d in days),
                            code="block_allocation_exhausted",
                            nights=[d.isoformat() for d in days])
+        if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
+            wiring.current().pause_after_check()
         if holds(block):
             self._convert(room_type_id, sorted(nights), count)
         else:
