@@ -51,6 +51,7 @@ from pms.schemas import room_blocks as s
 from pms.schemas.common import to_data
 from pms.services.catalog import load_property
 from pms.services.inventory import lock_inventory, recount_locked, release_rooms, take_rooms
+from pms.services.references import unknown_reference
 
 MAX_BLOCK_NIGHTS = 366
 HOLDING = frozenset({BlockStatus.TENTATIVE, BlockStatus.DEFINITE, BlockStatus.ACTUAL})
@@ -213,7 +214,8 @@ def _cells(block: RoomBlock, cells: Sequence[s.AllocationCell]) -> dict[Key, int
     out: dict[Key, int] = {}
     for i, cell in enumerate(cells):
         if cell.room_type_id not in types:
-            raise _invalid(f"allocation[{i}].room_type_id", "not a room type of this property")
+            raise unknown_reference(f"allocation[{i}].room_type_id",
+                                    "not a room type of this property")
         last = cell.to_date or cell.date
         if cell.date < block.arrival_date or last >= block.departure_date or last < cell.date:
             raise _invalid(f"allocation[{i}].date",
@@ -249,6 +251,15 @@ def _set_allocation(ctx: Ctx, block: RoomBlock, nights: list[RoomBlockNight],
     return sorted(by_key.values(), key=lambda n: (str(n.room_type_id), n.date))
 
 
+def _check_company(company_id: uuid.UUID | None) -> None:
+    from pms.models.profiles import Profile
+
+    if company_id is not None and not Profile.select(Profile.id).where(
+            (Profile.id == company_id) & (Profile.kind == "COMPANY")).exists():
+        raise unknown_reference("company_profile_id", "company_profile_id: not a company "
+                                                      "profile")
+
+
 def _code_free(property_id: uuid.UUID, code: str) -> None:
     if RoomBlock.select(RoomBlock.id).where((RoomBlock.property == property_id)
                                            & (RoomBlock.code == code)).exists():
@@ -267,14 +278,9 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
         load_property(property_id)
         if not RatePlan.select(RatePlan.id).where((RatePlan.id == body.rate_plan_id)
                                                   & (RatePlan.property == property_id)).exists():
-            raise _invalid("rate_plan_id", "not a rate plan of this property")
-        if body.company_profile_id is not None:
-            from pms.models.profiles import Profile
-
-            if not Profile.select(Profile.id).where(
-                    (Profile.id == body.company_profile_id)
-                    & (Profile.kind == "COMPANY")).exists():
-                raise _invalid("company_profile_id", "not a company profile")
+            raise unknown_reference("rate_plan_id", "rate_plan_id: not a rate plan of this "
+                                                    "property")
+        _check_company(body.company_profile_id)
         _code_free(property_id, body.code)
         row = RoomBlock(env_id=ctx.env_id, property=property_id, code=body.code,
                         name=body.name, arrival_date=body.arrival_date,
@@ -310,6 +316,7 @@ def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
             _check_dates(row.arrival_date, row.departure_date, body.cutoff_date)
             row.cutoff_date = body.cutoff_date
         if body.company_profile_id is not s.UNSET:
+            _check_company(body.company_profile_id)
             row.company_profile_id = body.company_profile_id
         row.updated_at = ctx.now
         row.save()
@@ -336,36 +343,47 @@ def delete_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
 
 # -- changes that move held rooms -----------------------------------------------------------------
 
+Mutate = Callable[[UnitOfWork, RoomBlock, list[RoomBlockNight]], list[RoomBlockNight]]
+
+
+def _change_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
+               action: str, *, dry_run: bool, mutate: Mutate, reason: str | None = None
+               ) -> s.BlockChangeOut:
+    """Inside `uow`: lock the block, let `mutate` change it and its nights, move held rooms by
+    the difference (checked under the night locks), record `block.{action}` (not on a dry
+    run: the caller rolls it back)."""
+    row = load_block(property_id, block_id, lock=True)
+    nights = _nights_of(row, lock=True)
+    before_out = to_data(block_out(row, nights))
+    held_before = _held_map(row, nights)
+    nights = mutate(uow, row, nights)
+    held_after = _held_map(row, nights)
+    _apply_held(property_id, held_before, held_after)
+    row.updated_at = ctx.now
+    row.save()
+    out = block_out(row, nights)
+    changes = [s.HeldChangeOut(room_type_id=k[0], date=k[1],
+                               held_before=held_before.get(k, 0),
+                               held_after=held_after.get(k, 0))
+               for k in sorted(set(held_before) | set(held_after),
+                               key=lambda k: (str(k[0]), k[1]))
+               if held_before.get(k, 0) != held_after.get(k, 0)]
+    if not dry_run:
+        uow.record("block", action, row, to_data(out), before=before_out, reason=reason,
+                   property_id=property_id)
+    return s.BlockChangeOut(dry_run=dry_run, block=out, held_changes=changes)
+
+
 def _change(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, action: str, *,
-            dry_run: bool, mutate: Callable[[UnitOfWork, RoomBlock, list[RoomBlockNight]],
-                                            list[RoomBlockNight]],
-            reason: str | None = None) -> s.BlockChangeOut:
-    """Lock the block, let `mutate` change it and its nights, move held rooms by the
-    difference (checked under the night locks), record `block.{action}`; a dry run answers
-    the same and rolls everything back."""
+            dry_run: bool, mutate: Mutate, reason: str | None = None) -> s.BlockChangeOut:
+    """`_change_in` in a unit of work of its own; a dry run answers the same and rolls
+    everything back."""
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            row = load_block(property_id, block_id, lock=True)
-            nights = _nights_of(row, lock=True)
-            before_out = to_data(block_out(row, nights))
-            held_before = _held_map(row, nights)
-            nights = mutate(uow, row, nights)
-            held_after = _held_map(row, nights)
-            _apply_held(property_id, held_before, held_after)
-            row.updated_at = ctx.now
-            row.save()
-            out = block_out(row, nights)
-            changes = [s.HeldChangeOut(room_type_id=k[0], date=k[1],
-                                       held_before=held_before.get(k, 0),
-                                       held_after=held_after.get(k, 0))
-                       for k in sorted(set(held_before) | set(held_after),
-                                       key=lambda k: (str(k[0]), k[1]))
-                       if held_before.get(k, 0) != held_after.get(k, 0)]
-            result = s.BlockChangeOut(dry_run=dry_run, block=out, held_changes=changes)
+            result = _change_in(uow, ctx, property_id, block_id, action, dry_run=dry_run,
+                                mutate=mutate, reason=reason)
             if dry_run:
                 raise _DryRun(result)
-            uow.record("block", action, row, to_data(out), before=before_out, reason=reason,
-                       property_id=property_id)
     except _DryRun as dry:
         return dry.result
     return result
@@ -471,6 +489,11 @@ def wash(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.WashIn, 
     def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
                ) -> list[RoomBlockNight]:
         BLOCK_MACHINE.transition(row.status, "edit")
+        if body.room_type_id is not None and not RoomType.select(RoomType.id).where(
+                (RoomType.id == body.room_type_id)
+                & (RoomType.property == row.property_id)).exists():
+            raise unknown_reference("room_type_id", "room_type_id: not a room type of this "
+                                                    "property")
         for n in nights:
             if body.room_type_id is not None and n.room_type_id != body.room_type_id:
                 continue
@@ -486,10 +509,7 @@ def wash(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.WashIn, 
     return _change(ctx, property_id, block_id, "washed", dry_run=dry_run, mutate=mutate)
 
 
-def cut_off(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, *,
-            dry_run: bool = False, reason: str | None = None) -> s.BlockChangeOut:
-    """Release the unpicked rooms to the house, once (409 block_cut_off on a repeat).
-    Later pick-ups sell from the house; a cancelled pick-up goes back to the house."""
+def _cut_off_mutation(ctx: Ctx) -> Mutate:
     def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
                ) -> list[RoomBlockNight]:
         BLOCK_MACHINE.transition(row.status, "cut_off")
@@ -502,30 +522,37 @@ def cut_off(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, *,
             n.save()
         return nights
 
-    return _change(ctx, property_id, block_id, "cut_off", dry_run=dry_run, mutate=mutate,
-                   reason=reason)
+    return mutate
+
+
+def cut_off(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, *,
+            dry_run: bool = False) -> s.BlockChangeOut:
+    """Release the unpicked rooms to the house, once (409 block_cut_off on a repeat).
+    Later pick-ups sell from the house; a cancelled pick-up goes back to the house."""
+    return _change(ctx, property_id, block_id, "cut_off", dry_run=dry_run,
+                   mutate=_cut_off_mutation(ctx))
 
 
 def due_for_cut_off(property_id: uuid.UUID, business_date: date) -> list[uuid.UUID]:
-    """Blocks of the property whose cut-off date has come (the night audit cuts them off)."""
+    """Blocks of the property whose cut-off date has come by `business_date` and that hold
+    or may hold rooms (call inside a scope)."""
     return [r.id for r in RoomBlock.select(RoomBlock.id).where(
         (RoomBlock.property == property_id) & RoomBlock.cut_off_at.is_null()
         & (RoomBlock.cutoff_date <= business_date)
         & RoomBlock.status.in_([st.value for st in HOLDING])).order_by(RoomBlock.id)]
 
 
-def run_cut_offs(ctx: Ctx, property_id: uuid.UUID, business_date: date) -> int:
-    """The night audit's step: cut off every block due on `business_date`, each in its own
-    unit of work. Returns how many."""
-    with read_scope(ctx):
-        due = due_for_cut_off(property_id, business_date)
-    done = 0
-    for block_id in due:
-        try:
-            cut_off(ctx, property_id, block_id, reason=f"night audit {business_date}")
-            done += 1
-        except Conflict:
-            continue  # cut off meanwhile (on demand)
+def cut_off_due_in(uow: UnitOfWork, property_id: uuid.UUID, business_date: date
+                   ) -> list[str]:
+    """The night audit's step, inside its unit of work: cut off every block whose cut-off
+    date is `business_date` or earlier (the new business date the audit rolls to), each with
+    its own `block.cut_off` event. Returns their codes."""
+    done = []
+    for block_id in due_for_cut_off(property_id, business_date):
+        out = _change_in(uow, uow.ctx, property_id, block_id, "cut_off", dry_run=False,
+                         mutate=_cut_off_mutation(uow.ctx),
+                         reason=f"night audit: cut-off date reached on {business_date}")
+        done.append(out.block.code)
     return done
 
 

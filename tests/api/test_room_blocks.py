@@ -256,3 +256,34 @@ def test_bad_input_is_problem_json(api, ctx, hotel):
     assert listed.status_code == 200, listed.text
     assert listed.json["data"][0]["code"] == "DUP"
     assert api.get(f"{h.base}/blocks", params={"status": "DEFINITE"}).json["data"] == []
+
+
+def test_the_night_audit_cuts_off_blocks_whose_date_has_come(api, ctx):
+    from pms.services.end_of_day import Hooks, run_night_audit
+    from pms.services.reservations import business_date
+
+    probe = make_hotel(ctx, rooms=1)
+    today = business_date(probe.property, ctx.now)
+    h = make_hotel(ctx, rooms=4, from_date=today)
+    h.base = f"/v1/properties/{h.property.id}"
+    tomorrow, later = today + timedelta(days=1), today + timedelta(days=3)
+
+    def block(code, cutoff):
+        out = api.post(f"{h.base}/blocks", {
+            "code": code, "name": code, "arrival_date": str(later),
+            "departure_date": str(later + timedelta(days=1)),
+            "rate_plan_id": str(h.rate_plan.id), "cutoff_date": str(cutoff),
+            "allocation": [{"room_type_id": str(h.room_type.id), "date": str(later),
+                            "allotted": 1}]}).json
+        assert api.post(f"{h.base}/blocks/{out['id']}/definite").status_code == 200
+        return out
+
+    due, not_yet = block("DUE", tomorrow), block("LATER", later)
+    assert _available(api, h, later, later + timedelta(days=1)) == 2
+    result = run_night_audit(ctx, h.property.id, hooks=Hooks())
+    step = {s.name: s for s in result.steps}["block_cut_offs"]
+    assert step.count == 1 and step.detail == {"blocks": ["DUE"]}
+    assert api.get(f"{h.base}/blocks/{due['id']}").json["cut_off_at"] is not None
+    assert api.get(f"{h.base}/blocks/{not_yet['id']}").json["cut_off_at"] is None
+    assert _available(api, h, later, later + timedelta(days=1)) == 3
+    assert "hotel:pms:block:cut_off" in outbox_types(ctx)
