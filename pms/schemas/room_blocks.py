@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -160,3 +160,34 @@ class PickupReceiptOut(Out):
     cut_off: bool
     formula: str
     data: list[ReceiptNightOut]
+
+
+class RoomingListIn(Strict):
+    """A rooming list: one reservation per row (each row a pick-up body: room_type_id, dates,
+    adults, children, guest or guest_profile_id, notes). `all_or_nothing` validates every row
+    first and applies none when one is refused; `per_row` applies the rows that can be.
+    `dry_run` answers every row's outcome at once and changes nothing."""
+
+    rows: Annotated[list[dict[str, Any]], msgspec.Meta(min_length=1, max_length=2000)]
+    mode: Literal["all_or_nothing", "per_row"] = "all_or_nothing"
+    dry_run: bool = False
+
+
+class RoomingRowOut(Out):
+    index: int
+    outcome: str  # valid | created | refused | not_applied | rolled_back
+    reservation_id: uuid.UUID | None = None
+    confirmation_number: str | None = None
+    code: str | None = None
+    detail: str | None = None
+    nights: list[str] | None = None
+
+
+class RoomingListOut(Out):
+    block_id: uuid.UUID
+    mode: str
+    dry_run: bool
+    applied: bool
+    created: int
+    refused: int
+    rows: list[RoomingRowOut]

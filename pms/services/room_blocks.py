@@ -695,3 +695,145 @@ def pickup_receipt(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID
                                   deducts=bool(block.deducts),
                                   cut_off=block.cut_off_at is not None, formula=FORMULA,
                                   data=data)
+
+
+# -- the rooming list (a job) ----------------------------------------------------------------------
+
+ROOMING_LIST = "rooming_list"
+ROOMING_BATCH = 50  # rows per progress checkpoint; each row is its own short transaction
+
+
+def _row_problem(index: int, exc: Exception) -> s.RoomingRowOut:
+    code = getattr(exc, "code", "validation_failed")
+    extra = getattr(exc, "extra", {}) or {}
+    return s.RoomingRowOut(index=index, outcome="refused", code=code,
+                           detail=getattr(exc, "detail", str(exc)), nights=extra.get("nights"))
+
+
+def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[str, Any]]
+              ) -> tuple[list[s.RoomingRowOut], list[s.PickupIn | None]]:
+    """Every row checked against the block (call inside a scope): its shape, its dates inside
+    the block's, the rate plan, and the allocation left, counted cumulatively over the rows
+    before it (409 block_allocation_exhausted naming the nights short)."""
+    import msgspec
+
+    left = {(n.room_type_id, n.date): n.allotted - n.picked for n in nights}
+    outs: list[s.RoomingRowOut] = []
+    bodies: list[s.PickupIn | None] = []
+    can_pick = BLOCK_MACHINE.can(block.status, "pick")
+    for i, raw in enumerate(rows):
+        try:
+            body = msgspec.convert(raw, s.PickupIn)
+        except msgspec.ValidationError as exc:
+            outs.append(s.RoomingRowOut(index=i, outcome="refused", code="validation_failed",
+                                        detail=str(exc)))
+            bodies.append(None)
+            continue
+        problem = None
+        if not can_pick:
+            problem = ("invalid_transition", f"a {block.status} block takes no pick-up", None)
+        elif body.rate_plan_id is not None and body.rate_plan_id != block.rate_plan_id:
+            problem = ("validation_failed", "rate_plan_id: not the block's rate plan", None)
+        elif (body.departure_date <= body.arrival_date
+              or body.arrival_date < block.arrival_date
+              or body.departure_date > block.departure_date):
+            problem = ("validation_failed", f"the dates must lie inside the block's "
+                       f"({block.arrival_date} to {block.departure_date})", None)
+        else:
+            stay = stay_nights(body.arrival_date, body.departure_date)
+            short = [d for d in stay if left.get((body.room_type_id, d), 0) < 1]
+            if short:
+                problem = ("block_allocation_exhausted", "the block's allocation is exhausted",
+                           [d.isoformat() for d in short])
+            else:
+                for d in stay:
+                    left[(body.room_type_id, d)] -= 1
+        if problem is None:
+            outs.append(s.RoomingRowOut(index=i, outcome="valid"))
+            bodies.append(body)
+        else:
+            outs.append(s.RoomingRowOut(index=i, outcome="refused", code=problem[0],
+                                        detail=problem[1], nights=problem[2]))
+            bodies.append(None)
+    return outs, bodies
+
+
+def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.RoomingListIn
+                 ) -> tuple[Any, s.RoomingListOut | None]:
+    """A dry run answers every row's outcome at once: (None, answer). Otherwise the list is
+    queued as a job (`rooming_list`) with its own event and audit row: (job, None)."""
+    from pms.models.platform import Job
+    from pms.services.jobs import _record_queued
+
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+        if body.dry_run:
+            outs, _ = _precheck(block, _nights_of(block), body.rows)
+            refused = sum(1 for o in outs if o.outcome == "refused")
+            return None, s.RoomingListOut(block_id=block.id, mode=body.mode, dry_run=True,
+                                          applied=False, created=0, refused=refused, rows=outs)
+    with unit_of_work(ctx) as uow:
+        job = Job.create(kind=ROOMING_LIST, status="QUEUED", property_id=property_id,
+                         input={"block_id": str(block_id), "mode": body.mode,
+                                "rows": body.rows},
+                         result={"progress": {"done": 0, "total": len(body.rows)}})
+        _record_queued(uow, job)
+    return job, None
+
+
+def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None] | None = None
+                     ) -> dict[str, Any]:
+    """The job's work: all-or-nothing validates every row first and applies none when one is
+    refused (each row's outcome echoed, the refused naming what blocks them); then every row is
+    picked up in its own short transaction (the house's night locks are never held across
+    rows), in batches of ROOMING_BATCH with progress. A row refused while applying (a race)
+    rolls an all-or-nothing list back: its reservations are cancelled (rooms back to the block)."""
+    from pms.services.reservations import cancel_reservation
+
+    property_id, block_id = job.property_id, uuid.UUID(job.input["block_id"])
+    mode, rows = job.input["mode"], job.input["rows"]
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+        outs, bodies = _precheck(block, _nights_of(block), rows)
+    refused = any(o.outcome == "refused" for o in outs)
+    total = len(rows)
+    if mode == "all_or_nothing" and refused:
+        outs = [o if o.outcome == "refused" else s.RoomingRowOut(index=o.index,
+                                                                 outcome="not_applied")
+                for o in outs]
+        return _rooming_result(block_id, mode, False, outs, total)
+    created: list[tuple[int, Any]] = []
+    failed = False
+    for start in range(0, total, ROOMING_BATCH):
+        for i in range(start, min(start + ROOMING_BATCH, total)):
+            body = bodies[i]
+            if body is None:
+                continue
+            if failed:
+                outs[i] = s.RoomingRowOut(index=i, outcome="not_applied")
+                continue
+            try:
+                row = pick_up(ctx, property_id, block_id, body)
+            except (Conflict, ValidationFailed, NotFound) as exc:
+                outs[i] = _row_problem(i, exc)
+                failed = mode == "all_or_nothing"
+                continue
+            created.append((i, row))
+            outs[i] = s.RoomingRowOut(index=i, outcome="created", reservation_id=row.id,
+                                      confirmation_number=row.confirmation_number)
+        if progress is not None:
+            progress(min(start + ROOMING_BATCH, total), total)
+    if failed:  # all or nothing: give back what this list picked up
+        for i, row in created:
+            cancel_reservation(ctx, property_id, row.id)
+            outs[i] = s.RoomingRowOut(index=i, outcome="rolled_back", reservation_id=row.id,
+                                      confirmation_number=row.confirmation_number)
+    return _rooming_result(block_id, mode, not failed and bool(created), outs, total)
+
+
+def _rooming_result(block_id: uuid.UUID, mode: str, applied: bool,
+                    outs: list[s.RoomingRowOut], total: int) -> dict[str, Any]:
+    out = s.RoomingListOut(block_id=block_id, mode=mode, dry_run=False, applied=applied,
+                           created=sum(1 for o in outs if o.outcome == "created"),
+                           refused=sum(1 for o in outs if o.outcome == "refused"), rows=outs)
+    return {**to_data(out), "progress": {"done": total, "total": total}}

@@ -287,3 +287,81 @@ def test_the_night_audit_cuts_off_blocks_whose_date_has_come(api, ctx):
     assert api.get(f"{h.base}/blocks/{not_yet['id']}").json["cut_off_at"] is None
     assert _available(api, h, later, later + timedelta(days=1)) == 3
     assert "hotel:pms:block:cut_off" in outbox_types(ctx)
+
+
+def _rows(h, n, arrival=ARR, departure=DEP):
+    return [{"room_type_id": str(h.room_type.id), "arrival_date": str(arrival),
+             "departure_date": str(departure), "guest": {"last_name": f"Member{i}"}}
+            for i in range(n)]
+
+
+def _run(api, ctx, resp):
+    from pms.services import jobs
+
+    assert resp.status_code == 202, resp.text
+    job = resp.json
+    assert job["kind"] == "rooming_list" and job["progress"] == {"done": 0, "total": job[
+        "progress"]["total"]}
+    jobs.run_job(ctx, __import__("uuid").UUID(job["id"]))
+    got = api.get(f"/v1/jobs/{job['id']}")
+    assert got.json["status"] == "SUCCEEDED", got.text
+    assert got.json["progress"]["done"] == got.json["progress"]["total"]
+    return api.get(f"/v1/jobs/{job['id']}/result").json["result"]
+
+
+def test_rooming_list_dry_run_all_or_nothing_and_per_row(api, ctx, hotel):
+    h = hotel
+    block = _block(api, h, rooms=3)
+    assert api.post(f"{h.base}/blocks/{block['id']}/definite").status_code == 200
+    url = f"{h.base}/blocks/{block['id']}/rooming-list"
+    rows = _rows(h, 4) + [{"room_type_id": str(h.room_type.id)}]  # one too many, one bad
+    dry = api.post(url, {"rows": rows, "dry_run": True})
+    assert dry.status_code == 200, dry.text
+    assert [r["outcome"] for r in dry.json["rows"]] == ["valid"] * 3 + ["refused"] * 2
+    assert dry.json["rows"][3]["code"] == "block_allocation_exhausted"
+    assert dry.json["rows"][3]["nights"] == [_d(2), _d(3), _d(4)]
+    assert dry.json["rows"][4]["code"] == "validation_failed"
+    # all or nothing: one refused row, nothing applied, every row echoed
+    result = _run(api, ctx, api.post(url, {"rows": rows}))
+    assert result["applied"] is False and result["created"] == 0
+    assert [r["outcome"] for r in result["rows"]] == ["not_applied"] * 3 + ["refused"] * 2
+    assert api.get(f"{h.base}/blocks/{block['id']}").json["picked"] == 0
+    assert "hotel:pms:job:queued" in outbox_types(ctx)
+    # per row: what can be applied is
+    result = _run(api, ctx, api.post(url, {"rows": rows, "mode": "per_row"}))
+    assert [r["outcome"] for r in result["rows"]] == ["created"] * 3 + ["refused"] * 2
+    assert result["applied"] is True and result["created"] == 3
+    out = api.get(f"{h.base}/blocks/{block['id']}").json
+    assert (out["picked"], out["held"]) == (9, 0)
+    assert _available(api, h) == 2
+    _stored_held_matches_recount(ctx, h)
+
+
+def test_rooming_list_all_or_nothing_applies_every_row(api, ctx, hotel):
+    h = hotel
+    block = _block(api, h, rooms=3)
+    assert api.post(f"{h.base}/blocks/{block['id']}/definite").status_code == 200
+    result = _run(api, ctx, api.post(f"{h.base}/blocks/{block['id']}/rooming-list",
+                                     {"rows": _rows(h, 3)}))
+    assert result["applied"] is True and result["created"] == 3
+    assert all(r["reservation_id"] for r in result["rows"])
+    assert api.get(f"{h.base}/blocks/{block['id']}").json["picked"] == 9
+
+
+def test_rooming_list_all_or_nothing_rolls_back_a_row_refused_while_applying(api, ctx, hotel):
+    """A row that passes the block's checks but is refused by the booking (too many guests
+    for the room type): the rows this list already picked up are cancelled, back to the
+    block."""
+    h = hotel
+    block = _block(api, h, rooms=3)
+    assert api.post(f"{h.base}/blocks/{block['id']}/definite").status_code == 200
+    rows = _rows(h, 3)
+    rows[2]["adults"] = 9
+    result = _run(api, ctx, api.post(f"{h.base}/blocks/{block['id']}/rooming-list",
+                                     {"rows": rows}))
+    assert [r["outcome"] for r in result["rows"]] == ["rolled_back", "rolled_back", "refused"]
+    assert result["applied"] is False and result["rows"][2]["code"] == "occupancy_exceeded"
+    out = api.get(f"{h.base}/blocks/{block['id']}").json
+    assert (out["picked"], out["held"]) == (0, 9)
+    assert _available(api, h) == 2
+    _stored_held_matches_recount(ctx, h)

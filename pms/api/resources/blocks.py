@@ -12,6 +12,7 @@ from pms.api.spec import endpoint
 from pms.domain.states import BLOCK_TRIGGERS
 from pms.schemas import room_blocks as s
 from pms.schemas.common import Page
+from pms.schemas.jobs import JobOut, job_out
 from pms.schemas.reservations import reservation_out
 from pms.services import room_blocks
 
@@ -153,6 +154,30 @@ class BlockReservations:
         resp.location = f"/v1/properties/{property_id}/reservations/{row.id}"
 
 
+class BlockRoomingList:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.RoomingListIn, response=JobOut, status=202,
+              responses={200: s.RoomingListOut},
+              summary="Load a rooming list into the block (a job)",
+              description="202 with the job (poll /v1/jobs/{id}, its progress, then its "
+                          "result: every row's outcome). dry_run=true answers 200 with every "
+                          "row's outcome and changes nothing. all_or_nothing validates every "
+                          "row first and applies none when one is refused; per_row applies "
+                          "what it can. Refused rows name what blocks them (code, nights).")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
+        job, answer = room_blocks.rooming_list(req.context.ctx, property_id, id, body)
+        if job is not None:
+            resp.media = job_out(job)
+            resp.status = 202
+            resp.location = f"/v1/jobs/{job.id}"
+        else:
+            resp.media = answer
+            resp.status = 200
+
+
 class BlockPickup:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -173,5 +198,6 @@ ROUTES = [
     Route(BASE + "/{id:uuid}/cut-off", BlockCutOff),
     Route(BASE + "/{id:uuid}/reservations", BlockReservations),
     Route(BASE + "/{id:uuid}/pickup", BlockPickup),
+    Route(BASE + "/{id:uuid}/rooming-list", BlockRoomingList),
     *[Route(BASE + f"/{{id:uuid}}/{t}", BlockTransition, t) for t in BLOCK_TRIGGERS],
 ]
