@@ -805,3 +805,11 @@ RECIPES.update({
     ("PUT", f"{P}/blocks/{{id}}/allocation"): _blk_allocation,
     ("POST", f"{P}/blocks/{{id}}/reservations"): _blk_pick,
 })
+
+
+def _blk_rooming(w: World) -> tuple[str, Any]:
+    url, body = _blk_pick(w)
+    return url.rsplit("/", 1)[0] + "/rooming-list", {"rows": [body]}
+
+
+RECIPES[("POST", f"{P}/blocks/{{id}}/rooming-list")] = _blk_rooming
