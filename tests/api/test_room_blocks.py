@@ -365,3 +365,33 @@ def test_rooming_list_all_or_nothing_rolls_back_a_row_refused_while_applying(api
     assert (out["picked"], out["held"]) == (0, 9)
     assert _available(api, h) == 2
     _stored_held_matches_recount(ctx, h)
+
+
+def test_a_banquet_event_links_to_a_block_within_its_shoulder_days(api, ctx, hotel):
+    h = hotel
+    block = _block(api, h)
+    space = api.post(f"{h.base}/function-spaces", {"name": "Ballroom",
+                                                   "capacities": {"BANQUET": 100}}).json
+
+    def event(day, **over):
+        body = {"name": "Dinner", "space_id": space["id"], "setup_style": "BANQUET",
+                "start_at": f"{day}T18:00:00+00:00", "end_at": f"{day}T22:00:00+00:00",
+                "attendees_forecast": 40, "block_id": block["id"]}
+        body.update(over)
+        return api.post(f"{h.base}/events", body)
+
+    welcome = event(_d(0))  # two days before arrival: a shoulder day
+    assert welcome.status_code == 201, welcome.text
+    assert welcome.json["block_id"] == block["id"]
+    assert event(_d(7)).status_code == 201  # two days after departure
+    problem = assert_problem(event(_d(8)), 422)
+    assert [e["field"] for e in problem["errors"]] == ["block_id"]
+    unknown = assert_problem(event(_d(3), block_id=str(h.property.id)), 422, "unknown_reference")
+    assert [e["field"] for e in unknown["errors"]] == ["block_id"]
+    moved = api.put(f"{h.base}/events/{welcome.json['id']}",
+                    {"start_at": f"{_d(9)}T18:00:00+00:00", "end_at": f"{_d(9)}T20:00:00+00:00"})
+    assert_problem(moved, 422)
+    unlinked = api.put(f"{h.base}/events/{welcome.json['id']}", {
+        "block_id": None, "start_at": f"{_d(9)}T18:00:00+00:00",
+        "end_at": f"{_d(9)}T20:00:00+00:00"})
+    assert unlinked.status_code == 200 and unlinked.json["block_id"] is None
