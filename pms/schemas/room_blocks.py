@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pms.domain.states import BlockStatus
 from pms.schemas.common import Code, ListQuery, Name, Out, Strict
 from pms.schemas.reservations import ReservationIn, ReservationOut
 
@@ -71,7 +70,7 @@ class TransitionQuery(msgspec.Struct, kw_only=True):
 
 
 class BlockQuery(ListQuery, kw_only=True):
-    status: BlockStatus | None = None
+    status: Annotated[str, msgspec.Meta(max_length=16, pattern=r"^[A-Z]+$")] | None = None
 
 
 class PickupIn(ReservationIn, kw_only=True):

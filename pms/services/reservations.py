@@ -38,7 +38,7 @@ from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay,
 from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services import company_billing, keys, room_blocks
+from pms.services import company_billing, keys, room_block_inventory
 from pms.services.availability import rate_plan_open_to
 from pms.services.booking_limits import check_guest_limit, check_horizon
 from pms.services.catalog import load_property
@@ -586,11 +586,11 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         prop = load_property(property_id)
         rate_plan = RatePlan.get_by_id(row.rate_plan_id)
         if row.block_id is not None:  # issue 33: the block's lock before the night locks
-            room_blocks.lock_for_cancel(property_id, row.block_id)
+            room_block_inventory.lock_for_cancel(property_id, row.block_id)
         release_rooms(property_id, row.room_type_id,
                       stay_nights(row.arrival_date, row.departure_date))
         if row.block_id is not None:  # back to the block before its cut-off, else the house
-            room_blocks.give_back(property_id, row.block_id, row.room_type_id,
+            room_block_inventory.give_back(property_id, row.block_id, row.room_type_id,
                                   stay_nights(row.arrival_date, row.departure_date))
         release_room_holds(row)
         row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,

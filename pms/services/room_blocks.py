@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
@@ -38,32 +37,39 @@ from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.pagination import Page, paginate
-from pms.db.uow import UnitOfWork, locked_row, read_scope, unit_of_work
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.availability import usable
 from pms.domain.states import BLOCK_DEDUCTING, BLOCK_INITIAL, BLOCK_MACHINE, BlockStatus
 from pms.domain.stay import stay_nights
-from pms.errors import AlreadyExists, Conflict, NotFound, RoomTypeUnavailable, ValidationFailed
+from pms.errors import AlreadyExists, Conflict, NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
 from pms.models.inventory import InventoryDay
 from pms.models.property import RoomType
 from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.schemas import room_blocks as s
 from pms.schemas.common import to_data
+from pms.schemas.jobs import job_out
 from pms.services.catalog import load_property
 from pms.services.inventory import (
     lock_days,
-    lock_inventory,
     recount_locked,
     release_rooms,
     take_rooms,
 )
 from pms.services.references import unknown_reference
+from pms.services.room_block_inventory import (
+    HOLDING,
+    Key,
+    apply_held,
+    held_map,
+    holds,
+    load_block,
+    night_held,
+    shortage,
+)
 
 MAX_BLOCK_NIGHTS = 366
-HOLDING = frozenset({BlockStatus.TENTATIVE, BlockStatus.DEFINITE, BlockStatus.ACTUAL})
 FORMULA = "sellable = max(min(physical - OOO - OOS, sell limit) - sold - held by blocks, 0)"
-
-Key = tuple[uuid.UUID, date]
 
 
 class _DryRun(Exception):
@@ -78,32 +84,12 @@ def _invalid(field: str, message: str) -> ValidationFailed:
     return ValidationFailed(f"{field}: {message}", errors=[{"field": field, "message": message}])
 
 
-def _short(nights: Iterable[Key], detail: str) -> RoomTypeUnavailable:
-    days = sorted({d for _, d in nights})
-    return RoomTypeUnavailable(f"{detail} on {', '.join(d.isoformat() for d in days)}",
-                               nights=[d.isoformat() for d in days])
-
-
 # -- reading --------------------------------------------------------------------------------------
-
-def holds(block: RoomBlock) -> bool:
-    """Whether the block holds its unpicked rooms out of house inventory now."""
-    return bool(block.deducts) and block.cut_off_at is None and \
-        BlockStatus(block.status) in HOLDING
-
-
-def night_held(block: RoomBlock, night: RoomBlockNight) -> int:
-    return max(night.allotted - night.picked, 0) if holds(block) else 0
-
 
 def _nights_of(block: RoomBlock, *, lock: bool = False) -> list[RoomBlockNight]:
     query = (RoomBlockNight.select().where(RoomBlockNight.block == block.id)
              .order_by(RoomBlockNight.room_type_id, RoomBlockNight.date))
     return list(for_update(query) if lock else query)
-
-
-def _held_map(block: RoomBlock, nights: Sequence[RoomBlockNight]) -> dict[Key, int]:
-    return {(n.room_type_id, n.date): night_held(block, n) for n in nights}
 
 
 def block_out(row: RoomBlock, nights: Sequence[RoomBlockNight] | None = None) -> s.BlockOut:
@@ -123,15 +109,6 @@ def block_out(row: RoomBlock, nights: Sequence[RoomBlockNight] | None = None) ->
         created_at=row.created_at, updated_at=row.updated_at)
 
 
-def load_block(property_id: uuid.UUID, block_id: uuid.UUID, *, lock: bool = False) -> RoomBlock:
-    query = RoomBlock.select().where((RoomBlock.id == block_id)
-                                     & (RoomBlock.property == property_id))
-    row = (for_update(query) if lock else query).first()
-    if row is None:
-        raise NotFound("no such block")
-    return locked_row(row) if lock else row
-
-
 def get_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> s.BlockOut:
     with read_scope(ctx):
         return block_out(load_block(property_id, block_id))
@@ -148,58 +125,6 @@ def list_blocks(ctx: Ctx, property_id: uuid.UUID, query: s.BlockQuery
         page: Page[RoomBlock] = paginate(select, RoomBlock, limit=query.limit,
                                          cursor=query.cursor)
         return [block_out(r) for r in page.items], page.next_cursor
-
-
-# -- the inventory step: held rooms, under the booking's night locks -----------------------------
-
-def _apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, int]) -> None:
-    """Move `InventoryDay.held` by after - before per (room type, night), under the night
-    locks; a night that would hold more must have that many rooms for sale (409 naming the
-    nights short). Call inside the unit of work, after the block row's lock."""
-    delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
-    delta = {k: v for k, v in delta.items() if v}
-    if not delta:
-        return
-    by_type: dict[uuid.UUID, list[date]] = defaultdict(list)
-    for rt, day in delta:
-        by_type[rt].append(day)
-    with lock_errors():
-        lock_inventory(property_id, [(rt, sorted(days)) for rt, days in by_type.items()])
-        for rt, days in sorted(by_type.items(), key=lambda kv: str(kv[0])):
-            rows = list(InventoryDay.select().where(
-                (InventoryDay.room_type == rt) & InventoryDay.date.in_(days)))
-            if any(delta[(rt, r.date)] > 0 for r in rows):
-                counts = recount_locked(property_id, rows, min(days), max(days) + timedelta(1))
-                short = [(rt, r.date) for r in rows
-                         if counts[(rt, r.date)].sellable < delta[(rt, r.date)]]
-                if short:
-                    raise _short(short, "not enough rooms of this type are for sale")
-                if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
-                    wiring.current().pause_after_check()
-            groups: dict[int, list[uuid.UUID]] = defaultdict(list)
-            for r in rows:
-                groups[delta[(rt, r.date)]].append(r.id)
-            for amount, ids in groups.items():
-                InventoryDay.update(held=peewee.Case(
-                    None, [(InventoryDay.held + amount >= 0, InventoryDay.held + amount)], 0)
-                ).where(InventoryDay.id.in_(ids)).execute()
-
-
-def held_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
-                end: date) -> dict[Key, int]:
-    """The reference recount of `InventoryDay.held` from the blocks themselves (tests and the
-    receipt compare it with the stored column)."""
-    ids = list(room_type_ids)
-    out: dict[Key, int] = defaultdict(int)
-    if not ids:
-        return out
-    query = (RoomBlockNight.select(RoomBlockNight, RoomBlock)
-             .join(RoomBlock, on=(RoomBlockNight.block == RoomBlock.id))
-             .where((RoomBlock.property == property_id) & RoomBlockNight.room_type_id.in_(ids)
-                    & (RoomBlockNight.date >= start) & (RoomBlockNight.date < end)))
-    for night in query:
-        out[(night.room_type_id, night.date)] += night_held(night.block, night)
-    return out
 
 
 # -- create, edit, delete -------------------------------------------------------------------------
@@ -361,10 +286,10 @@ def _change_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, block_id: uuid
     row = load_block(property_id, block_id, lock=True)
     nights = _nights_of(row, lock=True)
     before_out = to_data(block_out(row, nights))
-    held_before = _held_map(row, nights)
+    held_before = held_map(row, nights)
     nights = mutate(uow, row, nights)
-    held_after = _held_map(row, nights)
-    _apply_held(property_id, held_before, held_after)
+    held_after = held_map(row, nights)
+    apply_held(property_id, held_before, held_after)
     row.updated_at = ctx.now
     row.save()
     out = block_out(row, nights)
@@ -608,7 +533,7 @@ class _Pickup:
                                                 counts[(room_type_id, r.date)].ooo,
                                                 counts[(room_type_id, r.date)].oos)]
             if short:
-                raise _short(short, "no room of this type is in service")
+                raise shortage(short, "no room of this type is in service")
             day = InventoryDay
             day.update(sold=day.sold + count, held=peewee.Case(
                 None, [(day.held >= count, day.held - count)], 0)).where(
@@ -642,32 +567,6 @@ def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.Picku
     inner = msgspec.convert(msgspec.to_builtins(fields), ReservationIn)
     row, _ = create_reservation(ctx, property_id, inner, pickup=_Pickup(property_id, block.id))
     return row
-
-
-def give_back(property_id: uuid.UUID, block_id: uuid.UUID, room_type_id: uuid.UUID,
-              nights: Sequence[date]) -> None:
-    """A picked-up reservation is cancelled (its nights already released to the house by the
-    caller, under the night locks): picked goes down; while the block holds, the room goes back
-    to the block (held + 1), after the cut-off it stays with the house. Call inside the cancel's
-    unit of work, with the block row locked first (`lock_for_cancel`)."""
-    block = load_block(property_id, block_id)
-    rows = list(RoomBlockNight.select().where(
-        (RoomBlockNight.block == block_id) & (RoomBlockNight.room_type_id == room_type_id)
-        & RoomBlockNight.date.in_(list(nights))))
-    before = _held_map(block, rows)
-    for n in rows:
-        if n.picked > 0:
-            n.picked -= 1
-            n.save()
-    _apply_held(property_id, before, _held_map(block, rows))
-
-
-def lock_for_cancel(property_id: uuid.UUID, block_id: uuid.UUID) -> None:
-    """Take the block row's lock before the night locks (the lock order of pick-ups)."""
-    try:
-        load_block(property_id, block_id, lock=True)
-    except NotFound:
-        return
 
 
 # -- the pick-up receipt ---------------------------------------------------------------------------
@@ -766,8 +665,7 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
                  ) -> tuple[Any, s.RoomingListOut | None]:
     """A dry run answers every row's outcome at once: (None, answer). Otherwise the list is
     queued as a job (`rooming_list`) with its own event and audit row: (job, None)."""
-    from pms.models.platform import Job
-    from pms.services.jobs import _record_queued
+    from pms.models.platform import Job, OutboxEvent
 
     with read_scope(ctx):
         block = load_block(property_id, block_id)
@@ -781,7 +679,15 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
                          input={"block_id": str(block_id), "mode": body.mode,
                                 "rows": body.rows},
                          result={"progress": {"done": 0, "total": len(body.rows)}})
-        _record_queued(uow, job)
+        # the job's audit row and its queued event (version 1), as pms.services.jobs records
+        # its own (not imported: jobs runs the rooming list, so it imports this module)
+        data = to_data(job_out(job))
+        uow.audit("job.queued", job, after=data)
+        uow.events.append(OutboxEvent.create(
+            type="hotel:pms:job:queued", subject=str(job.id), aggregate_type="job",
+            aggregate_version=1, property_id=job.property_id,
+            idempotency_key=f"hotel:pms:job:queued:{job.id}:1", data=data,
+            traceparent=ctx.traceparent, request_id=ctx.request_id, time=ctx.now))
     return job, None
 
 

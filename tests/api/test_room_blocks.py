@@ -10,7 +10,7 @@ import pytest
 
 from pms.db.uow import read_scope
 from pms.models.inventory import InventoryDay
-from pms.services import room_blocks
+from pms.services import room_block_inventory
 from pms.services.inventory_counts import night_counts
 from tests.factories import make_hotel
 from tests.helpers import assert_problem, audit_actions, outbox_types
@@ -68,7 +68,7 @@ def _stored_held_matches_recount(ctx, h):
         stored = {r.date: r.held for r in InventoryDay.select().where(
             (InventoryDay.room_type == h.room_type.id) & (InventoryDay.date >= START)
             & (InventoryDay.date < START + timedelta(days=10)))}
-        ref = room_blocks.held_counts(h.property.id, [h.room_type.id], START,
+        ref = room_block_inventory.held_counts(h.property.id, [h.room_type.id], START,
                                       START + timedelta(days=10))
     for day, held in stored.items():
         assert held == ref.get((h.room_type.id, day), 0), (day, held, dict(ref))

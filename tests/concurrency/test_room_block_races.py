@@ -32,7 +32,7 @@ from pms.models.inventory import InventoryDay
 from pms.models.reservations import Reservation
 from pms.schemas import room_blocks as s
 from pms.schemas.reservations import ReservationIn
-from pms.services import reservations, room_blocks
+from pms.services import reservations, room_block_inventory, room_blocks
 from tests.concurrency.conftest import fire
 from tests.factories import make_hotel
 
@@ -193,5 +193,5 @@ def test_cut_off_while_picks_arrive_keeps_every_count(ctx, pg_db):
         assert released + out.picked >= 8 and released <= 8
         assert _inventory(ctx, h) == [(picks, 0)] * 2
         with read_scope(ctx):
-            ref = room_blocks.held_counts(h.property.id, [h.room_type.id], ARR, DEP)
+            ref = room_block_inventory.held_counts(h.property.id, [h.room_type.id], ARR, DEP)
         assert all(v == 0 for v in ref.values())
