@@ -70,6 +70,7 @@ def all_routes() -> list[Route]:
 
         *_banquets(),  # issue 34
         *_ari(),  # issue 35
+        *_blocks(),  # issue 33
     ]
 
 
@@ -78,6 +79,13 @@ def _ari() -> list[Route]:
     from pms.api.resources import ari
 
     return ari.ROUTES
+
+
+def _blocks() -> list[Route]:
+    """Issue 33: room blocks."""
+    from pms.api.resources import blocks
+
+    return blocks.ROUTES
 
 
 def _banquets() -> list[Route]:

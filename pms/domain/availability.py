@@ -1,7 +1,10 @@
 """Inventory arithmetic (SPEC rule 6). Pure; no I/O.
 
-Sellable = min(physical - OOO - OOS, sell limit) - sold, never below zero and never above
-physical - OOO - OOS, whatever the sell limit says.
+Sellable = min(physical - OOO - OOS, sell limit) - sold - held by room blocks, never below zero
+and never above physical - OOO - OOS, whatever the sell limit says. This is THE formula: the
+search's SQL (pms.queries.availability), the booking's take (`pms_take_nights`, migration 034, and
+the SQLite path of pms.services.inventory) and the blocks' checks compute it and are proven
+equal to it (tests/services/test_availability_equivalence.py, test_room_block_inventory.py).
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ def capacity(physical: int, ooo: int, oos: int, sell_limit: int | None) -> int:
     return cap
 
 
-def sellable(physical: int, ooo: int, oos: int, sell_limit: int | None, sold: int) -> int:
-    """Rooms still for sale on a night: capacity minus sold, clamped to [0, usable]."""
-    return max(capacity(physical, ooo, oos, sell_limit) - max(sold, 0), 0)
+def sellable(physical: int, ooo: int, oos: int, sell_limit: int | None, sold: int,
+             held: int = 0) -> int:
+    """Rooms still for sale on a night: capacity minus sold minus the rooms room blocks hold,
+    clamped to [0, usable]."""
+    return max(capacity(physical, ooo, oos, sell_limit) - max(sold, 0) - max(held, 0), 0)
 
 
 @dataclass(frozen=True)
@@ -36,10 +41,11 @@ class NightCount:
     oos: int
     sell_limit: int | None
     sold: int
+    held: int = 0
 
     @property
     def sellable(self) -> int:
-        return sellable(self.physical, self.ooo, self.oos, self.sell_limit, self.sold)
+        return sellable(self.physical, self.ooo, self.oos, self.sell_limit, self.sold, self.held)
 
     @property
     def capacity(self) -> int:

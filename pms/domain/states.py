@@ -351,3 +351,43 @@ EVENT_MACHINE = Machine(EventStatus, {
 EVENT_INITIAL = EventStatus.INQUIRY
 # The states whose event holds its space (and its resources' stock): one row per element space.
 EVENT_DEDUCTING = frozenset({EventStatus.TENTATIVE, EventStatus.DEFINITE, EventStatus.ACTUAL})
+
+
+# -- room blocks (issue 33) -----------------------------------------------------------------------
+
+class BlockStatus(StrEnum):
+    INQUIRY = "INQUIRY"
+    TENTATIVE = "TENTATIVE"
+    DEFINITE = "DEFINITE"
+    ACTUAL = "ACTUAL"
+    CANCELLED = "CANCELLED"
+    LOST = "LOST"
+
+
+BLOCK_MACHINE = Machine(BlockStatus, {
+    (BlockStatus.INQUIRY, "tentative"): BlockStatus.TENTATIVE,
+    (BlockStatus.INQUIRY, "definite"): BlockStatus.DEFINITE,
+    (BlockStatus.TENTATIVE, "definite"): BlockStatus.DEFINITE,
+    (BlockStatus.DEFINITE, "release"): BlockStatus.TENTATIVE,  # only with nothing picked up
+    (BlockStatus.DEFINITE, "actualize"): BlockStatus.ACTUAL,
+    (BlockStatus.INQUIRY, "cancel"): BlockStatus.CANCELLED,
+    (BlockStatus.TENTATIVE, "cancel"): BlockStatus.CANCELLED,
+    (BlockStatus.DEFINITE, "cancel"): BlockStatus.CANCELLED,  # picked rooms: cancel_picked
+    (BlockStatus.INQUIRY, "lose"): BlockStatus.LOST,
+    (BlockStatus.TENTATIVE, "lose"): BlockStatus.LOST,
+    # changes that keep the state (allocation, wash, pick-up, cut-off, edit)
+    (BlockStatus.INQUIRY, "edit"): BlockStatus.INQUIRY,
+    (BlockStatus.TENTATIVE, "edit"): BlockStatus.TENTATIVE,
+    (BlockStatus.DEFINITE, "edit"): BlockStatus.DEFINITE,
+    (BlockStatus.ACTUAL, "edit"): BlockStatus.ACTUAL,
+    (BlockStatus.TENTATIVE, "pick"): BlockStatus.TENTATIVE,
+    (BlockStatus.DEFINITE, "pick"): BlockStatus.DEFINITE,
+    (BlockStatus.ACTUAL, "pick"): BlockStatus.ACTUAL,
+    (BlockStatus.TENTATIVE, "cut_off"): BlockStatus.TENTATIVE,
+    (BlockStatus.DEFINITE, "cut_off"): BlockStatus.DEFINITE,
+    (BlockStatus.ACTUAL, "cut_off"): BlockStatus.ACTUAL,
+}, name="block")
+BLOCK_INITIAL = BlockStatus.INQUIRY
+BLOCK_TRIGGERS = ("tentative", "definite", "release", "actualize", "cancel", "lose")
+# States whose unpicked rooms are always held out of house inventory (TENTATIVE: per setting).
+BLOCK_DEDUCTING = frozenset({BlockStatus.DEFINITE, BlockStatus.ACTUAL})

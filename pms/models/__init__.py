@@ -43,6 +43,7 @@ from pms.models.reservations import (
                                      RoomStay,
                                      ServiceRequest,
 )
+from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.models.settings import LovEntry, PropertyImage, SettingsDocument
 
 ALL_MODELS = [
@@ -62,6 +63,7 @@ ALL_MODELS = [
     KioskTerminal, KioskSession,  # issue 30
     EventPosting,  # issue 34
     AriStream,  # issue 35
+    RoomBlock, RoomBlockNight,  # issue 33
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

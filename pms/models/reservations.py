@@ -50,6 +50,7 @@ class Reservation(AggregateModel):
     checked_out_business_date = peewee.DateField(null=True)
     split_from = peewee.UUIDField(null=True)
     notes = peewee.TextField(null=True)
+    block_id = peewee.UUIDField(null=True)  # picked up from a room block (issue 33)
 
     class Meta:
         table_name = "reservation"

@@ -8,7 +8,8 @@ and no model objects. On PostgreSQL the database does the per-night work (issue 
   ordered by night (50 rows for 30 nights x 10 types x 5 plans, not 1,500);
 - the rooms still for sale come back as one row per room type, an array of one count per night,
   computed in SQL by the rule of `pms.domain.availability.sellable` (rooms recounted, maintenance
-  counted once per room and night with out-of-order winning, the sell limit, the rooms sold);
+  counted once per room and night with out-of-order winning, the sell limit, the rooms sold,
+  the rooms room blocks hold);
 - a search's rates are kept in this process by calendar month, per property and catalog version
   (`_cached_rates`): the next search of those months under the same version reads none.
 
@@ -143,7 +144,7 @@ _PROMO = Statement.build("availability.promo", lambda: (
 # Rooms still for sale per (room type, night), by the rule of pms.domain.availability.sellable:
 # usable = rooms - rooms out of sale that night (a room counted once, whichever periods overlap);
 # capacity = usable, lowered (never raised) by a sell limit of at least 0; sellable = capacity -
-# sold, never below 0. A night without an inventory row has no sell limit and nothing sold.
+# sold - held by room blocks, never below 0. A night without an inventory row has no sell limit and nothing sold.
 # PERF: each room type's rooms, stored nights and maintenance nights are read by index through
 # LATERAL subqueries (as sparse arrays keyed by night offset) and only then spread over the
 # nights: a join of the nights with inventory_day was planned as a nested loop over every pair
@@ -153,7 +154,8 @@ SELLABLE_SQL = """
         SELECT GREATEST(
             LEAST(GREATEST(rooms.n - coalesce(down.n[array_position(down.i, g.i)], 0), 0),
                   GREATEST(coalesce(inv.sell_limit[array_position(inv.i, g.i)], 2147483647), 0))
-            - GREATEST(coalesce(inv.sold[array_position(inv.i, g.i)], 0), 0), 0)
+            - GREATEST(coalesce(inv.sold[array_position(inv.i, g.i)], 0), 0)
+            - GREATEST(coalesce(inv.held[array_position(inv.i, g.i)], 0), 0), 0)
         FROM generate_series(0, %(count)s - 1) AS g(i) ORDER BY g.i)
     FROM room_type t
     CROSS JOIN LATERAL (
@@ -161,7 +163,7 @@ SELLABLE_SQL = """
         WHERE r.env_id = %(env)s AND r.room_type_id = t.id) rooms
     CROSS JOIN LATERAL (
         SELECT array_agg(d.date - %(start)s::date) AS i, array_agg(d.sell_limit) AS sell_limit,
-               array_agg(d.sold) AS sold
+               array_agg(d.sold) AS sold, array_agg(d.held) AS held
         FROM inventory_day d
         WHERE d.env_id = %(env)s AND d.room_type_id = t.id
           AND d.date >= %(start)s::date AND d.date < %(start)s::date + %(count)s) inv

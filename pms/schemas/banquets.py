@@ -92,6 +92,9 @@ class BanquetEventIn(Strict):
     teardown_minutes: Minutes = 0
     attendees_guaranteed: Headcount | None = None
     folio_id: uuid.UUID | None = None
+    # the room block the event belongs to (issue 33): the event's dates must lie inside the
+    # block's, give or take BLOCK_SHOULDER_DAYS (pms.services.banquets)
+    block_id: uuid.UUID | None = None
 
 
 class BanquetEventPatch(Strict):
@@ -106,6 +109,7 @@ class BanquetEventPatch(Strict):
     attendees_guaranteed: Headcount | None | UnsetType = UNSET
     attendees_actual: Headcount | None | UnsetType = UNSET
     folio_id: uuid.UUID | None | UnsetType = UNSET
+    block_id: uuid.UUID | None | UnsetType = UNSET
 
 
 class BanquetEventQuery(ListQuery):

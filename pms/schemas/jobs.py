@@ -28,7 +28,7 @@ class JobQuery(msgspec.Struct, kw_only=True):
 
 class JobOut(Out):
     id: uuid.UUID
-    kind: Literal["end_of_day", "ari_push"]
+    kind: Literal["end_of_day", "ari_push", "rooming_list"]
     status: JobStatus
     property_id: uuid.UUID | None
     input: dict[str, Any] | None
@@ -37,6 +37,8 @@ class JobOut(Out):
     started_at: datetime | None
     finished_at: datetime | None
     result_url: str
+    # rows done of rows to do, while a job with progress (a rooming list) runs and after
+    progress: dict[str, int] | None = None
 
 
 class JobResultOut(Out):
@@ -50,4 +52,6 @@ def job_out(j: object) -> JobOut:
     return JobOut(id=j.id, kind=j.kind, status=j.status, property_id=j.property_id,
                   input=j.input, error=j.error, created_at=j.created_at,
                   started_at=j.started_at, finished_at=j.finished_at,
-                  result_url=f"/v1/jobs/{j.id}/result")
+                  result_url=f"/v1/jobs/{j.id}/result",
+                  progress=(j.result or {}).get("progress") if isinstance(j.result, dict)
+                  else None)

@@ -184,6 +184,7 @@ class ReservationOut(Out):
     version: int
     created_at: datetime
     updated_at: datetime
+    block_id: uuid.UUID | None = None  # picked up from a room block (issue 33)
 
 
 class SplitOut(Out):
@@ -287,6 +288,7 @@ def _reservation_out(r: Any, room_number: str | None) -> ReservationOut:
         cancelled_at=r.cancelled_at, checked_in_at=r.checked_in_at,
         checked_out_at=r.checked_out_at, split_from=r.split_from, notes=r.notes,
         version=r.version, created_at=r.created_at, updated_at=r.updated_at,
+        block_id=getattr(r, "block_id", None),
     )
 
 

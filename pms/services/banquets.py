@@ -311,11 +311,39 @@ def create_event(ctx: Ctx, property_id: uuid.UUID, body: s.BanquetEventIn) -> Ba
             status=EVENT_MACHINE.states(EVENT_INITIAL), setup_style=str(body.setup_style),
             start_at=body.start_at, end_at=body.end_at, setup_minutes=body.setup_minutes,
             teardown_minutes=body.teardown_minutes, attendees_forecast=body.attendees_forecast,
-            attendees_guaranteed=body.attendees_guaranteed, folio_id=body.folio_id)
+            attendees_guaranteed=body.attendees_guaranteed, folio_id=body.folio_id,
+            block_id=body.block_id)
         _check_fit(row, space)
+        _check_block(ctx, row)
         row.save(force_insert=True)
         uow.record("event", "created", row, to_data(event_out(row)), property_id=property_id)
     return row
+
+
+# Issue 33: an event linked to a room block happens during the block's stay, or on the shoulder
+# days around it (a welcome dinner the evening before arrival, a farewell lunch on departure).
+BLOCK_SHOULDER_DAYS = 2
+
+
+def _check_block(ctx: Ctx, row: BanquetEvent) -> None:
+    """A linked block must be a block of the event's property (422 unknown_reference) whose
+    dates, widened by BLOCK_SHOULDER_DAYS, hold the event's local dates (422 block_id)."""
+    from zoneinfo import ZoneInfo
+
+    from pms.services.room_blocks import load_block
+
+    if row.block_id is None:
+        return
+    with body_reference("block_id", "no such block", ctx):
+        block = load_block(row.property_id, row.block_id)
+    zone = ZoneInfo(load_property(row.property_id).timezone)
+    first = row.start_at.astimezone(zone).date()
+    last = row.end_at.astimezone(zone).date()
+    earliest = block.arrival_date - timedelta(days=BLOCK_SHOULDER_DAYS)
+    latest = block.departure_date + timedelta(days=BLOCK_SHOULDER_DAYS)
+    if first < earliest or last > latest:
+        raise _invalid("block_id", f"the event must lie between {earliest} and {latest} (the "
+                       f"block's dates with {BLOCK_SHOULDER_DAYS} shoulder days)")
 
 
 def _check_folio(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> None:
@@ -357,7 +385,7 @@ def update_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID,
             _check_folio(ctx, property_id, body.folio_id)
         for field in ("name", "start_at", "end_at", "setup_minutes", "teardown_minutes",
                       "attendees_forecast", "attendees_guaranteed", "attendees_actual",
-                      "folio_id"):
+                      "folio_id", "block_id"):
             value = getattr(body, field)
             if value is not UNSET:
                 setattr(row, field, value)
@@ -365,6 +393,7 @@ def update_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID,
             row.setup_style = str(body.setup_style)
         space = load_space(property_id, row.space_id)
         _check_fit(row, space)
+        _check_block(ctx, row)
         row.updated_at = ctx.now
         row.save()
         _rebook(row, space)

@@ -46,7 +46,7 @@ from pms.services.reservations import business_date as current_business_date
 
 log = logging.getLogger("pms.night_audit")
 
-STEPS = ("no_shows", "room_charges", "housekeeping", "figures", "roll_date")
+STEPS = ("no_shows", "room_charges", "housekeeping", "figures", "block_cut_offs", "roll_date")
 Progress = Callable[[str, str, int], None]  # (step, "start" | "done" | "skip", count)
 
 
@@ -202,9 +202,20 @@ def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
                     "calendar_rows_added": added}
 
 
+def _step_block_cut_offs(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
+                         ) -> tuple[int, dict[str, Any]]:
+    """Issue 33: blocks whose cut-off date is the business date the audit rolls to (or
+    earlier) give their unpicked rooms back to the house."""
+    from pms.services.room_blocks import cut_off_due_in
+
+    codes = cut_off_due_in(uow, prop.id, day + timedelta(days=1))
+    return len(codes), {"blocks": codes}
+
+
 STEP_FUNCS: dict[str, Callable[..., tuple[int, dict[str, Any]]]] = {
     "no_shows": _step_no_shows, "room_charges": _step_room_charges,
-    "housekeeping": _step_housekeeping, "figures": _step_figures, "roll_date": _step_roll_date,
+    "housekeeping": _step_housekeeping, "figures": _step_figures,
+    "block_cut_offs": _step_block_cut_offs, "roll_date": _step_roll_date,
 }
 NEEDS_RUN = {"room_charges", "figures", "roll_date"}
 
@@ -421,6 +432,9 @@ def preview(prop: Property, day: date) -> NightAuditRunOut:
         return out
     pending = night_charges.preview_night(prop, day)
     occupied = in_house(prop.id, day).where(Reservation.room.is_null(False)).count()
+    from pms.services.room_blocks import due_for_cut_off
+
+    due_blocks = due_for_cut_off(prop.id, day + timedelta(days=1))
     steps = [
         NightAuditStepOut(name="no_shows", count=due_no_shows(prop.id, day).count(), duration_ms=0),
         NightAuditStepOut(name="room_charges", count=pending.stays, duration_ms=0,
@@ -428,6 +442,8 @@ def preview(prop: Property, day: date) -> NightAuditRunOut:
                                   "already_posted": pending.skipped}),
         NightAuditStepOut(name="housekeeping", count=occupied, duration_ms=0),
         NightAuditStepOut(name="figures", count=0, duration_ms=0),
+        NightAuditStepOut(name="block_cut_offs", count=len(due_blocks), duration_ms=0,
+                          detail={"blocks": [str(b) for b in due_blocks]}),
         NightAuditStepOut(name="roll_date", count=1, duration_ms=0,
                           detail={"business_date": (day + timedelta(days=1)).isoformat(),
                                   "overstays": overstays(prop.id, day)}),

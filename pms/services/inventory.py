@@ -127,7 +127,7 @@ def recount_locked(property_id: uuid.UUID, rows: list[InventoryDay], start: date
         ooo, oos = maint.get((r.room_type_id, r.date), (0, 0))
         out[(r.room_type_id, r.date)] = NightCount(
             physical=physical.get(r.room_type_id, 0), ooo=ooo, oos=oos,
-            sell_limit=r.sell_limit, sold=r.sold)
+            sell_limit=r.sell_limit, sold=r.sold, held=r.held)
     return out
 
 
@@ -272,8 +272,9 @@ def _guarded_increment(rows: list[InventoryDay], count: int) -> None:
     day = InventoryDay
     updated = (day.update(sold=day.sold + count)
                .where(day.id.in_([r.id for r in rows])
-                      & (day.sold + count <= day.physical - day.ooo - day.oos)
-                      & (day.sell_limit.is_null() | (day.sold + count <= day.sell_limit)))
+                      & (day.sold + day.held + count <= day.physical - day.ooo - day.oos)
+                      & (day.sell_limit.is_null()
+                         | (day.sold + day.held + count <= day.sell_limit)))
                .execute())
     if updated != len(rows):
         # Only reachable if the lock did not hold (a bug): refuse rather than oversell. The

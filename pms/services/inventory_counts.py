@@ -71,7 +71,7 @@ def maintenance_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID
 def night_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
                  end: date) -> dict[tuple[uuid.UUID, date], NightCount]:
     """Exact counts per (room type, night): stored sold and sell limit, recounted rooms and
-    maintenance. Three queries whatever the range."""
+    maintenance, rooms held by room blocks. Three queries whatever the range."""
     ids = list(room_type_ids)
     if not ids:
         return {}
@@ -79,12 +79,13 @@ def night_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], sta
     maint = maintenance_counts(property_id, ids, start, end)
     # PERF: plain tuples straight from the cursor (ids as text), not model instances.
     query = (InventoryDay.select(InventoryDay.room_type.cast("text"), InventoryDay.date,
-                                 InventoryDay.sell_limit, InventoryDay.sold)
+                                 InventoryDay.sell_limit, InventoryDay.sold, InventoryDay.held)
              .where((InventoryDay.property == property_id) & InventoryDay.room_type.in_(ids)
                     & (InventoryDay.date >= start) & (InventoryDay.date < end)))
-    by_raw: dict[object, dict[date, tuple[int | None, int]]] = defaultdict(dict)
-    for rt_raw, day, sell_limit, sold in db.execute(query).fetchall():
-        by_raw[rt_raw][date.fromisoformat(day) if isinstance(day, str) else day] = (sell_limit, sold)
+    by_raw: dict[object, dict[date, tuple[int | None, int, int]]] = defaultdict(dict)
+    for rt_raw, day, sell_limit, sold, held in db.execute(query).fetchall():
+        by_raw[rt_raw][date.fromisoformat(day) if isinstance(day, str) else day] = (
+            sell_limit, sold, held or 0)
     stored = {uuid.UUID(str(raw)): days for raw, days in by_raw.items()}
     nights = [start + timedelta(days=i) for i in range((end - start).days)]
     out: dict[tuple[uuid.UUID, date], NightCount] = {}
@@ -92,8 +93,8 @@ def night_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], sta
         days = stored.get(rt, {})
         rooms = physical.get(rt, 0)
         for night in nights:
-            sell_limit, sold = days.get(night, (None, 0))
+            sell_limit, sold, held = days.get(night, (None, 0, 0))
             ooo, oos = maint.get((rt, night), (0, 0))
             out[(rt, night)] = NightCount(physical=rooms, ooo=ooo, oos=oos,
-                                          sell_limit=sell_limit, sold=sold)
+                                          sell_limit=sell_limit, sold=sold, held=held)
     return out

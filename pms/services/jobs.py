@@ -33,6 +33,7 @@ from pms.services.reservations import business_date as current_business_date
 
 log = logging.getLogger("pms.jobs")
 END_OF_DAY = "end_of_day"
+ROOMING_LIST = "rooming_list"  # issue 33: pms.services.room_blocks
 JOB_QUEUED = "hotel:pms:job:queued"
 ARI_PUSH = "ari_push"  # issue 35 (pms.services.ari_push)
 
@@ -136,6 +137,9 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
         if job.kind == ARI_PUSH:  # issue 35: an ARI re-push (pms.services.ari_push)
             _run_ari_push(ctx, job)
             return
+        if job.kind == ROOMING_LIST:  # issue 33
+            _run_rooming_list(ctx, job)
+            return
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
                                      business_date=dt.date.fromisoformat(job.input["business_date"]),
@@ -171,6 +175,21 @@ def _run_ari_push(ctx: Ctx, job: Job) -> None:
     from pms.services import ari_push
 
     result = ari_push.run_push(ctx, job.property_id, (job.input or {}).get("months"))
+    _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
+                finished_at=dt.datetime.now(dt.UTC))
+
+
+def _run_rooming_list(ctx: Ctx, job: Job) -> None:
+    """Issue 33: a block's rooming list (pms.services.room_blocks), its progress kept on the
+    job's result as it goes."""
+    from pms.services.room_blocks import run_rooming_list
+
+    def progress(done: int, total: int) -> None:
+        with unit_of_work(ctx):
+            Job.update(result={"progress": {"done": done, "total": total}}).where(
+                Job.id == job.id).execute()
+
+    result = run_rooming_list(ctx, job, progress=progress)
     _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
                 finished_at=dt.datetime.now(dt.UTC))
 

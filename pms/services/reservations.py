@@ -39,7 +39,7 @@ from pms.queries.availability import SearchData, load_packages, load_promo
 from pms.queries.stay_through import through_rules
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services import company_billing, keys
+from pms.services import company_billing, keys, room_block_inventory
 from pms.services.availability import rate_plan_open_to
 from pms.services.booking_limits import check_guest_limit, check_horizon
 from pms.services.catalog import load_property
@@ -364,8 +364,8 @@ def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None,
 # -- create ------------------------------------------------------------------------------------
 
 def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, *,
-                       source: str | None = None, channel: str | None = None
-                       ) -> tuple[Reservation, bool]:
+                       source: str | None = None, channel: str | None = None,
+                       pickup: Any = None) -> tuple[Reservation, bool]:
     """Book a stay: price it, sell the nights, write the reservation (CONFIRMED).
 
     A submission whose confirmation_number already exists returns that reservation instead
@@ -413,6 +413,8 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 guest_first_name=first, guest_last_name=last,
                 guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
                 notes=body.notes, version=1)
+            if pickup is not None:  # issue 33: picked up from a room block
+                row.block_id = pickup.block_id
             _apply_quote(row, quote)
             billing = None
             if body.company_payment_method_id is not None:  # issue 31: billed to a company
@@ -421,12 +423,15 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                     refs.prop.id, Decimal(row.total_amount), row.currency)
             folding = body.confirmation_number is not None
             # PERF: a generated number's INSERT goes out with the take (one round trip)
-            insert = None if folding else row.insert_statement()
+            insert = None if folding or pickup is not None else row.insert_statement()
             if insert is None:
                 _insert(row, folding=folding)
             uow.born(row)  # inserted at version 1: its "created" event needs no bump
             try:
-                take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert)
+                if pickup is not None:  # the block's held room becomes a sold one
+                    pickup.take(refs.room_type.id, nights)
+                else:
+                    take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert)
             except peewee.IntegrityError as exc:  # only the reservation INSERT can collide
                 raise Conflict("a generated confirmation number collided; retry",
                                code="confirmation_number_conflict") from exc
@@ -531,6 +536,9 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
                                      quote.currency)
         if (room_type_id, new_nights) != (row.room_type_id, old_nights):
+            if row.block_id is not None:  # issue 33: the block's grid counts these nights
+                raise Conflict("a reservation picked up from a block keeps its room type and "
+                               "dates: cancel it and pick up again", code="block_reservation")
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])
             release_rooms(refs.prop.id, row.room_type_id, old_nights)
@@ -594,8 +602,13 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         before = to_data(s.reservation_out(row))
         prop = load_property(property_id)
         rate_plan = RatePlan.get_by_id(row.rate_plan_id)
+        if row.block_id is not None:  # issue 33: the block's lock before the night locks
+            room_block_inventory.lock_for_cancel(property_id, row.block_id)
         release_rooms(property_id, row.room_type_id,
                       stay_nights(row.arrival_date, row.departure_date))
+        if row.block_id is not None:  # back to the block before its cut-off, else the house
+            room_block_inventory.give_back(property_id, row.block_id, row.room_type_id,
+                                  stay_nights(row.arrival_date, row.departure_date))
         release_room_holds(row)
         row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,
                                                 row.total_amount, row.currency,

@@ -737,3 +737,107 @@ RECIPES.update({("POST", f"{P}/kiosk/lookup"): _kiosk_lookup})
 RECIPES.update({
     ("POST", f"{P}/ari/push"): lambda w: (w.fill(f"{P}/ari/push"), {"months": ["2031-01"]}),
 })
+
+
+# --- h33 ---
+# Room blocks (issue 33): each recipe makes a new block of the stay hotel, one room allotted on
+# a night of its own (so DEFINITE blocks never run the hotel's three rooms out).
+
+def _blk(w: World, *moves: str, picked: bool = False) -> str:
+    """The URL of a new block (through the services, dated before the request), moved through
+    `moves`, with one room picked up when `picked`."""
+    from datetime import timedelta
+
+    import msgspec
+
+    from pms.schemas import room_blocks as bs
+    from pms.services import room_blocks
+
+    s = _stay_hotel(w)
+    n = s["blocks_made"] = s.get("blocks_made", 0) + 1
+    night = s["hotel"].today + timedelta(days=20 + n % 30)
+    out = room_blocks.create_block(s["ctx"], s["hotel"].id, msgspec.convert({
+        "code": random_ref("BK"), "name": "Group", "arrival_date": night.isoformat(),
+        "departure_date": (night + timedelta(days=1)).isoformat(),
+        "rate_plan_id": str(s["hotel"].rate_plan.id),
+        "allocation": [{"room_type_id": str(s["hotel"].room_type.id),
+                        "date": night.isoformat(), "allotted": 1}]}, bs.BlockIn))
+    for move in moves:
+        room_blocks.transition(s["ctx"], s["hotel"].id, out.id, move)
+    if picked:
+        room_blocks.pick_up(s["ctx"], s["hotel"].id, out.id, msgspec.convert(
+            _blk_pick_body(w, out), bs.PickupIn))
+    return f"{s['base']}/blocks/{out.id}"
+
+
+def _blk_pick_body(w: World, block: Any) -> dict[str, Any]:
+    s = _stay_hotel(w)
+    return {"room_type_id": str(s["hotel"].room_type.id),
+            "arrival_date": block.arrival_date.isoformat(),
+            "departure_date": block.departure_date.isoformat(),
+            "guest": {"last_name": "Member"}}
+
+
+def _blk_new_body(w: World) -> dict[str, Any]:
+    from datetime import timedelta
+
+    s = _stay_hotel(w)
+    night = s["hotel"].today + timedelta(days=25)
+    return {"code": random_ref("BK"), "name": "Conference", "arrival_date": night.isoformat(),
+            "departure_date": (night + timedelta(days=2)).isoformat(),
+            "rate_plan_id": str(s["hotel"].rate_plan.id),
+            "allocation": [{"room_type_id": str(s["hotel"].room_type.id),
+                            "date": night.isoformat(), "to_date": night.isoformat(),
+                            "allotted": 1}]}
+
+
+def _blk_pick(w: World) -> tuple[str, Any]:
+    from pms.db.uow import read_scope
+    from pms.services import room_blocks
+
+    s = _stay_hotel(w)
+    url = _blk(w, "definite")
+    with read_scope(s["ctx"]):
+        block = room_blocks.load_block(s["hotel"].id, uuid.UUID(url.rsplit("/", 1)[1]))
+    return url + "/reservations", _blk_pick_body(w, block)
+
+
+def _blk_allocation(w: World) -> tuple[str, Any]:
+    from pms.db.uow import read_scope
+    from pms.services import room_blocks
+
+    s = _stay_hotel(w)
+    url = _blk(w)
+    with read_scope(s["ctx"]):
+        block = room_blocks.load_block(s["hotel"].id, uuid.UUID(url.rsplit("/", 1)[1]))
+    return url + "/allocation", {"allocation": [{
+        "room_type_id": str(s["hotel"].room_type.id), "date": block.arrival_date.isoformat(),
+        "allotted": 2}]}
+
+
+RECIPES.update({
+    ("POST", f"{P}/blocks"): lambda w: (f"{_stay_hotel(w)['base']}/blocks", _blk_new_body(w)),
+    ("PUT", f"{P}/blocks/{{id}}"): lambda w: (_blk(w), {"name": "Renamed"}),
+    ("PATCH", f"{P}/blocks/{{id}}"): lambda w: (_blk(w), {"name": "Renamed again"}),
+    ("DELETE", f"{P}/blocks/{{id}}"): lambda w: (_blk(w), None),
+    ("POST", f"{P}/blocks/{{id}}/tentative"): lambda w: (_blk(w) + "/tentative", None),
+    ("POST", f"{P}/blocks/{{id}}/definite"): lambda w: (_blk(w) + "/definite", None),
+    ("POST", f"{P}/blocks/{{id}}/release"): lambda w: (_blk(w, "definite") + "/release", None),
+    ("POST", f"{P}/blocks/{{id}}/actualize"): lambda w: (
+        _blk(w, "definite") + "/actualize", None),
+    ("POST", f"{P}/blocks/{{id}}/cancel"): lambda w: (_blk(w) + "/cancel", None),
+    ("POST", f"{P}/blocks/{{id}}/lose"): lambda w: (_blk(w) + "/lose", None),
+    ("POST", f"{P}/blocks/{{id}}/cut-off"): lambda w: (_blk(w, "definite") + "/cut-off", None),
+    ("POST", f"{P}/blocks/{{id}}/wash"): lambda w: (_blk(w, "definite") + "/wash",
+                                                    {"percent": 100}),
+    ("PUT", f"{P}/blocks/{{id}}/allocation"): _blk_allocation,
+    ("POST", f"{P}/blocks/{{id}}/reservations"): _blk_pick,
+})
+
+
+def _blk_rooming(w: World) -> tuple[str, Any]:
+    url, body = _blk_pick(w)
+    return url.rsplit("/", 1)[0] + "/rooming-list", {"rows": [body]}
+
+
+RECIPES[("POST", f"{P}/blocks/{{id}}/rooming-list")] = _blk_rooming

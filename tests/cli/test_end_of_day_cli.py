@@ -47,7 +47,8 @@ def test_end_of_day_json_then_safe_rerun(world):
     assert data["failed"] == 0 and result["status"] == "DONE"
     assert result["property_code"] == hotel.prop.code
     assert {s["name"]: s["count"] for s in result["steps"]} == {
-        "no_shows": 1, "room_charges": 1, "housekeeping": 1, "figures": 1, "roll_date": 1}
+        "no_shows": 1, "room_charges": 1, "housekeeping": 1, "figures": 1, "block_cut_offs": 0,
+        "roll_date": 1}
     again = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--property", hotel.prop.code,
                    "--business-date", result["business_date"], "--json")
     assert again.exit_code == 0

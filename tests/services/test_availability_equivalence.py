@@ -3,7 +3,8 @@
 The oracle below is the search as it was (peewee models, one row per night, per-night pricing
 with `NightCount`s), kept here verbatim in substance. A seeded hotel exercises every input of
 the calculation: rooms and maintenance (out of order and out of service overlapping), sell
-limits (none, zero, negative, above the rooms), rooms sold (some oversold), restrictions (closed,
+limits (none, zero, negative, above the rooms), rooms sold (some oversold), rooms held by room
+blocks (issue 33; the oracle counts them through `NightCount.sellable`, the one formula), restrictions (closed,
 closed to arrival or departure, stay lengths; for a plan, a room type, both or neither), nights
 without a rate, packages of every calculation (one in another currency), promo codes, inactive
 and negotiated plans, a plan in another currency, and the search options (room type, rate plan
@@ -241,9 +242,11 @@ def hotel(ctx):
                 # above its rooms today lost rooms since (the search recounts them), so the
                 # run-wide invariant (sold never above the stored physical) still holds.
                 physical = max(len(rooms[rt.id]), sold)
+                # issue 33: rooms held by room blocks (some nights over what is left)
+                held = (0, 1, 0, 2, 3, 0, 1)[(ti + 2 * d) % 7]
                 inv.append({"id": uuid.uuid4(), "property": prop.id, "room_type": rt.id,
                             "date": _night(d), "sell_limit": sell_limit, "sold": sold,
-                            "physical": physical})
+                            "physical": physical, "held": held})
         InventoryDay.insert_many(inv).execute()
         for ti, rt in enumerate(types):
             first = rooms[rt.id][0]

@@ -76,7 +76,7 @@ def test_night_audit_posts_charges_no_shows_rolls_date_and_keeps_figures(ctx, ho
     # Then
     assert result.status == "DONE" and result.business_date == day
     assert [s.name for s in result.steps] == ["no_shows", "room_charges", "housekeeping",
-                                              "figures", "roll_date"]
+                                              "figures", "block_cut_offs", "roll_date"]
     assert {s.name: s.count for s in result.steps}["room_charges"] == 2
     rows = room_charges_per_night(ctx, hotel.id)
     assert sorted(r[2] for r in rows) == [1, 1]
@@ -233,4 +233,4 @@ def test_a_crashed_night_audit_run_is_marked_failed_and_re_runnable(ctx, hotel):
     again = run_night_audit(ctx, hotel.id, run_id=failed.id, business_date=failed.business_date)
     assert again.status == "DONE" and again.id == failed.id
     assert [s.name for s in again.steps] == ["no_shows", "room_charges", "housekeeping",
-                                             "figures", "roll_date"]
+                                             "figures", "block_cut_offs", "roll_date"]

@@ -107,7 +107,9 @@ class Events:
     @endpoint("events:write", body=s.BanquetEventIn, response=s.BanquetEventOut, status=201,
               summary="Create a banquet event (INQUIRY)",
               description="Attendees must fit the setup style's capacity of the space (422). "
-                          "`block_id` stays null until room blocks (issue 33) exist.")
+                          "`block_id` links the event to a room block of the property (issue 33): its "
+                          "dates must lie inside the block's, give or take two shoulder days "
+                          "(422 block_id).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: s.BanquetEventIn) -> None:
         row = banquets.create_event(req.context.ctx, property_id, body)

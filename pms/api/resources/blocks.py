@@ -1,0 +1,203 @@
+"""Room blocks (scope `blocks`, issue 33): the block and its allocation grid, transitions with
+dry runs, pick-up, cut-off, wash and the pick-up receipt. Staff only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from pms.api.route import Route
+from pms.api.spec import endpoint
+from pms.domain.states import BLOCK_TRIGGERS
+from pms.schemas import room_blocks as s
+from pms.schemas.common import Page
+from pms.schemas.jobs import JobOut, job_out
+from pms.schemas.reservations import reservation_out
+from pms.services import room_blocks
+
+BASE = "/v1/properties/{property_id:uuid}/blocks"
+HELD = ("Unpicked rooms of a deducting block (DEFINITE, ACTUAL; TENTATIVE with the property "
+        "setting blocks.tentative_deducts_inventory) are held out of house availability: "
+        "sellable = min(physical - OOO - OOS, sell limit) - sold - held by blocks.")
+
+
+class Blocks:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:read", query=s.BlockQuery, response=Page[s.BlockOut],
+              summary="List room blocks (by status)")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               query: s.BlockQuery) -> None:
+        data, cursor = room_blocks.list_blocks(req.context.ctx, property_id, query)
+        resp.media = Page(data=data, next_cursor=cursor)
+
+    @endpoint("blocks:write", body=s.BlockIn, response=s.BlockOut, status=201, errors=(409,),
+              summary="Create a room block (INQUIRY) with its allocation grid",
+              description="The cut-off date defaults to the arrival date. " + HELD)
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                body: s.BlockIn) -> None:
+        out = room_blocks.create_block(req.context.ctx, property_id, body)
+        resp.media = out
+        resp.status = 201
+        resp.location = f"/v1/properties/{property_id}/blocks/{out.id}"
+
+    @endpoint("blocks:read", response=s.BlockOut, summary="One room block with its grid")
+    def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                    id: Any) -> None:  # noqa: A002
+        resp.media = room_blocks.get_block(req.context.ctx, property_id, id)
+
+    @endpoint("blocks:write", body=s.BlockPatch, response=s.BlockOut, errors=(409,),
+              summary="Rename a block, move its cut-off date, change its company")
+    def on_put_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                    id: Any, body: s.BlockPatch) -> None:  # noqa: A002
+        resp.media = room_blocks.update_block(req.context.ctx, property_id, id, body)
+
+    on_patch_item = on_put_item
+
+    @endpoint("blocks:write", status=204, errors=(409,),
+              summary="Delete an inquiry, or a cancelled or lost block with nothing picked up")
+    def on_delete_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                       id: Any) -> None:  # noqa: A002
+        room_blocks.delete_block(req.context.ctx, property_id, id)
+        resp.status = 204
+
+
+def _transition_responder(trigger: str) -> Any:
+    @endpoint("blocks:write", query=s.TransitionQuery, response=s.BlockChangeOut,
+              errors=(409,), summary=f"Move a room block: {trigger}",
+              description="Per BLOCK_MACHINE (409 invalid_transition otherwise); dry_run=true "
+                          "answers what would happen and changes nothing. Going DEFINITE "
+                          "re-checks availability under the booking's night locks (409 "
+                          "room_type_unavailable naming the nights short); release and cancel "
+                          "with picked-up rooms are 409 block_has_pickup (cancel: send "
+                          "cancel_picked=true to cancel them too). " + HELD)
+    def responder(self: Any, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                  id: Any, query: s.TransitionQuery) -> None:  # noqa: A002
+        resp.media = room_blocks.transition(req.context.ctx, property_id, id, trigger,
+                                            dry_run=query.dry_run,
+                                            cancel_picked=query.cancel_picked)
+
+    responder.__name__ = f"on_post_{trigger}"
+    return responder
+
+
+class BlockTransition:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    on_post_tentative = _transition_responder("tentative")
+    on_post_definite = _transition_responder("definite")
+    on_post_release = _transition_responder("release")
+    on_post_actualize = _transition_responder("actualize")
+    on_post_cancel = _transition_responder("cancel")
+    on_post_lose = _transition_responder("lose")
+
+
+class BlockAllocation:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.AllocationIn, query=s.DryRunQuery,
+              response=s.BlockChangeOut, errors=(409,),
+              summary="Set cells of the block's allocation grid",
+              description="Never below the rooms picked up (409 allocation_below_pickup); "
+                          "more rooms held are checked under the night locks (409 "
+                          "room_type_unavailable).")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any, body: s.AllocationIn, query: s.DryRunQuery) -> None:  # noqa: A002
+        resp.media = room_blocks.set_allocation(req.context.ctx, property_id, id, body,
+                                                dry_run=query.dry_run)
+
+
+class BlockWash:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.WashIn, query=s.DryRunQuery, response=s.BlockChangeOut,
+              errors=(409,), summary="Wash the block: reduce unpicked rooms by rooms or percent")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.WashIn, query: s.DryRunQuery) -> None:  # noqa: A002
+        resp.media = room_blocks.wash(req.context.ctx, property_id, id, body,
+                                      dry_run=query.dry_run)
+
+
+class BlockCutOff:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", query=s.DryRunQuery, response=s.BlockChangeOut, errors=(409,),
+              summary="Cut the block off now: unpicked rooms go back to the house",
+              description="Irreversible (a repeat is 409 block_cut_off); the night audit cuts "
+                          "off blocks whose cut-off date has come.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, query: s.DryRunQuery) -> None:  # noqa: A002
+        resp.media = room_blocks.cut_off(req.context.ctx, property_id, id,
+                                         dry_run=query.dry_run)
+
+
+class BlockReservations:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.PickupIn, response=s.PickupOut, status=201,
+              errors=(409,), summary="Pick up a room from the block (a reservation in it)",
+              description="At the block's rate plan, dates inside the block's. A held room "
+                          "becomes a sold one (house availability unchanged); never beyond "
+                          "the allocation (409 block_allocation_exhausted naming the nights).")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.PickupIn) -> None:  # noqa: A002
+        row = room_blocks.pick_up(req.context.ctx, property_id, id, body)
+        resp.media = s.PickupOut(block_id=id, reservation=reservation_out(row))
+        resp.status = 201
+        resp.location = f"/v1/properties/{property_id}/reservations/{row.id}"
+
+
+class BlockRoomingList:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.RoomingListIn, response=JobOut, status=202,
+              responses={200: s.RoomingListOut},
+              summary="Load a rooming list into the block (a job)",
+              description="202 with the job (poll /v1/jobs/{id}, its progress, then its "
+                          "result: every row's outcome). dry_run=true answers 200 with every "
+                          "row's outcome and changes nothing. all_or_nothing validates every "
+                          "row first and applies none when one is refused; per_row applies "
+                          "what it can. Refused rows name what blocks them (code, nights).")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
+        job, answer = room_blocks.rooming_list(req.context.ctx, property_id, id, body)
+        if job is not None:
+            resp.media = job_out(job)
+            resp.status = 202
+            resp.location = f"/v1/jobs/{job.id}"
+        else:
+            resp.media = answer
+            resp.status = 200
+
+
+class BlockPickup:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:read", response=s.PickupReceiptOut,
+              summary="The block's pick-up per room type and night, with the house's "
+                      "availability arithmetic as a receipt")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any) -> None:  # noqa: A002
+        resp.media = room_blocks.pickup_receipt(req.context.ctx, property_id, id)
+
+
+ROUTES = [
+    Route(BASE, Blocks),
+    Route(BASE + "/{id:uuid}", Blocks, "item"),
+    Route(BASE + "/{id:uuid}/allocation", BlockAllocation),
+    Route(BASE + "/{id:uuid}/wash", BlockWash),
+    Route(BASE + "/{id:uuid}/cut-off", BlockCutOff),
+    Route(BASE + "/{id:uuid}/reservations", BlockReservations),
+    Route(BASE + "/{id:uuid}/pickup", BlockPickup),
+    Route(BASE + "/{id:uuid}/rooming-list", BlockRoomingList),
+    *[Route(BASE + f"/{{id:uuid}}/{t}", BlockTransition, t) for t in BLOCK_TRIGGERS],
+]

@@ -1,0 +1,58 @@
+"""Room blocks (issue 33): a block of rooms at a property and its allocation grid.
+
+RoomBlock: code, name, dates ([arrival, departure)), rate plan, optional company profile, status
+(BLOCK_MACHINE, pms/domain/states.py), the cut-off date (default the arrival date), `deducts`
+(whether its unpicked rooms are held out of house inventory in its current state: DEFINITE and
+ACTUAL always, TENTATIVE when the property's `blocks.tentative_deducts_inventory` was on when it
+went TENTATIVE) and `cut_off_at` (set once, when its unpicked rooms went back to the house).
+
+RoomBlockNight: one row per (block, room type, night): allotted, picked (live reservations of the
+block), washed (rooms a wash took off the allocation), released (unpicked rooms the cut-off gave
+back). Held = allotted - picked while the block deducts and is not cut off, else 0; the sum over
+blocks is kept in `InventoryDay.held` (pms.services.room_blocks).
+"""
+
+from __future__ import annotations
+
+import peewee
+
+from pms.db.base import AggregateModel, TenantModel
+from pms.db.fields import UtcDateTimeField
+from pms.models.property import Property
+
+
+class RoomBlock(AggregateModel):
+    property = peewee.ForeignKeyField(Property, backref="room_blocks", on_delete="RESTRICT",
+                                      index=False)
+    code = peewee.CharField(max_length=32)
+    name = peewee.CharField(max_length=200)
+    arrival_date = peewee.DateField()
+    departure_date = peewee.DateField()
+    cutoff_date = peewee.DateField()
+    rate_plan_id = peewee.UUIDField()
+    company_profile_id = peewee.UUIDField(null=True)
+    folio_id = peewee.UUIDField(null=True)
+    status = peewee.CharField(max_length=16)
+    deducts = peewee.BooleanField(default=False)
+    cut_off_at = UtcDateTimeField(null=True)
+
+    class Meta:
+        table_name = "room_block"
+        indexes = ((("env_id", "property", "code"), True),
+                   (("env_id", "property", "status"), False),
+                   (("env_id", "cutoff_date"), False))
+
+
+class RoomBlockNight(TenantModel):
+    block = peewee.ForeignKeyField(RoomBlock, backref="nights", on_delete="CASCADE", index=False)
+    room_type_id = peewee.UUIDField()
+    date = peewee.DateField()
+    allotted = peewee.IntegerField(default=0)
+    picked = peewee.IntegerField(default=0)
+    washed = peewee.IntegerField(default=0)
+    released = peewee.IntegerField(default=0)
+
+    class Meta:
+        table_name = "room_block_night"
+        indexes = ((("env_id", "block", "room_type_id", "date"), True),
+                   (("env_id", "room_type_id", "date"), False))
