@@ -20,6 +20,7 @@ min_stay_through, max_stay_through}}` per night. `full: true` marks a re-push.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
@@ -294,9 +295,6 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
     if compiled is None:  # (not PostgreSQL after all)
         raise RuntimeError("the ARI event needs PostgreSQL's compiled insert")
     sql, values = compiled
-    columns = [f.column_name for f in OutboxEvent._meta.sorted_fields]
-    if len(columns) != len(values):
-        raise RuntimeError("unexpected outbox INSERT shape")
     env = require_env()
     first = days[0]
     count = (days[-1] - first).days + 1
@@ -305,6 +303,24 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
         {"env": env, "property_id": property_id, "start": first, "count": count,
          "room_type": room_type_id}))
     params: list[Any] = [room_type_id, env, property_id]
+    if sql.startswith("SELECT ") and len(values) == 1:
+        # the outbox's write function takes the row as one jsonb document (migration 030): the
+        # version, its key and (without the take's counts) the nights are set over it in SQL
+        call = sql[len("SELECT "):].partition("(")[0]
+        overrides = ["'aggregate_version', v.version", "'idempotency_key', %s || v.version"]
+        params += [values[0], f"{ARI_UPDATED}:{subject}:"]
+        if known is None:
+            overrides.append("'data', " + _NIGHTS.format(sellable=sellable.sql))
+            params += [json.dumps(base), first, *sellable_params,
+                       [(d - first).days for d in days]]
+        text = [_UPSERT, f"SELECT {call}(%s::jsonb || jsonb_build_object("
+                         f"{', '.join(overrides)})) FROM v"]
+        uow.send_with_commit(" ".join(text), params)
+        uow.events.append(event)
+        return
+    columns = [f.column_name for f in OutboxEvent._meta.sorted_fields]
+    if len(columns) != len(values):
+        raise RuntimeError("unexpected outbox INSERT shape")
     exprs = []
     for column, value in zip(columns, values, strict=True):
         if column == "aggregate_version":
