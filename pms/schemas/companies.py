@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from pms.domain.money import quantize
+
 from pms.schemas.cashiering import PaymentMethodId
 from pms.schemas.common import Amount, Currency, Email, ListQuery, Name, Out, Strict
 from pms.schemas.profiles import PersonName
@@ -105,7 +107,7 @@ def receivable_account_out(row: object) -> ReceivableAccountOut:
     r: object = row
     return ReceivableAccountOut(id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
                                 credit_limit=r.credit_limit, currency=r.currency,  # type: ignore[attr-defined]
-                                open_balance=r.open_balance or Decimal(0),  # type: ignore[attr-defined]
+                                open_balance=quantize(Decimal(r.open_balance or 0), r.currency),  # type: ignore[attr-defined]
                                 updated_at=r.updated_at)  # type: ignore[attr-defined]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.money import exact
+from pms.domain.money import exact, quantize
 from pms.domain.states import (
     COMPANY_PAYMENT_METHOD_USABLE,
     PAYMENT_INITIAL,
@@ -236,8 +236,9 @@ def _preview(ctx: Ctx, row: Reservation, link: Any, method: Any) -> CompanyBilli
         reservation_id=row.id, company_profile_id=link.company_profile_id,
         company_payment_method_id=link.company_payment_method_id,
         approval=method.status if method is not None else "REMOVED",
-        cap=link.cap, currency=currency, basis=basis, balance=balance, company_pays=company,
-        guest_pays=balance - company, routed_by=link.routed_by)
+        cap=link.cap, currency=currency, basis=basis, balance=quantize(balance, currency),
+        company_pays=quantize(company, currency),
+        guest_pays=quantize(balance - company, currency), routed_by=link.routed_by)
 
 
 def get_stay_billing(ctx: Ctx, property_id: uuid.UUID,
