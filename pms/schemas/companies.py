@@ -10,7 +10,6 @@ from typing import Annotated, Literal
 import msgspec
 
 from pms.domain.money import quantize
-
 from pms.schemas.cashiering import PaymentMethodId
 from pms.schemas.common import Amount, Currency, Email, ListQuery, Name, Out, Strict
 from pms.schemas.profiles import PersonName

@@ -21,7 +21,7 @@ from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services import company_billing, keys
+from pms.services import company_direct_bill, keys
 from pms.services.folio_state import read_guest_state, statement_with_commit
 from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservations import record
@@ -48,7 +48,7 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         hooks: run in order inside the check-out's unit of work (default `CHECK_OUT_HOOKS`);
             an exception from one rolls the whole check-out back.
         payments, ledger: the platform clients the settlement of a stay billed to a company
-            uses after commit (issue 31: `company_billing.settle_at_check_out`; without them
+            uses after commit (issue 31: `company_direct_bill.settle_at_check_out`; without them
             the PENDING rows wait for the reconcilers).
 
     A stay billed to a company settles the company's share first (BILL_TO_COMPANY: moved to
@@ -85,7 +85,7 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         if last_night + timedelta(days=1) < row.departure_date:
             shorten_stay(row, last_night + timedelta(days=1))
         settle_for_check_out(uow, row, last_night, today=today, now=ctx.now, state=state,
-                             settle=partial(company_billing.settle_at_check_out,
+                             settle=partial(company_direct_bill.settle_at_check_out,
                                             payments=payments, ledger=ledger))
         for hook in hooks:
             hook(uow, row)

@@ -32,7 +32,7 @@ from pms.schemas.companies import (
     ReceivableAccountIn,
     ReceivableAccountOut,
 )
-from pms.services import companies, company_billing, credit_overrides
+from pms.services import companies, company_direct_bill, credit_overrides
 from pms.services import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
@@ -253,7 +253,7 @@ class StayCompanyBilling:
                           "company.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any) -> None:  # noqa: A002
-        resp.media = company_billing.get_stay_billing(req.context.ctx, property_id, id)
+        resp.media = company_direct_bill.get_stay_billing(req.context.ctx, property_id, id)
 
     @endpoint("reservations:write", body=CompanyBillingIn, response=CompanyBillingOut,
               errors=(409,),
@@ -266,7 +266,7 @@ class StayCompanyBilling:
                           "reservation_not_editable). The same routing again changes nothing.")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,  # noqa: A002
                body: CompanyBillingIn) -> None:
-        out, _changed = company_billing.route_stay(req.context.ctx, property_id, id, body)
+        out, _changed = company_direct_bill.route_stay(req.context.ctx, property_id, id, body)
         resp.media = out
 
 
