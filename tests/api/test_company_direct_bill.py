@@ -305,3 +305,23 @@ def test_company_billing_routes_are_staff_only(corp):
     assert corp.api.put(url, {"company_profile_id": corp.company,
                               "company_payment_method_id": corp.bill},
                         token=token).status_code in (403, 404)
+
+
+def test_corporate_lists_are_paginated_by_cursor(corp):
+    for _ in range(3):
+        corp.method("POSTPAY")
+    url = f"{corp.base}/payment-methods"
+    seen, cursor = [], None
+    while True:
+        page = corp.api.get(url, params={"limit": 2, **({"cursor": cursor} if cursor else {})})
+        assert page.status_code == 200, page.text
+        assert len(page.json["data"]) <= 2
+        seen += [m["id"] for m in page.json["data"]]
+        cursor = page.json["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == 5  # the fixture's two and these three
+    for tail in ("/users", "/credit-overrides"):
+        resp = corp.api.get(corp.base + tail, params={"limit": 1})
+        assert resp.status_code == 200 and "next_cursor" in resp.json
+    assert_problem(corp.api.get(url, params={"cursor": "not-a-cursor"}), 422, "invalid_cursor")
