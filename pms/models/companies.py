@@ -45,6 +45,7 @@ class CompanyReceivableAccount(AggregateModel):
     company_profile_id = peewee.UUIDField()
     credit_limit = MoneyField()
     currency = peewee.CharField(max_length=3)
+    open_balance = MoneyField(default=0)  # folio balances moved here at check-out (migration 033)
 
     class Meta:
         table_name = "company_receivable_account"
@@ -61,6 +62,8 @@ class CompanyBilling(TenantModel):
     company_payment_method_id = peewee.UUIDField()
     reservation_id = peewee.UUIDField()
     property_id = peewee.UUIDField()
+    cap = MoneyField(null=True)  # the most the company pays of the folio (null: all of it)
+    routed_by = peewee.CharField(max_length=255, null=True)  # routed after booking, by whom
 
     class Meta:
         table_name = "company_billing"

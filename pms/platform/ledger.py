@@ -34,6 +34,22 @@ SETTLEMENT_ACCOUNTS = {
 }
 
 
+# Accounts made per counterparty on demand (issue 31): `company_receivable:<company profile id>`
+# is a company's receivable (direct bill). Created, like the chart, idempotently per env the
+# first time a posting names one.
+ON_DEMAND_PREFIXES = {"company_receivable:": "Company receivable"}
+
+
+def on_demand_accounts(lines: list[LedgerLine]) -> dict[str, str]:
+    """The on-demand account codes a posting names: code -> name."""
+    out: dict[str, str] = {}
+    for line in lines:
+        for prefix, name in ON_DEMAND_PREFIXES.items():
+            if line.account.startswith(prefix):
+                out[line.account] = f"{name} {line.account[len(prefix):]}"
+    return out
+
+
 class LedgerUnavailable(DependencyUnavailable):
     """Raised when the ledger service cannot be reached or fails."""
 
@@ -91,6 +107,9 @@ class EmbeddedLedger:
         check_balanced(lines)
         accounts = self.ensure_settlement_accounts(env_id)
         with self._lock:
+            for code in on_demand_accounts(lines):
+                accounts[code] = self.accounts.setdefault(
+                    (str(env_id), code), f"acct_{uuid.uuid4().hex[:20]}")
             key = f"{env_id}:{idempotency_key}"
             if key not in self.postings:
                 self.postings[key] = {
@@ -131,10 +150,24 @@ class HttpLedger:
         self._known[env] = out
         return out
 
+    def _ensure_on_demand(self, env_id: uuid.UUID, wanted: dict[str, str]) -> dict[str, str]:
+        """Create (idempotently, by key) the on-demand accounts a posting names."""
+        env = str(env_id)
+        known = self._known.setdefault(f"{env}:on-demand", {})
+        for code, name in wanted.items():
+            if code not in known:
+                body = self.http.call("PUT", f"/accounts/{env}:{code}",
+                                      {"env_id": env, "code": code, "name": name,
+                                       "kind": "company_receivable"},
+                                      idempotency_key=f"account:{env}:{code}")
+                known[code] = str(body.get("id", f"{env}:{code}"))
+        return {code: known[code] for code in wanted}
+
     def post_entry(self, env_id: uuid.UUID, *, idempotency_key: str, currency: str,
                    lines: list[LedgerLine], memo: str = "") -> Posting:
         check_balanced(lines)
-        accounts = self.ensure_settlement_accounts(env_id)
+        accounts = {**self.ensure_settlement_accounts(env_id),
+                    **self._ensure_on_demand(env_id, on_demand_accounts(lines))}
         body = self.http.call("POST", "/postings", {
             "currency": currency, "memo": memo,
             "lines": [{"account": accounts.get(line.account, line.account),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from decimal import Decimal
 from typing import Annotated, Literal
 
 import msgspec
 
+from pms.domain.money import quantize
 from pms.schemas.cashiering import PaymentMethodId
-from pms.schemas.common import Amount, Currency, Email, Name, Out, Strict
+from pms.schemas.common import Amount, Currency, Email, ListQuery, Name, Out, Strict
 from pms.schemas.profiles import PersonName
 
 Role = Literal["ADMIN", "BOOKER", "TRAVELER", "VIEWER"]
@@ -56,7 +58,7 @@ class ReasonIn(Strict):
     reason: Reason
 
 
-class CompanyPaymentMethodQuery(msgspec.Struct, kw_only=True):
+class CompanyPaymentMethodQuery(ListQuery, kw_only=True):
     usable: bool = False
 
 
@@ -97,12 +99,14 @@ class ReceivableAccountOut(Out):
     credit_limit: Amount
     currency: str
     updated_at: datetime
+    open_balance: Amount = Decimal(0)  # what the company owes (direct bill at check-out)
 
 
 def receivable_account_out(row: object) -> ReceivableAccountOut:
     r: object = row
     return ReceivableAccountOut(id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
                                 credit_limit=r.credit_limit, currency=r.currency,  # type: ignore[attr-defined]
+                                open_balance=quantize(Decimal(r.open_balance or 0), r.currency),  # type: ignore[attr-defined]
                                 updated_at=r.updated_at)  # type: ignore[attr-defined]
 
 
@@ -133,3 +137,35 @@ def credit_override_out(row: object) -> CreditOverrideOut:
         currency=r.currency, reason=r.reason, expires_at=r.expires_at,  # type: ignore[attr-defined]
         status=r.status, requested_by=r.requested_by,  # type: ignore[attr-defined]
         decided_by=r.decided_by, created_at=r.created_at)  # type: ignore[attr-defined]
+
+
+# -- a stay billed to a company (direct bill, issue 31) ----------------------------------------
+
+class CompanyBillingIn(Strict):
+    """Route a stay's folio to a company through one of its approved payment methods; `cap`:
+    the most the company pays (null: the whole balance; the guest pays the rest)."""
+
+    company_profile_id: uuid.UUID
+    company_payment_method_id: uuid.UUID
+    cap: Amount | None = None
+
+
+class CompanyBillingOut(Out):
+    """Who pays what of the stay's folio before check-out: `balance` is what check-out would
+    settle now (`basis` "folio": the guest folio's balance_due, projected room nights
+    included; "guaranteed_amount": the stay's total before any folio exists); the company pays
+    `company_pays` (its method's `approval` says how: BILL_TO_COMPANY moves it to the company's
+    receivable account, POSTPAY charges the company's card after the stay), the guest
+    `guest_pays`."""
+
+    reservation_id: uuid.UUID
+    company_profile_id: uuid.UUID
+    company_payment_method_id: uuid.UUID
+    approval: str
+    cap: Amount | None
+    currency: str
+    basis: Literal["folio", "guaranteed_amount"]
+    balance: Decimal
+    company_pays: Amount
+    guest_pays: Decimal
+    routed_by: str | None = None

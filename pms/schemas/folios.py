@@ -16,7 +16,7 @@ from pms.schemas.common import Out, RoomNumber
 # Closed sets a folio shows (responses only; the OpenAPI document marks them extensible)
 ChargeCategory = Literal["room", "tax", "F&B", "mini bar", "other"]
 ChargeKind = Literal["room", "charge", "tax", "package", "allowance", "correction", "no_show"]
-PaymentMethod = Literal["CARD", "CASH", "VOUCHER", "BANK_TRANSFER"]
+PaymentMethod = Literal["CARD", "CASH", "VOUCHER", "BANK_TRANSFER", "DIRECT_BILL"]
 PaymentKind = Literal["PAYMENT", "PRE_AUTH", "REFUND"]
 FolioType = Literal["GUEST", "EXTRA", "COMPANY"]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import timedelta
+from functools import partial
+from typing import Any
 
 from pms.context import Ctx
 from pms.db.locking import lock_errors
@@ -18,7 +20,7 @@ from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services import keys, kiosk_sessions
+from pms.services import company_direct_bill, keys, kiosk_sessions
 from pms.services.folio_state import read_guest_state
 from pms.services.folios import last_night_due, settle_for_check_out
 from pms.services.reservations import record
@@ -37,12 +39,20 @@ CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = (keys.check_out_hook,)
 
 
 def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
-              hooks: Sequence[CheckOutHook] = CHECK_OUT_HOOKS) -> Reservation:
+              hooks: Sequence[CheckOutHook] = CHECK_OUT_HOOKS, payments: Any = None,
+              ledger: Any = None) -> Reservation:
     """Check a CHECKED_IN guest out.
 
     Args:
         hooks: run in order inside the check-out's unit of work (default `CHECK_OUT_HOOKS`);
             an exception from one rolls the whole check-out back.
+        payments, ledger: the platform clients the settlement of a stay billed to a company
+            uses after commit (issue 31: `company_direct_bill.settle_at_check_out`; without them
+            the PENDING rows wait for the reconcilers).
+
+    A stay billed to a company settles the company's share first (BILL_TO_COMPANY: moved to
+    its receivable account, 409 credit_limit_exceeded over its limit; POSTPAY: its card
+    charged after commit); the guest's part must be paid as for any stay.
 
     An early check-out (before the booked departure) ends the stay on the business date: the
     departure, nights, nightly prices and totals are cut to the nights stayed (at least one),
@@ -76,7 +86,9 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         last_night = last_night_due(row, today)
         if last_night + timedelta(days=1) < row.departure_date:
             shorten_stay(row, last_night + timedelta(days=1))
-        settle_for_check_out(uow, row, last_night, today=today, now=ctx.now, state=state)
+        settle_for_check_out(uow, row, last_night, today=today, now=ctx.now, state=state,
+                             settle=partial(company_direct_bill.settle_at_check_out,
+                                            payments=payments, ledger=ledger))
         for hook in hooks:
             hook(uow, row)
         if room is not None:

@@ -24,6 +24,7 @@ import msgspec
 
 from pms.context import Ctx
 from pms.db.locking import for_update
+from pms.db.pagination import Page, paginate
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.companies import CompanyAction, CompanyRole, may
 from pms.domain.money import exact
@@ -102,16 +103,18 @@ def company_access(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *,
 
 # -- company users --------------------------------------------------------------------------
 
-def list_users(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID) -> list[CompanyUserOut]:
-    """Every binding of the company; a TRAVELER sees only its own."""
+def list_users(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *, limit: int = 50,
+               cursor: str | None = None) -> Page[CompanyUserOut]:
+    """Every binding of the company, one page (keyset on created_at, id); a TRAVELER sees
+    only its own."""
     with read_scope(ctx):
         access = company_access(ctx, property_id, company_id)
         query = CompanyUser.select().where(CompanyUser.company_profile_id == company_id)
         if not access.allows(CompanyAction.LIST_USERS):
             access.require(CompanyAction.LIST_OWN_USER)
             query = query.where(CompanyUser.traveler_profile_id == ctx.holder_id)
-        rows = list(query.order_by(CompanyUser.created_at, CompanyUser.id))
-    return [company_user_out(r) for r in rows]
+        page = paginate(query, CompanyUser, limit=limit, cursor=cursor)
+    return Page(items=[company_user_out(r) for r in page.items], next_cursor=page.next_cursor)
 
 
 def _check_traveler(traveler_id: uuid.UUID, company_id: uuid.UUID) -> Profile:

@@ -3,12 +3,15 @@ payment methods (`company_payment_method_id`); a BILL_TO_COMPANY one is checked 
 company's credit limit.
 
 The limit is the receivable account's credit limit plus the company's ACTIVE, unexpired credit
-overrides (`pms.services.credit_overrides`). Exposure = the guaranteed amounts (total_amount) of the company's billed stays that are still
-CONFIRMED or CHECKED_IN, plus its open receivable balance. Direct bill at check-out is not
-built yet, so the receivable part is always 0 and an in-house stay counts with its booked
-total (not its live folio balance); the answer names each part. The check runs with the
-company's profile row locked (FOR UPDATE), so two bookings at once cannot both take the last
-of the limit.
+overrides (`pms.services.credit_overrides`). The exposure it is checked against has three
+parts (`exposure`), always of the bill-to company and only of stays billed through a
+BILL_TO_COMPANY method: `receivable`, the account's open balance (folio balances moved there at
+check-out, `pms.services.company_direct_bill`); `open_folios`, the company's share of the
+posted balances of its in-house stays' OPEN guest folios; `future_stays`, the guaranteed
+amounts of its CONFIRMED stays (each under its routing cap). It is checked at booking (and an
+edit that raises the total), when a stay is routed to the company and at check-out; the 409
+names every part. The check runs with the company's profile row locked (FOR UPDATE), so two
+bookings at once cannot both take the last of the limit.
 """
 
 from __future__ import annotations
@@ -19,17 +22,27 @@ from typing import Any
 
 from pms.context import Ctx
 from pms.db.locking import for_update
-from pms.domain.states import COMPANY_PAYMENT_METHOD_USABLE, CompanyPaymentMethodStatus
-from pms.errors import CreditLimitExceeded, NotFound, ValidationFailed
+from pms.domain.states import (
+    COMPANY_PAYMENT_METHOD_USABLE,
+    CompanyPaymentMethodStatus,
+    FolioStatus,
+)
+from pms.errors import (
+    CreditLimitExceeded,
+    NotFound,
+    ValidationFailed,
+)
 from pms.models import (
     CompanyBilling,
     CompanyPaymentMethod,
     CompanyReceivableAccount,
+    Folio,
     Profile,
     Reservation,
 )
 from pms.services import credit_overrides
 from pms.services.companies import may_act_for_company
+from pms.services.folios import folio_balance
 from pms.services.references import unknown_reference
 
 OPEN_STATUSES = ("CONFIRMED", "CHECKED_IN")
@@ -69,24 +82,59 @@ def check_billing(ctx: Ctx, company_id: uuid.UUID | None, method_id: uuid.UUID,
     summary = {"company_profile_id": str(company.id),
                "company_payment_method_id": str(method.id), "approval": method.status}
     if method.status == CompanyPaymentMethodStatus.BILL_TO_COMPANY:
-        _check_limit(ctx, company.id, total, currency)
+        check_limit(ctx, company.id, total, currency)
     return summary
 
 
-def exposure(company_id: uuid.UUID) -> dict[str, Decimal]:
-    """The company's exposure by part (call inside a scope)."""
-    billed = CompanyBilling.select(CompanyBilling.reservation_id).where(
-        CompanyBilling.company_profile_id == company_id)
-    stays = {status: Decimal(0) for status in OPEN_STATUSES}
-    for status, amount in (Reservation.select(Reservation.status, Reservation.total_amount)
-                           .where(Reservation.id.in_(billed),
-                                  Reservation.status.in_(OPEN_STATUSES)).tuples()):
-        stays[status] += Decimal(amount)
-    return {"future_stays": stays["CONFIRMED"], "in_house_stays": stays["CHECKED_IN"],
-            "receivable": Decimal(0)}
+def company_share(balance: Decimal, cap: Any) -> Decimal:
+    """What the company pays of a folio balance under its routing cap (null: all of it)."""
+    if balance <= 0:
+        return Decimal(0)
+    return balance if cap is None else min(balance, Decimal(cap))
 
 
-def _check_limit(ctx: Ctx, company_id: uuid.UUID, needed: Decimal, currency: str) -> None:
+def _billed_to_company(company_id: uuid.UUID) -> Any:
+    """The company's billing links through a BILL_TO_COMPANY method (POSTPAY stays are charged
+    to a card after the stay: they never reach the receivable account)."""
+    bill = CompanyPaymentMethod.select(CompanyPaymentMethod.id).where(
+        CompanyPaymentMethod.company_profile_id == company_id,
+        CompanyPaymentMethod.status == CompanyPaymentMethodStatus.BILL_TO_COMPANY.value)
+    return CompanyBilling.select().where(CompanyBilling.company_profile_id == company_id,
+                                         CompanyBilling.company_payment_method_id.in_(bill))
+
+
+def exposure(company_id: uuid.UUID, *, exclude: uuid.UUID | None = None) -> dict[str, Decimal]:
+    """The company's exposure by part (call inside a scope): `receivable`, its open receivable
+    balance (folio balances moved there at check-out); `open_folios`, the company's share of
+    the posted balances of the OPEN guest folios of its in-house stays; `future_stays`, the
+    guaranteed amounts (total_amount, under the routing cap) of its CONFIRMED stays. Only
+    stays billed through a BILL_TO_COMPANY method count; `exclude`: one stay left out (the
+    one being checked)."""
+    links = {link.reservation_id: link for link in _billed_to_company(company_id)
+             if link.reservation_id != exclude}
+    future = in_house = Decimal(0)
+    stays = (Reservation.select(Reservation.id, Reservation.status, Reservation.total_amount)
+             .where(Reservation.id.in_(list(links)), Reservation.status.in_(OPEN_STATUSES))
+             if links else [])
+    checked_in = []
+    for stay in stays:
+        if stay.status == "CONFIRMED":
+            future += company_share(Decimal(stay.total_amount), links[stay.id].cap)
+        else:
+            checked_in.append(stay.id)
+    if checked_in:
+        for folio in Folio.select().where(Folio.reservation.in_(checked_in),
+                                          Folio.folio_type == "GUEST",
+                                          Folio.status == FolioStatus.OPEN.value):
+            in_house += company_share(folio_balance(folio), links[folio.reservation_id].cap)
+    account = CompanyReceivableAccount.get_or_none(
+        CompanyReceivableAccount.company_profile_id == company_id)
+    receivable = Decimal(account.open_balance) if account is not None else Decimal(0)
+    return {"receivable": receivable, "open_folios": in_house, "future_stays": future}
+
+
+def check_limit(ctx: Ctx, company_id: uuid.UUID, needed: Decimal, currency: str, *,
+                 exclude: uuid.UUID | None = None) -> None:
     account = CompanyReceivableAccount.get_or_none(
         CompanyReceivableAccount.company_profile_id == company_id)
     if account is None:  # approval to BILL_TO_COMPANY needs one; none means no credit
@@ -97,18 +145,18 @@ def _check_limit(ctx: Ctx, company_id: uuid.UUID, needed: Decimal, currency: str
             raise _refuse("company_payment_method_id", f"the company's credit limit is in "
                           f"{account.currency}, this stay in {currency}",
                           code="currency_mismatch")
-    parts = exposure(company_id)
+    parts = exposure(company_id, exclude=exclude)
     balance = sum(parts.values(), Decimal(0))
     overrides = credit_overrides.active_amount(company_id, currency, ctx.now)
     if balance + needed > limit + overrides:
         raise CreditLimitExceeded(
-            "this stay would take the company over its credit limit",
-            credit_limit=_money(limit), overrides=_money(overrides), needed=_money(needed),
+            "this would take the company over its credit limit",
+            credit_limit=money(limit), overrides=money(overrides), needed=money(needed),
             currency=currency,
-            exposure={"total": _money(balance), **{k: _money(v) for k, v in parts.items()}})
+            exposure={"total": money(balance), **{k: money(v) for k, v in parts.items()}})
 
 
-def _money(amount: Decimal) -> str:
+def money(amount: Decimal) -> str:
     return f"{amount:.2f}"
 
 
@@ -133,7 +181,7 @@ def check_growth(ctx: Ctx, reservation_id: uuid.UUID, growth: Decimal, currency:
     if method is None or method.status != CompanyPaymentMethodStatus.BILL_TO_COMPANY:
         return
     for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
-    _check_limit(ctx, link.company_profile_id, growth, currency)
+    check_limit(ctx, link.company_profile_id, growth, currency)
 
 
 def require_company(ctx: Ctx, company_id: uuid.UUID) -> None:

@@ -16,6 +16,7 @@ import uuid
 
 from pms.context import Ctx
 from pms.db.locking import for_update
+from pms.db.pagination import Page, paginate
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.companies import CompanyAction
 from pms.domain.states import (
@@ -47,7 +48,8 @@ _ACTIONS = {"approve_postpay": "approved", "approve_bill_to_company": "approved"
 
 
 def list_methods(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *,
-                 usable: bool) -> list[CompanyPaymentMethodOut]:
+                 usable: bool, limit: int = 50, cursor: str | None = None
+                 ) -> Page[CompanyPaymentMethodOut]:
     """The company's methods; `usable` (the corporate checkout's list) only POSTPAY and
     BILL_TO_COMPANY ones. A TRAVELER always gets the usable list only."""
     with read_scope(ctx):
@@ -60,8 +62,9 @@ def list_methods(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *,
         if usable:
             query = query.where(CompanyPaymentMethod.status.in_(
                 sorted(s.value for s in COMPANY_PAYMENT_METHOD_USABLE)))
-        rows = list(query.order_by(CompanyPaymentMethod.created_at, CompanyPaymentMethod.id))
-    return [payment_method_out(r) for r in rows]
+        page = paginate(query, CompanyPaymentMethod, limit=limit, cursor=cursor)
+    return Page(items=[payment_method_out(r) for r in page.items],
+                next_cursor=page.next_cursor)
 
 
 def submit(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from pms.context import Ctx
 from pms.db.locking import for_update
+from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import exact
 from pms.domain.states import (
@@ -31,14 +32,15 @@ AGGREGATE = "company_credit_override"
 _ACTIONS = {"approve": "approved", "decline": "declined", "revoke": "revoked"}
 
 
-def list_overrides(ctx: Ctx, property_id: uuid.UUID,
-                   company_id: uuid.UUID) -> list[CreditOverrideOut]:
+def list_overrides(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *,
+                   limit: int = 50, cursor: str | None = None) -> Page[CreditOverrideOut]:
     with read_scope(ctx):
         company_access(ctx, property_id, company_id)
-        rows = list(CompanyCreditOverride.select().where(
-            CompanyCreditOverride.company_profile_id == company_id)
-            .order_by(CompanyCreditOverride.created_at, CompanyCreditOverride.id))
-    return [credit_override_out(r) for r in rows]
+        page = paginate(CompanyCreditOverride.select().where(
+            CompanyCreditOverride.company_profile_id == company_id),
+            CompanyCreditOverride, limit=limit, cursor=cursor)
+    return Page(items=[credit_override_out(r) for r in page.items],
+                next_cursor=page.next_cursor)
 
 
 def request_override(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,

@@ -180,7 +180,8 @@ def refuse_balance(folio_id: Any, currency: str, property_id: Any, balance: Deci
 
 
 def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, *,
-                         today: date, now: datetime, state: Any = None) -> None:
+                         today: date, now: datetime, state: Any = None,
+                         settle: Any = None) -> None:
     """Check-out's folio work inside its unit of work (the reservation locked): post the room
     nights up to `until_night` not yet charged and close the guest folio and the stay's other
     OPEN folios, refusing (FolioNotClosable) while any holds a balance: `post_room_charges`
@@ -188,7 +189,11 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
     then the others in id order, locked in the same round trip), the room-night lines and
     their PENDING ledger posting and the folios' closing written with the COMMIT. `state`:
     the guest folio's, when the caller read it (`read_guest_state(lock=True)`). A stay without
-    an OPEN guest folio (none when checked in, SPEC rule 5) takes the general path."""
+    an OPEN guest folio (none when checked in, SPEC rule 5) takes the general path.
+    `settle(uow, reservation, state)`: run on the guest folio once its last room nights are
+    on it, before its balance is refused (issue 31: the company's share of a stay billed to
+    it); returns what it settled that the balance does not show yet (a card charge after
+    commit), which the refusal counts as paid."""
     from pms.services.folio_state import (
         CLOSE_FOLIO,
         posting_row,
@@ -218,7 +223,8 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
             memo=f"Room nights {reservation.confirmation_number}")
         if posting is not None:
             write_with_commit(uow, posting)
-    refuse_balance(folio.id, folio.currency, folio.property_id, state.balance())
+    settled = settle(uow, reservation, state) if settle is not None else Decimal(0)
+    refuse_balance(folio.id, folio.currency, folio.property_id, state.balance() - settled)
     for other in state.others:
         refuse_balance(other.id, other.currency, other.property_id, other.balance)
     closed = FOLIO_MACHINE.transition(folio.status, "close").value  # the others are OPEN too

@@ -257,6 +257,20 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
     return out, payment
 
 
+def complete_after_commit(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment,
+                          payments: Any, ledger: Any) -> None:
+    """Steps 2 and 3 for a card payment another change wrote PENDING (issue 31: a POSTPAY
+    company method charged after the stay, at check-out), as the hotel (no holder: the
+    company's method is not the guest's). A decline or an outage is logged, never raised: the
+    change that wrote the payment is committed; a PENDING row is finished by
+    `reconcile_payments`, a FAILED one stays on the folio for the desk."""
+    try:
+        _complete_card(ctx.with_(holder_id=None), property_id, payment.id, payments, ledger,
+                       known=(payment, None))
+    except PaymentDeclined:
+        log.warning("post-stay charge declined", extra={"payment_id": str(payment.id)})
+
+
 RECORD_OUTCOME = Statement.text("payments.record_outcome", postgres=(
     "UPDATE folio_payment SET status = %(status)s, external_id = %(external_id)s,"
     " attempts = %(attempts)s, decline_code = %(decline_code)s, updated_at = %(at)s"

@@ -841,3 +841,24 @@ def _blk_rooming(w: World) -> tuple[str, Any]:
 
 
 RECIPES[("POST", f"{P}/blocks/{{id}}/rooming-list")] = _blk_rooming
+
+
+# --- h31 ---
+# Routing a stay's folio to a company (issue 31): a CONFIRMED stay of the stay hotel, a company
+# there with an approved POSTPAY method (no receivable account needed).
+
+def _h31_route_stay(w: World) -> tuple[str, Any]:
+    s = _stay_hotel(w)
+    company = w._post(f"{s['base']}/profiles", {"kind": "COMPANY",
+                                                "company_name": random_ref("Co")})["id"]
+    base = f"{s['base']}/companies/{company}"
+    pm = w._post(f"{base}/payment-methods",
+                 {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]})["id"]
+    w._post(f"{base}/payment-methods/{pm}/approve", {"approval": "POSTPAY"})
+    return _stay(w) + "/company-billing", {"company_profile_id": company,
+                                           "company_payment_method_id": pm, "cap": "50.00"}
+
+
+RECIPES.update({
+    ("PUT", f"{P}/reservations/{{id}}/company-billing"): _h31_route_stay,
+})

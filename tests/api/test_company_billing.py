@@ -81,7 +81,7 @@ def test_a_stay_billed_to_the_company_is_booked_while_under_its_credit_limit(bil
     problem = assert_problem(over, 409, "credit_limit_exceeded")
     assert problem["credit_limit"] == "500.00" and problem["needed"] == "200.00"
     assert problem["exposure"] == {"total": "400.00", "future_stays": "400.00",
-                                  "in_house_stays": "0.00", "receivable": "0.00"}
+                                  "open_folios": "0.00", "receivable": "0.00"}
     assert counts(ctx) == before
 
 

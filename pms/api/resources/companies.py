@@ -14,11 +14,13 @@ import falcon
 
 from pms.api.route import Route
 from pms.api.spec import endpoint
-from pms.schemas.common import Page
+from pms.schemas.common import ListQuery, Page
 from pms.schemas.companies import (
     AdminProvisioningIn,
     AdminProvisioningOut,
     ApproveIn,
+    CompanyBillingIn,
+    CompanyBillingOut,
     CompanyPaymentMethodIn,
     CompanyPaymentMethodOut,
     CompanyPaymentMethodQuery,
@@ -30,7 +32,7 @@ from pms.schemas.companies import (
     ReceivableAccountIn,
     ReceivableAccountOut,
 )
-from pms.services import companies, credit_overrides
+from pms.services import companies, company_direct_bill, credit_overrides
 from pms.services import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
@@ -40,14 +42,15 @@ class CompanyUsers:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("company_users:read", response=Page[CompanyUserOut], guest="own",
+    @endpoint("company_users:read", query=ListQuery, response=Page[CompanyUserOut], guest="own",
               summary="The company's users (traveler bindings with a role)",
               description="A TRAVELER sees only its own binding. Holder sessions not bound to "
                           "the company get 404.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any) -> None:
-        resp.media = Page(data=companies.list_users(req.context.ctx, property_id, profile_id),
-                          next_cursor=None)
+               profile_id: Any, query: ListQuery) -> None:
+        page = companies.list_users(req.context.ctx, property_id, profile_id,
+                                    limit=query.limit, cursor=query.cursor)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
     @endpoint("company_users:write", body=CompanyUserIn, response=CompanyUserOut, status=201,
               guest="own", errors=(409,),
@@ -125,12 +128,13 @@ class CreditOverrides:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("companies:read", response=Page[CreditOverrideOut],
+    @endpoint("companies:read", query=ListQuery, response=Page[CreditOverrideOut],
               summary="The company's credit overrides")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any) -> None:
-        resp.media = Page(data=credit_overrides.list_overrides(req.context.ctx, property_id,
-                                                               profile_id), next_cursor=None)
+               profile_id: Any, query: ListQuery) -> None:
+        page = credit_overrides.list_overrides(req.context.ctx, property_id, profile_id,
+                                               limit=query.limit, cursor=query.cursor)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
     @endpoint("companies:write", body=CreditOverrideIn, response=CreditOverrideOut, status=201,
               summary="Request credit above the company's limit until an expiry (staff)",
@@ -178,8 +182,9 @@ class PaymentMethods:
                           "BILL_TO_COMPANY methods only (a TRAVELER always gets that list).")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any, query: CompanyPaymentMethodQuery) -> None:
-        resp.media = Page(data=cpm.list_methods(req.context.ctx, property_id, profile_id,
-                                                usable=query.usable), next_cursor=None)
+        page = cpm.list_methods(req.context.ctx, property_id, profile_id, usable=query.usable,
+                                limit=query.limit, cursor=query.cursor)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
     @endpoint("company_payment_methods:write", body=CompanyPaymentMethodIn,
               response=CompanyPaymentMethodOut, status=201, guest="own", errors=(409,),
@@ -233,7 +238,41 @@ class PaymentMethods:
         resp.media = cpm.move(req.context.ctx, property_id, profile_id, id, "resubmit")
 
 
+class StayCompanyBilling:
+    """A stay's folio routed to a company (issue 31): who pays what before check-out."""
+
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("reservations:read", response=CompanyBillingOut, errors=(404,),
+              summary="What the company pays and what the guest pays of a stay billed to it",
+              description="balance is what check-out would settle now (the in-house guest "
+                          "folio's balance_due, projected room nights included; before "
+                          "check-in the stay's guaranteed total); company_pays is the part up "
+                          "to the cap, guest_pays the rest. 404 for a stay not billed to a "
+                          "company.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any) -> None:  # noqa: A002
+        resp.media = company_direct_bill.get_stay_billing(req.context.ctx, property_id, id)
+
+    @endpoint("reservations:write", body=CompanyBillingIn, response=CompanyBillingOut,
+              errors=(409,),
+              summary="Route a stay's folio to a company (staff)",
+              description="Through an approved payment method of the company, with an "
+                          "optional cap. A BILL_TO_COMPANY method is checked against the "
+                          "company's credit limit for what the company takes over (409 "
+                          "credit_limit_exceeded with credit_limit, exposure by part and "
+                          "needed). A CONFIRMED or CHECKED_IN stay only (409 "
+                          "reservation_not_editable). The same routing again changes nothing.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,  # noqa: A002
+               body: CompanyBillingIn) -> None:
+        out, _changed = company_direct_bill.route_stay(req.context.ctx, property_id, id, body)
+        resp.media = out
+
+
 ROUTES = [
+    Route("/v1/properties/{property_id:uuid}/reservations/{id:uuid}/company-billing",
+          StayCompanyBilling),
     Route(BASE + "/users", CompanyUsers),
     Route(BASE + "/users/{id:uuid}", CompanyUsers, "item"),
     Route(BASE + "/admin-provisioning", AdminProvisioning),

@@ -40,10 +40,16 @@ class CheckOut:
               summary="Check out", guest="own", kiosk="session",
               description="Posts the room nights not yet charged; 409 folio_not_closable (with "
                           "balance and currency) while the folio has a balance, else closes "
-                          "it, revokes active keys and leaves the room vacant and dirty.")
+                          "it, revokes active keys and leaves the room vacant and dirty. A stay "
+                          "billed to a company settles the company's share first: "
+                          "BILL_TO_COMPANY moves it to the company's receivable account (409 "
+                          "credit_limit_exceeded over its credit limit), POSTPAY charges the "
+                          "company's card after the stay.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any) -> None:  # noqa: A002
-        resp.media = s.reservation_out(checkout.check_out(req.context.ctx, property_id, id))
+        resp.media = s.reservation_out(checkout.check_out(
+            req.context.ctx, property_id, id, payments=getattr(self.deps.platform, "payments", None),
+            ledger=getattr(self.deps.platform, "ledger", None)))
 
 
 class Revert:
