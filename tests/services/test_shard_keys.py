@@ -101,3 +101,61 @@ def test_a_foreign_key_is_composite_on_the_env_itself(owner):
     found = "\n".join(violations(owner))
     assert "shard_child.shard_crossed" in found
     assert "shard_right" not in found
+
+
+def test_a_table_made_after_031_is_born_with_the_keys(pg_database):
+    """`create_tenant_model` (the decorator a later migration uses in place of
+    `migrator.create_model`) makes a table the check accepts, whose composite foreign key keeps
+    a row to its own env's parent: run through peewee-migrate's Migrator on the owner, inside a
+    transaction that is rolled back."""
+    import uuid
+
+    import peewee as pw
+    from peewee_migrate import Migrator
+
+    from pms.db.shard_keys import create_tenant_model
+
+    database = pw.PostgresqlDatabase(None)
+    database.init(pg_database.owner_url.rsplit("/", 1)[1], dsn=pg_database.owner_url)
+    try:
+        with database.atomic() as txn:
+            migrator = Migrator(database)
+
+            @create_tenant_model(migrator, database)
+            class Parent(pw.Model):
+                id = pw.UUIDField(primary_key=True)
+                env_id = pw.UUIDField()
+
+                class Meta:
+                    table_name = "shard_born_parent"
+
+            @create_tenant_model(migrator, database)
+            class Child(pw.Model):
+                id = pw.UUIDField(primary_key=True)
+                env_id = pw.UUIDField()
+                parent = pw.ForeignKeyField(Parent, column_name="parent_id", on_delete="CASCADE")
+
+                class Meta:
+                    table_name = "shard_born_child"
+
+            migrator()
+            cur = database.cursor()
+            found = [v for v in violations(cur) if "shard_born" in v]
+            assert found == []
+            cur.execute("SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+                        "WHERE conrelid = 'shard_born_child'::regclass ORDER BY contype")
+            assert [r[0] for r in cur.fetchall()] == [
+                "FOREIGN KEY (env_id, parent_id) REFERENCES shard_born_parent(env_id, id) "
+                "ON DELETE CASCADE",
+                "PRIMARY KEY (env_id, id)"]
+            a, b, p = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+            cur.execute("INSERT INTO shard_born_parent (id, env_id) VALUES (%s, %s)",
+                        (str(p), str(a)))
+            cur.execute("SAVEPOINT s")
+            with pytest.raises(psycopg2.errors.ForeignKeyViolation):
+                cur.execute("INSERT INTO shard_born_child (id, env_id, parent_id) "
+                            "VALUES (%s, %s, %s)", (str(uuid.uuid4()), str(b), str(p)))
+            cur.execute("ROLLBACK TO SAVEPOINT s")
+            txn.rollback()
+    finally:
+        database.close()
