@@ -261,8 +261,38 @@ class _FetchPlan:
         return obj
 
 
+class TenantSelect(peewee.ModelSelect):
+    """A tenant model's SELECT: a join of two tenant models also matches their env in its ON
+    clause (`dest.env_id = <scope>`, or `dest.env_id = src.env_id` under `unscoped()` and in
+    the compiled statements' builders), so every table of the statement carries its env and
+    probes its `(env_id, ...)` key (issue 26; tests/ops/test_explicit_env_plans.py)."""
+
+    def _normalize_join(self, src: Any, dest: Any, on: Any, attr: Any) -> Any:
+        on, attr, constructor, join_ctx = super()._normalize_join(src, dest, on, attr)
+        src_model, _ = self._get_model(src)
+        dest_model, _ = self._get_model(dest)
+        if (isinstance(on, peewee.Node) and _is_tenant(src_model) and _is_tenant(dest_model)):
+            same = dest.env_id == (src.env_id if is_unscoped() else require_env())
+            on = on & same
+        return on, attr, constructor, join_ctx
+
+
+def _is_tenant(model: Any) -> bool:
+    return isinstance(model, type) and issubclass(model, TenantModel)
+
+
 class TenantModel(BaseModel):
-    """A row of one tenant env. Queries without an active scope raise ScopeError."""
+    """A row of one tenant env. Queries without an active scope raise ScopeError.
+
+    Keys (PostgreSQL, migration 031; the rule is pms.db.shard_keys): the table's primary key is
+    `(env_id, id)` and each foreign key is `(env_id, x_id) REFERENCES parent (env_id, id)`; a
+    unique or exclusion constraint starts with `env_id`. Peewee cannot declare a composite
+    primary key beside `id` nor a composite foreign key, so the models keep `id` as their
+    logical key and `ForeignKeyField`s single-column; the migrations say the keys in SQL, and
+    every query built here carries `env_id` itself (the WHERE of select/update/delete, the ON
+    of a join: TenantSelect; `fetch`), not only through row-level security. SQLite keeps the
+    single-column keys (it is never sharded).
+    """
 
     env_id = peewee.UUIDField(index=False)
 
@@ -274,7 +304,7 @@ class TenantModel(BaseModel):
 
     @classmethod
     def select(cls, *fields: Any) -> peewee.ModelSelect:
-        query = super().select(*fields)
+        query = TenantSelect(cls, fields or cls._meta.sorted_fields, is_default=not fields)
         cond = cls._scope_filter()
         return query.where(cond) if cond is not None else query
 
