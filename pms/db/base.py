@@ -284,7 +284,7 @@ def _is_tenant(model: Any) -> bool:
 class TenantModel(BaseModel):
     """A row of one tenant env. Queries without an active scope raise ScopeError.
 
-    Keys (PostgreSQL, migration 031; the rule is pms.db.shard_keys): the table's primary key is
+    Keys (PostgreSQL, migration 038; the rule is pms.db.shard_keys): the table's primary key is
     `(env_id, id)` and each foreign key is `(env_id, x_id) REFERENCES parent (env_id, id)`; a
     unique or exclusion constraint starts with `env_id`. Peewee cannot declare a composite
     primary key beside `id` nor a composite foreign key, so the models keep `id` as their
@@ -295,6 +295,15 @@ class TenantModel(BaseModel):
     """
 
     env_id = peewee.UUIDField(index=False)
+
+    @classmethod
+    def key_target(cls) -> list[Any]:
+        """The primary key as an upsert's conflict target: `(env_id, id)` on PostgreSQL (the
+        physical key, migration 038), `(id)` on SQLite."""
+        pk = cls._meta.primary_key
+        if isinstance(cls._meta.database.obj, PmsPostgresDatabase):
+            return [cls.env_id, pk]
+        return [pk]
 
     @classmethod
     def _scope_filter(cls) -> peewee.Expression | None:

@@ -13,7 +13,7 @@ foreign key may point from a global table to a tenant table (Citus reference tab
 `violations(cursor)` returns one line per offending constraint, naming the table, the
 constraint, its definition and what is wrong; `tests/services/test_shard_keys.py` fails on any.
 `pms.db.migrations.031_shard_keys` converted the tables that existed then; new tables are born
-right (env_id first in the key, the foreign keys composite, in the migration's SQL: see 031).
+right (env_id first in the key, the foreign keys composite, in the migration's SQL: see 038).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _constraint_offence(tables: dict[int, tuple[str, int | None]], relid: int, c
     return None
 
 
-# -- making the keys (migration 031 and every later migration that creates tenant tables) -----
+# -- making the keys (migration 038 and every later migration that creates tenant tables) -----
 
 # Cross-env tables whose rows the relay machinery (the outbox relay, the audit push, under
 # `unscoped()`) marks by id alone across every env: they keep a plain (non-unique) index on id so
@@ -227,7 +227,7 @@ def apply_shard_keys(migrator: Any, database: pw.Database, label: str) -> None:
 def tenant_foreign_key_sql(table: str, column: str, parent: str, *, on_delete: str = "RESTRICT",
                            parent_column: str = "id", name: str | None = None) -> str:
     """`ALTER TABLE table ADD CONSTRAINT ... FOREIGN KEY (env_id, column) REFERENCES parent
-    (env_id, id)`: for a reference column added after 031 (add it as a plain UUIDField: a
+    (env_id, id)`: for a reference column added after 038 (add it as a plain UUIDField: a
     peewee ForeignKeyField would say `REFERENCES parent (id)`, which no longer has a unique key
     of its own on PostgreSQL)."""
     action = on_delete.upper()
@@ -241,7 +241,7 @@ def tenant_foreign_key_sql(table: str, column: str, parent: str, *, on_delete: s
 
 def create_tenant_model(migrator: Any, database: pw.Database) -> Any:
     """`@create_tenant_model(migrator, database)` in place of `@migrator.create_model` for a
-    tenant table made after migration 031. On PostgreSQL the table is created without its
+    tenant table made after migration 038. On PostgreSQL the table is created without its
     single-column foreign keys (peewee's `REFERENCES parent (id)` would fail: the parent's key is
     `(env_id, id)`), then its primary key becomes `(env_id, id)` and each ForeignKeyField a
     composite foreign key with its ON DELETE. On SQLite: `create_model` as it is."""

@@ -150,7 +150,7 @@ def _bump(property_id: uuid.UUID, room_type_id: uuid.UUID, count: int) -> int:
     now = utcnow()
     query = (AriStream.insert(id=room_type_id, property=property_id, version=count,
                               created_at=now, updated_at=now)
-             .on_conflict(conflict_target=[AriStream.id],
+             .on_conflict(conflict_target=AriStream.key_target(),
                           update={AriStream.version: AriStream.version + count,
                                   AriStream.updated_at: now})
              .returning(AriStream.version))
@@ -349,7 +349,7 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
 
 
 _UPSERT = ("WITH v AS (INSERT INTO ari_stream (id, created_at, updated_at, env_id, version, "
-           "property_id) VALUES (%s, now(), now(), %s, 1, %s) ON CONFLICT (id) DO UPDATE SET "
+           "property_id) VALUES (%s, now(), now(), %s, 1, %s) ON CONFLICT (env_id, id) DO UPDATE SET "
            "version = ari_stream.version + 1, updated_at = now() RETURNING version)")
 _NIGHTS = ("(%s::jsonb || jsonb_build_object('nights', (SELECT coalesce(jsonb_agg("
            "jsonb_build_object('date', to_char(%s::date + (u.i - 1)::int, 'YYYY-MM-DD'), "

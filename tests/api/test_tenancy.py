@@ -152,7 +152,7 @@ def test_every_index_in_the_database_leads_with_env_id(pg_db):
     # database it runs per shard, where the index is still local. Its reactions' cursor reads the
     # rows of every env whose reactions have not run yet, the same way (migration 021). The
     # relay and the audit push mark the rows they claimed by id across envs; with the keys
-    # (env_id, id) (migration 031, issue 26) those marks keep a plain index on id.
+    # (env_id, id) (migration 038, issue 26) those marks keep a plain index on id.
     cross_env = {"outbox_event_due_idx", "outbox_event_reactions_idx", "outbox_event_id_idx",
                  "audit_entry_id_idx"}
     offenders = [name for name, first in rows if first != "env_id" and name not in cross_env]

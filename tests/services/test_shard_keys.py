@@ -4,7 +4,7 @@ exclusion), every foreign key is composite with it, and only the listed global t
 (pms.db.shard_keys). Read from the PostgreSQL catalog; SQLite is not sharded (README).
 
 When the first test fails, its message lists each offending constraint with its definition and
-the fix: copy the pattern of migration 031 (PRIMARY KEY (env_id, id), FOREIGN KEY (env_id, x_id)
+the fix: copy the pattern of migration 038 (PRIMARY KEY (env_id, id), FOREIGN KEY (env_id, x_id)
 REFERENCES parent (env_id, id)) into the migration that made the table."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def owner(pg_database: Any) -> Iterator[Any]:
 def test_every_tenant_key_carries_env_id(owner):
     found = violations(owner)
     assert not found, ("constraints that break the shard-key rule (pms.db.shard_keys; fix them "
-                       "in the migration that made the table, as 031 does):\n  "
+                       "in the migration that made the table, as 038 does):\n  "
                        + "\n  ".join(found))
 
 

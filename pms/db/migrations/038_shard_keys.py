@@ -1,4 +1,4 @@
-"""Migration 031 (issue 26, "Keys that shard"): every key on tenant data carries `env_id`.
+"""Migration 038 (issue 26, "Keys that shard"): every key on tenant data carries `env_id`.
 
 PostgreSQL only. After it, on every tenant table (a table with an `env_id` column):
 - the primary key is `(env_id, id)` (it was `(id)`), keeping its name `<table>_pkey`;
@@ -38,8 +38,8 @@ from pms.db.shard_keys import apply_shard_keys
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    apply_shard_keys(migrator, database, "031")
+    apply_shard_keys(migrator, database, "038")
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
-    raise NotImplementedError("031 is not rolled back: restore from a backup taken before it")
+    raise NotImplementedError("038 is not rolled back: restore from a backup taken before it")
