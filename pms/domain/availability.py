@@ -10,6 +10,13 @@ equal to it (tests/services/test_availability_equivalence.py, test_room_block_in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
+
+# Issue 28: the last departure a search takes. The search reads its rates by calendar month (the
+# month after the stay's last one included), and Python's dates end with 9999-12-31: a stay in
+# December 9999 was a 500 on PostgreSQL. Nothing is sold in year 9999, so it is refused (422),
+# and no ARI event speaks of a night after it (pms.services.ari_events).
+LAST_SEARCH_DEPARTURE = date(9998, 12, 31)
 
 
 def usable(physical: int, ooo: int, oos: int) -> int:

@@ -167,7 +167,8 @@ class RoomingListIn(Strict):
     first and applies none when one is refused; `per_row` applies the rows that can be.
     `dry_run` answers every row's outcome at once and changes nothing."""
 
-    rows: Annotated[list[dict[str, Any]], msgspec.Meta(min_length=1, max_length=2000)]
+    rows: Annotated[list[Annotated[dict[str, Any], msgspec.Meta(max_length=16)]],
+                    msgspec.Meta(min_length=1, max_length=2000)]
     mode: Literal["all_or_nothing", "per_row"] = "all_or_nothing"
     dry_run: bool = False
 

@@ -33,6 +33,7 @@ from pms.db.current import current_unit_of_work
 from pms.db.database import is_postgres
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
+from pms.domain.availability import LAST_SEARCH_DEPARTURE
 from pms.domain.pricing import OPEN, Rule, merge_rules
 from pms.models.ari import AriStream
 from pms.models.catalog import RatePlan
@@ -111,6 +112,9 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
     uow = current_unit_of_work()
     if uow is None:
         return
+    days = [d for d in nights if d < LAST_SEARCH_DEPARTURE]  # nothing is sold after it
+    if not days:
+        return
     pending = getattr(uow, "_ari_pending", None)
     if pending is None:
         pending = uow._ari_pending = _Pending()
@@ -118,7 +122,6 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
     touched = pending.by_room_type.get(room_type_id)
     if touched is None:
         touched = pending.by_room_type[room_type_id] = _Touched(property_id)
-    days = list(nights)
     touched.nights.update(days)
     if sellable is None or touched.known is None:
         touched.known = None

@@ -17,6 +17,7 @@ from datetime import date, timedelta
 from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.uow import read_scope
+from pms.domain.availability import LAST_SEARCH_DEPARTURE
 from pms.domain.stay import stay_nights
 from pms.errors import NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
@@ -30,10 +31,6 @@ from pms.services.pricing import check_occupancy, quote_for
 
 MAX_SEARCH_NIGHTS = 90
 MAX_ENV_PROPERTIES = 200
-# Issue 28: the last departure a search takes. The search reads its rates by calendar month (the
-# month after the stay's last one included), and Python's dates end with 9999-12-31: a stay in
-# December 9999 was a 500 on PostgreSQL. Nothing is sold in year 9999, so it is refused (422).
-LAST_SEARCH_DEPARTURE = date(9998, 12, 31)
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,10 @@ def test_a_malformed_cursor_is_a_422_invalid_cursor_on_every_list_route(api, ctx
     hotel = make_booking_hotel(ctx)
     res = make_reservation(ctx, hotel)
     profile = make_profile(ctx, hotel.id)
+    company = make_profile(ctx, hotel.id, kind="COMPANY", company_name="Cursor Co",
+                           first_name=None, last_name=None)
     ids = {"property_id": str(hotel.id), "id": str(res.id),
+           "profile_id": str(company.id),  # the corporate lists (issue 31)
            "list": "reservation-statuses"}  # /v1/lov/{list}: a list that needs no parent
     wrong = []
     for path, required in _list_routes():

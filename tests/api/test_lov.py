@@ -60,7 +60,17 @@ def test_next_statuses_need_a_known_parent_state(api):
 
 def test_unknown_list_is_404(api):
     assert_problem(api.get("/v1/lov/no-such-list"), 404, "not_found")
-    assert_problem(api.get("/v1/lov/block-next-statuses", params={"parent": "X"}), 404)
+    assert_problem(api.get("/v1/lov/no-such-next-statuses", params={"parent": "X"}), 404)
+
+
+def test_a_machine_added_to_the_states_is_a_list_at_once(api):
+    """Blocks (issue 33) arrived with BLOCK_MACHINE: its lists exist without a line in the LOV
+    service, and an unknown parent state is a 422 naming it."""
+    codes = [v["code"] for v in api.get("/v1/lov/block-statuses").json["data"]]
+    assert codes[:2] == ["INQUIRY", "TENTATIVE"] and "DEFINITE" in codes
+    nxt = api.get("/v1/lov/block-next-statuses", params={"parent": "TENTATIVE"}).json["data"]
+    assert "DEFINITE" in [v["code"] for v in nxt]
+    assert_problem(api.get("/v1/lov/block-next-statuses", params={"parent": "X"}), 422)
 
 
 def test_room_types_are_a_dependent_list_of_one_property(api):

@@ -69,7 +69,8 @@ class Projection:
 def ari_rows(ctx) -> list[dict[str, Any]]:
     """The env's ARI outbox rows as CloudEvent-like dicts."""
     with read_scope(ctx):
-        rows = list(OutboxEvent.select().where(OutboxEvent.type == ARI_UPDATED))
+        rows = list(OutboxEvent.select().where(OutboxEvent.type == ARI_UPDATED)
+                    .order_by(OutboxEvent.subject, OutboxEvent.aggregate_version))
     return [{"type": r.type, "subject": r.subject, "aggregateversion": r.aggregate_version,
              "data": r.data, "id": str(r.id)} for r in rows]
 

@@ -97,8 +97,6 @@ def _folio_state() -> str:
     head, rest = sql.split("RETURNS TABLE (", 1)
     _, tail = rest.split("    p_timezone character varying,", 1)
     sql = head + "RETURNS TABLE (\n    f_row folio,\n    p_timezone character varying," + tail
-    sql = sql.replace("SET plan_cache_mode = force_generic_plan AS",
-                      "SET plan_cache_mode = force_generic_plan\nSET enable_seqscan = off AS")
     return sql.replace("CREATE OR REPLACE FUNCTION", "CREATE FUNCTION")
 
 
@@ -123,6 +121,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.sql(PROFILE_REFS)
     migrator.sql(f"DROP FUNCTION IF EXISTS {STATE_SIGNATURE}")
     migrator.sql(_folio_state())
+    migrator.sql(f"ALTER FUNCTION {STATE_SIGNATURE} SET enable_seqscan = off")  # as 016's
     for table in WRITE_TABLES:
         migrator.sql(f"DROP FUNCTION IF EXISTS pms_write_{table}")
         migrator.sql(_write_function(table))
