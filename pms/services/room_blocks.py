@@ -51,6 +51,7 @@ from pms.schemas.common import to_data
 from pms.schemas.jobs import job_out
 from pms.services.catalog import load_property
 from pms.services.inventory import (
+    _refresh,
     lock_days,
     recount_locked,
     release_rooms,
@@ -534,6 +535,7 @@ class _Pickup:
                                                 counts[(room_type_id, r.date)].oos)]
             if short:
                 raise shortage(short, "no room of this type is in service")
+            _refresh(rows, counts)  # the stored snapshot, as every take writes it
             day = InventoryDay
             day.update(sold=day.sold + count, held=peewee.Case(
                 None, [(day.held >= count, day.held - count)], 0)).where(

@@ -12,6 +12,7 @@ from datetime import timedelta
 import msgspec
 import pytest
 
+from pms.db.database import db
 from pms.db.locking import LockTimeout
 from pms.errors import MaintenanceConflict, PmsError, RoomTypeUnavailable
 from pms.schemas.availability import AvailabilityIn
@@ -134,6 +135,8 @@ def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ct
             pass
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+        finally:
+            db.close()  # this thread's pooled connection goes back
 
     threads = [threading.Thread(target=writer, args=(seed,)) for seed in range(4)]
     for t in threads:
@@ -176,12 +179,16 @@ def _push_racing_a_booking(ctx, hotel, hooks):
             ari_push.run_push(ctx, hotel.id, [hotel.today.strftime("%Y-%m")])
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+        finally:
+            db.close()
 
     def book():
         try:
             make_reservation(ctx, hotel, departure_date=str(hotel.today + timedelta(days=1)))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+        finally:
+            db.close()
 
     p = threading.Thread(target=push, name="push")
     p.start()
