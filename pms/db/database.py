@@ -52,6 +52,7 @@ from pms.config import sqlite_path
 from pms.db import commit_outcome
 from pms.db.scope import current_env, is_tenant_free, is_unscoped
 
+
 class _ReadRoute(threading.local):
     """The database this thread's reads go to instead of the bound one (issue 36): a hot
     standby chosen for one GET request by pms.api.readroute, else None."""
