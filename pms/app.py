@@ -99,7 +99,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             # NOTE (issue 36): after the gate (the caller is known and allowed) and before
             # IdempotencyMiddleware (process_response in reverse: the caller's write mark is
             # left after the Idempotency-Key record committed)
-            ReadRouteMiddleware(replicas),
+            *([ReadRouteMiddleware(replicas)] if replicas is not None else []),
             idempotency,
         ],
     )

@@ -105,6 +105,9 @@ class ReadRouteMiddleware:
     def __init__(self, replicas: ReplicaSet | None) -> None:
         self.replicas = replicas
 
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        route_reads(None)  # safety net: a request starts on the primary, whatever came before
+
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          params: dict[str, Any]) -> None:
         replicas = self.replicas
