@@ -245,3 +245,33 @@ def test_every_get_route_is_classified_and_money_stays_on_the_primary():
     assert replica_read("GET", "/v1/properties/{property_id}/reports/{name}")
     assert not replica_read("POST", "/v1/properties/{property_id}/reservations")
     assert all(part.startswith("/") for part in PRIMARY_READS)
+
+
+NOT_UUIDS = {"room_number": "101", "name": "arrivals", "list": "reservation-statuses"}
+
+
+def test_every_replica_read_runs_on_the_standby_without_writing(stack, served, base_settings):
+    """Each GET route `replica_read` sends to a standby, with a real property and other ids
+    made up: none writes (a write on a standby would fall back to the primary, counted), none
+    answers 5xx."""
+    import re
+
+    from pms.api.route import operations
+    from pms.routes import all_routes
+
+    client, replicas, _ = served
+    env_id = uuid.uuid4()
+    headers = _headers(base_settings, env_id, "reader")
+    pid = _property(client, _headers(base_settings, env_id, "writer"), "RR4")
+    stack.pair.wait_replayed()
+    paths = sorted({p for m, p, _, _ in operations(all_routes())
+                    if m == "GET" and replica_read(m, p)})
+    before = replicas.stats.snapshot()
+    for path in paths:
+        url = re.sub(r"\{(\w+)\}", lambda m: pid if m.group(1) == "property_id"
+                     else NOT_UUIDS.get(m.group(1), str(uuid.uuid4())), path)
+        resp = client.simulate_get(url, headers=headers)
+        assert resp.status_code < 500, (path, resp.status_code, resp.text)
+    after = replicas.stats.snapshot()
+    assert after["fell_back"] == before["fell_back"]
+    assert after["replica"] - before["replica"] == len(paths)
