@@ -80,15 +80,57 @@ def load_chain(bench: Any, *, properties: int = PROPERTIES, tenants: int = TENAN
                         " 'amount', '120.00')), 'Guest' || i, 'guest' || i, now(), now(), 0"
                         " FROM generate_series(0, %(days)s - 1) d, generate_series(1, %(per)s) i",
                         args)
+                    db.execute_sql("UPDATE property SET business_date = %(start)s WHERE id = %(p)s",
+                                   args)
     return out
 
 
+def audit_all(bench: Any, loaded: list[tuple[uuid.UUID, uuid.UUID, uuid.UUID]],
+              marks: tuple[int, ...]) -> dict[int, float]:
+    """The night audit of every loaded property, one after another as `pms-cli eod --all` runs
+    them (env by env); the cumulative seconds after the first n properties for n in `marks`."""
+    from pms.context import system_ctx
+    from pms.platform.ledger import EmbeddedLedger
+    from pms.services.end_of_day import Hooks, run_night_audit
+
+    cumulative, spent = {}, 0.0
+    for n, (env_id, property_id, _) in enumerate(loaded, 1):
+        ctx = system_ctx(env_id, sub="bench-seed")
+        started = time.perf_counter()
+        out = run_night_audit(ctx, property_id, hooks=Hooks(ledger=EmbeddedLedger()))
+        spent += time.perf_counter() - started
+        if out.status != "DONE":
+            raise RuntimeError(f"night audit failed: {out.error}")
+        if n in marks:
+            cumulative[n] = spent
+            bench.log(f"chain: night audit of {n} properties: {spent:.1f} s")
+    return cumulative
+
+
 def run(bench: Any) -> list[Any]:
+    import os
+
     from bench.lib import Measurement, Result
 
+    properties = int(os.environ.get("PMS_BENCH_CHAIN_PROPERTIES", PROPERTIES))
+    per_night = int(os.environ.get("PMS_BENCH_CHAIN_PER_NIGHT", PER_NIGHT))
+    bench.seed_ctx()
+    bench.log(f"chain: loading {properties} properties x {ROOMS} rooms in {TENANTS} tenants, "
+              f"{DAYS} days, {per_night} arrivals per property and night ...")
     started = time.perf_counter()
-    loaded = load_chain(bench)
-    seconds = time.perf_counter() - started
-    return [Result("chain load (WIP, not a cost measurement)",
-                   Measurement(rate=len(loaded) / seconds, unit="properties/s",
-                               extra={"load_s": round(seconds, 1)}))]
+    loaded = load_chain(bench, properties=properties, per_night=per_night)
+    load_s = time.perf_counter() - started
+    bench.analyze()
+    marks = tuple(n for n in (properties // 10, properties * 3 // 10, properties) if n)
+    # env by env, as --all runs them
+    loaded.sort(key=lambda row: str(row[0]))
+    cumulative = audit_all(bench, loaded, marks)
+    results = [Result("chain load", Measurement(rate=properties / load_s, unit="properties/s",
+                                                extra={"load_s": round(load_s, 1)}))]
+    for n, seconds in cumulative.items():
+        results.append(Result(f"night audit of {n} properties (chain loaded)",
+                              Measurement(rate=n / seconds, unit="properties/s",
+                                          extra={"seconds": round(seconds, 2),
+                                                 "ms_per_property": round(1000 * seconds / n, 1)}),
+                              note=f"{1000 * seconds / n:.1f} ms per property"))
+    return results
