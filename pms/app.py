@@ -23,10 +23,12 @@ from pms.api.middleware import (
     RequestLimitsMiddleware,
 )
 from pms.api.public import PublicDocumentMiddleware
+from pms.api.readroute import ReadRouteMiddleware
 from pms.api.tracing import TraceMiddleware
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
-from pms.db.database import PreludeRefused
+from pms.db.database import PmsPostgresDatabase, PreludeRefused
+from pms.db.replicas import ReplicaSet
 from pms.routes import Route, add_routes, route_body_limits
 
 log = logging.getLogger("pms.app")
@@ -48,8 +50,10 @@ class Deps:
 
 def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
                clock: Clock | None = None, inflight: Inflight | None = None,
-               jwks: JwksCache | None = None, broker_check: Any = None) -> falcon.App:
-    """Build the WSGI app. Binds the database if `db` is not given already bound."""
+               jwks: JwksCache | None = None, broker_check: Any = None,
+               replicas: ReplicaSet | None = None) -> falcon.App:
+    """Build the WSGI app. Binds the database if `db` is not given already bound; the hot
+    standbys are `replicas`, else those of the settings (issue 36)."""
     from pms.db.database import db as proxy
     from pms.db.database import init_db
 
@@ -68,6 +72,9 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     deps = Deps(settings=settings, clock=clock, platform=platform, inflight=inflight, jwks=jwks,
                 broker_check=broker_check)
 
+    if replicas is None:
+        replicas = replica_set(settings, proxy.obj)
+    deps.extra["replicas"] = replicas
     json_handler = MsgspecJSONHandler()
     idempotency = IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps)
     body = BodyMiddleware(settings.limits.max_body_bytes)
@@ -89,6 +96,10 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             # NOTE: before IdempotencyMiddleware: process_resource runs in list order, so the
             # scope, kind and holder checks come before any stored answer is looked up (issue 28)
             gate,
+            # NOTE (issue 36): after the gate (the caller is known and allowed) and before
+            # IdempotencyMiddleware (process_response in reverse: the caller's write mark is
+            # left after the Idempotency-Key record committed)
+            *([ReadRouteMiddleware(replicas)] if replicas is not None else []),
             idempotency,
         ],
     )
@@ -105,6 +116,17 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     body.allow_routes(route_body_limits(deps.routes))  # issue 32: image uploads
     gate.load(deps.routes)
     return app
+
+
+def replica_set(settings: Settings, primary: Any) -> ReplicaSet | None:
+    """The hot standbys GET requests may read from (issue 36), or None: none configured, or
+    a primary that is not PostgreSQL."""
+    if not settings.database_replica_urls or not isinstance(primary, PmsPostgresDatabase):
+        return None
+    return ReplicaSet(settings.database_replica_urls, pool_size=settings.db_pool_size,
+                      statement_timeout_ms=settings.limits.statement_timeout_ms,
+                      max_lag_s=settings.replica_max_lag_s,
+                      max_lag_bytes=settings.replica_max_lag_bytes)
 
 
 def get_app() -> falcon.App:

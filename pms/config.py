@@ -74,6 +74,11 @@ class Settings:
     port: int = 8000
     web_concurrency: int = field(default_factory=lambda: 2 * (os.cpu_count() or 1))
     db_pool_size: int = 8
+    # issue 36: hot standbys for the reads of GET requests (PMS_DATABASE_REPLICA_URLS, comma
+    # separated; none by default), and how far behind one may be and still serve them
+    database_replica_urls: tuple[str, ...] = ()
+    replica_max_lag_s: float = 30.0
+    replica_max_lag_bytes: int = 16 * 1024 * 1024
     drain_seconds: float = 5.0
     log_level: str = "INFO"
     idempotency_ttl_hours: int = 72
@@ -242,6 +247,10 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         port=int(env.get("PORT", base.port)),
         web_concurrency=int(env.get("WEB_CONCURRENCY", base.web_concurrency)),
         db_pool_size=int(env.get("PMS_DB_POOL_SIZE", base.db_pool_size)),
+        database_replica_urls=replica_urls(env.get("PMS_DATABASE_REPLICA_URLS")),
+        replica_max_lag_s=float(env.get("PMS_REPLICA_MAX_LAG_SECONDS", base.replica_max_lag_s)),
+        replica_max_lag_bytes=int(env.get("PMS_REPLICA_MAX_LAG_BYTES",
+                                          base.replica_max_lag_bytes)),
         drain_seconds=float(env.get("PMS_DRAIN_SECONDS", base.drain_seconds)),
         log_level=env.get("PMS_LOG_LEVEL", base.log_level),
         embedded_runtime=env.get("PMS_EMBEDDED_RUNTIME", "1").lower() not in ("0", "false", "no"),
@@ -252,6 +261,15 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         or DEFAULT_PLATFORM_EVENT_SOURCE,
         defaulted=frozenset(name for name in DEVELOPMENT_FALLBACKS if not env.get(name)),
     )
+
+
+def replica_urls(value: str | None) -> tuple[str, ...]:
+    """PMS_DATABASE_REPLICA_URLS: PostgreSQL URLs of hot standbys, comma separated (issue 36)."""
+    urls = tuple(u.strip() for u in (value or "").split(",") if u.strip())
+    for url in urls:
+        if not url.startswith(("postgres://", "postgresql://")):
+            raise ValueError("PMS_DATABASE_REPLICA_URLS takes postgresql:// URLs of hot standbys")
+    return urls
 
 
 def jwks_max_age_s(value: str | None) -> float:

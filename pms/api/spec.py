@@ -176,6 +176,14 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
                 params["body"] = decode_body(req, body_decoder)
             if query is not None:
                 params["query"] = decode_query(req, query)
+            routed = getattr(context, "read_replica", None)  # issue 36: a GET on a standby
+            if routed is None:
+                return fn(self, req, resp, **params)
+            try:
+                return fn(self, req, resp, **params)
+            except Exception as exc:
+                if not routed.fall_back(exc):  # the standby failed: once more on the primary
+                    raise
             return fn(self, req, resp, **params)
 
         setattr(responder, SPEC_ATTR, spec)

@@ -52,7 +52,61 @@ from pms.config import sqlite_path
 from pms.db import commit_outcome
 from pms.db.scope import current_env, is_tenant_free, is_unscoped
 
-db: peewee.DatabaseProxy = peewee.DatabaseProxy()
+
+class _ReadRoute(threading.local):
+    """The database this thread's reads go to instead of the bound one (issue 36): a hot
+    standby chosen for one GET request by pms.api.readroute, else None."""
+
+    target: Any = None
+
+
+_READ_ROUTE = _ReadRoute()
+
+
+_BOUND = peewee.Proxy.__dict__["obj"]  # the slot that holds the bound database
+
+
+class RoutingDatabaseProxy(peewee.DatabaseProxy):
+    """peewee's proxy whose `obj` is the thread's read route (a replica, for the span of one
+    routed GET) when one is set, else the bound database (the primary). Everything reached
+    through the proxy follows the route: model queries, `db.execute_sql`, `db.atomic()`, and
+    the code that takes `db.obj` to run statements itself. `primary_database()` is the
+    primary whatever the route (the routing itself, and the caller's write mark)."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def obj(self) -> Any:
+        target = _READ_ROUTE.target
+        return target if target is not None else _BOUND.__get__(self)
+
+    @obj.setter
+    def obj(self, value: Any) -> None:
+        _BOUND.__set__(self, value)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if attr not in ("obj", "_callbacks", "_Model"):
+            raise AttributeError("Cannot set attribute on proxy.")
+        object.__setattr__(self, attr, value)
+
+
+def primary_database() -> Any:
+    """The bound database (the primary), whatever this thread's read route."""
+    return _BOUND.__get__(db)
+
+
+def route_reads(target: Any) -> None:
+    """Send this thread's statements through `db` to `target` (a replica), or back to the
+    primary with None (pms.api.readroute)."""
+    _READ_ROUTE.target = target
+
+
+def read_route() -> Any:
+    """The replica this thread's reads go to, or None (the primary)."""
+    return _READ_ROUTE.target
+
+
+db: peewee.DatabaseProxy = RoutingDatabaseProxy()
 
 SQLITE_PRAGMAS = (
     ("journal_mode", "wal"),
