@@ -46,7 +46,7 @@ def all_routes() -> list[Route]:
     from pms.api.resources import reports as report_routes
     from pms.api.resources import reservations as reservation_routes
 
-    return [
+    domain = [
         *health.ROUTES,
         *openapi.ROUTES,
         *properties.ROUTES,
@@ -72,6 +72,15 @@ def all_routes() -> list[Route]:
         *_ari(),  # issue 35
         *_blocks(),  # issue 33
     ]
+    return [*domain, *_admin(domain)]
+
+
+def _admin(domain: list[Route]) -> list[Route]:
+    """Issue 37: admin page definitions, admin lists and the submit aliases, derived from the
+    admin registry and the domain routes it names (pms/api/admin.py)."""
+    from pms.api import admin
+
+    return admin.admin_routes(domain)
 
 
 def _ari() -> list[Route]:

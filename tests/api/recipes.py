@@ -862,3 +862,25 @@ def _h31_route_stay(w: World) -> tuple[str, Any]:
 RECIPES.update({
     ("PUT", f"{P}/reservations/{{id}}/company-billing"): _h31_route_stay,
 })
+
+
+# --- h37 ---
+# Issue 37: every admin submit alias takes its domain route's recipe, at the alias path.
+def _h37_alias_recipes() -> dict[tuple[str, str], Recipe]:
+    from pms.api.admin import alias_table
+    from pms.routes import all_routes
+
+    out: dict[tuple[str, str], Recipe] = {}
+    for (method, domain_path), (alias, _spec) in alias_table(all_routes()).items():
+        domain = RECIPES[(method, domain_path)]
+        prefix = alias[: len(alias) - len(domain_path.removeprefix("/v1"))]
+
+        def recipe(w: World, _domain: Recipe = domain, _prefix: str = prefix) -> tuple[str, Any]:
+            url, body = _domain(w)
+            return _prefix + url.removeprefix("/v1"), body
+
+        out[(method, alias)] = recipe
+    return out
+
+
+RECIPES.update(_h37_alias_recipes())
