@@ -59,6 +59,9 @@ CASED = {
     ("POST", "/v1/properties/{property_id}/availability"),
     ("POST", "/v1/properties/{property_id}/corporate-availability"),
     ("GET", "/v1/availability"),
+    ("POST", "/v1/properties/{property_id}/reservations"),
+    ("GET", "/v1/properties/{property_id}/reservations"),
+    ("GET", "/v1/properties/{property_id}/reservations/{id}"),
 }
 # Discovered pricing routes without a fence case yet (the h31b report lists them as missing).
 NOT_YET_CASED: set[tuple[str, str]] = {
@@ -72,8 +75,6 @@ NOT_YET_CASED: set[tuple[str, str]] = {
     ("GET", "/v1/properties/{property_id}/packages/{id}"),
     ("GET", "/v1/properties/{property_id}/rate-plans/{id}/rates"),
     ("GET", "/v1/properties/{property_id}/rate-plans/{id}/restrictions"),
-    ("GET", "/v1/properties/{property_id}/reservations"),
-    ("GET", "/v1/properties/{property_id}/reservations/{id}"),
     ("GET", "/v1/properties/{property_id}/reservations/{id}/folio"),
     ("GET", "/v1/properties/{property_id}/reservations/{id}/folios"),
     ("GET", "/v1/properties/{property_id}/restrictions"),
@@ -91,7 +92,6 @@ NOT_YET_CASED: set[tuple[str, str]] = {
     ("POST", "/v1/properties/{property_id}/items"),
     ("POST", "/v1/properties/{property_id}/packages"),
     ("POST", "/v1/properties/{property_id}/promo/validate"),
-    ("POST", "/v1/properties/{property_id}/reservations"),
     ("POST", "/v1/properties/{property_id}/reservations/{id}/cancel"),
     ("POST", "/v1/properties/{property_id}/reservations/{id}/check-in"),
     ("POST", "/v1/properties/{property_id}/reservations/{id}/check-out"),
@@ -132,7 +132,7 @@ def world(api):
     traveler_a, traveler_b = corp.traveler(), corp.traveler()
     corp.bind(traveler_a, "TRAVELER")
     corp.bind(traveler_b, "TRAVELER", company=corp.other_company)
-    return {"corp": corp, "base": base, "neg": neg, "bar": bar,
+    return {"corp": corp, "base": base, "neg": neg, "rt": rt["id"], "bar": bar,
             "a": corp.token(traveler_a), "b": corp.token(traveler_b),
             "guest": corp.token(corp.traveler(), kind="guest")}
 
@@ -171,3 +171,27 @@ def test_negotiated_price_shows_only_to_its_company(api, world):
         resp = api.get("/v1/availability", params=params, token=token)
         assert not _leaks(resp, w), (who, "/v1/availability", resp.status_code)
     assert seen_by_a, "the control: company A's traveler never saw its negotiated price"
+
+
+def test_booking_answers_fence_the_negotiated_plan(api, world):
+    w, corp = world, world["corp"]
+    body = {"room_type_id": w["rt"], "rate_plan_id": w["neg"]["id"], "arrival_date": ARR,
+            "departure_date": DEP, "adults": 2,
+            "guest": {"first_name": "Ada", "last_name": "Lovelace"}}
+    for who, token, over in (("guest", w["guest"], {}),
+                             ("traveler_b", w["b"], {"company_profile_id": corp.company}),
+                             ("traveler_b_own", w["b"], {"company_profile_id": corp.other_company}),
+                             ("staff_no_company", None, {})):
+        resp = api.post(w["base"] + "/reservations", {**body, **over}, token=token)
+        assert resp.status_code >= 400, (who, resp.status_code)
+        assert SECRET not in resp.text, (who, resp.text)
+    made = api.post(w["base"] + "/reservations", {**body, "company_profile_id": corp.company},
+                    token=w["a"])
+    assert made.status_code == 201, made.text
+    assert SECRET in made.text or "246.90" in made.text  # the control: A sees its price
+    rid = made.json["id"]
+    for who, token in (("guest", w["guest"]), ("traveler_b", w["b"])):
+        one = api.get(f"{w['base']}/reservations/{rid}", token=token)
+        assert not _leaks(one, w), (who, one.status_code)
+        listing = api.get(f"{w['base']}/reservations", token=token)
+        assert not _leaks(listing, w), (who, listing.status_code)
