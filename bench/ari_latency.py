@@ -61,8 +61,8 @@ def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
     from pms.devkeys import all_scopes
     from pms.errors import PmsError
     from pms.schemas.reservations import ReservationIn
-    from pms.services import reservations
-    from pms.services.ari_events import ARI_UPDATED
+    from pms.services.distribution.ari_events import ARI_UPDATED
+    from pms.services.reservations import reservations
     from tests.factories import load_rates, make_property, make_rate_plan, make_room, make_room_type
 
     url = os.environ.get("PMS_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")

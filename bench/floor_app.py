@@ -59,7 +59,7 @@ import msgspec
 import psycopg2
 import psycopg2.errors
 
-CONFIRMATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # as pms.services.reservations
+CONFIRMATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # as pms.services.reservations.reservations
 OUTBOX_PARTITIONS = 64  # pms.models.platform.OUTBOX_PARTITIONS (a test checks they agree)
 CENT = Decimal("0.01")
 

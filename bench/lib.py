@@ -115,7 +115,7 @@ def seed_room_types(ctx: Any, property_id: Any, types: int, rooms_per_type: int)
     import msgspec
 
     from pms.schemas import catalog as cs
-    from pms.services import catalog
+    from pms.services.catalog import catalog
 
     made = []
     for t in range(types):

@@ -53,7 +53,7 @@ def fill(
 ) -> None:
     """Fill each room type's calendar rows from the business date for the horizon (idempotent)."""
     from pms.context import system_ctx
-    from pms.services.inventory_calendar import fill_property_calendars
+    from pms.services.inventory.inventory_calendar import fill_property_calendars
 
     require_property_choice(property_code, all_properties, "to fill")
     if days is not None and not 1 <= days <= MAX_CALENDAR_HORIZON_DAYS:

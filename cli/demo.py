@@ -28,8 +28,9 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
     from pms.platform import build_platform
     from pms.schemas import catalog as s
     from pms.schemas.profiles import ProfileIn
-    from pms.services import catalog, profiles
+    from pms.services.catalog import catalog
     from pms.services.environments import initialize_environment
+    from pms.services.profiles import profiles
 
     ctx = system_ctx(env_id, sub="demo-seed")
     with read_scope(ctx):
@@ -130,7 +131,8 @@ def _seed_rates(ctx: Any, prop: Any) -> None:
     from pms.db.uow import read_scope
     from pms.models import RatePlan, RoomType
     from pms.schemas.rates import PromoCodeIn, RatesIn
-    from pms.services import inventory, rates
+    from pms.services.inventory import inventory
+    from pms.services.rates import rates
 
     start = local_today(ctx.now, prop.timezone)
     end = start + timedelta(days=364)
@@ -180,8 +182,8 @@ def seed_transaction_codes(ctx: Any, prop: Any) -> None:
     from pms.db.uow import read_scope
     from pms.models.cashiering import TransactionCode
     from pms.schemas.cashiering import TransactionCodeIn
-    from pms.services import catalog
-    from pms.services.transaction_codes import TRANSACTION_CODE
+    from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+    from pms.services.catalog import catalog
 
     with read_scope(ctx):
         have = {c.code for c in TransactionCode.select(TransactionCode.code).where(

@@ -51,7 +51,7 @@ def _run_one(ctx: Any, platform: Any, prop: Any, day: date | None, dry_run: bool
              progress: Progress | None) -> dict[str, Any]:
     from pms.errors import PmsError
     from pms.schemas.common import to_data
-    from pms.services.end_of_day import STEPS, Hooks, run_night_audit
+    from pms.services.night_audit.end_of_day import STEPS, Hooks, run_night_audit
 
     tasks: dict[str, Any] = {}
 
@@ -128,8 +128,8 @@ def reconcile(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Finish PENDING card payments and ledger postings (idempotent by key; safe to re-run)."""
-    from pms.services.ledger_postings import reconcile_postings
-    from pms.services.payments import reconcile_payments
+    from pms.services.cashiering.ledger_postings import reconcile_postings
+    from pms.services.cashiering.payments import reconcile_payments
 
     ctx, platform, _ = _setup(env)
     outcome = reconcile_payments(ctx, payments=platform.payments, ledger=platform.ledger)

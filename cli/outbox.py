@@ -67,7 +67,7 @@ def _time(value: str | None, name: str) -> datetime | None:
 def _filter(ids: list[str] | None, env: str | None, type_: str | None, aggregate: str | None,
             since: str | None, until: str | None, published: bool | None = None,
             parked: bool = False) -> Any:
-    from pms.services.outbox_ops import EventFilter
+    from pms.relay.operations import EventFilter
 
     return EventFilter(ids=tuple(_uuid(i, "--id") for i in (ids or [])), env_id=_uuid(env, "--env"),
                        type=type_, aggregate=aggregate, published=published, parked=parked,
@@ -109,7 +109,7 @@ def _rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
 @app.command()
 def status(env: str = ENV_OPT, json_out: bool = JSON_OPT) -> None:
     """Backlog, parked rows, pending reactions, oldest unpublished age, failures by type."""
-    from pms.services.outbox_ops import outbox_status
+    from pms.relay.operations import outbox_status
 
     _settings()
     try:
@@ -151,7 +151,7 @@ def list_(env: str = ENV_OPT,
           limit: int = typer.Option(100, "--limit", min=1, max=10000),
           json_out: bool = JSON_OPT) -> None:
     """List outbox rows, oldest first."""
-    from pms.services.outbox_ops import list_events
+    from pms.relay.operations import list_events
 
     _settings()
     flt = _filter(None, env, type_, aggregate, since, until, published, parked)
@@ -177,7 +177,8 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
     """Re-publish chosen rows with their original ids (at least one filter is required).
     The chosen rows' parked reactions run again; with `--parked`, a row parked only for its
     reactions is not published again."""
-    from pms.services import outbox_ops, relay
+    from pms.relay import operations as outbox_ops
+    from pms.relay import sweep as relay
     from workers.publisher import build_publisher
     from workers.subscriptions import default_subscribers
 
@@ -242,8 +243,8 @@ def _replay_reactions(settings: Settings, ids: list[uuid.UUID],
     broker, an in-process worker runs the messages they enqueue before the command exits."""
     if not ids:
         return 0, 0
-    from pms.services import relay
-    from pms.services.relay_clock import database_now
+    from pms.relay import sweep as relay
+    from pms.relay.clock import database_now
     from workers import actors
     from workers.broker import is_stub
 

@@ -28,7 +28,7 @@ class Ctx:
     # was claimed in a transaction of its own: the first committed change marks the record
     idempotency_claim: uuid.UUID | None = None
     # issue 30: the X-Kiosk-Session a kiosk token presented (None for every other kind); the
-    # kiosk actions (pms.services.kiosk_sessions.admit) check it against the stored session
+    # kiosk actions (pms.services.kiosk.kiosk_sessions.admit) check it against the stored session
     kiosk_session: str | None = None
 
     def with_(self, **changes: object) -> Ctx:

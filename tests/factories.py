@@ -12,7 +12,8 @@ import msgspec
 from pms.context import Ctx
 from pms.schemas import catalog as s
 from pms.schemas.profiles import ProfileIn
-from pms.services import catalog, profiles
+from pms.services.catalog import catalog
+from pms.services.profiles import profiles
 from tests.helpers import random_ref
 
 
@@ -81,7 +82,7 @@ def load_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_t
     from datetime import timedelta
 
     from pms.schemas.rates import RatesIn
-    from pms.services import rates
+    from pms.services.rates import rates
 
     start = start or ctx.now.date() - timedelta(days=2)
     body = {"rates": [{"room_type_id": str(room_type_id), "from_date": start.isoformat(),
@@ -91,7 +92,7 @@ def load_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_t
 
 def make_booking_hotel(ctx: Ctx, *, rooms: int = 3, amount: str = "100.00", max_occupancy: int = 2,
                rate_plan: dict[str, Any] | None = None, **prop_over: Any) -> Hotel:
-    from pms.services.reservations import business_date
+    from pms.services.reservations.reservations import business_date
 
     prop = make_property(ctx, **prop_over)
     room_type = make_room_type(ctx, prop.id, max_occupancy=max_occupancy)
@@ -116,7 +117,7 @@ def reservation_body(hotel: Hotel, **over: Any) -> dict[str, Any]:
 
 def make_reservation(ctx: Ctx, hotel: Hotel, **over: Any) -> Any:
     from pms.schemas.reservations import ReservationIn
-    from pms.services import reservations
+    from pms.services.reservations import reservations
 
     row, _ = reservations.create_reservation(
         ctx, hotel.id, msgspec.convert(reservation_body(hotel, **over), ReservationIn))
@@ -125,7 +126,7 @@ def make_reservation(ctx: Ctx, hotel: Hotel, **over: Any) -> Any:
 
 def make_checked_in(ctx: Ctx, hotel: Hotel, *, room_number: str | None = None, **over: Any) -> Any:
     from pms.schemas.reservations import CheckInIn
-    from pms.services import checkin
+    from pms.services.frontdesk import checkin
 
     row = make_reservation(ctx, hotel, **over)
     return checkin.check_in(ctx, hotel.id, row.id, CheckInIn(room_number=room_number))
@@ -137,7 +138,7 @@ def make_fb_stay(ctx: Ctx) -> tuple[Hotel, Any, Any]:
     from pms.db.uow import read_scope
     from pms.models import Folio
     from pms.schemas.cashiering import TransactionCodeIn
-    from pms.services.transaction_codes import TRANSACTION_CODE
+    from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 
     hotel = make_booking_hotel(ctx, rooms=1)
     catalog.create_child(ctx, TRANSACTION_CODE, hotel.id, msgspec.convert(
@@ -152,7 +153,7 @@ def pay_folio(ctx: Ctx, reservation: Any, amount: Any) -> Any:
     """Record a captured payment directly (cashiering routes are issue 5's)."""
     from pms.db.uow import unit_of_work
     from pms.models import FolioPayment
-    from pms.services.folios import guest_folio
+    from pms.services.cashiering.folios import guest_folio
 
     with unit_of_work(ctx):
         folio = guest_folio(reservation)
@@ -167,7 +168,7 @@ def make_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_t
                from_date: Any, to_date: Any, amount: str = "100.00") -> Any:
     """Load one nightly amount for from_date..to_date (inclusive) through the rates service."""
     from pms.schemas.rates import RatesIn
-    from pms.services import rates
+    from pms.services.rates import rates
 
     body = msgspec.convert({"rates": [{"room_type_id": str(room_type_id), "from_date": str(from_date),
                                        "to_date": str(to_date), "amount": amount}]}, RatesIn)

@@ -49,7 +49,7 @@ def _platform() -> Any:
 @tenant_actor(max_retries=10, time_limit=MINUTE_MS, throws=PERMANENT)
 def housekeeping_departure(ctx: Ctx, reservation_id: str, event_id: str | None = None) -> None:
     """After check-out: departure-clean task, room dirty (deduplicated per reservation)."""
-    from pms.services.housekeeping import record_departure
+    from pms.services.housekeeping.housekeeping import record_departure
 
     record_departure(ctx, uuid.UUID(reservation_id), source_event_id=event_id)
 
@@ -58,7 +58,7 @@ def housekeeping_departure(ctx: Ctx, reservation_id: str, event_id: str | None =
 def housekeeping_stayovers(ctx: Ctx, property_id: str, business_date: str,
                            event_id: str | None = None) -> None:
     """Night audit: one housekeeping_stayover_room message per occupied room."""
-    from pms.services.housekeeping import fan_out_stayovers
+    from pms.services.housekeeping.housekeeping import fan_out_stayovers
 
     fan_out_stayovers(ctx.env_id, uuid.UUID(property_id), date.fromisoformat(business_date),
                       source_event_id=event_id, dispatch=dispatch_stayover)
@@ -68,7 +68,7 @@ def housekeeping_stayovers(ctx: Ctx, property_id: str, business_date: str,
 def housekeeping_stayover_room(ctx: Ctx, property_id: str, room_id: str, business_date: str,
                                event_id: str | None = None) -> None:
     """One room: stayover task for the date, room dirty (deduplicated per room and date)."""
-    from pms.services.housekeeping import create_stayover
+    from pms.services.housekeeping.housekeeping import create_stayover
 
     create_stayover(ctx, uuid.UUID(room_id), date.fromisoformat(business_date),
                     source_event_id=event_id)
@@ -132,7 +132,7 @@ def run_job(ctx: Ctx, job_id: str) -> None:
 def sync_digital_key(ctx: Ctx, key_id: str) -> None:
     """Send a key's intent to its lock and record the answer (pending -> sent -> confirmed);
     a lock-service outage raises and is retried with backoff (idempotent by key and version)."""
-    from pms.services.keys import sync_lock
+    from pms.services.keys.keys import sync_lock
 
     sync_lock(ctx, uuid.UUID(key_id), _platform().locks)
 
@@ -140,7 +140,7 @@ def sync_digital_key(ctx: Ctx, key_id: str) -> None:
 @tenant_actor(max_retries=3, time_limit=5 * MINUTE_MS, throws=PERMANENT)
 def sweep_digital_keys(ctx: Ctx) -> None:
     """The keys' sweeper for one env: EXPIRED (with events), then due lock commands again."""
-    from pms.services.keys import sweep
+    from pms.services.keys.keys import sweep
 
     sweep(ctx, _platform().locks)
 

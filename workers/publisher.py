@@ -24,7 +24,7 @@ import pika.exceptions
 
 from pms.config import Settings
 from pms.events import routing_key as routing_key_of
-from pms.services.relay import BrokerUnavailable, PublishRejected
+from pms.relay.sweep import BrokerUnavailable, PublishRejected
 
 CONTENT_TYPE = "application/cloudevents+json"
 

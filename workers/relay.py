@@ -5,13 +5,13 @@ embedded relay thread: each sweep owns its connection (pms.db.iteration: opened 
 the sweep, closed at its end, so a connection the server dropped goes with the sweep),
 heartbeats its partition leases, drains what is due batch by batch, runs the reactions due
 (whatever the bus said), then sleeps `idle_interval` unless woken (`wake()`). Its clock is the
-database's (pms.services.relay_clock.DbClock).
+database's (pms.relay.clock.DbClock).
 On stop it finishes the batch in hand and gives back its leases. `run_once()` is a one-shot
 relay (CLI `--once`, tests): it gives its leases back when it returns.
 
 One relay is one thread with its own publisher: pika connections are not thread-safe, so a
-relay refuses to be driven from two threads. The database work is pms.services.relay and
-pms.services.audit_push; this module only orchestrates.
+relay refuses to be driven from two threads. The database work is pms.relay.sweep and
+pms.relay.audit_push; this module only orchestrates.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from typing import Any
 
 from pms.db.database import connection_scope
 from pms.db.iteration import iteration_scope
-from pms.services import outbox_ops, relay
-from pms.services.audit_push import push_audit_batch
-from pms.services.relay import Publisher, RelayResult, Subscriber
-from pms.services.relay_clock import DbClock
-from pms.services.relay_core import COUNTERS
+from pms.relay import operations as outbox_ops
+from pms.relay import sweep as relay
+from pms.relay.audit_push import push_audit_batch
+from pms.relay.clock import DbClock
+from pms.relay.core import COUNTERS
+from pms.relay.sweep import Publisher, RelayResult, Subscriber
 
 log = logging.getLogger("pms.relay")
 

@@ -1,6 +1,6 @@
 """Internal subscribers: event type -> reactions, run by the relay after the broker confirmed
 the event, on the outbox row's own reaction cursor (dispatched_at, dispatch_attempts,
-dispatch_next_at; see pms.services.relay): a failed enqueue retries the reactions of that row
+dispatch_next_at; see pms.relay.sweep): a failed enqueue retries the reactions of that row
 with backoff, never republishes the event, and is parked after too many attempts. Each reaction
 only enqueues an actor message; actors are idempotent (keyed by the event id), so running a
 row's reactions twice is harmless."""

@@ -34,7 +34,9 @@ def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, object]:
     from pms.clock import local_today
     from pms.schemas import catalog as cs
     from pms.schemas.rates import RatesIn
-    from pms.services import catalog, inventory, rates
+    from pms.services.catalog import catalog
+    from pms.services.inventory import inventory
+    from pms.services.rates import rates
 
     ctx = bench.seed_ctx(env_id)
     prop = catalog.create_property(ctx, msgspec.convert({

@@ -34,7 +34,9 @@ def _hotel(ctx: Any) -> tuple[Any, Any, Any, Any]:
     from pms.models import Room
     from pms.schemas import catalog as cs
     from pms.schemas.rates import RatesIn
-    from pms.services import catalog, inventory, rates
+    from pms.services.catalog import catalog
+    from pms.services.inventory import inventory
+    from pms.services.rates import rates
 
     prop = catalog.create_property(ctx, msgspec.convert({
         "propertyCode": f"BK{uuid.uuid4().hex[:6].upper()}", "timezone": "UTC",
@@ -62,7 +64,7 @@ def _hotel(ctx: Any) -> tuple[Any, Any, Any, Any]:
 
 def _single_bookings(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any) -> list[float]:
     from pms.schemas.reservations import ReservationIn
-    from pms.services import reservations
+    from pms.services.reservations import reservations
 
     times = []
     for i in range(SINGLE_BOOKINGS):
@@ -79,7 +81,7 @@ def _single_bookings(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: An
 def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
                   ) -> tuple[float, dict[str, Any]]:
     from pms.schemas import room_blocks as s
-    from pms.services import room_blocks
+    from pms.services.groups import room_blocks
 
     departure = arrival + timedelta(days=2)
     block = room_blocks.create_block(ctx, prop.id, msgspec.convert({
@@ -109,7 +111,7 @@ def _active_blocks(ctx: Any, property_id: str, arrival: Any) -> None:
     from pms.db.uow import read_scope
     from pms.models import RatePlan, RoomType
     from pms.schemas import room_blocks as s
-    from pms.services import room_blocks
+    from pms.services.groups import room_blocks
 
     pid = uuid.UUID(property_id)
     with read_scope(ctx):

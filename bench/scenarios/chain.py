@@ -31,7 +31,7 @@ def load_chain(bench: Any, *, properties: int = PROPERTIES, tenants: int = TENAN
     from pms.db.database import db
     from pms.db.scope import tenant_scope
     from pms.schemas import catalog as s
-    from pms.services import catalog
+    from pms.services.catalog import catalog
 
     assert per_night <= rooms
     out = []
@@ -91,7 +91,7 @@ def audit_all(bench: Any, loaded: list[tuple[uuid.UUID, uuid.UUID, uuid.UUID]],
     them (env by env); the cumulative seconds after the first n properties for n in `marks`."""
     from pms.context import system_ctx
     from pms.platform.ledger import EmbeddedLedger
-    from pms.services.end_of_day import Hooks, run_night_audit
+    from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 
     cumulative, spent = {}, 0.0
     for n, (env_id, property_id, _) in enumerate(loaded, 1):

@@ -65,8 +65,8 @@ def seed(bench: Bench, env_id: uuid.UUID, stays: int) -> dict[str, Any]:
     room types), transaction codes ROOM and FB (7% VAT inclusive); returns ids and dates."""
     from bench.scenarios import reservations
     from pms.schemas.cashiering import TransactionCodeIn
-    from pms.services import catalog
-    from pms.services.transaction_codes import TRANSACTION_CODE
+    from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+    from pms.services.catalog import catalog
 
     per_type = -(-stays // ROOM_TYPES)
     hotel_id, plan_id, type_ids, today = reservations.seed_hotel(bench, env_id,
@@ -87,7 +87,7 @@ def book(bench: Bench, env_id: uuid.UUID, hotel: dict[str, Any], n: int, *,
     from datetime import timedelta
 
     from pms.schemas.reservations import ReservationIn
-    from pms.services.reservations import create_reservation
+    from pms.services.reservations.reservations import create_reservation
 
     ctx = bench.seed_ctx(env_id)
     today = hotel["today"]
@@ -109,7 +109,8 @@ def check_in_and_pay(bench: Bench, env_id: uuid.UUID, hotel_id: str, ids: list[s
 
     from pms.schemas.cashiering import PaymentIn
     from pms.schemas.reservations import CheckInIn
-    from pms.services import checkin, payments
+    from pms.services.cashiering import payments
+    from pms.services.frontdesk import checkin
 
     ctx = bench.seed_ctx(env_id)
     prop = uuid.UUID(hotel_id)

@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-DESCRIPTION = "night audit (pms.services.end_of_day) at 100 / 950 (goal) / 1,000 / 5,000 in-house stays"
+DESCRIPTION = "night audit (pms.services.night_audit.end_of_day) at 100 / 950 (goal) / 1,000 / 5,000 in-house stays"
 ORDER = 80
 SIZES = ((100, 106), (950, 1000), (1000, 1053), (5000, 5264))  # (in-house stays, rooms)
 GOAL_STAYS, GOAL_SECONDS = 950, 10.0
@@ -29,8 +29,8 @@ def seed(ctx: Any, stays: int, rooms: int) -> tuple[uuid.UUID, date]:
     from pms.models import Folio, Property, Reservation, Room
     from pms.schemas import catalog as s
     from pms.schemas.cashiering import TransactionCodeIn
-    from pms.services import catalog
-    from pms.services.transaction_codes import TRANSACTION_CODE
+    from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+    from pms.services.catalog import catalog
 
     prop = catalog.create_property(ctx, msgspec.convert({
         "propertyCode": f"NA{uuid.uuid4().hex[:6].upper()}", "timezone": "UTC",
@@ -78,7 +78,7 @@ def audit_night(ctx: Any, property_id: uuid.UUID) -> tuple[float, dict[str, floa
     """One night audit of the property: its seconds, each step's milliseconds, and the stays
     it charged."""
     from pms.platform.ledger import EmbeddedLedger
-    from pms.services.end_of_day import Hooks, run_night_audit
+    from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 
     started = time.perf_counter()
     out = run_night_audit(ctx, property_id, hooks=Hooks(ledger=EmbeddedLedger()))

@@ -36,7 +36,7 @@ ORDER = 10
 def seed_property(bench: Bench, env_id: uuid.UUID) -> str:
     """One property in `env_id`, created through the catalog service; returns its id."""
     from pms.schemas.catalog import PropertyIn
-    from pms.services import catalog
+    from pms.services.catalog import catalog
 
     ctx = bench.seed_ctx(env_id)
     prop = catalog.create_property(ctx, msgspec.convert({

@@ -1,5 +1,5 @@
 """Outbox relay throughput: 20,000 pending outbox rows -> the topic exchange with publisher
-confirms (pms.services.relay + workers.publisher, as `pms-cli outbox relay` runs them), beside a
+confirms (pms.relay.sweep + workers.publisher, as `pms-cli outbox relay` runs them), beside a
 raw pika publisher with confirms sending the same CloudEvent bodies to the same broker in the same
 run. Goal: the relay at >= 70% of the raw publisher, with two relays sharing the partitions (the
 leased relay scales out; one relay is shown beside it). Run it with `python -m bench.run relay`.
@@ -69,7 +69,7 @@ def run(bench: Any) -> list[Any]:
     from pms.db.uow import read_scope
     from pms.events import envelope, routing_key
     from pms.models import OutboxEvent
-    from pms.services import outbox_ops
+    from pms.relay import operations as outbox_ops
     from workers.publisher import AmqpEventPublisher, amqp_parameters
     from workers.relay import OutboxRelay
 

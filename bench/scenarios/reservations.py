@@ -39,8 +39,9 @@ def seed_hotel(bench: Bench, env_id: uuid.UUID, rooms_per_type: int | None = Non
     for a year."""
     from pms.schemas import catalog as cs
     from pms.schemas.rates import RatesIn
-    from pms.services import catalog, rates
-    from pms.services.reservations import business_date
+    from pms.services.catalog import catalog
+    from pms.services.rates import rates
+    from pms.services.reservations.reservations import business_date
 
     ctx = bench.seed_ctx(env_id)
     prop = catalog.create_property(ctx, msgspec.convert({
@@ -114,7 +115,7 @@ def booking_calls(hotel_id: str, plan_id: str, type_ids: list[str], today: objec
 def make_calendar(bench: Bench, env_id: uuid.UUID, hotel_id: str, type_ids: list[str],
                   today: object) -> None:
     """The hotel's inventory rows for the whole bookable year, made ahead (steady state)."""
-    from pms.services import inventory
+    from pms.services.inventory import inventory
 
     ctx = bench.seed_ctx(env_id)
     for rt in type_ids:

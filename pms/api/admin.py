@@ -2,7 +2,7 @@
 from one registry.
 
 `PAGES` holds one `PageDef` per page: its read scope's resource, where its rows come from
-(`pms.services.admin_lists.ListSource`), its columns and filters, the domain route whose request
+(`pms.services.admin.admin_lists.ListSource`), its columns and filters, the domain route whose request
 schema is its form, the lists of values its fields take, and its actions, each naming a DOMAIN
 route (method and path as the route table spells them). Everything else is derived:
 
@@ -50,9 +50,9 @@ from pms.models import (
     SettingsDocument,
 )
 from pms.schemas.common import Cursor, Limit
-from pms.services import admin_lists
-from pms.services.admin_lists import AdminRows, ListSource
-from pms.services.reports import REPORTS
+from pms.services.admin import admin_lists
+from pms.services.admin.admin_lists import AdminRows, ListSource
+from pms.services.night_audit.reports import REPORTS
 
 ADMIN_SCOPE = "hotel:pms:admin"
 P = "/v1/properties/{property_id}"

@@ -54,7 +54,7 @@ KIND_DENY, KIND_OPEN = "deny", "open"
 KIND_ACCESS = (KIND_DENY, KIND_OPEN)
 # issue 30, kiosk tokens only: the kiosk scope stands in for the route's own scope, with a
 # lookup-bound session (X-Kiosk-Session: check-in, key issue, check-out) or without one (the
-# walk-in); the service then admits the terminal (pms.services.kiosk_sessions)
+# walk-in); the service then admits the terminal (pms.services.kiosk.kiosk_sessions)
 KIND_SESSION, KIND_STAND_IN = "session", "stand_in"
 KIOSK_ACCESS = (*KIND_ACCESS, KIND_SESSION, KIND_STAND_IN)
 KIOSK_WRITE_SCOPE = "hotel:pms:kiosk:write"

@@ -3,7 +3,7 @@
 Sellable = min(physical - OOO - OOS, sell limit) - sold - held by room blocks, never below zero
 and never above physical - OOO - OOS, whatever the sell limit says. This is THE formula: the
 search's SQL (pms.queries.availability), the booking's take (`pms_take_nights`, migration 034, and
-the SQLite path of pms.services.inventory) and the blocks' checks compute it and are proven
+the SQLite path of pms.services.inventory.inventory) and the blocks' checks compute it and are proven
 equal to it (tests/services/test_availability_equivalence.py, test_room_block_inventory.py).
 """
 
@@ -15,7 +15,7 @@ from datetime import date
 # Issue 28: the last departure a search takes. The search reads its rates by calendar month (the
 # month after the stay's last one included), and Python's dates end with 9999-12-31: a stay in
 # December 9999 was a 500 on PostgreSQL. Nothing is sold in year 9999, so it is refused (422),
-# and no ARI event speaks of a night after it (pms.services.ari_events).
+# and no ARI event speaks of a night after it (pms.services.distribution.ari_events).
 LAST_SEARCH_DEPARTURE = date(9998, 12, 31)
 
 

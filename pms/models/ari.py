@@ -4,7 +4,7 @@
 the room type's id (so the event's subject is the room type), its `version` the events'
 `aggregateversion`. It is kept apart from `room_type` so that selling a night never moves the
 room type's own version (its ETag, the catalog's fingerprint). Rows are made on first use
-(pms.services.ari_events)."""
+(pms.services.distribution.ari_events)."""
 
 from __future__ import annotations
 

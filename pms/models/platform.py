@@ -10,7 +10,7 @@ import peewee
 from pms.db.base import JsonField, TenantModel, UtcDateTimeField, utcnow
 
 # Outbox rows are spread over this many partitions by their aggregate id; a partition is worked
-# by at most one live relay at a time (pms.services.relay). Changing it reshuffles in-flight order.
+# by at most one live relay at a time (pms.relay.sweep). Changing it reshuffles in-flight order.
 OUTBOX_PARTITIONS = 64
 
 

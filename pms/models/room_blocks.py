@@ -9,7 +9,7 @@ went TENTATIVE) and `cut_off_at` (set once, when its unpicked rooms went back to
 RoomBlockNight: one row per (block, room type, night): allotted, picked (live reservations of the
 block), washed (rooms a wash took off the allocation), released (unpicked rooms the cut-off gave
 back). Held = allotted - picked while the block deducts and is not cut off, else 0; the sum over
-blocks is kept in `InventoryDay.held` (pms.services.room_blocks).
+blocks is kept in `InventoryDay.held` (pms.services.groups.room_blocks).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 One context variable per thread of work: the API sets it for a request from `ctx.traceparent`
 (pms/api/tracing.py), the relay for each outbox event's reactions (its stored traceparent,
-pms/services/relay_dispatch.py), and the Dramatiq middleware workers/tracing.py for each actor
+pms/relay/dispatch.py), and the Dramatiq middleware workers/tracing.py for each actor
 message (the traceparent of whatever sent it). `GatewayHttp.call` (payments, ledger, email)
 sends it as the `traceparent` header, so a call made in a request, after its commit or from the
 outbox carries the trace of the request that caused it. Validating an incoming value is the

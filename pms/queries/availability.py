@@ -37,7 +37,7 @@ from pms.db.statements import Statement, param
 from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_rules
 from pms.models.catalog import Package
 from pms.models.rates import PromoCode, RateSchedule, Restriction
-from pms.services.inventory_counts import night_counts
+from pms.services.inventory.inventory_counts import night_counts
 
 
 class _RoomType(Protocol):
@@ -182,7 +182,7 @@ SELLABLE_SQL = """
     WHERE t.env_id = %(env)s AND t.property_id = %(property_id)s"""
 _SELLABLE_PG = Statement.text("availability.sellable", postgres=SELLABLE_SQL)
 # The same statement for one room type (issue 35: the ARI event of a booking computes its
-# nights with it, in the batch sent with the COMMIT; pms.services.ari_events)
+# nights with it, in the batch sent with the COMMIT; pms.services.distribution.ari_events)
 SELLABLE_OF_TYPE_PG = Statement.text("availability.sellable_of_type",
                                      postgres=SELLABLE_SQL + " AND t.id = %(room_type)s")
 
@@ -204,7 +204,7 @@ def _as_amount(value: Any) -> Decimal:
 # less often than guests search. They are kept here by (env, property, catalog version, calendar
 # month). The version is the catalog fingerprint the search has just read in the same round trip
 # as the property (`pms.queries.catalog.property_catalog`): rates are written only by
-# `pms.services.rates.set_rates`, whose event bumps its rate plan's version in the same
+# `pms.services.rates.rates.set_rates`, whose event bumps its rate plan's version in the same
 # transaction, and a deleted plan or room type changes the count, so a new version is seen by
 # the next search and the database stays the source of truth. The fingerprint is read BEFORE the
 # rates, so a month loaded while rates change is stored under the older version, never a newer
@@ -388,7 +388,7 @@ def load_packages(property_id: uuid.UUID) -> dict[str, PackageLine]:
 def load_sellable(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], arrival: date,
                   count: int) -> dict[uuid.UUID, list[int]]:
     """Rooms still for sale per room type and night (aligned with the `count` nights from
-    `arrival`): exact counts, as `pms.services.inventory_counts.night_counts` gives them."""
+    `arrival`): exact counts, as `pms.services.inventory.inventory_counts.night_counts` gives them."""
     ids = list(room_type_ids)
     if not ids or count <= 0:
         return {rt: [] for rt in ids}

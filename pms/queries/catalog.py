@@ -18,7 +18,7 @@ from pms.errors import NotFound
 from pms.models import Property
 from pms.models.catalog import Package, RatePlan
 from pms.models.property import RoomType
-from pms.services.catalog import Kind, load_child, load_property
+from pms.services.catalog.catalog import Kind, load_child, load_property
 
 
 def get_property(ctx: Ctx, property_id: uuid.UUID) -> Property:

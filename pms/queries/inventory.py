@@ -14,8 +14,8 @@ from pms.domain.stay import date_span
 from pms.errors import ValidationFailed
 from pms.models.property import RoomType
 from pms.schemas import inventory as s
-from pms.services.catalog import load_property
-from pms.services.inventory_counts import night_counts
+from pms.services.catalog.catalog import load_property
+from pms.services.inventory.inventory_counts import night_counts
 
 MAX_READ_DAYS = 366
 

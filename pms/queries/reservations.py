@@ -15,9 +15,9 @@ from pms.db.uow import read_scope
 from pms.domain.states import RESERVATION_TERMINAL, ReservationStatus
 from pms.models import Reservation, ReservationComment, ReservationMessage, Room, ServiceRequest
 from pms.schemas import reservations as s
-from pms.services.catalog import load_property
-from pms.services.keys import live_key_count
-from pms.services.reservations import load_reservation
+from pms.services.catalog.catalog import load_property
+from pms.services.keys.keys import live_key_count
+from pms.services.reservations.reservations import load_reservation
 
 
 def _with_room(query: peewee.ModelSelect) -> peewee.ModelSelect:

@@ -4,7 +4,7 @@ The booking reads its stay's rates and restrictions with its references in one r
 (`pms_booking_refs`, whose columns are left alone here); that read predates
 `min_stay_through` / `max_stay_through`. This module adds them: whether a (property, rate plan)
 has any through-stay restriction at all is kept per process by the property's and the plan's
-versions (every restriction write moves one of them: `pms.services.rates.set_restrictions`
+versions (every restriction write moves one of them: `pms.services.rates.rates.set_restrictions`
 records on the plan, or on the property for every plan), so the usual booking, at a property
 that uses none, reads nothing more; otherwise one small read of the stay's nights.
 """

@@ -93,7 +93,7 @@ class BanquetEventIn(Strict):
     attendees_guaranteed: Headcount | None = None
     folio_id: uuid.UUID | None = None
     # the room block the event belongs to (issue 33): the event's dates must lie inside the
-    # block's, give or take BLOCK_SHOULDER_DAYS (pms.services.banquets)
+    # block's, give or take BLOCK_SHOULDER_DAYS (pms.services.groups.banquets)
     block_id: uuid.UUID | None = None
 
 

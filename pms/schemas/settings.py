@@ -69,7 +69,7 @@ class NightAuditModule(_Module):
 
 class BlocksModule(_Module):
     # Whether a TENTATIVE block takes rooms out of inventory (read by the groups issue through
-    # pms.services.settings.effective); by default only a definite block does.
+    # pms.services.catalog.settings.effective); by default only a definite block does.
     tentative_deducts_inventory: bool = False
 
 

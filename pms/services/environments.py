@@ -23,10 +23,10 @@ from pms.errors import DependencyUnavailable
 from pms.events import event_type
 from pms.models.environment import EnvironmentSetup
 from pms.schemas.settings import DEFAULT_MODULES
-from pms.services.lov import SEEDED_LISTS, seed_lists
-from pms.services.settings import seed_modules
+from pms.services.catalog.lov import SEEDED_LISTS, seed_lists
+from pms.services.catalog.settings import seed_modules
 
-# issue 32: the lists seeded as `lov_entry` rows (pms/services/lov.py), one place for both
+# issue 32: the lists seeded as `lov_entry` rows (pms/services/catalog/lov.py), one place for both
 DEFAULT_LISTS_OF_VALUES: dict[str, list[str]] = {
     name.replace("-", "_"): [item.code for item in items] for name, items in SEEDED_LISTS.items()}
 # issue 32: the module schemas' defaults (pms/schemas/settings.py), one place for both

@@ -29,13 +29,13 @@ from pms.models.platform import Job, OutboxEvent
 from pms.schemas.common import to_data
 from pms.schemas.end_of_day import EndOfDayIn, NightAuditRunOut
 from pms.schemas.jobs import job_out
-from pms.services.reservations import business_date as current_business_date
+from pms.services.reservations.reservations import business_date as current_business_date
 
 log = logging.getLogger("pms.jobs")
 END_OF_DAY = "end_of_day"
-ROOMING_LIST = "rooming_list"  # issue 33: pms.services.room_blocks
+ROOMING_LIST = "rooming_list"  # issue 33: pms.services.groups.room_blocks
 JOB_QUEUED = "hotel:pms:job:queued"
-ARI_PUSH = "ari_push"  # issue 35 (pms.services.ari_push)
+ARI_PUSH = "ari_push"  # issue 35 (pms.services.distribution.ari_push)
 
 
 class JobNotFinished(Conflict):
@@ -53,7 +53,7 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
     Raises:
         NotFound: no such property.
     """
-    from pms.services import end_of_day as eod
+    from pms.services.night_audit import end_of_day as eod
 
     if body.dry_run:
         return None, eod.run_night_audit(ctx, property_id, business_date=body.business_date,
@@ -127,14 +127,14 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
         whatever the database raises while taking the job (the job stays QUEUED, the message
         is retried; `fail_job` ends it when retries run out).
     """
-    from pms.services import end_of_day as eod
+    from pms.services.night_audit import end_of_day as eod
 
     if not _take(ctx, job_id, resume=resume):
         return
     try:
         with read_scope(ctx):
             job = Job.get_by_id(job_id)
-        if job.kind == ARI_PUSH:  # issue 35: an ARI re-push (pms.services.ari_push)
+        if job.kind == ARI_PUSH:  # issue 35: an ARI re-push (pms.services.distribution.ari_push)
             _run_ari_push(ctx, job)
             return
         if job.kind == ROOMING_LIST:  # issue 33
@@ -160,7 +160,7 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
 def start_ari_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> Job:
     """Queue an ARI re-push (issue 35) of `months` ("YYYY-MM"), or of 365 days from the
     business date, with its `job:queued` event. Raises NotFound, ValidationFailed."""
-    from pms.services import ari_push
+    from pms.services.distribution import ari_push
 
     wanted = ari_push.check_push(ctx, property_id, months)
     with unit_of_work(ctx) as uow:
@@ -172,7 +172,7 @@ def start_ari_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -
 
 def _run_ari_push(ctx: Ctx, job: Job) -> None:
     """Run an ARI push job (inside `run_job`'s guard: what escapes marks it FAILED)."""
-    from pms.services import ari_push
+    from pms.services.distribution import ari_push
 
     result = ari_push.run_push(ctx, job.property_id, (job.input or {}).get("months"))
     _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
@@ -180,9 +180,9 @@ def _run_ari_push(ctx: Ctx, job: Job) -> None:
 
 
 def _run_rooming_list(ctx: Ctx, job: Job) -> None:
-    """Issue 33: a block's rooming list (pms.services.room_blocks), its progress kept on the
+    """Issue 33: a block's rooming list (pms.services.groups.room_blocks), its progress kept on the
     job's result as it goes."""
-    from pms.services.room_blocks import run_rooming_list
+    from pms.services.groups.room_blocks import run_rooming_list
 
     def progress(done: int, total: int) -> None:
         with unit_of_work(ctx):

@@ -6,7 +6,7 @@ from typing import Any
 
 from pms.devkeys import mint_token
 from pms.schemas.kiosk import KioskConfigIn
-from pms.services import kiosk
+from pms.services.kiosk import kiosk
 
 KIOSK_SCOPES = ["hotel:pms:kiosk:read", "hotel:pms:kiosk:write"]
 ALL_MODES = ("CHECK_IN", "CHECK_OUT", "COLLECT_KEY", "WALK_IN")

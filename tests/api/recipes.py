@@ -120,8 +120,9 @@ def _cashiering_stay(w: World) -> dict[str, Any]:
         from pms.devkeys import all_scopes
         from pms.models import Folio
         from pms.schemas.cashiering import ChargeIn, TransactionCodeIn
-        from pms.services import cashiering, catalog
-        from pms.services.transaction_codes import TRANSACTION_CODE
+        from pms.services.cashiering import cashiering
+        from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+        from pms.services.catalog import catalog
         from tests.factories import make_booking_hotel, make_checked_in
 
         # dated before the request under test, so "the latest audit row" stays the request's
@@ -147,7 +148,7 @@ def _cashiering_stay(w: World) -> dict[str, Any]:
 
 def _extra_folio(w: World) -> str:
     from pms.schemas.cashiering import ExtraFolioIn
-    from pms.services import cashiering
+    from pms.services.cashiering import cashiering
 
     s = _cashiering_stay(w)
     return str(cashiering.open_extra_folio(s["ctx"], s["hotel"].id, s["res"].id,
@@ -159,7 +160,8 @@ def _closed_folio(w: World) -> str:
 
     from pms.errors import FolioNotClosable
     from pms.schemas.cashiering import PaymentIn
-    from pms.services import checkout, payments
+    from pms.services.cashiering import payments
+    from pms.services.frontdesk import checkout
 
     s = _cashiering_stay(w)
     try:
@@ -176,7 +178,7 @@ def _refund(w: World) -> tuple[str, Any]:
     """A cash refund of 5.00 of a credit made first: the folio paid 5.00 beyond what a check-out
     now would leave due (one change: cash needs no payments-service call)."""
     from pms.schemas.cashiering import PaymentIn
-    from pms.services import cashiering, payments
+    from pms.services.cashiering import cashiering, payments
 
     s = _cashiering_stay(w)
     due = cashiering.get_folio(s["ctx"], s["hotel"].id, s["folio"]).balance_due
@@ -534,7 +536,7 @@ def _key(w: World, *, active: bool = False) -> str:
     """The URL of a new key of a new checked-in stay (issued, and activated when `active`,
     through the services before the request under test)."""
     from pms.schemas.keys import KeyIn
-    from pms.services import keys
+    from pms.services.keys import keys
 
     base, reservation_id = _key_stay(w)
     s = _stay_hotel(w)
@@ -602,8 +604,8 @@ def _banquet_hotel(w: World) -> dict[str, Any]:
         from pms.db.uow import read_scope
         from pms.models import Folio
         from pms.schemas.cashiering import TransactionCodeIn
-        from pms.services import catalog
-        from pms.services.transaction_codes import TRANSACTION_CODE
+        from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+        from pms.services.catalog import catalog
         from tests.factories import make_checked_in
 
         catalog.create_child(s["ctx"], TRANSACTION_CODE, s["hotel"].id, msgspec.convert(
@@ -640,7 +642,7 @@ def _bq_event(w: World, *moves: str, item: bool = False) -> str:
     import msgspec
 
     from pms.schemas.banquets import BanquetEventIn, EventResourceIn
-    from pms.services import banquets
+    from pms.services.groups import banquets
 
     s = _banquet_hotel(w)
     ev = banquets.create_event(s["ctx"], s["hotel"].id,
@@ -657,7 +659,7 @@ def _bq_resource_to_release(w: World) -> tuple[str, Any]:
     import msgspec
 
     from pms.schemas.banquets import EventResourceIn
-    from pms.services import banquets
+    from pms.services.groups import banquets
 
     s = _banquet_hotel(w)
     url = _bq_event(w)
@@ -751,7 +753,7 @@ def _blk(w: World, *moves: str, picked: bool = False) -> str:
     import msgspec
 
     from pms.schemas import room_blocks as bs
-    from pms.services import room_blocks
+    from pms.services.groups import room_blocks
 
     s = _stay_hotel(w)
     n = s["blocks_made"] = s.get("blocks_made", 0) + 1
@@ -793,7 +795,7 @@ def _blk_new_body(w: World) -> dict[str, Any]:
 
 def _blk_pick(w: World) -> tuple[str, Any]:
     from pms.db.uow import read_scope
-    from pms.services import room_blocks
+    from pms.services.groups import room_blocks
 
     s = _stay_hotel(w)
     url = _blk(w, "definite")
@@ -804,7 +806,7 @@ def _blk_pick(w: World) -> tuple[str, Any]:
 
 def _blk_allocation(w: World) -> tuple[str, Any]:
     from pms.db.uow import read_scope
-    from pms.services import room_blocks
+    from pms.services.groups import room_blocks
 
     s = _stay_hotel(w)
     url = _blk(w)

@@ -57,7 +57,7 @@ def test_form_schema_is_generated_from_the_request_schema_with_x_lov(api):
     assert schema["properties"]["room_type_id"]["x-lov"] == "room-types"
     assert schema["properties"]["source"]["x-lov"] == "reservation-sources"
     # every x-lov names a list the LOV route serves
-    from pms.services import lov
+    from pms.services.catalog import lov
 
     for page in admin.PAGES.values():
         assert set(page.lovs.values()) <= set(lov.list_names()), page.page

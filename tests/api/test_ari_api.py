@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from pms.services import jobs
-from pms.services.ari_events import ARI_UPDATED
+from pms.services.distribution.ari_events import ARI_UPDATED
 from tests.factories import make_booking_hotel, make_reservation
 from tests.helpers import assert_problem
 from tests.services.test_ari_events import Projection, ari_rows

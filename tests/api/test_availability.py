@@ -8,7 +8,7 @@ import pytest
 
 from pms.db.uow import unit_of_work
 from pms.domain.stay import stay_nights
-from pms.services.inventory import take_rooms
+from pms.services.inventory.inventory import take_rooms
 from tests.helpers import assert_problem, counts
 
 pytestmark = pytest.mark.usefixtures("database")

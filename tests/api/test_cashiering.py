@@ -12,8 +12,8 @@ import pytest
 from pms.db.uow import read_scope
 from pms.models import Folio, FolioCharge, FolioPayment
 from pms.schemas.cashiering import TransactionCodeIn
-from pms.services import catalog
-from pms.services.transaction_codes import TRANSACTION_CODE
+from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+from pms.services.catalog import catalog
 from tests.factories import make_booking_hotel, make_checked_in
 from tests.helpers import assert_problem, counts
 
@@ -214,7 +214,7 @@ def test_another_env_cannot_see_or_post_to_the_folio(api, stay):
 
 
 def test_folio_of_room_charges_posted_by_audit_match_lines(api, ctx, stay):
-    from pms.services.end_of_day import Hooks, run_night_audit
+    from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 
     run_night_audit(ctx, stay["hotel"].id, hooks=Hooks())
     folio = api.get(stay["f"]).json

@@ -133,7 +133,7 @@ def test_check_out_moves_the_folio_balance_to_the_companys_receivable_account(co
     [event] = _events(ctx, "hotel:pms:company_receivable_account:direct_billed")
     assert event.data["amount"] == "100.00" and event.data["reservation_id"] == res
     # the ledger: the company's receivable account, made on demand, holds the balance
-    from pms.services.ledger_postings import reconcile_postings
+    from pms.services.cashiering.ledger_postings import reconcile_postings
 
     ledger = corp.platform.ledger
     account = f"company_receivable:{corp.company}"
@@ -146,7 +146,7 @@ def test_check_out_moves_the_folio_balance_to_the_companys_receivable_account(co
 
 
 def test_the_companys_ledger_account_is_made_once_per_env_and_postings_are_idempotent(corp, ctx):
-    from pms.services.ledger_postings import reconcile_postings
+    from pms.services.cashiering.ledger_postings import reconcile_postings
 
     for _ in range(2):
         res = corp.book(corp.bill)

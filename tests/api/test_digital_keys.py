@@ -16,7 +16,8 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.devkeys import mint_token
 from pms.errors import FolioNotClosable
 from pms.models import DigitalKey, OutboxEvent
-from pms.services import checkout, keys
+from pms.services.frontdesk import checkout
+from pms.services.keys import keys
 from tests.factories import (
     make_booking_hotel,
     make_checked_in,

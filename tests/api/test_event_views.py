@@ -12,7 +12,7 @@ import pytest
 from pms.db.uow import read_scope
 from pms.events import envelope
 from pms.models import AuditEntry
-from pms.services import outbox
+from pms.relay import outbox
 from tests.factories import make_booking_hotel, make_reservation
 from tests.helpers import outbox_rows
 from workers.publisher import LocalEventPublisher

@@ -51,7 +51,7 @@ def test_check_out_with_balance_is_409_folio_not_closable(api, ctx, hotel):
 
 
 def test_check_out_after_payment_closes_folio(api, ctx, hotel):
-    from pms.services.reservations import get_reservation
+    from pms.services.reservations.reservations import get_reservation
 
     res = _new(api, hotel)
     api.post(_url(hotel, res, "/check-in"), {})

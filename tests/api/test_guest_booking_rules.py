@@ -2,7 +2,7 @@
 
 - A negotiated (corporate) rate plan is booked by rate_plan_id only by staff, channels and a
   holder bound to the company it is negotiated for: the rule of the corporate availability
-  search (`pms.services.availability.rate_plan_open_to`). Anyone else gets the answer of a rate
+  search (`pms.services.inventory.availability.rate_plan_open_to`). Anyone else gets the answer of a rate
   plan that does not exist, on create and on an edit that changes the plan.
 - A guest's reservation messages are always incoming: `outgoing` speaks for the hotel.
 """

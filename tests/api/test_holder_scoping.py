@@ -173,7 +173,8 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
 def _issue_29_target(s: Scene, method: str, path: str, url: str, body: Any) -> tuple[str, Any]:
     """Digital keys, feedback and payment methods aimed at holder A's stay and profile."""
     from pms.schemas.keys import KeyIn
-    from pms.services import guest_payment_methods, keys
+    from pms.services.keys import keys
+    from pms.services.profiles import guest_payment_methods
 
     stay = str(s.stay.id)
     if path == P + "/digital-keys":

@@ -24,7 +24,7 @@ from pms.db.database import db, is_postgres
 from pms.db.uow import read_scope
 from pms.models import IdempotencyRecord, Reservation
 from pms.models.inventory import InventoryDay
-from pms.services import inventory
+from pms.services.inventory import inventory
 from tests.factories import make_booking_hotel, reservation_body
 from tests.helpers import assert_problem, counts, wire_tally
 

@@ -9,7 +9,7 @@ from pms.db.uow import read_scope
 from pms.devkeys import mint_token
 from pms.errors import FolioNotClosable
 from pms.models import Feedback, GuestPaymentMethod, KioskConfig
-from pms.services import checkout
+from pms.services.frontdesk import checkout
 from tests.factories import (
     make_booking_hotel,
     make_checked_in,

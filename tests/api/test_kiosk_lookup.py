@@ -14,7 +14,7 @@ from pms.app import create_app
 from pms.db.uow import read_scope
 from pms.models import KioskSession, KioskTerminal, Reservation
 from pms.platform import build_platform
-from pms.services import kiosk_lookup
+from pms.services.kiosk import kiosk_lookup
 from tests.api.kiosk_recipes import (
     TERMINAL,
     configure,
@@ -151,7 +151,6 @@ def test_a_lookup_needs_a_name_and_exactly_one_more_identifier(api, hotel, body)
 
 
 def test_reasons_come_only_after_a_two_identifier_match(api, ctx, hotel):
-    from pms.services import housekeeping  # noqa: F401 - the rooms' marks below
 
     row = _arrival(ctx, hotel, last="Lovelace")
     token = kiosk_token(api)

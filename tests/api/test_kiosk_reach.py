@@ -19,7 +19,7 @@ from pms.db.uow import read_scope
 from pms.models import DigitalKey, Reservation
 from pms.routes import all_routes, operations
 from pms.schemas.keys import KeyIn
-from pms.services import keys
+from pms.services.keys import keys
 from tests.api.kiosk_recipes import configure, kiosk_token, session_for, with_session
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, pay_folio
 

@@ -11,7 +11,7 @@ from pms.context import system_ctx
 from pms.domain import states
 from pms.domain.machine import Machine
 from pms.platform.ledger import EmbeddedLedger
-from pms.services import lov
+from pms.services.catalog import lov
 from pms.services.environments import initialize_environment
 from tests.api.recipes import World
 from tests.helpers import assert_problem, random_ref

@@ -126,7 +126,7 @@ def test_concurrent_ensures_make_one_profile(pg_db, ctx):
     import msgspec
 
     from pms.schemas.profiles import ProfileIn
-    from pms.services import profiles
+    from pms.services.profiles import profiles
     from tests.factories import make_property
 
     prop = make_property(ctx)

@@ -12,8 +12,8 @@ import pytest
 
 from pms.api.openapi import build_document
 from pms.routes import all_routes
-from tests.helpers import random_ref
 from tests.api.test_companies import Corp, _company
+from tests.helpers import random_ref
 
 pytestmark = pytest.mark.usefixtures("database")
 

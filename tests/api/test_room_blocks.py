@@ -10,8 +10,8 @@ import pytest
 
 from pms.db.uow import read_scope
 from pms.models.inventory import InventoryDay
-from pms.services import room_block_inventory
-from pms.services.inventory_counts import night_counts
+from pms.services.groups import room_block_inventory
+from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import make_hotel
 from tests.helpers import assert_problem, audit_actions, outbox_types
 
@@ -259,8 +259,8 @@ def test_bad_input_is_problem_json(api, ctx, hotel):
 
 
 def test_the_night_audit_cuts_off_blocks_whose_date_has_come(api, ctx):
-    from pms.services.end_of_day import Hooks, run_night_audit
-    from pms.services.reservations import business_date
+    from pms.services.night_audit.end_of_day import Hooks, run_night_audit
+    from pms.services.reservations.reservations import business_date
 
     probe = make_hotel(ctx, rooms=1)
     today = business_date(probe.property, ctx.now)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from pms.context import Ctx
-from pms.services import settings as settings_service
+from pms.services.catalog import settings as settings_service
 from tests.api.recipes import World
 from tests.helpers import RawBody, assert_problem, audit_actions, outbox_rows
 

@@ -97,7 +97,7 @@ def test_a_card_number_in_a_path_is_masked_in_the_access_line(api, json_stream, 
 def test_a_card_number_in_a_path_is_masked_in_the_error_lines(api, caplog, monkeypatch):
     """A room number that is a card number, on a request that fails unexpectedly (500): the
     error line logs the path masked."""
-    from pms.services import housekeeping
+    from pms.services.housekeeping import housekeeping
 
     def boom(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise RuntimeError("unexpected")

@@ -237,8 +237,10 @@ def test_demo_hotel_takes_its_first_fnb_charge(sqlite_env):
     from pms.db.database import init_db
     from pms.schemas.cashiering import ChargeIn
     from pms.schemas.reservations import CheckInIn, ReservationIn
-    from pms.services import cashiering, checkin, reservations
-    from pms.services.folios import get_reservation_folio
+    from pms.services.cashiering import cashiering
+    from pms.services.cashiering.folios import get_reservation_folio
+    from pms.services.frontdesk import checkin
+    from pms.services.reservations import reservations
 
     assert invoke(["db", "migrate"], sqlite_env).exit_code == 0
     seeded = invoke(["demo", "seed", "--json"], sqlite_env)
@@ -250,8 +252,8 @@ def test_demo_hotel_takes_its_first_fnb_charge(sqlite_env):
     prop_id = uuid.UUID(summary["property_id"])
     from pms.db.uow import read_scope
     from pms.models import RatePlan, RoomType
-    from pms.services.catalog import load_property
-    from pms.services.reservations import business_date
+    from pms.services.catalog.catalog import load_property
+    from pms.services.reservations.reservations import business_date
 
     with read_scope(ctx):
         room_type = RoomType.get((RoomType.property == prop_id) & (RoomType.code == "STD"))

@@ -106,13 +106,13 @@ class Refusing:
     """A fake bus that refuses every event (as an unroutable type would)."""
 
     def publish(self, event, *, routing_key=None):
-        from pms.services.relay import PublishRejected
+        from pms.relay.sweep import PublishRejected
 
         raise PublishRejected("unroutable: no queue is bound for this routing key")
 
 
 def test_parked_rows_are_listed_counted_and_replay_clears_parked(cli_env):
-    from pms.services import relay
+    from pms.relay import sweep as relay
 
     env, ctx = cli_env
     result = relay.relay_batch(Refusing(), env_id=ctx.env_id, max_attempts=1)

@@ -28,7 +28,7 @@ from pms.db.uow import read_scope
 from pms.errors import SpaceTaken
 from pms.models import SpaceBooking
 from pms.schemas.banquets import BanquetEventIn, FunctionSpaceIn
-from pms.services import banquets
+from pms.services.groups import banquets
 from tests.concurrency.conftest import fire
 from tests.factories import make_property
 
@@ -187,8 +187,8 @@ def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db, control):
     from pms.errors import StockExhausted
     from pms.schemas.banquets import EventResourceIn, ResourceItemIn
     from pms.schemas.cashiering import TransactionCodeIn
-    from pms.services import catalog
-    from pms.services.transaction_codes import TRANSACTION_CODE
+    from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+    from pms.services.catalog import catalog
 
     prop = make_property(ctx)
     catalog.create_child(ctx, TRANSACTION_CODE, prop.id, msgspec.convert(

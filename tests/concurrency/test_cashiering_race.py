@@ -16,8 +16,9 @@ from pms.db.uow import read_scope
 from pms.errors import PmsError
 from pms.models import Folio
 from pms.schemas.cashiering import ChargeIn, PaymentIn
-from pms.services import cashiering, checkout, payments
-from pms.services.folios import folio_balance
+from pms.services.cashiering import cashiering, payments
+from pms.services.cashiering.folios import folio_balance
+from pms.services.frontdesk import checkout
 from tests.factories import make_fb_stay
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

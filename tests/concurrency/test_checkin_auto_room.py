@@ -23,7 +23,7 @@ from pms.db.uow import read_scope
 from pms.errors import RoomUnavailable
 from pms.models import Reservation
 from pms.schemas.reservations import CheckInIn
-from pms.services import checkin
+from pms.services.frontdesk import checkin
 from tests.factories import make_booking_hotel, make_reservation
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

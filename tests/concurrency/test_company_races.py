@@ -26,8 +26,8 @@ from pms.schemas.companies import (
     CompanyPaymentMethodIn,
     ReceivableAccountIn,
 )
-from pms.services import companies
-from pms.services import company_payment_methods as cpm
+from pms.services.corporate import companies
+from pms.services.corporate import company_payment_methods as cpm
 from tests import pg
 from tests.concurrency.conftest import fire
 from tests.factories import make_booking_hotel, make_profile, reservation_body

@@ -13,7 +13,7 @@ import pytest
 from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
 from pms.models.end_of_day import NightAuditRun
-from pms.services.end_of_day import NightAuditUnderWay, claim_in
+from pms.services.night_audit.end_of_day import NightAuditUnderWay, claim_in
 from tests import pg
 from tests.factories import make_booking_hotel
 

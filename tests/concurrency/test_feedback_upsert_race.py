@@ -18,7 +18,7 @@ from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.models import Feedback
 from pms.schemas.feedback import FeedbackIn
-from pms.services import feedback
+from pms.services.frontdesk import feedback
 from tests.factories import make_booking_hotel, make_checked_in
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

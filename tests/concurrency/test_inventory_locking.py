@@ -23,7 +23,7 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.domain.stay import stay_nights
 from pms.errors import RoomTypeUnavailable
 from pms.models.inventory import InventoryDay
-from pms.services import inventory
+from pms.services.inventory import inventory
 from tests.factories import make_property, make_room, make_room_type
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

@@ -24,7 +24,7 @@ from pms.db.uow import read_scope
 from pms.errors import KeyLimitReached
 from pms.models import DigitalKey
 from pms.schemas.keys import KeyIn
-from pms.services import keys
+from pms.services.keys import keys
 from tests.factories import make_booking_hotel, make_checked_in
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

@@ -17,7 +17,7 @@ import pytest
 from pms.db.uow import read_scope
 from pms.devkeys import mint_token
 from pms.models import KioskSession
-from pms.services import kiosk_lookup
+from pms.services.kiosk import kiosk_lookup
 from tests.api.kiosk_recipes import KIOSK_SCOPES, configure
 from tests.concurrency.conftest import fire, start_server
 from tests.factories import make_booking_hotel, make_reservation

@@ -14,7 +14,7 @@ from pms.db.uow import read_scope
 from pms.errors import PreconditionFailed
 from pms.models import KioskConfig
 from pms.schemas.kiosk import KioskConfigIn
-from pms.services import kiosk
+from pms.services.kiosk import kiosk
 from tests.factories import make_property
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

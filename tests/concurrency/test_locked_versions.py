@@ -26,7 +26,7 @@ from pms.db.uow import read_scope
 from pms.models import Folio
 from pms.models.platform import OutboxEvent
 from pms.schemas.cashiering import ChargeIn
-from pms.services import cashiering
+from pms.services.cashiering import cashiering
 from tests.factories import make_fb_stay
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

@@ -13,9 +13,9 @@ from pms.db.uow import read_scope
 from pms.models import FolioCharge
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.cashiering import TransactionCodeIn
-from pms.services import catalog
-from pms.services.end_of_day import Hooks, run_night_audit
-from pms.services.transaction_codes import TRANSACTION_CODE
+from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+from pms.services.catalog import catalog
+from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

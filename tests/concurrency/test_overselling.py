@@ -16,7 +16,7 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.domain.stay import stay_nights
 from pms.models import Reservation
 from pms.models.inventory import InventoryDay
-from pms.services import inventory
+from pms.services.inventory import inventory
 from tests.concurrency.conftest import fire, start_server
 from tests.factories import (
     load_rates,

@@ -32,7 +32,8 @@ from pms.models.inventory import InventoryDay
 from pms.models.reservations import Reservation
 from pms.schemas import room_blocks as s
 from pms.schemas.reservations import ReservationIn
-from pms.services import reservations, room_block_inventory, room_blocks
+from pms.services.groups import room_block_inventory, room_blocks
+from pms.services.reservations import reservations
 from tests.concurrency.conftest import fire
 from tests.factories import make_hotel
 

@@ -115,7 +115,7 @@ def committed_ids(stack: Stack, env_id: uuid.UUID) -> set[str]:
 
 
 def check_out_paid(ctx: Ctx, hotel: Any, reservation: Any) -> None:
-    from pms.services import checkout
+    from pms.services.frontdesk import checkout
 
     try:
         checkout.check_out(ctx, hotel.id, reservation.id)

@@ -17,7 +17,7 @@ from pms.context import system_ctx
 from pms.db.database import db
 from pms.db.scope import tenant_scope
 from pms.schemas import availability as s
-from pms.services.availability import search_property
+from pms.services.inventory.availability import search_property
 
 _SEEDER = SimpleNamespace(seed_ctx=lambda env_id=None: system_ctx(env_id or uuid.uuid4(),
                                                                   sub="bench-test"))

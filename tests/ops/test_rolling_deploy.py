@@ -80,8 +80,8 @@ def seed_hotel(env_id: uuid.UUID) -> Hotel:
     from datetime import UTC, datetime
 
     from pms.schemas import catalog as cs
-    from pms.services import catalog
-    from pms.services.reservations import business_date
+    from pms.services.catalog import catalog
+    from pms.services.reservations.reservations import business_date
     from tests.factories import load_rates
 
     ctx = Ctx(env_id=env_id, sub="deploy-seed", client_kind="user",

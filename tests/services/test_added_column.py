@@ -25,8 +25,8 @@ from pms.db.migrator import migrate
 from pms.db.uow import read_scope
 from pms.models import Folio
 from pms.schemas.cashiering import TransactionCodeIn
-from pms.services import catalog
-from pms.services.transaction_codes import TRANSACTION_CODE
+from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+from pms.services.catalog import catalog
 from tests import pg
 from tests.conftest import Api
 from tests.factories import make_booking_hotel, reservation_body

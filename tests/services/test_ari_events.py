@@ -18,18 +18,13 @@ from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import MaintenanceIn, SellLimitIn
 from pms.schemas.rates import RatesIn, RestrictionIn
 from pms.schemas.reservations import CheckInIn, ReservationPatch
-from pms.services import (
-    availability,
-    checkin,
-    checkout,
-    folios,
-    inventory,
-    maintenance,
-    rates,
-    reservations,
-    stays,
-)
-from pms.services.ari_events import ARI_UPDATED, amount_text
+from pms.services.cashiering import folios
+from pms.services.distribution.ari_events import ARI_UPDATED, amount_text
+from pms.services.frontdesk import checkin, checkout
+from pms.services.housekeeping import maintenance
+from pms.services.inventory import availability, inventory
+from pms.services.rates import rates
+from pms.services.reservations import reservations, stays
 from tests.factories import make_booking_hotel, make_reservation, pay_folio
 
 pytestmark = pytest.mark.usefixtures("database")

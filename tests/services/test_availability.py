@@ -11,9 +11,9 @@ import pytest
 
 from pms.db.uow import unit_of_work
 from pms.schemas.availability import AvailabilityIn
-from pms.services import availability
-from pms.services.inventory import take_rooms
-from pms.services.pricing import quote_stay
+from pms.services.inventory import availability
+from pms.services.inventory.inventory import take_rooms
+from pms.services.rates.pricing import quote_stay
 from tests.factories import make_property, make_rate_plan, make_room, make_room_type
 
 pytestmark = pytest.mark.usefixtures("database")
@@ -30,7 +30,7 @@ def big_hotel(ctx, room_types=10, plans=5, rooms_per_type=3, days=35):
     rate_plans = [make_rate_plan(ctx, prop.id) for _ in range(plans)]
     for plan in rate_plans:
         from pms.schemas.rates import RatesIn
-        from pms.services import rates
+        from pms.services.rates import rates
         rates.set_rates(ctx, prop.id, plan.id, msgspec.convert({"rates": [
             {"room_type_id": str(rt.id), "from_date": str(ARR),
              "to_date": str(ARR + timedelta(days=days - 1)), "amount": "100"} for rt in types]},

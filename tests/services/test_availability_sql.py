@@ -20,8 +20,9 @@ from pms.models.inventory import InventoryDay, Maintenance
 from pms.queries.availability import load_sellable
 from pms.schemas import catalog as cs
 from pms.schemas.availability import AvailabilityIn
-from pms.services import availability, catalog
-from pms.services.inventory_counts import night_counts
+from pms.services.catalog import catalog
+from pms.services.inventory import availability
+from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import (
     load_rates,
     make_package,
@@ -221,7 +222,7 @@ def test_search_rates_come_from_the_month_cache_until_a_rate_changes(ctx, backen
         pytest.skip("the month cache is PostgreSQL's (SQLite reads the rates row by row)")
     from pms.queries import availability as queries
     from pms.schemas.rates import RatesIn
-    from pms.services import rates
+    from pms.services.rates import rates
 
     arrival = date(2032, 4, 28)
     prop, _, plans = _two_by_two(ctx, date(2032, 4, 20), 20)

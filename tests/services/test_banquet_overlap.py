@@ -21,7 +21,7 @@ import pytest
 from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
 from pms.models import BanquetEvent, FunctionSpace, SpaceBooking
-from pms.services import banquets
+from pms.services.groups import banquets
 from tests.conftest import _bind
 from tests.factories import make_property
 

@@ -30,7 +30,8 @@ from pms.models import Reservation
 from pms.models.inventory import InventoryDay
 from pms.models.platform import OutboxEvent
 from pms.schemas.reservations import ReservationIn
-from pms.services import inventory, reservations
+from pms.services.inventory import inventory
+from pms.services.reservations import reservations
 from tests.factories import make_booking_hotel, reservation_body
 from tests.helpers import wire_tally
 
@@ -75,7 +76,7 @@ def _statements() -> Iterator[list[str]]:
 
 def _without_ari(sql: str) -> str:
     """The round trip's text without the ARI event's statement (issue 35: sent with the COMMIT,
-    it reads the nights back for the event, `pms.services.ari_events._in_commit`; the
+    it reads the nights back for the event, `pms.services.distribution.ari_events._in_commit`; the
     booking's own reads and writes are what these tests count)."""
     return "; ".join(part for part in sql.split("; ") if "ari_stream" not in part)
 
@@ -243,7 +244,7 @@ def test_the_booking_functions_match_the_models(ctx, hotel):
     to the function (tests/db/test_row_typed_functions.py adds one)."""
     if not is_postgres():
         pytest.skip("the functions are PostgreSQL's")
-    from pms.services.reservations import _read_refs
+    from pms.services.reservations.reservations import _read_refs
 
     with read_scope(ctx):
         cursor = db.execute_sql(

@@ -1,4 +1,4 @@
-"""`pms_folio_state` (migration 016), the folio state read of pms.services.folio_state on
+"""`pms_folio_state` (migration 016), the folio state read of pms.services.cashiering.folio_state on
 PostgreSQL:
 
 - `matches_the_tables`: its result columns: the folio whole as its table's row type (migration
@@ -27,8 +27,8 @@ from pms.db.database import db, is_postgres
 from pms.db.uow import read_scope, unit_of_work
 from pms.models import Folio, FolioCharge
 from pms.schemas.cashiering import ExtraFolioIn
-from pms.services import cashiering
-from pms.services.folio_state import read_state
+from pms.services.cashiering import cashiering
+from pms.services.cashiering.folio_state import read_state
 from tests import pg
 from tests.factories import make_fb_stay
 

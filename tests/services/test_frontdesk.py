@@ -11,7 +11,9 @@ from pms.db.uow import read_scope
 from pms.errors import Conflict, FolioNotClosable, InvalidTransition, RoomUnavailable
 from pms.models import Folio, FolioCharge, Reservation, Room, RoomStay
 from pms.schemas.reservations import CheckInIn, RevertIn, RoomAssignIn, SplitIn
-from pms.services import checkin, checkout, folios, stays
+from pms.services.cashiering import folios
+from pms.services.frontdesk import checkin, checkout
+from pms.services.reservations import stays
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, pay_folio
 from tests.helpers import counts, outbox_types
 
@@ -302,7 +304,7 @@ def test_room_move_in_house_moves_folio_and_occupancy(ctx, hotel):
 
 def test_extending_an_in_house_stay_keeps_the_room(ctx, hotel):
     from pms.schemas.reservations import ReservationPatch
-    from pms.services import reservations
+    from pms.services.reservations import reservations
 
     row = make_checked_in(ctx, hotel, room_number="100")
     new_departure = hotel.today + timedelta(days=4)
@@ -318,7 +320,7 @@ def test_extending_an_in_house_stay_keeps_the_room(ctx, hotel):
 
 def test_editing_dates_keeps_a_free_assigned_room_and_drops_a_taken_one(ctx, hotel):
     from pms.schemas.reservations import ReservationPatch
-    from pms.services import reservations
+    from pms.services.reservations import reservations
 
     row = make_reservation(ctx, hotel)
     stays.assign_room(ctx, hotel.id, row.id, RoomAssignIn(room_number="100"))
@@ -338,7 +340,7 @@ def test_editing_dates_keeps_a_free_assigned_room_and_drops_a_taken_one(ctx, hot
 
 def test_extending_an_in_house_stay_into_a_held_room_is_refused(ctx, hotel):
     from pms.schemas.reservations import ReservationPatch
-    from pms.services import reservations
+    from pms.services.reservations import reservations
 
     row = make_checked_in(ctx, hotel, room_number="100")
     later = hotel.today + timedelta(days=2)
@@ -383,10 +385,10 @@ def test_check_out_hooks_are_explicit_and_no_import_error_is_swallowed(ctx, hote
     assert calls == [row.id]
     with read_scope(ctx):
         assert Reservation.get_by_id(row.id).status == "CHECKED_IN"
-    # And check-out imports nothing on its own (no hidden pms.services.keys lookup)
+    # And check-out imports nothing on its own (no hidden pms.services.keys.keys lookup)
     done = checkout.check_out(ctx, hotel.id, row.id, hooks=[lambda uow, r: calls.append("ok")])
     assert done.status == "CHECKED_OUT" and calls[-1] == "ok"
-    assert "pms.services.keys" not in set(sys.modules) - before
+    assert "pms.services.keys.keys" not in set(sys.modules) - before
     source = inspect.getsource(checkout)
     assert "import_module" not in source and "except ImportError" not in source
     assert all(callable(h) for h in checkout.CHECK_OUT_HOOKS)
@@ -411,7 +413,7 @@ def test_folio_shows_projected_room_nights_so_paying_the_shown_balance_checks_ou
 
 def test_early_check_out_ends_the_stay_on_the_business_date_and_releases_the_nights(ctx, hotel):
     from pms.models.inventory import InventoryDay
-    from pms.services.end_of_day import run_night_audit
+    from pms.services.night_audit.end_of_day import run_night_audit
 
     row = make_reservation(ctx, hotel, departure_date=(hotel.today + timedelta(days=4)).isoformat())
     row = checkin.check_in(ctx, hotel.id, row.id, CheckInIn())

@@ -1,6 +1,6 @@
 """The front desk's writes at database speed (issue 10): the rules of their shape, each pinned.
 
-- `folio_state_renders_as_the_models`: the folio read in one statement (pms.services.folio_state)
+- `folio_state_renders_as_the_models`: the folio read in one statement (pms.services.cashiering.folio_state)
   renders exactly what the folio's rows say (lines, payments, totals, balance, the projected
   room nights with their tax and package lines), on both backends.
 - `a_charge_...` / `a_card_payment_...` / `a_check_out_...`: the round trips of a folio charge,
@@ -26,10 +26,11 @@ from pms.schemas import catalog as s
 from pms.schemas.cashiering import ChargeIn, PaymentIn, TransactionCodeIn
 from pms.schemas.common import to_data
 from pms.schemas.folios import folio_out
-from pms.services import cashiering, catalog, payments
-from pms.services.folio_state import read_state
-from pms.services.folios import render_state, totals, unposted_room_rows
-from pms.services.transaction_codes import TRANSACTION_CODE
+from pms.services.cashiering import cashiering, payments
+from pms.services.cashiering.folio_state import read_state
+from pms.services.cashiering.folios import render_state, totals, unposted_room_rows
+from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+from pms.services.catalog import catalog
 from tests.factories import (
     Hotel,
     load_rates,
@@ -61,7 +62,7 @@ def _code(ctx, property_id, code, category, account):
 @pytest.fixture
 def stay(ctx, database):
     """A checked-in 3-night stay on a plan with a breakfast package, ROOM and FB codes."""
-    from pms.services.reservations import business_date
+    from pms.services.reservations.reservations import business_date
 
     prop = make_property(ctx)
     package = make_package(ctx, prop.id, code="BRK")
@@ -84,7 +85,7 @@ def _reference(ctx, folio_id):
     """The folio rendered from its rows one query at a time (the shape before issue 10)."""
     from pms.domain.business_date import business_date
     from pms.models import Property, Reservation
-    from pms.services.folios import last_night_due
+    from pms.services.cashiering.folios import last_night_due
 
     with read_scope(ctx):
         folio = Folio.get_by_id(folio_id)
@@ -180,7 +181,7 @@ CHECK_OUT_ROUND_TRIPS = 6
 
 def test_a_check_out_round_trips_and_what_it_writes_with_the_commit(ctx, database):
     from pms.models import Room, RoomStay
-    from pms.services import checkout
+    from pms.services.frontdesk import checkout
     from tests.factories import make_booking_hotel, pay_folio
 
     hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
@@ -210,7 +211,7 @@ def test_a_check_out_round_trips_and_what_it_writes_with_the_commit(ctx, databas
 def test_a_check_out_with_a_balance_writes_nothing(ctx, database):
     from pms.errors import FolioNotClosable
     from pms.models import Room
-    from pms.services import checkout
+    from pms.services.frontdesk import checkout
     from tests.factories import make_booking_hotel
 
     hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
@@ -239,8 +240,8 @@ def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
     from pms.errors import RoomUnavailable
     from pms.models import Maintenance, Reservation, Room, RoomStay
     from pms.schemas.reservations import CheckInIn
-    from pms.services import checkin
-    from pms.services.stays import auto_assign
+    from pms.services.frontdesk import checkin
+    from pms.services.reservations.stays import auto_assign
     from tests.factories import make_booking_hotel, make_reservation
 
     hotel = make_booking_hotel(ctx, rooms=5)
@@ -286,7 +287,8 @@ def test_a_check_in_after_a_reverted_one_keeps_the_open_folio(ctx, database):
     """Check-in, revert, check-in again into another room: still one OPEN guest folio, now with
     the new room's number."""
     from pms.schemas.reservations import CheckInIn, RevertIn
-    from pms.services import checkin, stays
+    from pms.services.frontdesk import checkin
+    from pms.services.reservations import stays
     from tests.factories import make_booking_hotel, make_reservation
 
     hotel = make_booking_hotel(ctx, rooms=2)
@@ -308,8 +310,8 @@ def test_the_stay_locked_with_its_business_date_is_the_reservation_and_its_date(
 
     from pms.db.uow import unit_of_work
     from pms.errors import NotFound
-    from pms.services.reservation_lookup import load_reservation
-    from pms.services.stays import lock_stay
+    from pms.services.reservations.reservation_lookup import load_reservation
+    from pms.services.reservations.stays import lock_stay
     from tests.factories import make_booking_hotel, make_reservation
 
     hotel = make_booking_hotel(ctx, rooms=1)
@@ -331,7 +333,7 @@ def test_a_locked_stays_new_version_goes_with_the_commit(ctx, database):
     in the COMMIT's round trip, and the versions in the database and in the events agree."""
     from pms.models import Reservation
     from pms.models.platform import OutboxEvent
-    from pms.services import checkout
+    from pms.services.frontdesk import checkout
     from tests.factories import make_booking_hotel, pay_folio
 
     hotel = make_booking_hotel(ctx, rooms=1, amount="100.00")
@@ -368,7 +370,7 @@ def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(c
     after the call is written too, on both backends alike; an exception writes nothing."""
     from pms.db.uow import unit_of_work
     from pms.models import Reservation
-    from pms.services.stays import lock_stay
+    from pms.services.reservations.stays import lock_stay
     from tests.factories import make_booking_hotel, make_reservation
 
     hotel = make_booking_hotel(ctx, rooms=1)
@@ -398,7 +400,7 @@ def test_two_objects_of_one_locked_row_share_its_versions(ctx, database):
     from pms.db.uow import unit_of_work
     from pms.models import Reservation
     from pms.models.platform import OutboxEvent
-    from pms.services.reservation_lookup import load_reservation
+    from pms.services.reservations.reservation_lookup import load_reservation
     from tests.factories import make_booking_hotel, make_reservation
 
     hotel = make_booking_hotel(ctx, rooms=1)
@@ -452,7 +454,7 @@ def test_a_posting_sent_meanwhile_is_not_booked_or_marked_twice(ctx, stay):
     changes nothing."""
     from pms.models.cashiering import LedgerPosting
     from pms.platform.ledger import EmbeddedLedger
-    from pms.services.ledger_postings import reconcile_postings, send_postings
+    from pms.services.cashiering.ledger_postings import reconcile_postings, send_postings
 
     hotel, res, folio = stay
     ledger = EmbeddedLedger()

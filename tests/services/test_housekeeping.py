@@ -12,7 +12,7 @@ from pms.domain.states import HK_MACHINE, ROOM_MACHINE, HkStatus
 from pms.errors import InvalidTransition, NotFound
 from pms.models import HousekeepingTask, Room
 from pms.schemas.housekeeping import HkStatusIn, TaskIn, TaskUpdateIn
-from pms.services import housekeeping as hk
+from pms.services.housekeeping import housekeeping as hk
 from tests.factories import make_property, make_room, make_room_type
 from tests.helpers import counts, outbox_types
 

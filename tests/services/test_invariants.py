@@ -58,7 +58,7 @@ def busy_day(ctx, database):
     make_checked_in(ctx, hotel)
     done = make_checked_in(ctx, hotel)
     pay_folio(ctx, done, "100.00")
-    from pms.services import checkout
+    from pms.services.frontdesk import checkout
 
     checkout.check_out(ctx, hotel.id, done.id)
     return hotel

@@ -13,7 +13,8 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.errors import RoomTypeUnavailable, ValidationFailed
 from pms.models.inventory import InventoryDay
 from pms.schemas.inventory import MaintenanceIn, SellLimitIn
-from pms.services import inventory, maintenance
+from pms.services.housekeeping import maintenance
+from pms.services.inventory import inventory
 from tests.factories import make_property, make_room, make_room_type
 from tests.helpers import counts
 

@@ -22,8 +22,9 @@ from pms.errors import AlreadyExists
 from pms.models import Property
 from pms.models.inventory import InventoryDay
 from pms.schemas import catalog as cs
-from pms.services import catalog, inventory_calendar
-from pms.services.end_of_day import Hooks, run_night_audit
+from pms.services.catalog import catalog
+from pms.services.inventory import inventory_calendar
+from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 from tests.factories import make_booking_hotel, make_property, make_reservation, make_room_type
 from tests.helpers import counts
 

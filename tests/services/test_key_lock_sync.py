@@ -15,7 +15,8 @@ from pms.errors import FolioNotClosable
 from pms.models import DigitalKey
 from pms.platform.locks import EmbeddedLocks, LocksUnavailable
 from pms.schemas.keys import KeyIn
-from pms.services import checkout, keys
+from pms.services.frontdesk import checkout
+from pms.services.keys import keys
 from tests.factories import make_booking_hotel, make_checked_in, pay_folio
 from tests.helpers import outbox_types
 from workers.subscriptions import KEY_COMMAND_TYPES, default_subscribers

@@ -10,7 +10,7 @@ from playhouse.test_utils import count_queries
 
 from pms.errors import NotFound
 from pms.schemas.kiosk import KioskLookupIn
-from pms.services import kiosk_lookup
+from pms.services.kiosk import kiosk_lookup
 from tests.api.kiosk_recipes import KIOSK_SCOPES, configure
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation
 

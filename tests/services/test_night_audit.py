@@ -15,9 +15,9 @@ from pms.db.uow import read_scope
 from pms.models import FolioCharge, Property, Reservation, Room
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.cashiering import TransactionCodeIn
-from pms.services import catalog
-from pms.services.end_of_day import Hooks, SimulatedCrash, run_night_audit
-from pms.services.transaction_codes import TRANSACTION_CODE
+from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
+from pms.services.catalog import catalog
+from pms.services.night_audit.end_of_day import Hooks, SimulatedCrash, run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation
 from tests.helpers import counts
 
@@ -151,7 +151,7 @@ def test_dry_run_shows_the_plan_and_writes_nothing(ctx, hotel):
 
 
 def test_packages_and_housekeeping_fan_out_are_called(ctx, database):
-    from pms.services.catalog import RATE_PLAN
+    from pms.services.catalog.catalog import RATE_PLAN
     from tests.factories import make_package
 
     hotel = make_booking_hotel(ctx, rooms=2)
@@ -172,8 +172,8 @@ def test_packages_and_housekeeping_fan_out_are_called(ctx, database):
 def test_check_out_posts_missing_nights_with_the_same_tax_lines_and_a_ledger_posting(ctx, hotel):
     from pms.errors import FolioNotClosable
     from pms.models.cashiering import LedgerPosting
-    from pms.services import checkout
-    from pms.services.folios import post_room_charges
+    from pms.services.cashiering.folios import post_room_charges
+    from pms.services.frontdesk import checkout
 
     stay = make_checked_in(ctx, hotel)
     with pytest.raises(FolioNotClosable) as refused:

@@ -271,7 +271,7 @@ class CrashingPayments:
 @pytest.fixture
 def folio(ctx, database):
     from pms.schemas.cashiering import ChargeIn
-    from pms.services import cashiering
+    from pms.services.cashiering import cashiering
     from tests.factories import make_fb_stay
 
     hotel, _res, row = make_fb_stay(ctx)
@@ -282,7 +282,7 @@ def folio(ctx, database):
 
 def _pay(ctx, folio, client, method="pm_card_visa", amount="50.00"):
     from pms.schemas.cashiering import PaymentIn
-    from pms.services import payments
+    from pms.services.cashiering import payments
 
     return payments.post_payment(ctx, folio[0], folio[1], PaymentIn(
         amount=Decimal(amount), method="CARD", payment_method_id=method), payments=client)
@@ -291,7 +291,7 @@ def _pay(ctx, folio, client, method="pm_card_visa", amount="50.00"):
 def _state(ctx, folio):
     from pms.db.uow import read_scope
     from pms.models import FolioPayment
-    from pms.services.cashiering import get_folio
+    from pms.services.cashiering.cashiering import get_folio
 
     out = get_folio(ctx, *folio)
     with read_scope(ctx):
@@ -302,7 +302,7 @@ def _state(ctx, folio):
 def _reconcile(ctx, client):
     from datetime import timedelta
 
-    from pms.services.payments import reconcile_payments
+    from pms.services.cashiering.payments import reconcile_payments
 
     return reconcile_payments(ctx, payments=client, older_than=timedelta(0))
 
@@ -356,7 +356,7 @@ def test_crash_around_the_call_is_reconciled_without_double_charge(ctx, folio, g
 def test_ledger_outage_leaves_postings_pending_until_reconciled(ctx, folio, gateway):
     from pms.db.uow import read_scope
     from pms.models.cashiering import LedgerPosting
-    from pms.services.ledger_postings import reconcile_postings
+    from pms.services.cashiering.ledger_postings import reconcile_postings
 
     ledger = ledger_mod.build(gateway.settings())
     gateway.close()  # the ledger is down
@@ -378,7 +378,7 @@ def test_ledger_outage_leaves_postings_pending_until_reconciled(ctx, folio, gate
 def test_pre_authorization_left_pending_by_an_outage_is_authorized_by_the_reconciler(
         ctx, folio, gateway):
     from pms.schemas.cashiering import PreAuthorizationIn
-    from pms.services import payments
+    from pms.services.cashiering import payments
 
     client = http_payments(gateway)
     gateway.faults.append("outage")

@@ -16,7 +16,8 @@ from pms.models import RateSchedule
 from pms.queries import availability as queries
 from pms.schemas.availability import AvailabilityIn
 from pms.schemas.rates import RatesIn
-from pms.services import availability, rates
+from pms.services.inventory import availability
+from pms.services.rates import rates
 from tests.factories import load_rates, make_property, make_rate_plan, make_room, make_room_type
 
 

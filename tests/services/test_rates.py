@@ -11,9 +11,9 @@ import pytest
 from pms.db.uow import unit_of_work
 from pms.errors import ValidationFailed
 from pms.schemas.rates import PromoCodeIn, RestrictionIn
-from pms.services import rates
-from pms.services.inventory import take_rooms
-from pms.services.pricing import quote_stay
+from pms.services.inventory.inventory import take_rooms
+from pms.services.rates import rates
+from pms.services.rates.pricing import quote_stay
 from tests.factories import make_hotel, make_package, make_property, make_rate_plan, make_room_type
 
 pytestmark = pytest.mark.usefixtures("database")

@@ -23,13 +23,14 @@ from pms.models import FolioPayment, LedgerPosting
 from pms.platform import payments as pay
 from pms.schemas.cashiering import PaymentIn
 from pms.schemas.refunds import RefundIn
-from pms.services import checkout, folios, payments, refunds
-from pms.services.refunds import (
+from pms.services.cashiering import folios, payments, refunds
+from pms.services.cashiering.refunds import (
     PaymentNotRefundable,
     RefundDeclined,
     RefundExceedsCredit,
     RefundExceedsPayment,
 )
+from pms.services.frontdesk import checkout
 from tests.factories import make_booking_hotel, make_checked_in
 from tests.helpers import counts, outbox_types
 from tests.services.test_payments_http import FakeGateway

@@ -16,7 +16,7 @@ from pms.errors import NotFound, ReservationNotEditable, RoomTypeUnavailable, Va
 from pms.models import Reservation
 from pms.models.inventory import InventoryDay
 from pms.schemas.reservations import ReservationIn, ReservationPatch
-from pms.services import reservations
+from pms.services.reservations import reservations
 from tests.factories import (
     load_rates,
     make_booking_hotel,

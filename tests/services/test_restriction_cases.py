@@ -14,8 +14,9 @@ import pytest
 from pms.errors import ValidationFailed
 from pms.schemas.availability import AvailabilityIn
 from pms.schemas.rates import RestrictionIn
-from pms.services import availability, rates
-from pms.services.ari_events import ARI_UPDATED
+from pms.services.distribution.ari_events import ARI_UPDATED
+from pms.services.inventory import availability
+from pms.services.rates import rates
 from tests.factories import make_booking_hotel, make_reservation
 from tests.services.test_ari_events import ari_rows
 

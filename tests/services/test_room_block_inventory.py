@@ -1,7 +1,7 @@
 """Issue 33: one sellable formula with rooms held by blocks.
 
 The booking's take (PostgreSQL: `pms_take_nights`, migration 034; SQLite: the locked recount
-and the guarded update of pms.services.inventory) sells exactly what the reference
+and the guarded update of pms.services.inventory.inventory) sells exactly what the reference
 (`pms.domain.availability.sellable` over `night_counts`) says is for sale, on random calendars
 with sold, held, sell limits and maintenance; the search's SQL agrees (the equivalence tests).
 """
@@ -19,8 +19,8 @@ from pms.domain.availability import NightCount, sellable
 from pms.errors import RoomTypeUnavailable
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.queries.availability import load_sellable
-from pms.services import inventory
-from pms.services.inventory_counts import night_counts
+from pms.services.inventory import inventory
+from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import make_property, make_room, make_room_type
 
 pytestmark = pytest.mark.usefixtures("database")

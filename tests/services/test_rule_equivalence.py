@@ -1,19 +1,19 @@
 """Every fast path of a rule answers what its reference path answers (issue 26, "one rule in one
 place"), on PostgreSQL, on the same randomized data:
 
-- the room pick: `pms_pick_room` (migration 018, `pms.services.checkin.pick_room`) against
-  `pms.services.stays.auto_assign` (the peewee path SQLite takes), on a hotel of rooms in every
+- the room pick: `pms_pick_room` (migration 018, `pms.services.frontdesk.checkin.pick_room`) against
+  `pms.services.reservations.stays.auto_assign` (the peewee path SQLite takes), on a hotel of rooms in every
   status and housekeeping mark, holds of other stays and maintenance periods (active or not);
 - the restriction filter and the nightly rates of a booking: `pms_booking_refs` (the booking's
-  one read, `pms.services.reservations._read_refs`) against the search's load
+  one read, `pms.services.reservations.reservations._read_refs`) against the search's load
   (`pms.queries.availability.load_search_data` and `SearchData.rules_for`), on restrictions for
   a plan, a room type, both or neither (of this and of other plans and types), nights without a
   rate, stays touching the edges;
 - selling a booking's nights: `pms_take_nights` (migrations 012, 022,
-  `pms.services.inventory._take_in_one`) against `_take_by_models` (lock, recount, check,
+  `pms.services.inventory.inventory._take_in_one`) against `_take_by_models` (lock, recount, check,
   guarded increment), on calendars with sell limits (none, zero, tight), rooms sold, rooms out of
   order and out of service, for counts of one to three rooms;
-- the folio state: `pms_folio_state` (migration 016, `pms.services.folio_state._from_row`)
+- the folio state: `pms_folio_state` (migration 016, `pms.services.cashiering.folio_state._from_row`)
   against the peewee read (`_from_models`, the SQLite path), on folios with charges, payments of
   every status, posted room nights, split folios, and the transaction code asked for.
 
@@ -41,7 +41,10 @@ from pms.models.property import Room
 from pms.models.rates import RateSchedule, Restriction
 from pms.models.reservations import RoomStay
 from pms.queries.availability import load_search_data
-from pms.services import checkin, folio_state, inventory, reservations, stays
+from pms.services.cashiering import folio_state
+from pms.services.frontdesk import checkin
+from pms.services.inventory import inventory
+from pms.services.reservations import reservations, stays
 from tests.factories import (
     make_booking_hotel,
     make_fb_stay,

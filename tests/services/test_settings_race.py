@@ -10,7 +10,7 @@ import pytest
 
 from pms.db.database import db
 from pms.errors import PmsError
-from pms.services import settings
+from pms.services.catalog import settings
 
 
 def _race(ctx, etag: str, threads: int) -> list[str]:

@@ -42,7 +42,7 @@ def test_an_exception_rolls_back_domain_outbox_and_audit(database, ctx):
 
 def test_aggregate_version_increases_by_one_per_change(database, ctx):
     from pms.schemas.catalog import PropertyPatch
-    from pms.services.catalog import update_property
+    from pms.services.catalog.catalog import update_property
 
     prop = make_property(ctx)
     for name in ("a", "b", "c"):

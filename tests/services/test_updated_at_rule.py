@@ -22,7 +22,7 @@ from pms.db.statements import Statement
 from pms.db.uow import read_scope
 from pms.db.versioned import VersionedRows
 from pms.models import InventoryDay, Room
-from pms.services.end_of_day import run_night_audit
+from pms.services.night_audit.end_of_day import run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, reservation_body
 
 PMS = Path(pms.__file__).parent

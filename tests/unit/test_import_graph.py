@@ -170,6 +170,64 @@ def test_no_service_imports_the_api_layer():
     assert offenders == []
 
 
+# The layers, lowest first (issue 26). A module may import its own layer and the ones below it,
+# never one above: the domain knows no storage, storage knows no use case, a use case knows
+# neither the relay that publishes its events nor the API, worker or CLI that call it. The read
+# side (pms.queries: GETs) shares the services' layer, reusing their loaders.
+LAYERS = (
+    ("pms.domain",),
+    ("pms.db", "pms.models", "pms.platform"),
+    ("pms.services", "pms.queries"),  # the write and the read side of the use cases
+    ("pms.relay",),
+    ("pms.api", "pms.routes", "pms.app", "workers", "cli"),
+)
+
+
+def _layer(module: str) -> int | None:
+    for rank, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for name, targets in graph.items():
+        rank = _layer(name)
+        if rank is None:
+            continue
+        for target in targets:
+            other = _layer(target)
+            if other is not None and other > rank:
+                out.append(f"{name} -> {target}")
+    return sorted(out)
+
+
+def test_layers_import_one_way():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_rule_catches_an_upward_import():
+    graph = {"pms.services.frontdesk.checkin": {"pms.relay.sweep"},
+             "pms.relay.sweep": {"pms.services.idempotency"},
+             "pms.domain.money": {"pms.db.fields"}}
+    assert upward_imports(graph) == ["pms.domain.money -> pms.db.fields",
+                                     "pms.services.frontdesk.checkin -> pms.relay.sweep"]
+
+
+def test_services_live_in_capability_packages():
+    """pms/services/ holds capability packages; the only flat modules are the few that serve
+    every capability (tenant setup, jobs, idempotency purge, folds, body references,
+    notifications). A new capability arrives as a package of its own."""
+    root = Path(__file__).resolve().parents[2] / "pms" / "services"
+    flat = sorted(p.stem for p in root.glob("*.py") if p.stem != "__init__")
+    assert flat == ["environments", "folds", "idempotency", "jobs", "notifications",
+                    "references"]
+    assert not list((root.parent).glob("relay*.py"))
+    for package in (p for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        assert (package / "__init__.py").read_text().startswith('"""'), package
+
+
 def test_no_import_cycles():
     """Any cycle fails, wherever it is (the last known ones, the route table with its resources
     and the worker modules, were closed by pms.api.route and workers.boot)."""
@@ -178,8 +236,8 @@ def test_no_import_cycles():
 
 
 @pytest.mark.parametrize("modules", [
-    ("pms.services.inventory", "pms.queries.inventory"),
-    ("pms.services.folios", "pms.services.reservations", "pms.services.stays"),
+    ("pms.services.inventory.inventory", "pms.queries.inventory"),
+    ("pms.services.cashiering.folios", "pms.services.reservations.reservations", "pms.services.reservations.stays"),
     ("pms.routes", "pms.api.health", "pms.api.openapi", "pms.api.resources.reservations"),
     ("workers.actors", "workers.broker", "workers.middleware", "workers.runtime",
      "workers.subscriptions"),

@@ -11,7 +11,9 @@ import pytest
 from pms import wiring
 from pms.context import system_ctx
 from pms.db import locking, uow
-from pms.services import cashiering, inventory, refunds, stays
+from pms.services.cashiering import cashiering, refunds
+from pms.services.inventory import inventory
+from pms.services.reservations import stays
 
 
 def test_importing_the_service_registers_nothing():

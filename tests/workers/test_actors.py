@@ -19,8 +19,10 @@ import pytest
 from pms.db.uow import read_scope
 from pms.errors import FolioNotClosable
 from pms.models import HousekeepingTask, ReservationMessage, Room, SandboxEmail
+from pms.relay import outbox
 from pms.schemas.reservations import MessageIn
-from pms.services import checkout, outbox, reservation_notes
+from pms.services.frontdesk import checkout
+from pms.services.reservations import reservation_notes
 from tests.factories import (
     make_booking_hotel,
     make_checked_in,
@@ -197,7 +199,7 @@ def test_the_worker_runs_no_relay():
 
 def test_night_audit_event_drives_one_stayover_per_in_house_room(ctx, worker):
     from pms.platform.ledger import EmbeddedLedger
-    from pms.services.end_of_day import Hooks, run_night_audit
+    from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 
     hotel = make_booking_hotel(ctx, rooms=3)
     a = make_checked_in(ctx, hotel)

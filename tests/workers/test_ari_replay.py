@@ -17,8 +17,10 @@ from pms.db.locking import LockTimeout
 from pms.errors import MaintenanceConflict, PmsError, RoomTypeUnavailable
 from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import MaintenanceIn, SellLimitIn
-from pms.services import availability, inventory, maintenance, reservations
-from pms.services.ari_events import ARI_UPDATED
+from pms.services.distribution.ari_events import ARI_UPDATED
+from pms.services.housekeeping import maintenance
+from pms.services.inventory import availability, inventory
+from pms.services.reservations import reservations
 from tests.factories import (
     load_rates,
     make_booking_hotel,
@@ -152,7 +154,7 @@ def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ct
 
 @pytest.fixture
 def hooks():
-    from pms.services.ari_events import TEST_HOOKS
+    from pms.services.distribution.ari_events import TEST_HOOKS
 
     yield TEST_HOOKS
     TEST_HOOKS.pause_after_read = None
@@ -162,7 +164,7 @@ def hooks():
 def _push_racing_a_booking(ctx, hotel, hooks):
     """A re-push of this month pauses after reading its nights; meanwhile a booking of one of
     them tries to commit. Returns (whether the booking waited for the push, the events)."""
-    from pms.services import ari_push
+    from pms.services.distribution import ari_push
 
     read, go = threading.Event(), threading.Event()
 

@@ -29,7 +29,7 @@ from pms.context import Ctx
 from pms.db.uow import read_scope, unit_of_work
 from pms.events import event_type
 from pms.models import OutboxEvent, Property
-from pms.services import outbox
+from pms.relay import outbox
 from tests.workers.amqp import via
 from workers.publisher import AmqpEventPublisher
 from workers.relay import OutboxRelay

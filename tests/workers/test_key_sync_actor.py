@@ -7,7 +7,7 @@ from __future__ import annotations
 from pms.db.uow import read_scope
 from pms.models import DigitalKey
 from pms.schemas.keys import KeyIn
-from pms.services import keys
+from pms.services.keys import keys
 from tests.factories import make_booking_hotel, make_checked_in
 from tests.workers.test_actors import _worker, pump, replay_all, worker  # noqa: F401
 from workers import actors

@@ -10,7 +10,7 @@ import pytest
 
 from pms.db.uow import read_scope
 from pms.models import OutboxEvent
-from pms.services import outbox
+from pms.relay import outbox
 from tests.factories import make_profile, make_property
 from tests.workers.amqp import amqp_url, via
 from workers.publisher import AmqpEventPublisher, LocalEventPublisher

@@ -22,7 +22,9 @@ from pms.events import event_type
 from pms.models import AuditEntry, OutboxEvent, Property
 from pms.models.platform import OUTBOX_PARTITIONS, outbox_partition
 from pms.models.relay import RelayNode, RelayPartition
-from pms.services import audit_push, outbox_ops, relay
+from pms.relay import audit_push
+from pms.relay import operations as outbox_ops
+from pms.relay import sweep as relay
 from workers.publisher import AmqpEventPublisher, LocalEventPublisher
 from workers.relay import OutboxRelay
 

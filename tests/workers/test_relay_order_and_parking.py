@@ -14,9 +14,10 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.events import event_type
 from pms.models import OutboxEvent, Property
 from pms.models.relay import RelayPartition
-from pms.services import outbox_ops, relay
-from pms.services.relay_claim import in_version_order
-from pms.services.relay_clock import DbClock, database_now
+from pms.relay import operations as outbox_ops
+from pms.relay import sweep as relay
+from pms.relay.claim import in_version_order
+from pms.relay.clock import DbClock, database_now
 from workers.publisher import AmqpEventPublisher, LocalEventPublisher
 from workers.relay import OutboxRelay
 
@@ -154,7 +155,7 @@ def test_in_version_order_keeps_each_aggregates_places_in_creation_order():
 def _host_clock_skewed(monkeypatch, skew):
     """Every host clock the relay could read runs `skew` ahead of the database's."""
     import pms.db.fields
-    import pms.services.audit_push
+    import pms.relay.audit_push
     import workers.relay
 
     real = pms.db.fields.utcnow
@@ -162,7 +163,7 @@ def _host_clock_skewed(monkeypatch, skew):
     def skewed():
         return real() + skew
 
-    for module in (pms.db.fields, relay, workers.relay, outbox_ops, pms.services.audit_push):
+    for module in (pms.db.fields, relay, workers.relay, outbox_ops, pms.relay.audit_push):
         monkeypatch.setattr(module, "utcnow", skewed, raising=False)
     return skewed
 
@@ -353,7 +354,7 @@ def test_the_claims_parked_blocker_check_never_walks_an_unpublished_rows_index(c
     # backlog once per picked row: the relay bench's 20,000-row claim hit the 5 s timeout.
     from pms.db.database import db
     from pms.models.platform import outbox_partition
-    from pms.services.relay_claim import _CLAIM_ANY_ENV
+    from pms.relay.claim import _CLAIM_ANY_ENV
 
     with unscoped(), db.atomic():
         db.execute_sql("ANALYZE outbox_event")  # statistics of a (nearly) empty outbox

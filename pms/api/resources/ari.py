@@ -14,7 +14,8 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import ari as s
 from pms.schemas.jobs import JobOut
-from pms.services import ari_push, jobs
+from pms.services import jobs
+from pms.services.distribution import ari_push
 
 
 class AriDigest:

@@ -10,7 +10,7 @@ import falcon
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import availability as s
-from pms.services import availability
+from pms.services.inventory import availability
 
 SEARCH_DOC = (
     "Nights are arrival_date up to (not including) departure_date, at most 90. For each room "

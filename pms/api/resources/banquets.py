@@ -11,7 +11,7 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import banquets as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import banquets
+from pms.services.groups import banquets
 
 BASE = "/v1/properties/{property_id:uuid}"
 

@@ -14,7 +14,7 @@ from pms.schemas import room_blocks as s
 from pms.schemas.common import Page
 from pms.schemas.jobs import JobOut, job_out
 from pms.schemas.reservations import reservation_out
-from pms.services import room_blocks
+from pms.services.groups import room_blocks
 
 BASE = "/v1/properties/{property_id:uuid}/blocks"
 HELD = ("Unpicked rooms of a deducting block (DEFINITE, ACTUAL; TENTATIVE with the property "

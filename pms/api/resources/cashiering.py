@@ -16,8 +16,8 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import cashiering as s
 from pms.schemas.common import Page
-from pms.services import vouchers
-from pms.services.transaction_codes import TRANSACTION_CODE
+from pms.services.cashiering import vouchers
+from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 
 TransactionCodes, _tc = child_resource(TRANSACTION_CODE, "transaction-codes", "folios",
                                        s.TransactionCodeIn, s.TransactionCodePatch,

@@ -15,8 +15,8 @@ from pms.api.spec import endpoint
 from pms.queries import catalog as q
 from pms.schemas import catalog as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import catalog
-from pms.services.catalog import Kind
+from pms.services.catalog import catalog
+from pms.services.catalog.catalog import Kind
 
 
 def child_resource(kind: Kind, path: str, scope: str, body_in: type, body_patch: type,

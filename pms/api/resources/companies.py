@@ -1,6 +1,6 @@
 """Corporate accounts (issue 31): company users, admin provisioning, company payment methods.
 
-Every route is guarded by the company profile id in the path (`pms.services.companies`).
+Every route is guarded by the company profile id in the path (`pms.services.corporate.companies`).
 Holder sessions (guest="own") reach the company-user and payment-method routes; only a traveler
 session bound to the company (or the company's own profile) is served, anyone else gets 404.
 Approving, rejecting, suspending and admin provisioning are staff-only (guest="deny").
@@ -32,8 +32,8 @@ from pms.schemas.companies import (
     ReceivableAccountIn,
     ReceivableAccountOut,
 )
-from pms.services import companies, company_direct_bill, credit_overrides
-from pms.services import company_payment_methods as cpm
+from pms.services.corporate import companies, company_direct_bill, credit_overrides
+from pms.services.corporate import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
 

@@ -14,7 +14,8 @@ from pms.api.spec import endpoint
 from pms.schemas.common import Page
 from pms.schemas.end_of_day import EndOfDayIn, EndOfDayQuery, NightAuditRunOut
 from pms.schemas.jobs import JobOut
-from pms.services import end_of_day, jobs
+from pms.services import jobs
+from pms.services.night_audit import end_of_day
 
 
 class EndOfDay:

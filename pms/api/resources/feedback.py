@@ -11,7 +11,8 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import feedback as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import feedback, guest_payment_methods
+from pms.services.frontdesk import feedback
+from pms.services.profiles import guest_payment_methods
 
 BASE = "/v1/properties/{property_id:uuid}"
 

@@ -19,7 +19,7 @@ from pms.schemas.folios import (
     PaymentResultOut,
     payment_out,
 )
-from pms.services import cashiering, folios, invoices, payments
+from pms.services.cashiering import cashiering, folios, invoices, payments
 
 
 class ReservationFolio:

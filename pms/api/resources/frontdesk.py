@@ -12,7 +12,8 @@ from pms.api.spec import endpoint
 from pms.queries import reservations as q
 from pms.schemas import reservations as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import checkin, checkout, stays
+from pms.services.frontdesk import checkin, checkout
+from pms.services.reservations import stays
 
 BASE = "/v1/properties/{property_id:uuid}"
 ITEM = BASE + "/reservations/{id:uuid}"

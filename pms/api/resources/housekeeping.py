@@ -18,7 +18,7 @@ from pms.schemas.housekeeping import (
     TaskQuery,
     TaskUpdateIn,
 )
-from pms.services import housekeeping as hk
+from pms.services.housekeeping import housekeeping as hk
 
 BASE = "/v1/properties/{property_id:uuid}/housekeeping"
 

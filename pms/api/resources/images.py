@@ -12,7 +12,7 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.common import ListQuery, Page
 from pms.schemas.settings import ImageOut, ImageUpload, image_out
-from pms.services import images
+from pms.services.catalog import images
 
 # the form around a 10 MiB file (boundaries, part headers, caption) fits in the extra 64 KiB
 UPLOAD_LIMIT = images.MAX_IMAGE_BYTES + 64 * 1024

@@ -12,7 +12,8 @@ from pms.api.spec import endpoint
 from pms.queries import inventory as q
 from pms.schemas import inventory as s
 from pms.schemas.common import Page
-from pms.services import inventory, maintenance
+from pms.services.housekeeping import maintenance
+from pms.services.inventory import inventory
 
 BASE = "/v1/properties/{property_id:uuid}"
 

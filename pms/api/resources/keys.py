@@ -14,7 +14,7 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import keys as s
 from pms.schemas.common import Page
-from pms.services import keys
+from pms.services.keys import keys
 
 BASE = "/v1/properties/{property_id:uuid}/digital-keys"
 

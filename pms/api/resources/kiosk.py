@@ -15,7 +15,7 @@ import falcon
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import kiosk as s
-from pms.services import kiosk, kiosk_lookup
+from pms.services.kiosk import kiosk, kiosk_lookup
 
 BASE = "/v1/properties/{property_id:uuid}/kiosk-config"
 LOOKUP = "/v1/properties/{property_id:uuid}/kiosk/lookup"

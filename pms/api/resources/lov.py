@@ -1,4 +1,4 @@
-"""Lists of values: `GET /v1/lov/{list}` (pms/services/lov.py names the lists)."""
+"""Lists of values: `GET /v1/lov/{list}` (pms/services/catalog/lov.py names the lists)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.common import Page
 from pms.schemas.settings import LovItemOut, LovQuery
-from pms.services import lov
+from pms.services.catalog import lov
 
 
 def _out(item: lov.LovItem) -> LovItemOut:

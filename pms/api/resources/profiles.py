@@ -10,7 +10,7 @@ from pms.api.folds import hand_back_profile
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, ProfileOut, profile_out
-from pms.services import profiles
+from pms.services.profiles import profiles
 
 
 class Profiles:

@@ -11,7 +11,7 @@ from pms.api.spec import endpoint
 from pms.queries import catalog as q
 from pms.schemas.catalog import PropertyIn, PropertyOut, PropertyPatch, property_out
 from pms.schemas.common import ListQuery, Page
-from pms.services import catalog
+from pms.services.catalog import catalog
 
 
 class Properties:

@@ -12,7 +12,7 @@ from pms.api.spec import endpoint
 from pms.errors import ValidationFailed
 from pms.schemas import rates as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import rates
+from pms.services.rates import rates
 from pms.services.references import body_reference
 
 BASE = "/v1/properties/{property_id:uuid}"

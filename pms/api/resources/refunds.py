@@ -1,5 +1,5 @@
 """Refunds of a folio's credit: `POST /v1/properties/{property_id}/folios/{id}/refunds` (staff
-only). The responder calls one service; the rules live in `pms.services.refunds`."""
+only). The responder calls one service; the rules live in `pms.services.cashiering.refunds`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import falcon
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.refunds import RefundIn, RefundResultOut, refund_out
-from pms.services import refunds
+from pms.services.cashiering import refunds
 
 
 class FolioRefunds:

@@ -10,7 +10,7 @@ import falcon
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.reports import ReportOut, ReportQuery
-from pms.services import reports
+from pms.services.night_audit import reports
 
 
 class Reports:

@@ -13,7 +13,8 @@ from pms.api.spec import endpoint
 from pms.queries import reservations as q
 from pms.schemas import reservations as s
 from pms.schemas.common import ListQuery, Page
-from pms.services import kiosk_walk_in, reservation_notes, reservations
+from pms.services.kiosk import kiosk_walk_in
+from pms.services.reservations import reservation_notes, reservations
 
 BASE = "/v1/properties/{property_id:uuid}"
 ITEM = BASE + "/reservations/{id:uuid}"

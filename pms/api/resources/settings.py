@@ -18,7 +18,7 @@ from pms.schemas.settings import (
     ModulesPatch,
     SettingsQuery,
 )
-from pms.services import settings
+from pms.services.catalog import settings
 
 MERGE_PATCH = "application/merge-patch+json"
 IF_MATCH_REQUIRED = (("If-Match", True, "The ETag of the settings read (428 without it, 412 "

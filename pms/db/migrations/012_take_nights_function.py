@@ -10,7 +10,7 @@ the server itself (its plan cache), whichever client the pooler hands the connec
 call is the pooler-safe form of "prepared once per connection". It runs with the caller's
 rights, so row-level security applies as to the inline statement.
 
-The body is the statement of pms.services.inventory (see its comment there); the SQL text is
+The body is the statement of pms.services.inventory.inventory (see its comment there); the SQL text is
 frozen here, as migrations are: a change to the take is a new migration.
 """
 

@@ -7,7 +7,7 @@ for longer than it ran it (0.18 ms); a PL/pgSQL function keeps the plan per serv
 which survives PgBouncer's transaction mode (SQL `PREPARE` does not). It runs with the caller's
 rights, so row-level security applies.
 
-The columns are those of pms.services.reservations `_REFS_AND_PRICES` (property, room type and
+The columns are those of pms.services.reservations.reservations `_REFS_AND_PRICES` (property, room type and
 rate plan rows as their models list them, then the rates and restrictions as json arrays); a
 test compares them with the models, so a column added to one of those tables fails it until a
 migration replaces this function.

@@ -1,5 +1,5 @@
 """Migration 016: `pms_folio_state`, the folio state read of check-in, folio charge, card
-payment and check-out (pms.services.folio_state), with its optional locks, as a PL/pgSQL function
+payment and check-out (pms.services.cashiering.folio_state), with its optional locks, as a PL/pgSQL function
 (PostgreSQL; SQLite keeps its own path).
 
 Why (issue 10): PostgreSQL planned the inline statement on every call for longer (0.9-1.2 ms)

@@ -1,4 +1,4 @@
-"""Migration 018: check-in's room pick (pms.services.checkin.pick_room) as the PL/pgSQL function
+"""Migration 018: check-in's room pick (pms.services.frontdesk.checkin.pick_room) as the PL/pgSQL function
 `pms_pick_room` (PostgreSQL; SQLite keeps `auto_assign`).
 
 Why (issue 10): the inline statement was planned on every check-in (0.4-0.8 ms), and it checked

@@ -1,6 +1,6 @@
 """Migration 019: `pms_lock_guest_folios`, check-out's folio locks as a PL/pgSQL function
 (PostgreSQL; SQLite keeps its own path), so that the locked guest-folio read of a check-out
-(pms.services.folio_state.read_guest_state) is one statement:
+(pms.services.cashiering.folio_state.read_guest_state) is one statement:
 `SELECT * FROM pms_folio_state(env, pms_lock_guest_folios(env, stay), ...)`.
 
 Why (issue 10): the read was three statements, each parsed and planned on every check-out (0.5 ms

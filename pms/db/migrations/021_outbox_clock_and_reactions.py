@@ -4,13 +4,13 @@ and the reactions' cursor has an index of its own now that it reads unpublished 
 Due by the database's clock (PostgreSQL only: the embedded SQLite database has one host, whose
 clock is the database's).
 
-The relay compares `next_attempt_at` with the database's time (pms.services.relay_clock); a row
+The relay compares `next_attempt_at` with the database's time (pms.relay.clock); a row
 written by a web host whose clock runs ahead of the database's would wait for the difference.
 `pms_write_outbox_event` (migration 017) now stores `LEAST(p_next_attempt_at, now())`: due at
 once by the database's clock (`now()` is the writing transaction's start), whatever the host
 said. Same parameters, same plan settings; the other columns as before.
 
-The reactions' cursor (pms.services.relay_dispatch) reads the rows whose reactions have not run,
+The reactions' cursor (pms.relay.dispatch) reads the rows whose reactions have not run,
 published or not (they no longer wait for the bus): `outbox_event_reactions_idx` over
 `dispatched_at IS NULL` (rows still to publish, and reactions still to run: a small set), so
 the relay's probe each sweep reads no published row (both dialects).

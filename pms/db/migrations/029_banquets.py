@@ -4,7 +4,7 @@ event resource items (stock), event resources and event postings.
 PostgreSQL: `btree_gist` (a trusted extension: the database owner, which migrates, may create
 it) and an exclusion constraint on function_space_booking: no two rows of one env and one
 element space over overlapping [starts, ends) intervals. SQLite has no such constraint: the
-service checks under the write lock (pms.services.banquets).
+service checks under the write lock (pms.services.groups.banquets).
 """
 
 import peewee as pw

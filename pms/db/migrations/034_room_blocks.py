@@ -7,7 +7,7 @@
   picked (live reservations of the block), washed (taken off the allocation by a wash) and
   released (unpicked rooms given back to the house at the cut-off).
 - `inventory_day.held`: the rooms of deducting blocks not yet picked up, per room type and night,
-  kept under the same row locks as `sold` (pms.services.room_blocks); the one sellable formula
+  kept under the same row locks as `sold` (pms.services.groups.room_blocks); the one sellable formula
   (pms.domain.availability.sellable) subtracts it.
 - `reservation.block_id`: a reservation picked up from a block.
 - `pms_take_nights` (PostgreSQL): the booking's take judges `sellable` with `held` subtracted.

@@ -1,0 +1,1 @@
+"""The transactional outbox's relay, out of the services: partition leases, claim by row lease, publish outside any transaction, mark by id, reactions on their own cursor, the audit push, operator queries."""

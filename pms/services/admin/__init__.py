@@ -1,0 +1,1 @@
+"""The admin surface: page definitions, admin lists, submit aliases, policies."""

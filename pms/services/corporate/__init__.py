@@ -1,0 +1,1 @@
+"""Corporate accounts: company users, payment methods with approval, billing, credit limits and overrides."""

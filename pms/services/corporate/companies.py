@@ -1,0 +1,352 @@
+"""Corporate accounts (issue 31): who may act on a company, company users, admin provisioning.
+
+A company is a COMPANY profile of the env; every row here is guarded by its id (the path's
+`{profile_id}`). `company_access` decides who the caller is for that company:
+- staff (no holder): their scopes decide (the route's `@endpoint`); role None;
+- a traveler session (client_kind `user`, holder_id = its profile): the role of its binding to
+  this company; no binding -> 404, as for a company that does not exist (no probing);
+- a token whose holder_id is the company's own profile: ADMIN;
+- any other holder session (guest, kiosk, ...): 404.
+What a role may do is the table of `pms.domain.companies` (README "Corporate accounts").
+
+Every change locks the company's profile row first (FOR UPDATE on PostgreSQL; SQLite's write
+transaction is exclusive), so "the last ADMIN" and "two provisionings at once" are decided one
+at a time per company.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC
+
+import msgspec
+
+from pms.context import Ctx
+from pms.db.locking import for_update
+from pms.db.pagination import Page, paginate
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.domain.companies import CompanyAction, CompanyRole, may
+from pms.domain.money import exact
+from pms.errors import (
+    AlreadyExists,
+    CompanyAdminExists,
+    CompanyRoleForbidden,
+    LastCompanyAdmin,
+    NotFound,
+    ValidationFailed,
+)
+from pms.events import event_type
+from pms.models import CompanyReceivableAccount, CompanyUser, Profile
+from pms.schemas.common import to_data
+from pms.schemas.companies import (
+    AdminProvisioningIn,
+    AdminProvisioningOut,
+    CompanyUserIn,
+    CompanyUserOut,
+    ReceivableAccountIn,
+    ReceivableAccountOut,
+    company_user_out,
+    receivable_account_out,
+)
+from pms.schemas.profiles import PreferencesOut, profile_out
+from pms.services.catalog.catalog import load_property
+
+NO_COMPANY = "no such company"
+
+
+@dataclass(frozen=True)
+class Access:
+    """The caller, for one company: staff (role None) or a company role."""
+
+    company: Profile
+    role: CompanyRole | None
+
+    @property
+    def staff(self) -> bool:
+        return self.role is None
+
+    def require(self, action: CompanyAction) -> None:
+        if self.role is not None and not may(self.role, action):
+            raise CompanyRoleForbidden(f"a company {self.role.value} may not {action.value}")
+
+    def allows(self, action: CompanyAction) -> bool:
+        return self.role is None or may(self.role, action)
+
+
+def load_company(company_id: uuid.UUID, *, lock: bool = False) -> Profile:
+    """The env's COMPANY profile or NotFound (call inside a scope / unit of work)."""
+    query = Profile.select().where(Profile.id == company_id, Profile.kind == "COMPANY")
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise NotFound(NO_COMPANY)
+    return row
+
+
+def company_access(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *,
+                   lock: bool = False) -> Access:
+    """The property, the company and the caller's role for it (module docstring); NotFound
+    for a holder that is not bound to the company. Call inside a scope / unit of work."""
+    load_property(property_id)
+    holder = ctx.holder_id
+    if holder is not None and ctx.client_kind != "user":
+        raise NotFound(NO_COMPANY)
+    if holder is None or holder == company_id:
+        return Access(load_company(company_id, lock=lock), None if holder is None
+                      else CompanyRole.ADMIN)
+    binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                      CompanyUser.traveler_profile_id == holder)
+    if binding is None:
+        raise NotFound(NO_COMPANY)
+    return Access(load_company(company_id, lock=lock), CompanyRole(binding.role))
+
+
+# -- company users --------------------------------------------------------------------------
+
+def list_users(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *, limit: int = 50,
+               cursor: str | None = None) -> Page[CompanyUserOut]:
+    """Every binding of the company, one page (keyset on created_at, id); a TRAVELER sees
+    only its own."""
+    with read_scope(ctx):
+        access = company_access(ctx, property_id, company_id)
+        query = CompanyUser.select().where(CompanyUser.company_profile_id == company_id)
+        if not access.allows(CompanyAction.LIST_USERS):
+            access.require(CompanyAction.LIST_OWN_USER)
+            query = query.where(CompanyUser.traveler_profile_id == ctx.holder_id)
+        page = paginate(query, CompanyUser, limit=limit, cursor=cursor)
+    return Page(items=[company_user_out(r) for r in page.items], next_cursor=page.next_cursor)
+
+
+def _check_traveler(traveler_id: uuid.UUID, company_id: uuid.UUID) -> Profile:
+    row = Profile.get_or_none(Profile.id == traveler_id)
+    if row is None or row.kind != "GUEST" or row.id == company_id:
+        raise ValidationFailed(
+            "traveler_profile_id must name a GUEST profile of this environment",
+            errors=[{"field": "traveler_profile_id", "message": "unknown traveler profile"}])
+    return row
+
+
+def _bind(uow: UnitOfWork, company: Profile, traveler_id: uuid.UUID, role: CompanyRole,
+          property_id: uuid.UUID) -> CompanyUser:
+    row = CompanyUser.build(company_profile_id=company.id, traveler_profile_id=traveler_id,
+                            role=role.value, version=1)
+    row.save(force_insert=True)
+    uow.born(row)
+    return row
+
+
+def add_user(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+             body: CompanyUserIn) -> CompanyUserOut:
+    """Bind a traveler profile to the company with a role (ADMIN only, or staff).
+
+    Raises: NotFound (property, company, caller not bound); CompanyRoleForbidden;
+        ValidationFailed (no such traveler); AlreadyExists (already bound to this company).
+    """
+    with unit_of_work(ctx) as uow:
+        access = company_access(ctx, property_id, company_id, lock=True)
+        access.require(CompanyAction.ADD_USER)
+        _check_traveler(body.traveler_profile_id, company_id)
+        if CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                   CompanyUser.traveler_profile_id == body.traveler_profile_id):
+            raise AlreadyExists("this traveler is already a user of this company")
+        row = _bind(uow, access.company, body.traveler_profile_id, CompanyRole(body.role),
+                    property_id)
+        out = company_user_out(row)
+        uow.record("company_user", "added", row, to_data(out), property_id=property_id)
+    return out
+
+
+def remove_user(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+                binding_id: uuid.UUID) -> None:
+    """Unbind a company user (ADMIN only, or staff). The last bound ADMIN stays while the
+    company has no `preferences.sso_provider` (409 last_company_admin)."""
+    with unit_of_work(ctx) as uow:
+        access = company_access(ctx, property_id, company_id, lock=True)
+        row = CompanyUser.get_or_none(CompanyUser.id == binding_id,
+                                      CompanyUser.company_profile_id == company_id)
+        if row is None:
+            raise NotFound("no such company user")
+        access.require(CompanyAction.REMOVE_USER)
+        if row.role == CompanyRole.ADMIN and not _sso_provider(access.company):
+            admins = CompanyUser.select().where(
+                CompanyUser.company_profile_id == company_id,
+                CompanyUser.role == CompanyRole.ADMIN.value).count()
+            if admins <= 1:
+                raise LastCompanyAdmin("the last ADMIN of a company without an identity "
+                                       "provider cannot be removed")
+        data = to_data(company_user_out(row))
+        uow.audit("company_user.removed", row, before=data)
+        uow.emit(event_type("company_user", "removed"), row, data, property_id=property_id)
+        CompanyUser.delete().where(CompanyUser.id == row.id).execute()
+
+
+def _sso_provider(company: Profile) -> str | None:
+    return (company.preferences or {}).get("sso_provider")
+
+
+# -- admin provisioning ---------------------------------------------------------------------
+
+def _admin_ids(company_id: uuid.UUID) -> list[uuid.UUID]:
+    return [r.traveler_profile_id for r in CompanyUser.select(CompanyUser.traveler_profile_id)
+            .where(CompanyUser.company_profile_id == company_id,
+                   CompanyUser.role == CompanyRole.ADMIN.value)
+            .order_by(CompanyUser.created_at, CompanyUser.id)]
+
+
+def _provisioning_out(company: Profile, admins: list[uuid.UUID]) -> AdminProvisioningOut:
+    prefs = msgspec.convert(company.preferences or {}, PreferencesOut)
+    return AdminProvisioningOut(
+        company_profile_id=company.id, sso_provider=prefs.sso_provider,
+        requires_provisioning=not prefs.sso_provider and not admins,
+        provisioned_admin_at=prefs.provisioned_admin_at, admin_profile_ids=admins)
+
+
+def get_provisioning(ctx: Ctx, property_id: uuid.UUID,
+                     company_id: uuid.UUID) -> AdminProvisioningOut:
+    with read_scope(ctx):
+        access = company_access(ctx, property_id, company_id)
+        return _provisioning_out(access.company, _admin_ids(company_id))
+
+
+def provision_admin(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+                    body: AdminProvisioningIn) -> tuple[AdminProvisioningOut, bool]:
+    """Resolve or create the traveler by email, bind it as ADMIN, stamp
+    `preferences.provisioned_admin_at` and emit `hotel:pms:company:admin_provisioned`, in one
+    transaction. The same admin again changes nothing and emits nothing (changed False);
+    another one while an ADMIN is bound is refused (409 company_admin_exists).
+
+    Returns: (the provisioning state, changed).
+    """
+    with unit_of_work(ctx) as uow:
+        return provision_in(uow, ctx, property_id, company_id, body)
+
+
+def provision_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+                 body: AdminProvisioningIn) -> tuple[AdminProvisioningOut, bool]:
+    """`provision_admin` inside the caller's unit of work (the concurrency tests hold it)."""
+    access = company_access(ctx, property_id, company_id, lock=True)
+    company = access.company
+    email = body.email.strip().lower()
+    traveler = Profile.get_or_none(Profile.email_normalized == email)
+    if traveler is not None and traveler.kind != "GUEST":
+        raise ValidationFailed("this email belongs to a profile that is not a traveler",
+                               errors=[{"field": "email", "message": "not a GUEST profile"}])
+    admins = _admin_ids(company_id)
+    if admins:
+        if traveler is not None and traveler.id in admins:
+            return _provisioning_out(company, admins), False
+        raise CompanyAdminExists("this company already has an ADMIN; add users through "
+                                 "its users instead", admin_count=len(admins))
+    created = traveler is None
+    if traveler is None:
+        traveler = Profile.build(kind="GUEST", first_name=body.first_name,
+                                 last_name=body.last_name, email=body.email,
+                                 email_normalized=email, preferences={},
+                                 origin_property_id=property_id, version=1)
+        traveler.save(force_insert=True)
+    existing = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                       CompanyUser.traveler_profile_id == traveler.id)
+    if existing is not None:  # bound with another role: promoted to ADMIN
+        before = to_data(company_user_out(existing))
+        existing.role = CompanyRole.ADMIN.value
+        existing.save()
+        binding = existing
+    else:
+        before = None
+        binding = _bind(uow, company, traveler.id, CompanyRole.ADMIN, property_id)
+    before_company = to_data(profile_out(company))
+    stamp = ctx.now.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    company.preferences = {**(company.preferences or {}), "provisioned_admin_at": stamp}
+    company.save()
+    data = {"company_profile_id": str(company_id), "traveler_profile_id": str(traveler.id),
+            "company_user_id": str(binding.id), "traveler_created": created,
+            "previous_binding": before, "provisioned_admin_at": stamp}
+    uow.audit("company.admin_provisioned", company, before=before_company, after=data)
+    uow.emit(event_type("company", "admin_provisioned"), company, data, property_id=property_id)
+    return _provisioning_out(company, [*admins, traveler.id]), True
+
+
+# -- acting for a company in searches and bookings (the rate fence, pms.services.rates.rate_fence) ----
+
+
+
+def may_act_for_company(ctx: Ctx, company_id: uuid.UUID, *, booking: bool) -> bool:
+    """Whether the caller may search (booking False) or book (True) for the company; call
+    inside a scope. Staff and channels (no holder) always; the company's own profile token; a
+    traveler session bound to it (any role searches; ADMIN, BOOKER and TRAVELER book)."""
+    holder = ctx.holder_id
+    if holder is None or holder == company_id:
+        return True
+    if ctx.client_kind != "user":
+        return False
+    binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                      CompanyUser.traveler_profile_id == holder)
+    action = CompanyAction.BOOK_OWN if booking else CompanyAction.SEARCH_CORPORATE
+    return binding is not None and may(binding.role, action)
+
+
+def may_book_for_traveler(ctx: Ctx, company_id: uuid.UUID, traveler_id: uuid.UUID) -> bool:
+    """Whether a holder session may book a stay for ANOTHER traveler of the company: the
+    company's own token or a bound ADMIN or BOOKER, for a traveler bound to the company (call
+    inside a scope). A TRAVELER books only for itself (the holder rule)."""
+    holder = ctx.holder_id
+    if holder is None:
+        return True
+    if holder != company_id:
+        if ctx.client_kind != "user":
+            return False
+        binding = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                          CompanyUser.traveler_profile_id == holder)
+        if binding is None or not may(binding.role, CompanyAction.BOOK_FOR_TRAVELER):
+            return False
+    return CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
+                                   CompanyUser.traveler_profile_id == traveler_id) is not None
+
+
+# -- receivable account (the credit limit; direct bill is not built yet) ---------------------
+
+def get_receivable_account(ctx: Ctx, property_id: uuid.UUID,
+                           company_id: uuid.UUID) -> ReceivableAccountOut:
+    with read_scope(ctx):
+        company_access(ctx, property_id, company_id)
+        row = CompanyReceivableAccount.get_or_none(
+            CompanyReceivableAccount.company_profile_id == company_id)
+    if row is None:
+        raise NotFound("this company has no receivable account")
+    return receivable_account_out(row)
+
+
+def set_receivable_account(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+                           body: ReceivableAccountIn) -> tuple[ReceivableAccountOut, bool]:
+    """Create or change the company's receivable account (staff). The same values again
+    change nothing and emit nothing. Returns (account, created)."""
+    limit = exact(body.credit_limit, body.currency, "credit_limit")
+    with unit_of_work(ctx) as uow:
+        company_access(ctx, property_id, company_id, lock=True)
+        row = CompanyReceivableAccount.get_or_none(
+            CompanyReceivableAccount.company_profile_id == company_id)
+        if row is None:
+            row = CompanyReceivableAccount.build(company_profile_id=company_id,
+                                                 credit_limit=limit, currency=body.currency,
+                                                 version=1)
+            row.save(force_insert=True)
+            uow.born(row)
+            out = receivable_account_out(row)
+            uow.record("company_receivable_account", "created", row, to_data(out),
+                       property_id=property_id)
+            return out, True
+        if (row.credit_limit, row.currency) == (limit, body.currency):
+            return receivable_account_out(row), False
+        before = to_data(receivable_account_out(row))
+        row.credit_limit, row.currency = limit, body.currency
+        row.save()
+        out = receivable_account_out(row)
+        uow.record("company_receivable_account", "updated", row, to_data(out), before=before,
+                   property_id=property_id)
+        return out, False
+
+
+def has_receivable_account(company_id: uuid.UUID) -> bool:
+    """Call inside a scope / unit of work."""
+    return CompanyReceivableAccount.get_or_none(
+        CompanyReceivableAccount.company_profile_id == company_id) is not None

@@ -1,0 +1,235 @@
+"""Direct bill (issue 31): a stay's folio routed to a company, what each party pays before
+check-out, and the settlement of the company's share at check-out.
+
+Kept apart from `pms.services.corporate.company_billing` (which the booking path imports) so that the
+reservation services never import the stay and payment services back (tests/unit/
+test_import_graph.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from pms.context import Ctx
+from pms.db.locking import for_update, lock_errors
+from pms.db.uow import read_scope, unit_of_work
+from pms.domain.money import exact, quantize
+from pms.domain.states import (
+    COMPANY_PAYMENT_METHOD_USABLE,
+    PAYMENT_INITIAL,
+    PAYMENT_MACHINE,
+    CompanyPaymentMethodStatus,
+    FolioStatus,
+)
+from pms.errors import NotFound, ReservationNotEditable
+from pms.models import (
+    CompanyBilling,
+    CompanyPaymentMethod,
+    CompanyReceivableAccount,
+    Folio,
+    FolioPayment,
+    Profile,
+    Reservation,
+)
+from pms.platform.ledger import LedgerLine
+from pms.schemas.common import to_data
+from pms.schemas.companies import CompanyBillingIn, CompanyBillingOut, receivable_account_out
+from pms.services.cashiering.folio_state import posting_row, write_with_commit
+from pms.services.cashiering.folios import folio_balance
+from pms.services.cashiering.ledger_postings import send_postings
+from pms.services.corporate.company_billing import (
+    OPEN_STATUSES,
+    check_billing,
+    check_limit,
+    company_share,
+    money,
+    require_company,
+)
+from pms.services.references import unknown_reference
+
+DIRECT_BILL = "DIRECT_BILL"  # the folio payment that moves a balance to the company
+
+
+# -- routing a stay to a company, its preview, and the settlement at check-out ----------------
+
+def _link_and_method(reservation_id: uuid.UUID) -> tuple[Any, Any]:
+    link = CompanyBilling.get_or_none(CompanyBilling.reservation_id == reservation_id)
+    if link is None:
+        return None, None
+    return link, CompanyPaymentMethod.get_or_none(
+        CompanyPaymentMethod.id == link.company_payment_method_id)
+
+
+def _guest_folio(reservation_id: uuid.UUID) -> Folio | None:
+    return (Folio.select().where(Folio.reservation == reservation_id, Folio.folio_type == "GUEST",
+                                 Folio.status == FolioStatus.OPEN.value)
+            .order_by(Folio.created_at, Folio.id).first())
+
+
+def _preview(ctx: Ctx, row: Reservation, link: Any, method: Any) -> CompanyBillingOut:
+    from pms.services.cashiering.folios import render
+
+    folio = _guest_folio(row.id) if row.status == "CHECKED_IN" else None
+    if folio is not None:
+        basis, balance, currency = "folio", Decimal(render(folio, now=ctx.now).balance_due), \
+            folio.currency
+    else:
+        basis, balance, currency = "guaranteed_amount", Decimal(row.total_amount), row.currency
+    usable = method is not None and method.status in COMPANY_PAYMENT_METHOD_USABLE
+    company = company_share(balance, link.cap) if usable else Decimal(0)
+    return CompanyBillingOut(
+        reservation_id=row.id, company_profile_id=link.company_profile_id,
+        company_payment_method_id=link.company_payment_method_id,
+        approval=method.status if method is not None else "REMOVED",
+        cap=link.cap, currency=currency, basis=basis, balance=quantize(balance, currency),
+        company_pays=quantize(company, currency),
+        guest_pays=quantize(balance - company, currency), routed_by=link.routed_by)
+
+
+def get_stay_billing(ctx: Ctx, property_id: uuid.UUID,
+                     reservation_id: uuid.UUID) -> CompanyBillingOut:
+    """Who pays what of a stay routed to a company, before check-out (404 for a stay not
+    routed to one)."""
+    from pms.services.reservations.reservation_lookup import load_reservation
+
+    with read_scope(ctx):
+        row = load_reservation(ctx, property_id, reservation_id)
+        link, method = _link_and_method(row.id)
+        if link is None:
+            raise NotFound("this stay is not billed to a company")
+        return _preview(ctx, row, link, method)
+
+
+def route_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+               body: CompanyBillingIn) -> tuple[CompanyBillingOut, bool]:
+    """Route a CONFIRMED or CHECKED_IN stay's folio to a company (staff): the method must be
+    an approved one of the company; a BILL_TO_COMPANY one is checked against the company's
+    credit limit for what the company would take over (the stay's guaranteed amount, or its
+    in-house folio's balance, under the cap), the stay itself left out of the exposure. The
+    same routing again changes nothing. Returns (the preview, whether anything changed).
+
+    Raises: NotFound; ReservationNotEditable (409: not CONFIRMED or CHECKED_IN);
+        ValidationFailed (422); CreditLimitExceeded (409).
+    """
+    from pms.services.reservations.stays import lock_stay
+
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row, _today = lock_stay(ctx, property_id, reservation_id)
+        if row.status not in OPEN_STATUSES:
+            raise ReservationNotEditable(f"a {row.status} stay cannot be routed to a company")
+        require_company(ctx, body.company_profile_id)
+        method = CompanyPaymentMethod.get_or_none(
+            CompanyPaymentMethod.id == body.company_payment_method_id)
+        if method is None:
+            raise unknown_reference("company_payment_method_id",
+                                    "company_payment_method_id is not a known payment method")
+        folio = _guest_folio(row.id) if row.status == "CHECKED_IN" else None
+        currency = folio.currency if folio is not None else row.currency
+        if body.cap is not None:
+            exact(body.cap, currency, "cap")
+        link = CompanyBilling.get_or_none(CompanyBilling.reservation_id == row.id)
+        if (link is not None and link.company_profile_id == body.company_profile_id
+                and link.company_payment_method_id == method.id
+                and _same_cap(link.cap, body.cap)):
+            return _preview(ctx, row, link, method), False
+        billing = check_billing(ctx, body.company_profile_id, method.id, property_id,
+                                Decimal(0), currency)  # the company locked, the method usable
+        if method.status == CompanyPaymentMethodStatus.BILL_TO_COMPANY:
+            amount = folio_balance(folio) if folio is not None else Decimal(row.total_amount)
+            check_limit(ctx, body.company_profile_id, company_share(amount, body.cap),
+                         currency, exclude=row.id)
+        if link is None:
+            link = CompanyBilling.build(company_profile_id=body.company_profile_id,
+                                        company_payment_method_id=method.id,
+                                        reservation_id=row.id, property_id=row.property_id)
+            link.cap, link.routed_by = body.cap, ctx.sub
+            link.save(force_insert=True)
+        else:
+            link.company_profile_id = body.company_profile_id
+            link.company_payment_method_id = method.id
+            link.cap, link.routed_by = body.cap, ctx.sub
+            link.save()
+        out = _preview(ctx, row, link, method)
+        uow.record("reservation", "routed_to_company", row,
+                   {**billing, "cap": None if body.cap is None else money(body.cap),
+                    "reservation_id": str(row.id)}, property_id=row.property_id)
+    return out, True
+
+
+def _same_cap(a: Any, b: Any) -> bool:
+    return (a is None) == (b is None) and (a is None or Decimal(a) == Decimal(b))
+
+
+def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
+                        payments: Any = None, ledger: Any = None) -> Decimal:
+    """At check-out, inside its unit of work, after the last room nights are on the guest
+    folio and before the balance is refused: the company's share of a stay routed to it
+    (under the cap) is settled.
+
+    BILL_TO_COMPANY: checked against the company's credit limit (its exposure without this
+    stay, plus the share: 409 credit_limit_exceeded, nothing written); then a DIRECT_BILL
+    payment (CAPTURED) takes the share off the folio, the company's receivable account's
+    open_balance grows by it, and a PENDING ledger posting (debit the company's receivable
+    account `company_receivable:<company>`, made on demand by the ledger client, credit the
+    guest ledger) goes out after commit (the reconciler re-sends it after a crash); audited,
+    with its event `hotel:pms:company_receivable_account:direct_billed`. Returns 0.
+
+    POSTPAY: a PENDING CARD payment on the company's payments-service reference, charged
+    after commit through the payments service (`reconcile_payments` finishes it after a
+    crash or an outage). Returns the share, which the balance check counts as settled.
+
+    A stay not routed to a company, or whose method is no longer approved, settles nothing:
+    the guest pays.
+    """
+    link, method = _link_and_method(reservation.id)
+    if link is None or method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
+        return Decimal(0)
+    folio = state.folio
+    share = company_share(state.balance(), link.cap)
+    if share <= 0:
+        return Decimal(0)
+    ctx = uow.ctx
+    payment = FolioPayment(
+        env_id=ctx.env_id, folio=folio.id, amount=share, currency=folio.currency,
+        kind="PAYMENT", status=PAYMENT_INITIAL.value, business_date=state.today)
+    payment.id = uuid.uuid4()
+    if method.status == CompanyPaymentMethodStatus.POSTPAY:
+        payment.method, payment.payment_method_id = "CARD", method.payment_method_id
+        payment.idempotency_key = f"postpay:{payment.id}"
+        write_with_commit(uow, payment)
+        state.add_payment(payment)
+        if payments is not None:
+            from pms.services.cashiering.payments import complete_after_commit
+
+            uow.after_commit(lambda: complete_after_commit(ctx, reservation.property_id,
+                                                           payment, payments, ledger))
+        return share
+    for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
+    account = for_update(CompanyReceivableAccount.select().where(
+        CompanyReceivableAccount.company_profile_id == link.company_profile_id)).first()
+    check_limit(ctx, link.company_profile_id, share, folio.currency, exclude=reservation.id)
+    payment.method = DIRECT_BILL
+    payment.idempotency_key = f"direct-bill:{payment.id}"
+    payment.status = PAYMENT_MACHINE.transition(payment.status, "capture").value
+    write_with_commit(uow, payment)
+    state.add_payment(payment)
+    posting = posting_row(folio.property_id, payment.idempotency_key, folio.currency,
+                          [LedgerLine(f"company_receivable:{link.company_profile_id}",
+                                      debit=share),
+                           LedgerLine("guest_ledger", credit=share)],
+                          f"Direct bill {reservation.confirmation_number}")
+    if posting is not None:
+        write_with_commit(uow, posting)
+        if ledger is not None:
+            uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
+    before = to_data(receivable_account_out(account))
+    account.open_balance = Decimal(account.open_balance or 0) + share
+    account.save()
+    uow.record("company_receivable_account", "direct_billed", account,
+               {**to_data(receivable_account_out(account)), "amount": money(share),
+                "reservation_id": str(reservation.id), "folio_id": str(folio.id),
+                "payment_id": str(payment.id)}, before=before,
+               property_id=reservation.property_id)
+    return Decimal(0)

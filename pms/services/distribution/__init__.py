@@ -1,0 +1,1 @@
+"""Distribution: availability, rates and inventory (ARI) events, their digest and re-push to channels."""

@@ -1,0 +1,361 @@
+"""ARI on the bus (issue 35): `hotel:pms:ari:updated`, one event per property, room type and
+calendar month of nights touched, emitted in the transaction of the change.
+
+ONE place: whatever changes what can be sold calls `touch` inside its unit of work (the
+inventory row locks do it for bookings, edits, cancels, no-shows, early check-outs, maintenance
+and sell limits: `pms.services.inventory.inventory.lock_days` and the booking's fast path; rate and
+restriction writes name their rate plans). At the end of the unit of work, still inside its
+transaction, `_flush` bumps each touched room type's ARI stream (`ari_stream`, locked in room
+type id order, so the events' `aggregateversion` follows commit order), THEN reads the nights
+back with the search's own statements (`pms.queries.availability.load_sellable`, the reference
+formula of `pms.domain.availability`), so an event always carries what a search would answer
+once it commits. A future seller of nights (blocks) hooks in with one `touch` call.
+
+Event data: `property_id`, `room_type_id`, `nights: [{date, sellable, rates: {rate_plan_id:
+amount}}]` (rates only where they changed, else `{}`; amounts in canonical text, see
+`amount_text`), and, where restrictions changed (and in a full push), `restrictions: {rate_plan_id:
+{closed, closed_to_arrival, closed_to_departure, min_stay_arrival, max_stay_arrival,
+min_stay_through, max_stay_through}}` per night. `full: true` marks a re-push.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from pms.db.current import current_unit_of_work
+from pms.db.database import is_postgres
+from pms.db.fields import utcnow
+from pms.db.scope import require_env
+from pms.domain.availability import LAST_SEARCH_DEPARTURE
+from pms.domain.pricing import OPEN, Rule, merge_rules
+from pms.models.ari import AriStream
+from pms.models.catalog import RatePlan
+from pms.models.platform import OutboxEvent, outbox_partition
+from pms.models.rates import RateSchedule
+from pms.queries.availability import SELLABLE_OF_TYPE_PG, _load_restrictions, load_sellable
+
+ARI_UPDATED = "hotel:pms:ari:updated"
+ALL = "all"  # rate plans: every plan of the property
+
+
+def amount_text(amount: Decimal | str) -> str:
+    """The canonical text of an amount: plain decimal notation, no exponent, no trailing zeros
+    after the point and no bare point ("120.00" -> "120", "99.50" -> "99.5")."""
+    text = format(Decimal(str(amount)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def rule_data(rule: Rule) -> dict[str, Any]:
+    """A merged restriction in the channels' names."""
+    return {"closed": rule.closed, "closed_to_arrival": rule.closed_to_arrival,
+            "closed_to_departure": rule.closed_to_departure,
+            "min_stay_arrival": rule.min_los, "max_stay_arrival": rule.max_los,
+            "min_stay_through": rule.min_stay_through,
+            "max_stay_through": rule.max_stay_through}
+
+
+@dataclass
+class _Touched:
+    property_id: uuid.UUID
+    nights: set[date] = field(default_factory=set)
+    rates: dict[date, set[uuid.UUID] | str] = field(default_factory=dict)
+    restrictions: set[date] = field(default_factory=set)
+    full: bool = False
+    # the nights' sellable as the booking's take counted it under its locks (pms_take_nights,
+    # the reference rule's fast path): None once any touch came without them
+    known: dict[date, int] | None = field(default_factory=dict)
+
+
+@dataclass
+class _Pending:
+    by_room_type: dict[uuid.UUID, _Touched] = field(default_factory=dict)
+
+
+_KEY = "ari_events"
+
+
+@dataclass
+class _TestHooks:
+    """TEST-ONLY (tests/workers/test_ari_replay.py): a pause after a flush read its nights, and
+    the control order (read, then lock the stream) that lets a concurrent change commit
+    between the read and the version."""
+
+    pause_after_read: Any = None
+    read_before_lock: bool = False
+
+
+TEST_HOOKS = _TestHooks()
+
+
+def _pause() -> None:
+    if TEST_HOOKS.pause_after_read is not None:
+        TEST_HOOKS.pause_after_read()
+
+
+def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date], *,
+          rate_plans: Iterable[uuid.UUID] | str | None = None, restrictions: bool = False,
+          full: bool = False, sellable: dict[date, int] | None = None) -> None:
+    """Note that `nights` of a room type may sell differently (and, with `rate_plans`, that
+    those plans' rates changed; with `restrictions`, that the restrictions did). Call inside
+    the unit of work of the change; outside one it does nothing (no change commits there).
+    `sellable`: the nights' rooms for sale as the caller counted them under the nights' locks
+    (the booking's take), final for this transaction: the event then needs no recount."""
+    uow = current_unit_of_work()
+    if uow is None:
+        return
+    days = [d for d in nights if d < LAST_SEARCH_DEPARTURE]  # nothing is sold after it
+    if not days:
+        return
+    pending = getattr(uow, "_ari_pending", None)
+    if pending is None:
+        pending = uow._ari_pending = _Pending()
+        uow.before_commit(_KEY, lambda: _flush(uow, pending))
+    touched = pending.by_room_type.get(room_type_id)
+    if touched is None:
+        touched = pending.by_room_type[room_type_id] = _Touched(property_id)
+    touched.nights.update(days)
+    if sellable is None or touched.known is None:
+        touched.known = None
+    else:
+        touched.known.update(sellable)
+    touched.full = touched.full or full
+    if restrictions:
+        touched.restrictions.update(days)
+    if rate_plans is not None:
+        for day in days:
+            if rate_plans == ALL:
+                touched.rates[day] = ALL
+            else:
+                have = touched.rates.get(day)
+                if have != ALL:
+                    touched.rates[day] = (have or set()) | set(rate_plans)
+
+
+def _months(days: list[date]) -> list[list[date]]:
+    out: dict[tuple[int, int], list[date]] = defaultdict(list)
+    for day in days:
+        out[(day.year, day.month)].append(day)
+    return [out[k] for k in sorted(out)]
+
+
+def _bump(property_id: uuid.UUID, room_type_id: uuid.UUID, count: int) -> int:
+    """Move the room type's stream `count` versions on (made on first use) under its row lock;
+    returns the last version."""
+    now = utcnow()
+    query = (AriStream.insert(id=room_type_id, property=property_id, version=count,
+                              created_at=now, updated_at=now)
+             .on_conflict(conflict_target=AriStream.key_target(),
+                          update={AriStream.version: AriStream.version + count,
+                                  AriStream.updated_at: now})
+             .returning(AriStream.version))
+    rows = list(query.tuples().execute())
+    return int(rows[0][0])
+
+
+def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[date], *,
+                 rates: dict[date, set[uuid.UUID] | str] | None = None,
+                 restrictions: set[date] | None = None) -> list[dict[str, Any]]:
+    """The nights as an ARI consumer holds them (in date order): sellable by the search's own
+    statement, the rates named in `rates` (date -> plans or ALL), the merged restrictions of
+    every plan for the dates in `restrictions`. Call inside a scope."""
+    days = sorted(days)
+    if not days:
+        return []
+    first, last = days[0], days[-1]
+    count = (last - first).days + 1
+    per_night = load_sellable(property_id, [room_type_id], first, count).get(room_type_id) or []
+    amounts: dict[date, dict[str, str]] = defaultdict(dict)
+    if rates:
+        wanted_all = any(v == ALL for v in rates.values())
+        plans: set[uuid.UUID] = set()
+        for v in rates.values():
+            if v != ALL:
+                plans |= v  # type: ignore[arg-type]
+        query = (RateSchedule.select(RateSchedule.rate_plan, RateSchedule.date,
+                                     RateSchedule.amount)
+                 .where((RateSchedule.property == property_id)
+                        & (RateSchedule.room_type == room_type_id)
+                        & (RateSchedule.date >= first) & (RateSchedule.date <= last)))
+        if not wanted_all:
+            query = query.where(RateSchedule.rate_plan.in_(list(plans)))
+        for plan_id, day, amount in query.tuples():
+            plan_id = plan_id if isinstance(plan_id, uuid.UUID) else uuid.UUID(str(plan_id))
+            day = date.fromisoformat(day) if isinstance(day, str) else day
+            named = rates.get(day)
+            if named == ALL or (named and plan_id in named):
+                amounts[day][str(plan_id)] = amount_text(amount)
+    rules: dict[date, dict[str, dict[str, Any]]] = {}
+    if restrictions:
+        plan_ids = {p for (p,) in RatePlan.select(RatePlan.id)
+                    .where(RatePlan.property == property_id).tuples()}
+        plan_ids = {p if isinstance(p, uuid.UUID) else uuid.UUID(str(p)) for p in plan_ids}
+        loaded = _load_restrictions(property_id, plan_ids, {room_type_id}, first, last)
+        for day in restrictions:
+            rows = loaded.get(day, [])
+            rules[day] = {str(plan): rule_data(merge_rules(
+                [r for p, _rt, r in rows if p is None or p == plan]) if rows else OPEN)
+                for plan in sorted(plan_ids, key=str)}
+    out = []
+    for day in days:
+        i = (day - first).days
+        night: dict[str, Any] = {"date": day.isoformat(),
+                                 "sellable": int(per_night[i]) if i < len(per_night) else 0,
+                                 "rates": dict(sorted(amounts.get(day, {}).items()))}
+        if day in rules:
+            night["restrictions"] = rules[day]
+        out.append(night)
+    return out
+
+
+def _flush(uow: Any, pending: _Pending) -> None:
+    """The events of everything touched in this unit of work (see the module docstring).
+
+    On PostgreSQL a change of sellable nights only (a booking, an edit, a cancel, maintenance,
+    a sell limit) costs no round trip: each month's event is ONE statement sent with the
+    COMMIT (`_in_commit`) that bumps the stream and computes the nights with the search's
+    statement. Rate and restriction changes and full pushes bump, then read, here."""
+    for room_type_id in sorted(pending.by_room_type, key=str):
+        touched = pending.by_room_type[room_type_id]
+        months = _months(sorted(touched.nights))
+        if not months:
+            continue
+        if (is_postgres() and not touched.rates and not touched.restrictions
+                and not touched.full):
+            known = touched.known
+            for month in months:
+                _in_commit(uow, room_type_id, touched.property_id, month, known)
+            continue
+        if TEST_HOOKS.read_before_lock:  # TEST-ONLY control: the race the order prevents
+            states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
+                                  rates=touched.rates, restrictions=touched.restrictions)
+            _pause()
+            last = _bump(touched.property_id, room_type_id, len(months))
+        else:
+            last = _bump(touched.property_id, room_type_id, len(months))  # lock, then read
+            states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
+                                  rates=touched.rates, restrictions=touched.restrictions)
+            _pause()
+        by_day = {n["date"]: n for n in states}
+        version = last - len(months)
+        for month in months:
+            version += 1
+            data = {"property_id": str(touched.property_id), "room_type_id": str(room_type_id),
+                    "nights": [by_day[d.isoformat()] for d in month]}
+            if touched.full:
+                data["full"] = True
+            _emit(uow, room_type_id, touched.property_id, version, data)
+    pending.by_room_type.clear()
+
+
+def _emit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID, version: int,
+          data: dict[str, Any]) -> None:
+    subject = str(room_type_id)
+    event = OutboxEvent.build(
+        type=ARI_UPDATED, subject=subject, partition=outbox_partition(subject),
+        aggregate_type="ari", aggregate_version=version, property_id=property_id,
+        idempotency_key=f"{ARI_UPDATED}:{subject}:{version}", data=data,
+        traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now)
+    uow.insert_with_commit(event)
+    uow.events.append(event)
+
+
+def month_days(month: date) -> list[date]:
+    first = month.replace(day=1)
+    nxt = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return [first + timedelta(days=i) for i in range((nxt - first).days)]
+
+
+def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
+               days: list[date], known: dict[date, int] | None = None) -> None:
+    """One month's event as one statement in the batch sent with the COMMIT (PostgreSQL):
+    the stream's upsert (its row lock, the version), then the outbox row whose `data.nights`
+    come from `SELLABLE_OF_TYPE_PG` (the search's statement for one room type) over the
+    transaction's own writes, or, when the booking's take counted them (`known`), from those
+    counts (PERF: a short statement the server plans cheaply). The Python event object (for
+    the after-emit hooks) carries version 0: the version is the database's."""
+    subject = str(room_type_id)
+    base: dict[str, Any] = {"property_id": str(property_id), "room_type_id": subject}
+    if known is not None and all(d in known for d in days):
+        base["nights"] = [{"date": d.isoformat(), "sellable": max(known[d], 0), "rates": {}}
+                          for d in days]
+    else:
+        known = None
+    event = OutboxEvent.build(
+        type=ARI_UPDATED, subject=subject, partition=outbox_partition(subject),
+        aggregate_type="ari", aggregate_version=0, property_id=property_id,
+        idempotency_key="", data=base, traceparent=uow.ctx.traceparent,
+        request_id=uow.ctx.request_id, time=uow.ctx.now)
+    compiled = event.insert_statement()
+    if compiled is None:  # (not PostgreSQL after all)
+        raise RuntimeError("the ARI event needs PostgreSQL's compiled insert")
+    sql, values = compiled
+    env = require_env()
+    first = days[0]
+    count = (days[-1] - first).days + 1
+    sellable = SELLABLE_OF_TYPE_PG.compiled()
+    sellable_params = [] if known is not None else list(sellable.params(
+        {"env": env, "property_id": property_id, "start": first, "count": count,
+         "room_type": room_type_id}))
+    params: list[Any] = [room_type_id, env, property_id]
+    if sql.startswith("SELECT ") and len(values) == 1:
+        # the outbox's write function takes the row as one jsonb document (migration 030): the
+        # version, its key and (without the take's counts) the nights are set over it in SQL
+        call = sql[len("SELECT "):].partition("(")[0]
+        overrides = ["'aggregate_version', v.version", "'idempotency_key', %s || v.version"]
+        params += [values[0], f"{ARI_UPDATED}:{subject}:"]
+        if known is None:
+            overrides.append("'data', " + _NIGHTS.format(sellable=sellable.sql))
+            params += [json.dumps(base), first, *sellable_params,
+                       [(d - first).days for d in days]]
+        text = [_UPSERT, f"SELECT {call}(%s::jsonb || jsonb_build_object("
+                         f"{', '.join(overrides)})) FROM v"]
+        uow.send_with_commit(" ".join(text), params)
+        uow.events.append(event)
+        return
+    columns = [f.column_name for f in OutboxEvent._meta.sorted_fields]
+    if len(columns) != len(values):
+        raise RuntimeError("unexpected outbox INSERT shape")
+    exprs = []
+    for column, value in zip(columns, values, strict=True):
+        if column == "aggregate_version":
+            exprs.append("v.version")
+        elif column == "idempotency_key":
+            exprs.append("%s || v.version")
+            params.append(f"{ARI_UPDATED}:{subject}:")
+        elif column == "data" and known is not None:
+            exprs.append("%s::jsonb")
+            params.append(value)
+        elif column == "data":
+            exprs.append(_NIGHTS.format(sellable=sellable.sql))
+            params.extend([value, first, *sellable_params,
+                           [(d - first).days for d in days]])
+        else:
+            exprs.append("%s")
+            params.append(value)
+    if sql.startswith("SELECT "):  # the outbox's write function (migration 017), by position
+        call = sql[len("SELECT "):].partition("(")[0]
+        text = [_UPSERT, f'SELECT {call}({", ".join(exprs)}) FROM v']
+    else:
+        names = ", ".join(f'"{c}"' for c in columns)
+        text = [_UPSERT, f'INSERT INTO "outbox_event" ({names}) SELECT {", ".join(exprs)} FROM v']
+    uow.send_with_commit(" ".join(text), params)
+    uow.events.append(event)
+
+
+_UPSERT = ("WITH v AS (INSERT INTO ari_stream (id, created_at, updated_at, env_id, version, "
+           "property_id) VALUES (%s, now(), now(), %s, 1, %s) ON CONFLICT (env_id, id) DO UPDATE SET "
+           "version = ari_stream.version + 1, updated_at = now() RETURNING version)")
+_NIGHTS = ("(%s::jsonb || jsonb_build_object('nights', (SELECT coalesce(jsonb_agg("
+           "jsonb_build_object('date', to_char(%s::date + (u.i - 1)::int, 'YYYY-MM-DD'), "
+           "'sellable', u.x, 'rates', '{{}}'::jsonb) ORDER BY u.i), '[]'::jsonb) "
+           "FROM ({sellable}) s(rt, arr) CROSS JOIN LATERAL unnest(s.arr) WITH ORDINALITY "
+           "AS u(x, i) WHERE (u.i - 1) = ANY(%s::int[]))))")

@@ -1,0 +1,1 @@
+"""The front desk: check-in, walk-in, check-out, stay feedback."""

@@ -1,0 +1,256 @@
+"""Check-in and walk-in. Check-in gives the stay a room (the one given, the one assigned, or the
+first free one of the booked type), makes the room OCCUPIED and opens the stay's folio in the same
+transaction: an occupied room always has an OPEN folio (SPEC rule 5).
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+from pms import wiring
+from pms.context import Ctx
+from pms.db.database import is_postgres
+from pms.db.fields import utcnow
+from pms.db.locking import lock_errors
+from pms.db.statements import Statement
+from pms.db.uow import read_scope, unit_of_work
+from pms.domain.business_date import business_date
+from pms.domain.states import FOLIO_INITIAL, RESERVATION_MACHINE, ROOM_MACHINE
+from pms.errors import Conflict, RoomTypeUnavailable, RoomUnavailable, ValidationFailed
+from pms.models import Profile, RatePlan, Reservation, Room, RoomType
+from pms.schemas import reservations as s
+from pms.schemas.common import to_data
+from pms.services.cashiering.folio_state import statement_with_commit
+from pms.services.cashiering.folios import open_folio
+from pms.services.catalog.catalog import load_property
+from pms.services.kiosk import kiosk_sessions
+from pms.services.references import unknown_reference
+from pms.services.reservations.reservations import create_reservation, record
+from pms.services.reservations.room_holds import (
+    OUT_OF_ORDER_MARKS,
+    check_room,
+    find_room,
+    hold_room,
+    lock_room,
+    release_room_holds,
+    room_of,
+)
+from pms.services.reservations.stays import auto_assign, lock_stay
+
+
+def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
+             body: s.CheckInIn) -> Reservation:
+    """Check a CONFIRMED guest in on (or after) the arrival date.
+
+    Raises:
+        NotFound. InvalidTransition (409): not CONFIRMED.
+        KioskLocked, KioskModeDisabled (409), KioskSessionInvalid (403): a kiosk token
+            without CHECK_IN or without its session for this stay (pms.services.kiosk.kiosk_sessions).
+        Conflict (409 check_in_too_early / stay_ended): outside the stay's dates.
+        ValidationFailed (422): unknown room.
+        RoomUnavailable (409): the room is of another type, occupied, out of order or held by
+            another stay; or no free room of the type is left.
+    """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_IN)
+        row, today = lock_stay(ctx, property_id, reservation_id)
+        status = RESERVATION_MACHINE.transition(row.status, "check_in")
+        before = to_data(s.reservation_out(row))
+        if row.arrival_date > today:
+            raise Conflict(f"check-in opens on the arrival date {row.arrival_date}",
+                           code="check_in_too_early")
+        if row.departure_date <= today:
+            raise Conflict("the stay's departure date has passed", code="stay_ended")
+        fast, picked = is_postgres(), False
+        if body.room_number or body.room_id:
+            room = find_room(property_id, room_number=body.room_number, room_id=body.room_id)
+        elif row.room_id is not None:
+            room = Room.get_by_id(row.room_id)
+        elif fast:
+            room, picked = pick_room(row, today), True  # locked and checked in one statement
+        else:
+            room = auto_assign(row, today)
+        if not picked:
+            room = lock_room(room.id)
+            check_room(row, room, today, row.departure_date)
+        room.status = ROOM_MACHINE.transition(room.status, "occupy", error=_room_busy).value
+        if fast:
+            occupy(uow, row, room, today)
+        else:
+            room.save()
+            release_room_holds(row)
+            hold_room(row, room.id, today, row.departure_date)
+            open_folio(row, room_number=room.room_number)
+        row.room = room.id
+        row.status = status.value
+        row.checked_in_at = ctx.now
+        row.checked_in_business_date = today
+        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        row.room = room  # (the answer reads its number without a query)
+        record(uow, row, "checked_in", before=before)
+    return row
+
+
+# -- PostgreSQL: the room picked, held and occupied and the folio opened in two round trips ------
+
+# The pick is the PL/pgSQL function `pms_pick_room` (migration 018: the vacant rooms of the
+# type in the pick's order, walked until one passes its checks and is locked; its plans kept per
+# connection). It returns room rows; the columns are named here in the model's order.
+@functools.cache
+def _pick_statement() -> Statement:
+    columns = ", ".join(f.column_name for f in Room._meta.sorted_fields)
+    return Statement.text("checkin.pick_room", postgres=(
+        f"SELECT {columns} FROM pms_pick_room(%(env)s, %(prop)s, %(type)s, %(stay)s, "
+        "%(start)s, %(end)s, %(out_of_order)s, %(lock)s)"))
+
+# the stay's holds released, the room occupied, its hold taken (an overlap with another stay's
+# hold, which the exclusion constraint refuses, inserts nothing: 409 below)
+OCCUPY = Statement.text("checkin.occupy", postgres="""
+DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(stay)s;
+UPDATE room SET status = %(status)s, updated_at = %(at)s WHERE env_id = %(env)s AND id = %(room)s;
+INSERT INTO room_stay (id, created_at, updated_at, env_id, reservation_id, property_id, room_id,
+                       start_date, end_date)
+VALUES (%(hold)s, %(at)s, %(at)s, %(env)s, %(stay)s, %(prop)s, %(room)s, %(start)s, %(end)s)
+ON CONFLICT DO NOTHING RETURNING id""")
+
+# open_folio: the OPEN guest folio gets the room number, or one is opened (at most one OPEN
+# guest folio per stay: a unique index); nothing reads it back, so it goes with the COMMIT
+OPEN_FOLIO = Statement.text("checkin.open_folio", postgres="""
+UPDATE folio SET room_number = %(number)s, updated_at = %(at)s
+ WHERE env_id = %(env)s AND reservation_id = %(stay)s AND folio_type = 'GUEST'
+   AND status = 'OPEN' AND room_number IS DISTINCT FROM %(number)s;
+INSERT INTO folio (id, created_at, updated_at, env_id, version, reservation_id, property_id,
+                   room_number, status, folio_type, currency)
+VALUES (%(folio)s, %(at)s, %(at)s, %(env)s, 0, %(stay)s, %(prop)s, %(number)s, %(open)s,
+        'GUEST', %(currency)s)
+ON CONFLICT DO NOTHING""")
+
+
+def pick_room(row: Reservation, start: date) -> Room:
+    """`auto_assign` in one statement (PostgreSQL): the first vacant room of the booked type,
+    in order, clean ones first, not held by another stay nor in maintenance on the nights, not
+    marked out of order, locked with FOR UPDATE SKIP LOCKED (a room another check-in is taking
+    is skipped, not waited for).
+
+    Raises:
+        RoomUnavailable (409): no room of the type is free for the stay.
+    """
+    wired = wiring.current()
+    found = _pick_statement().one(prop=row.property_id, type=row.room_type_id, stay=row.id,
+                                  start=start, end=row.departure_date,
+                                  out_of_order=sorted(OUT_OF_ORDER_MARKS),
+                                  lock=wired.locking_enabled)  # unlocked: the TEST-ONLY control
+    if found is None:
+        raise RoomUnavailable("no vacant room of the booked type is free for this stay")
+    room = room_of(found)
+    if wired.pause_after_pick is not None:  # TEST-ONLY: hold the pick open
+        wired.pause_after_pick()
+    return room
+
+
+def occupy(uow: Any, row: Reservation, room: Room, start: date) -> None:
+    """The check-in's writes on PostgreSQL: the stay's holds released, the room occupied and
+    held [start, departure) in one round trip, the folio opened with the COMMIT.
+
+    Raises:
+        RoomUnavailable (409): the room is held by another stay on these nights.
+    """
+    at = utcnow()
+    held = OCCUPY.one(stay=row.id, room=room.id, status=room.status, at=at,
+                      hold=uuid.uuid4(), prop=row.property_id, start=start,
+                      end=row.departure_date)
+    if held is None:
+        raise RoomUnavailable("the room is held by another stay on these nights")
+    statement_with_commit(uow, OPEN_FOLIO, stay=row.id, number=room.room_number, at=at,
+                          folio=uuid.uuid4(), prop=row.property_id, open=FOLIO_INITIAL.value,
+                          currency=row.currency)
+
+
+class _room_busy(Conflict):  # noqa: N801 - used as a Machine error class
+    """Raised when the chosen room is already occupied."""
+
+    code = "room_unavailable"
+
+
+# -- walk-in ------------------------------------------------------------------------------------
+
+def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
+    """Express booking at the kiosk or desk: a CONFIRMED reservation arriving today, source
+    WALKIN, channel KIOSK, from the given (or the first available) room type; the guest then
+    checks in through the normal check-in route.
+
+    A kiosk token (issue 30) needs the WALK_IN mode (409 kiosk_mode_disabled; 409
+    kiosk_locked in lockdown), a guarantee (payment_method_id, else 422) and books the public
+    plans only (a named negotiated plan reads as unknown, 422).
+
+    Raises:
+        NotFound. ValidationFailed (422): no departure, bad references or occupancy.
+        RoomTypeUnavailable (409): nothing is available tonight.
+    """
+    kiosk = kiosk_sessions.is_kiosk(ctx)
+    if kiosk and body.payment_method_id is None:
+        raise ValidationFailed("a walk-in at a kiosk needs a guarantee (payment_method_id)",
+                               errors=[{"field": "payment_method_id", "message": "required"}])
+    with read_scope(ctx):
+        prop = load_property(property_id)
+        if kiosk:  # issue 30: on the server, per route
+            kiosk_sessions.require_modes(property_id, kiosk_sessions.WALK_IN)
+        today = business_date(prop, ctx.now)
+        if (body.guest_profile_id is not None and ctx.holder_id is None
+                and not Profile.select(Profile.id).where(
+                    Profile.id == body.guest_profile_id).exists()):
+            # before any room type is tried: a full house must not hide an unknown profile
+            raise unknown_reference("guest_profile_id", "guest_profile_id is not a known profile")
+        candidates = _candidates(property_id, body, public_only=kiosk)
+    if body.departure_date is not None:
+        departure = body.departure_date
+    else:
+        departure = today + timedelta(days=body.nights or 1)
+    last_error: Exception | None = None
+    for room_type_id, rate_plan_id in candidates:
+        reservation_in = s.ReservationIn(
+            room_type_id=room_type_id, rate_plan_id=rate_plan_id, arrival_date=today,
+            departure_date=departure, adults=body.adults, children=body.children,
+            guest_profile_id=body.guest_profile_id, guest=body.guest)
+        try:
+            row, _ = create_reservation(ctx, property_id, reservation_in, source="WALKIN",
+                                        channel="KIOSK")
+            return row
+        except (RoomTypeUnavailable, ValidationFailed) as exc:
+            if body.room_type_id is not None and body.rate_plan_id is not None:
+                raise
+            last_error = exc
+    if isinstance(last_error, ValidationFailed) and body.room_type_id is not None:
+        raise last_error
+    raise RoomTypeUnavailable("no room type is available for a walk-in tonight")
+
+
+def _candidates(property_id: uuid.UUID, body: s.WalkInIn, *, public_only: bool = False
+                ) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(room type, rate plan) pairs to try. `public_only` (a kiosk): the plans of the public
+    search only, never a negotiated one, even when named (422 as an unknown plan)."""
+    types = RoomType.select().where(RoomType.property == property_id)
+    if body.room_type_id is not None:
+        types = types.where(RoomType.id == body.room_type_id)
+    plans = RatePlan.select().where((RatePlan.property == property_id)
+                                    & (RatePlan.active == True))  # noqa: E712
+    if body.rate_plan_id is not None:
+        plans = RatePlan.select().where((RatePlan.property == property_id)
+                                        & (RatePlan.id == body.rate_plan_id))
+        if public_only:
+            plans = plans.where((RatePlan.negotiated == False)  # noqa: E712
+                                & (RatePlan.active == True))  # noqa: E712
+    else:
+        plans = plans.where(RatePlan.negotiated == False)  # noqa: E712
+    type_ids = [t.id for t in types.order_by(RoomType.sort_order, RoomType.code)]
+    plan_ids = [p.id for p in plans.order_by(RatePlan.code)]
+    if body.room_type_id is not None and not type_ids:
+        raise ValidationFailed("room_type_id is not a room type of this property",
+                               errors=[{"field": "room_type_id", "message": "unknown"}])
+    if body.rate_plan_id is not None and not plan_ids:
+        raise ValidationFailed("rate_plan_id is not a rate plan of this property",
+                               errors=[{"field": "rate_plan_id", "message": "unknown"}])
+    return [(t, p) for t in type_ids for p in plan_ids]

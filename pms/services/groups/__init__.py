@@ -1,0 +1,1 @@
+"""Group business: room blocks and banquet events on function spaces."""

@@ -1,0 +1,133 @@
+"""Room blocks' held rooms in house inventory (issue 33): the part of pms.services.groups.room_blocks
+that the reservations' cancel needs (a picked-up room goes back to its block), kept apart so
+that reservations never import the block use cases (which import reservations).
+
+A block HOLDS its unpicked rooms while it deducts and is not cut off; `InventoryDay.held` is the
+sum over a property's blocks, moved only by `apply_held` under the booking's own night locks.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import date, timedelta
+
+import peewee
+
+from pms import wiring
+from pms.db.locking import for_update, lock_errors
+from pms.db.uow import locked_row
+from pms.domain.states import BlockStatus
+from pms.errors import NotFound, RoomTypeUnavailable
+from pms.models.inventory import InventoryDay
+from pms.models.room_blocks import RoomBlock, RoomBlockNight
+from pms.services.inventory.inventory import lock_inventory, recount_locked
+
+HOLDING = frozenset({BlockStatus.TENTATIVE, BlockStatus.DEFINITE, BlockStatus.ACTUAL})
+Key = tuple[uuid.UUID, date]
+
+
+def shortage(nights: Iterable[Key], detail: str) -> RoomTypeUnavailable:
+    days = sorted({d for _, d in nights})
+    return RoomTypeUnavailable(f"{detail} on {', '.join(d.isoformat() for d in days)}",
+                               nights=[d.isoformat() for d in days])
+
+
+def holds(block: RoomBlock) -> bool:
+    """Whether the block holds its unpicked rooms out of house inventory now."""
+    return bool(block.deducts) and block.cut_off_at is None and \
+        BlockStatus(block.status) in HOLDING
+
+
+def night_held(block: RoomBlock, night: RoomBlockNight) -> int:
+    return max(night.allotted - night.picked, 0) if holds(block) else 0
+
+
+def held_map(block: RoomBlock, nights: Sequence[RoomBlockNight]) -> dict[Key, int]:
+    return {(n.room_type_id, n.date): night_held(block, n) for n in nights}
+
+
+def load_block(property_id: uuid.UUID, block_id: uuid.UUID, *, lock: bool = False) -> RoomBlock:
+    query = RoomBlock.select().where((RoomBlock.id == block_id)
+                                     & (RoomBlock.property == property_id))
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise NotFound("no such block")
+    return locked_row(row) if lock else row
+
+
+def apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, int]) -> None:
+    """Move `InventoryDay.held` by after - before per (room type, night), under the night
+    locks; a night that would hold more must have that many rooms for sale (409 naming the
+    nights short). Call inside the unit of work, after the block row's lock."""
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
+    delta = {k: v for k, v in delta.items() if v}
+    if not delta:
+        return
+    by_type: dict[uuid.UUID, list[date]] = defaultdict(list)
+    for rt, day in delta:
+        by_type[rt].append(day)
+    with lock_errors():
+        lock_inventory(property_id, [(rt, sorted(days)) for rt, days in by_type.items()])
+        for rt, days in sorted(by_type.items(), key=lambda kv: str(kv[0])):
+            rows = list(InventoryDay.select().where(
+                (InventoryDay.room_type == rt) & InventoryDay.date.in_(days)))
+            if any(delta[(rt, r.date)] > 0 for r in rows):
+                counts = recount_locked(property_id, rows, min(days), max(days) + timedelta(1))
+                short = [(rt, r.date) for r in rows
+                         if counts[(rt, r.date)].sellable < delta[(rt, r.date)]]
+                if short:
+                    raise shortage(short, "not enough rooms of this type are for sale")
+                if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
+                    wiring.current().pause_after_check()
+            groups: dict[int, list[uuid.UUID]] = defaultdict(list)
+            for r in rows:
+                groups[delta[(rt, r.date)]].append(r.id)
+            for amount, ids in groups.items():
+                InventoryDay.update(held=peewee.Case(
+                    None, [(InventoryDay.held + amount >= 0, InventoryDay.held + amount)], 0)
+                ).where(InventoryDay.id.in_(ids)).execute()
+
+
+def held_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,
+                end: date) -> dict[Key, int]:
+    """The reference recount of `InventoryDay.held` from the blocks themselves (tests and the
+    receipt compare it with the stored column)."""
+    ids = list(room_type_ids)
+    out: dict[Key, int] = defaultdict(int)
+    if not ids:
+        return out
+    query = (RoomBlockNight.select(RoomBlockNight, RoomBlock)
+             .join(RoomBlock, on=(RoomBlockNight.block == RoomBlock.id))
+             .where((RoomBlock.property == property_id) & RoomBlockNight.room_type_id.in_(ids)
+                    & (RoomBlockNight.date >= start) & (RoomBlockNight.date < end)))
+    for night in query:
+        out[(night.room_type_id, night.date)] += night_held(night.block, night)
+    return out
+
+
+def give_back(property_id: uuid.UUID, block_id: uuid.UUID, room_type_id: uuid.UUID,
+              nights: Sequence[date]) -> None:
+    """A picked-up reservation is cancelled (its nights already released to the house by the
+    caller, under the night locks): picked goes down; while the block holds, the room goes back
+    to the block (held + 1), after the cut-off it stays with the house. Call inside the cancel's
+    unit of work, with the block row locked first (`lock_for_cancel`)."""
+    block = load_block(property_id, block_id)
+    rows = list(RoomBlockNight.select().where(
+        (RoomBlockNight.block == block_id) & (RoomBlockNight.room_type_id == room_type_id)
+        & RoomBlockNight.date.in_(list(nights))))
+    before = held_map(block, rows)
+    for n in rows:
+        if n.picked > 0:
+            n.picked -= 1
+            n.save()
+    apply_held(property_id, before, held_map(block, rows))
+
+
+def lock_for_cancel(property_id: uuid.UUID, block_id: uuid.UUID) -> None:
+    """Take the block row's lock before the night locks (the lock order of pick-ups)."""
+    try:
+        load_block(property_id, block_id, lock=True)
+    except NotFound:
+        return

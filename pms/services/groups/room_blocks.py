@@ -1,0 +1,751 @@
+"""Room blocks (issue 33): allocation grid, states, rooms held out of house inventory, pick-up,
+cut-off and wash.
+
+Inventory. A block HOLDS its unpicked rooms (allotted - picked, per room type and night) while it
+deducts (`RoomBlock.deducts`: DEFINITE and ACTUAL; TENTATIVE when the property's setting
+`blocks.tentative_deducts_inventory` was on when the block went TENTATIVE) and is not cut off.
+The sum over a property's blocks is `InventoryDay.held`, written only here and only under the
+booking's own night locks (`pms.services.inventory.inventory.lock_inventory`: FOR UPDATE of the
+inventory_day rows in (room type, date) order); the one sellable formula
+(`pms.domain.availability.sellable`) subtracts it, and so do the search's SQL and the booking's
+take (`pms_take_nights`, migration 034). Every change of a block computes what it holds before
+and after (`_held_map`) and applies the difference (`_apply_held`): a night that would hold MORE
+is checked under the locks against the rooms still for sale (409 `room_type_unavailable` naming
+the nights short), so a block can never make a room type oversold (SPEC rule 6).
+
+Pick-up converts a held room into a sold one (sold + n, held - n: house availability unchanged)
+and never exceeds the allocation (409 `block_allocation_exhausted` naming the nights); a block
+that holds nothing (TENTATIVE without the setting, or cut off) sells from the house
+(`take_rooms`). Cancelling a picked-up reservation gives the room back to the block while it
+holds (before the cut-off), else to the house.
+
+Lock order, everywhere: the reservation row (a cancel), the block row, the inventory rows.
+Dry runs (`dry_run=True`) run the whole change, checks and locks included, and roll it back.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import date, timedelta
+from typing import Any
+
+import peewee
+
+from pms import wiring
+from pms.context import Ctx
+from pms.db.locking import for_update, lock_errors
+from pms.db.pagination import Page, paginate
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.domain.availability import usable
+from pms.domain.states import BLOCK_DEDUCTING, BLOCK_INITIAL, BLOCK_MACHINE, BlockStatus
+from pms.domain.stay import stay_nights
+from pms.errors import AlreadyExists, Conflict, NotFound, ValidationFailed
+from pms.models.catalog import RatePlan
+from pms.models.inventory import InventoryDay
+from pms.models.property import RoomType
+from pms.models.room_blocks import RoomBlock, RoomBlockNight
+from pms.schemas import room_blocks as s
+from pms.schemas.common import to_data
+from pms.schemas.jobs import job_out
+from pms.services.catalog.catalog import load_property
+from pms.services.groups.room_block_inventory import (
+    HOLDING,
+    Key,
+    apply_held,
+    held_map,
+    holds,
+    load_block,
+    night_held,
+    shortage,
+)
+from pms.services.inventory.inventory import (
+    _refresh,
+    lock_days,
+    recount_locked,
+    release_rooms,
+    take_rooms,
+)
+from pms.services.references import unknown_reference
+
+MAX_BLOCK_NIGHTS = 366
+FORMULA = "sellable = max(min(physical - OOO - OOS, sell limit) - sold - held by blocks, 0)"
+
+
+class _DryRun(Exception):
+    """Rolls a dry run's unit of work back, carrying its answer."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("dry run")
+        self.result = result
+
+
+def _invalid(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}", errors=[{"field": field, "message": message}])
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+def _nights_of(block: RoomBlock, *, lock: bool = False) -> list[RoomBlockNight]:
+    query = (RoomBlockNight.select().where(RoomBlockNight.block == block.id)
+             .order_by(RoomBlockNight.room_type_id, RoomBlockNight.date))
+    return list(for_update(query) if lock else query)
+
+
+def block_out(row: RoomBlock, nights: Sequence[RoomBlockNight] | None = None) -> s.BlockOut:
+    if nights is None:
+        nights = _nights_of(row)
+    cells = [s.NightOut(room_type_id=n.room_type_id, date=n.date, allotted=n.allotted,
+                        picked=n.picked, washed=n.washed, released=n.released,
+                        held=night_held(row, n)) for n in nights]
+    return s.BlockOut(
+        id=row.id, property_id=row.property_id, code=row.code, name=row.name,
+        arrival_date=row.arrival_date, departure_date=row.departure_date,
+        cutoff_date=row.cutoff_date, rate_plan_id=row.rate_plan_id,
+        company_profile_id=row.company_profile_id, folio_id=row.folio_id, status=row.status,
+        deducts=bool(row.deducts), cut_off_at=row.cut_off_at,
+        allotted=sum(c.allotted for c in cells), picked=sum(c.picked for c in cells),
+        held=sum(c.held for c in cells), allocation=cells, version=row.version,
+        created_at=row.created_at, updated_at=row.updated_at)
+
+
+def get_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> s.BlockOut:
+    with read_scope(ctx):
+        return block_out(load_block(property_id, block_id))
+
+
+def list_blocks(ctx: Ctx, property_id: uuid.UUID, query: s.BlockQuery
+                ) -> tuple[list[s.BlockOut], str | None]:
+    """A page of the property's blocks (with their grids) and the next cursor."""
+    with read_scope(ctx):
+        load_property(property_id)
+        select = RoomBlock.select().where(RoomBlock.property == property_id)
+        if query.status is not None:
+            select = select.where(RoomBlock.status == query.status)
+        page: Page[RoomBlock] = paginate(select, RoomBlock, limit=query.limit,
+                                         cursor=query.cursor)
+        return [block_out(r) for r in page.items], page.next_cursor
+
+
+# -- create, edit, delete -------------------------------------------------------------------------
+
+def _check_dates(arrival: date, departure: date, cutoff: date) -> None:
+    if departure <= arrival:
+        raise _invalid("departure_date", "must be after arrival_date")
+    if (departure - arrival).days > MAX_BLOCK_NIGHTS:
+        raise _invalid("departure_date", f"a block covers at most {MAX_BLOCK_NIGHTS} nights")
+    if cutoff > arrival:
+        raise _invalid("cutoff_date", "must be on or before arrival_date")
+
+
+def _cells(block: RoomBlock, cells: Sequence[s.AllocationCell]) -> dict[Key, int]:
+    """The grid cells a body names, checked: room types of the property, nights of the block."""
+    types = {rt.id for rt in RoomType.select(RoomType.id).where(
+        RoomType.property == block.property_id)}
+    out: dict[Key, int] = {}
+    for i, cell in enumerate(cells):
+        if cell.room_type_id not in types:
+            raise unknown_reference(f"allocation[{i}].room_type_id",
+                                    "not a room type of this property")
+        last = cell.to_date or cell.date
+        if cell.date < block.arrival_date or last >= block.departure_date or last < cell.date:
+            raise _invalid(f"allocation[{i}].date",
+                           f"nights run from {block.arrival_date} to the night before "
+                           f"{block.departure_date}")
+        day = cell.date
+        while day <= last:
+            out[(cell.room_type_id, day)] = cell.allotted
+            day += timedelta(days=1)
+    return out
+
+
+def _set_allocation(ctx: Ctx, block: RoomBlock, nights: list[RoomBlockNight],
+                    cells: dict[Key, int]) -> list[RoomBlockNight]:
+    """Set allotments (rows made as needed); never below what is picked up (409)."""
+    by_key = {(n.room_type_id, n.date): n for n in nights}
+    below = [k for k, v in cells.items() if k in by_key and v < by_key[k].picked]
+    if below:
+        raise Conflict("the allocation cannot go below the rooms picked up on "
+                       + ", ".join(sorted({d.isoformat() for _, d in below})),
+                       code="allocation_below_pickup",
+                       nights=sorted({d.isoformat() for _, d in below}))
+    for key, allotted in sorted(cells.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        night = by_key.get(key)
+        if night is None:
+            night = RoomBlockNight(env_id=ctx.env_id, block=block.id, room_type_id=key[0],
+                                   date=key[1], allotted=allotted)
+            night.save(force_insert=True)
+            by_key[key] = night
+        elif night.allotted != allotted:
+            night.allotted = allotted
+            night.save()
+    return sorted(by_key.values(), key=lambda n: (str(n.room_type_id), n.date))
+
+
+def _check_company(company_id: uuid.UUID | None) -> None:
+    from pms.models.profiles import Profile
+
+    if company_id is not None and not Profile.select(Profile.id).where(
+            (Profile.id == company_id) & (Profile.kind == "COMPANY")).exists():
+        raise unknown_reference("company_profile_id", "company_profile_id: not a company "
+                                                      "profile")
+
+
+def _code_free(property_id: uuid.UUID, code: str) -> None:
+    if RoomBlock.select(RoomBlock.id).where((RoomBlock.property == property_id)
+                                           & (RoomBlock.code == code)).exists():
+        raise AlreadyExists(f"a block with code {code!r} exists")
+
+
+def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOut:
+    """A block, born INQUIRY (it holds nothing until it deducts), with its allocation grid.
+
+    Raises: NotFound (property). ValidationFailed: dates, unknown rate plan or company, grid
+    cells outside the block. AlreadyExists (409): the code is taken.
+    """
+    cutoff = body.cutoff_date or body.arrival_date
+    _check_dates(body.arrival_date, body.departure_date, cutoff)
+    with lock_errors(), unit_of_work(ctx) as uow:
+        load_property(property_id)
+        if not RatePlan.select(RatePlan.id).where((RatePlan.id == body.rate_plan_id)
+                                                  & (RatePlan.property == property_id)).exists():
+            raise unknown_reference("rate_plan_id", "rate_plan_id: not a rate plan of this "
+                                                    "property")
+        _check_company(body.company_profile_id)
+        _code_free(property_id, body.code)
+        row = RoomBlock(env_id=ctx.env_id, property=property_id, code=body.code,
+                        name=body.name, arrival_date=body.arrival_date,
+                        departure_date=body.departure_date, cutoff_date=cutoff,
+                        rate_plan_id=body.rate_plan_id,
+                        company_profile_id=body.company_profile_id,
+                        status=BLOCK_MACHINE.states(BLOCK_INITIAL).value, deducts=False,
+                        version=1)
+        try:
+            with RoomBlock._meta.database.atomic():
+                row.save(force_insert=True)
+        except peewee.IntegrityError:
+            raise AlreadyExists(f"a block with code {body.code!r} exists") from None
+        uow.born(row)
+        nights = _set_allocation(ctx, row, [], _cells(row, body.allocation))
+        out = block_out(row, nights)
+        uow.record("block", "created", row, to_data(out), property_id=property_id)
+    return out
+
+
+def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
+                 body: s.BlockPatch) -> s.BlockOut:
+    """Rename, move the cut-off date (a block not cut off yet), change the company."""
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_block(property_id, block_id, lock=True)
+        BLOCK_MACHINE.transition(row.status, "edit")
+        before = to_data(block_out(row))
+        if body.name is not s.UNSET:
+            row.name = body.name
+        if body.cutoff_date is not s.UNSET:
+            if row.cut_off_at is not None:
+                raise Conflict("the block is cut off already", code="block_cut_off")
+            _check_dates(row.arrival_date, row.departure_date, body.cutoff_date)
+            row.cutoff_date = body.cutoff_date
+        if body.company_profile_id is not s.UNSET:
+            _check_company(body.company_profile_id)
+            row.company_profile_id = body.company_profile_id
+        row.updated_at = ctx.now
+        row.save()
+        out = block_out(row)
+        uow.record("block", "updated", row, to_data(out), before=before,
+                   property_id=property_id)
+    return out
+
+
+def delete_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
+    """Delete an INQUIRY, CANCELLED or LOST block with nothing picked up (409 otherwise)."""
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row = load_block(property_id, block_id, lock=True)
+        nights = _nights_of(row)
+        if BlockStatus(row.status) not in (BlockStatus.INQUIRY, BlockStatus.CANCELLED,
+                                           BlockStatus.LOST) or any(n.picked for n in nights):
+            raise Conflict("only an inquiry, or a cancelled or lost block with nothing picked "
+                           "up, can be deleted", code="block_in_use")
+        data = to_data(block_out(row, nights))
+        uow.record("block", "deleted", row, data, before=data, property_id=property_id)
+        RoomBlockNight.delete().where(RoomBlockNight.block == row.id).execute()
+        RoomBlock.delete().where(RoomBlock.id == row.id).execute()
+
+
+# -- changes that move held rooms -----------------------------------------------------------------
+
+Mutate = Callable[[UnitOfWork, RoomBlock, list[RoomBlockNight]], list[RoomBlockNight]]
+
+
+def _change_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
+               action: str, *, dry_run: bool, mutate: Mutate, reason: str | None = None
+               ) -> s.BlockChangeOut:
+    """Inside `uow`: lock the block, let `mutate` change it and its nights, move held rooms by
+    the difference (checked under the night locks), record `block.{action}` (not on a dry
+    run: the caller rolls it back)."""
+    row = load_block(property_id, block_id, lock=True)
+    nights = _nights_of(row, lock=True)
+    before_out = to_data(block_out(row, nights))
+    held_before = held_map(row, nights)
+    nights = mutate(uow, row, nights)
+    held_after = held_map(row, nights)
+    apply_held(property_id, held_before, held_after)
+    row.updated_at = ctx.now
+    row.save()
+    out = block_out(row, nights)
+    changes = [s.HeldChangeOut(room_type_id=k[0], date=k[1],
+                               held_before=held_before.get(k, 0),
+                               held_after=held_after.get(k, 0))
+               for k in sorted(set(held_before) | set(held_after),
+                               key=lambda k: (str(k[0]), k[1]))
+               if held_before.get(k, 0) != held_after.get(k, 0)]
+    if not dry_run:
+        uow.record("block", action, row, to_data(out), before=before_out, reason=reason,
+                   property_id=property_id)
+    return s.BlockChangeOut(dry_run=dry_run, block=out, held_changes=changes)
+
+
+def _change(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, action: str, *,
+            dry_run: bool, mutate: Mutate, reason: str | None = None) -> s.BlockChangeOut:
+    """`_change_in` in a unit of work of its own; a dry run answers the same and rolls
+    everything back."""
+    try:
+        with lock_errors(), unit_of_work(ctx) as uow:
+            result = _change_in(uow, ctx, property_id, block_id, action, dry_run=dry_run,
+                                mutate=mutate, reason=reason)
+            if dry_run:
+                raise _DryRun(result)
+    except _DryRun as dry:
+        return dry.result
+    return result
+
+
+def _tentative_deducts(ctx: Ctx, property_id: uuid.UUID) -> bool:
+    from pms.services.catalog.settings import effective
+
+    return bool(effective(ctx, property_id).get("blocks", {}).get(
+        "tentative_deducts_inventory", False))
+
+
+def transition(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, trigger: str, *,
+               dry_run: bool = False, cancel_picked: bool = False) -> s.BlockChangeOut:
+    """Move the block by BLOCK_MACHINE (409 invalid_transition otherwise).
+
+    Into DEFINITE (or TENTATIVE with the setting on) the block starts holding its unpicked rooms:
+    checked under the night locks (409 room_type_unavailable naming the nights short).
+    `release` (DEFINITE -> TENTATIVE) only with nothing picked up (409 block_has_pickup);
+    `cancel` with picked-up rooms only with `cancel_picked`, which cancels those reservations
+    too (409 block_has_pickup otherwise). CANCELLED and LOST hold nothing.
+    """
+    tentative_deducts = _tentative_deducts(ctx, property_id) if trigger == "tentative" else False
+
+    def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
+               ) -> list[RoomBlockNight]:
+        new = BLOCK_MACHINE.transition(row.status, trigger)
+        picked = sum(n.picked for n in nights)
+        if trigger == "release" and picked:
+            raise Conflict(f"the block has {picked} rooms picked up: it cannot be released",
+                           code="block_has_pickup", count=picked)
+        if trigger == "cancel" and picked:
+            if not cancel_picked:
+                raise Conflict(f"the block has {picked} rooms picked up: send cancel_picked "
+                               "to cancel them too", code="block_has_pickup", count=picked)
+            _cancel_pickups(ctx, uow, row, nights)
+        row.status = new.value
+        if new in BLOCK_DEDUCTING:
+            row.deducts = True
+        elif new == BlockStatus.TENTATIVE:
+            row.deducts = tentative_deducts
+        else:
+            row.deducts = False
+        return nights
+
+    action = {"actualize": "actual", "release": "released"}.get(trigger, trigger)
+    return _change(ctx, property_id, block_id, {"tentative": "tentative",
+                                                "definite": "definite", "cancel": "cancelled",
+                                                "lose": "lost"}.get(trigger, action),
+                   dry_run=dry_run, mutate=mutate)
+
+
+def _cancel_pickups(ctx: Ctx, uow: UnitOfWork, block: RoomBlock,
+                    nights: list[RoomBlockNight]) -> None:
+    """Cancel the block's live reservations (consented by cancel_picked), their rooms back to
+    the house, each with its own event."""
+    from pms.domain.states import RESERVATION_MACHINE
+    from pms.models.reservations import Reservation
+    from pms.schemas import reservations as rs
+    from pms.services.reservations.reservations import record
+
+    live = list(for_update(Reservation.select().where(
+        (Reservation.block_id == block.id) & (Reservation.status == "CONFIRMED"))
+        .order_by(Reservation.id)))
+    by_key = {(n.room_type_id, n.date): n for n in nights}
+    for res in live:
+        before = to_data(rs.reservation_out(res))
+        status = RESERVATION_MACHINE.transition(res.status, "cancel")
+        nights_of = stay_nights(res.arrival_date, res.departure_date)
+        release_rooms(block.property_id, res.room_type_id, nights_of)
+        for day in nights_of:
+            n = by_key.get((res.room_type_id, day))
+            if n is not None and n.picked > 0:
+                n.picked -= 1
+        res.status, res.cancelled_at = status.value, ctx.now
+        res.save()
+        record(uow, res, "cancelled", before=before)
+    for n in nights:
+        n.save()
+
+
+def set_allocation(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.AllocationIn,
+                   *, dry_run: bool = False) -> s.BlockChangeOut:
+    """PUT the allocation grid's cells (others keep theirs): never below what is picked up
+    (409 allocation_below_pickup); more rooms held are checked under the night locks (409)."""
+    def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
+               ) -> list[RoomBlockNight]:
+        if BlockStatus(row.status) not in (*HOLDING, BlockStatus.INQUIRY):
+            BLOCK_MACHINE.transition(row.status, "edit")
+        return _set_allocation(ctx, row, nights, _cells(row, body.allocation))
+
+    return _change(ctx, property_id, block_id, "allocation_changed", dry_run=dry_run,
+                   mutate=mutate)
+
+
+def wash(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.WashIn, *,
+         dry_run: bool = False) -> s.BlockChangeOut:
+    """Reduce each night's allotment by `rooms` or by `percent` (rounded down), never below the
+    rooms picked up; the washed rooms go back to the house."""
+    if (body.rooms is None) == (body.percent is None):
+        raise _invalid("rooms", "send either rooms or percent")
+
+    def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
+               ) -> list[RoomBlockNight]:
+        BLOCK_MACHINE.transition(row.status, "edit")
+        if body.room_type_id is not None and not RoomType.select(RoomType.id).where(
+                (RoomType.id == body.room_type_id)
+                & (RoomType.property == row.property_id)).exists():
+            raise unknown_reference("room_type_id", "room_type_id: not a room type of this "
+                                                    "property")
+        for n in nights:
+            if body.room_type_id is not None and n.room_type_id != body.room_type_id:
+                continue
+            want = body.rooms if body.rooms is not None else \
+                math.floor(n.allotted * (body.percent or 0) / 100)
+            cut = min(want, max(n.allotted - n.picked, 0))
+            if cut:
+                n.allotted -= cut
+                n.washed += cut
+                n.save()
+        return nights
+
+    return _change(ctx, property_id, block_id, "washed", dry_run=dry_run, mutate=mutate)
+
+
+def _cut_off_mutation(ctx: Ctx) -> Mutate:
+    def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
+               ) -> list[RoomBlockNight]:
+        BLOCK_MACHINE.transition(row.status, "cut_off")
+        if row.cut_off_at is not None:
+            raise Conflict("the block is cut off already", code="block_cut_off")
+        was_holding = holds(row)
+        row.cut_off_at = ctx.now
+        for n in nights:
+            n.released = max(n.allotted - n.picked, 0) if was_holding else 0
+            n.save()
+        return nights
+
+    return mutate
+
+
+def cut_off(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, *,
+            dry_run: bool = False) -> s.BlockChangeOut:
+    """Release the unpicked rooms to the house, once (409 block_cut_off on a repeat).
+    Later pick-ups sell from the house; a cancelled pick-up goes back to the house."""
+    return _change(ctx, property_id, block_id, "cut_off", dry_run=dry_run,
+                   mutate=_cut_off_mutation(ctx))
+
+
+def due_for_cut_off(property_id: uuid.UUID, business_date: date) -> list[uuid.UUID]:
+    """Blocks of the property whose cut-off date has come by `business_date` and that hold
+    or may hold rooms (call inside a scope)."""
+    return [r.id for r in RoomBlock.select(RoomBlock.id).where(
+        (RoomBlock.property == property_id) & RoomBlock.cut_off_at.is_null()
+        & (RoomBlock.cutoff_date <= business_date)
+        & RoomBlock.status.in_([st.value for st in HOLDING])).order_by(RoomBlock.id)]
+
+
+def cut_off_due_in(uow: UnitOfWork, property_id: uuid.UUID, business_date: date
+                   ) -> list[str]:
+    """The night audit's step, inside its unit of work: cut off every block whose cut-off
+    date is `business_date` or earlier (the new business date the audit rolls to), each with
+    its own `block.cut_off` event. Returns their codes."""
+    done = []
+    for block_id in due_for_cut_off(property_id, business_date):
+        out = _change_in(uow, uow.ctx, property_id, block_id, "cut_off", dry_run=False,
+                         mutate=_cut_off_mutation(uow.ctx),
+                         reason=f"night audit: cut-off date reached on {business_date}")
+        done.append(out.block.code)
+    return done
+
+
+# -- pick-up ---------------------------------------------------------------------------------------
+
+class _Pickup:
+    """The inventory step of a picked-up reservation, run by `create_reservation` in its unit
+    of work instead of the house's take."""
+
+    def __init__(self, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
+        self.property_id, self.block_id = property_id, block_id
+
+    def take(self, room_type_id: uuid.UUID, nights: Sequence[date], count: int = 1) -> None:
+        block = load_block(self.property_id, self.block_id, lock=True)
+        BLOCK_MACHINE.transition(block.status, "pick")
+        rows = list(for_update(RoomBlockNight.select().where(
+            (RoomBlockNight.block == block.id) & (RoomBlockNight.room_type_id == room_type_id)
+            & RoomBlockNight.date.in_(list(nights))).order_by(RoomBlockNight.date)))
+        by_day = {n.date: n for n in rows}
+        short = [(room_type_id, d) for d in nights
+                 if d not in by_day or by_day[d].allotted - by_day[d].picked < count]
+        if short:
+            days = sorted({d for _, d in short})
+            raise Conflict("the block's allocation is exhausted on "
+                           + ", ".join(d.isoformat() for d in days),
+                           code="block_allocation_exhausted",
+                           nights=[d.isoformat() for d in days])
+        if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
+            wiring.current().pause_after_check()
+        if holds(block):
+            self._convert(room_type_id, sorted(nights), count)
+        else:
+            take_rooms(self.property_id, room_type_id, nights, count)
+        # PERF: one UPDATE for every night (the rows are locked above)
+        RoomBlockNight.update(picked=RoomBlockNight.picked + count).where(
+            RoomBlockNight.id.in_([n.id for n in rows])).execute()
+
+    def _convert(self, room_type_id: uuid.UUID, nights: list[date], count: int) -> None:
+        """A held room becomes a sold one (house availability unchanged), under the night
+        locks; never above the rooms in service (409 naming the nights)."""
+        with lock_errors():
+            rows = lock_days(self.property_id, room_type_id, nights)
+            counts = recount_locked(self.property_id, rows, nights[0],
+                                    nights[-1] + timedelta(days=1))
+            short = [(room_type_id, r.date) for r in rows
+                     if r.sold + count > usable(counts[(room_type_id, r.date)].physical,
+                                                counts[(room_type_id, r.date)].ooo,
+                                                counts[(room_type_id, r.date)].oos)]
+            if short:
+                raise shortage(short, "no room of this type is in service")
+            _refresh(rows, counts)  # the stored snapshot, as every take writes it
+            day = InventoryDay
+            day.update(sold=day.sold + count, held=peewee.Case(
+                None, [(day.held >= count, day.held - count)], 0)).where(
+                day.id.in_([r.id for r in rows])).execute()
+
+
+def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn) -> Any:
+    """A reservation in the block at the block's rate plan, dates inside the block's.
+
+    Raises: NotFound (block). ValidationFailed: another rate plan, dates outside the block.
+    Conflict: block_allocation_exhausted (409, naming the nights), invalid_transition (the
+    block is INQUIRY, CANCELLED or LOST); as create_reservation otherwise.
+    """
+    import msgspec
+
+    from pms.schemas.reservations import ReservationIn
+    from pms.services.reservations.reservations import create_reservation
+
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+    BLOCK_MACHINE.transition(block.status, "pick")
+    if body.rate_plan_id is not None and body.rate_plan_id != block.rate_plan_id:
+        raise _invalid("rate_plan_id", "a block's reservations are at the block's rate plan")
+    if body.arrival_date < block.arrival_date or body.departure_date > block.departure_date:
+        raise _invalid("arrival_date", f"the block runs from {block.arrival_date} to "
+                                       f"{block.departure_date}")
+    fields = {f: getattr(body, f) for f in body.__struct_fields__}
+    fields["rate_plan_id"] = block.rate_plan_id
+    if fields.get("company_profile_id") is None and block.company_profile_id is not None:
+        fields["company_profile_id"] = block.company_profile_id
+    inner = msgspec.convert(msgspec.to_builtins(fields), ReservationIn)
+    row, _ = create_reservation(ctx, property_id, inner, pickup=_Pickup(property_id, block.id))
+    return row
+
+
+# -- the pick-up receipt ---------------------------------------------------------------------------
+
+def pickup_receipt(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID
+                   ) -> s.PickupReceiptOut:
+    """Per room type and night: the block's allotted, picked, released, washed and held rooms,
+    and the house's arithmetic (the reference formula) with the held rooms of every block."""
+    from pms.services.inventory.inventory_counts import night_counts
+
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+        nights = _nights_of(block)
+        types = sorted({n.room_type_id for n in nights}, key=str)
+        counts = night_counts(property_id, types, block.arrival_date, block.departure_date)
+        data = []
+        for n in nights:
+            c = counts[(n.room_type_id, n.date)]
+            cap = f"min({c.physical} - {c.ooo} - {c.oos}, " \
+                  f"{'none' if c.sell_limit is None else c.sell_limit})"
+            data.append(s.ReceiptNightOut(
+                room_type_id=n.room_type_id, date=n.date, allotted=n.allotted, picked=n.picked,
+                released=n.released, washed=n.washed, held=night_held(block, n),
+                physical=c.physical, out_of_order=c.ooo, out_of_service=c.oos,
+                sell_limit=c.sell_limit, sold=c.sold, held_by_blocks=c.held,
+                sellable=c.sellable,
+                arithmetic=f"max({cap} - {c.sold} sold - {c.held} held, 0) = {c.sellable}"))
+        return s.PickupReceiptOut(block_id=block.id, status=block.status,
+                                  deducts=bool(block.deducts),
+                                  cut_off=block.cut_off_at is not None, formula=FORMULA,
+                                  data=data)
+
+
+# -- the rooming list (a job) ----------------------------------------------------------------------
+
+ROOMING_LIST = "rooming_list"
+ROOMING_BATCH = 50  # rows per progress checkpoint; each row is its own short transaction
+
+
+def _row_problem(index: int, exc: Exception) -> s.RoomingRowOut:
+    code = getattr(exc, "code", "validation_failed")
+    extra = getattr(exc, "extra", {}) or {}
+    return s.RoomingRowOut(index=index, outcome="refused", code=code,
+                           detail=getattr(exc, "detail", str(exc)), nights=extra.get("nights"))
+
+
+def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[str, Any]]
+              ) -> tuple[list[s.RoomingRowOut], list[s.PickupIn | None]]:
+    """Every row checked against the block (call inside a scope): its shape, its dates inside
+    the block's, the rate plan, and the allocation left, counted cumulatively over the rows
+    before it (409 block_allocation_exhausted naming the nights short)."""
+    import msgspec
+
+    left = {(n.room_type_id, n.date): n.allotted - n.picked for n in nights}
+    outs: list[s.RoomingRowOut] = []
+    bodies: list[s.PickupIn | None] = []
+    can_pick = BLOCK_MACHINE.can(block.status, "pick")
+    for i, raw in enumerate(rows):
+        try:
+            body = msgspec.convert(raw, s.PickupIn)
+        except msgspec.ValidationError as exc:
+            outs.append(s.RoomingRowOut(index=i, outcome="refused", code="validation_failed",
+                                        detail=str(exc)))
+            bodies.append(None)
+            continue
+        problem = None
+        if not can_pick:
+            problem = ("invalid_transition", f"a {block.status} block takes no pick-up", None)
+        elif body.rate_plan_id is not None and body.rate_plan_id != block.rate_plan_id:
+            problem = ("validation_failed", "rate_plan_id: not the block's rate plan", None)
+        elif (body.departure_date <= body.arrival_date
+              or body.arrival_date < block.arrival_date
+              or body.departure_date > block.departure_date):
+            problem = ("validation_failed", f"the dates must lie inside the block's "
+                       f"({block.arrival_date} to {block.departure_date})", None)
+        else:
+            stay = stay_nights(body.arrival_date, body.departure_date)
+            short = [d for d in stay if left.get((body.room_type_id, d), 0) < 1]
+            if short:
+                problem = ("block_allocation_exhausted", "the block's allocation is exhausted",
+                           [d.isoformat() for d in short])
+            else:
+                for d in stay:
+                    left[(body.room_type_id, d)] -= 1
+        if problem is None:
+            outs.append(s.RoomingRowOut(index=i, outcome="valid"))
+            bodies.append(body)
+        else:
+            outs.append(s.RoomingRowOut(index=i, outcome="refused", code=problem[0],
+                                        detail=problem[1], nights=problem[2]))
+            bodies.append(None)
+    return outs, bodies
+
+
+def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.RoomingListIn
+                 ) -> tuple[Any, s.RoomingListOut | None]:
+    """A dry run answers every row's outcome at once: (None, answer). Otherwise the list is
+    queued as a job (`rooming_list`) with its own event and audit row: (job, None)."""
+    from pms.models.platform import Job, OutboxEvent
+
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+        if body.dry_run:
+            outs, _ = _precheck(block, _nights_of(block), body.rows)
+            refused = sum(1 for o in outs if o.outcome == "refused")
+            return None, s.RoomingListOut(block_id=block.id, mode=body.mode, dry_run=True,
+                                          applied=False, created=0, refused=refused, rows=outs)
+    with unit_of_work(ctx) as uow:
+        job = Job.create(kind=ROOMING_LIST, status="QUEUED", property_id=property_id,
+                         input={"block_id": str(block_id), "mode": body.mode,
+                                "rows": body.rows},
+                         result={"progress": {"done": 0, "total": len(body.rows)}})
+        # the job's audit row and its queued event (version 1), as pms.services.jobs records
+        # its own (not imported: jobs runs the rooming list, so it imports this module)
+        data = to_data(job_out(job))
+        uow.audit("job.queued", job, after=data)
+        uow.events.append(OutboxEvent.create(
+            type="hotel:pms:job:queued", subject=str(job.id), aggregate_type="job",
+            aggregate_version=1, property_id=job.property_id,
+            idempotency_key=f"hotel:pms:job:queued:{job.id}:1", data=data,
+            traceparent=ctx.traceparent, request_id=ctx.request_id, time=ctx.now))
+    return job, None
+
+
+def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None] | None = None
+                     ) -> dict[str, Any]:
+    """The job's work: all-or-nothing validates every row first and applies none when one is
+    refused (each row's outcome echoed, the refused naming what blocks them); then every row is
+    picked up in its own short transaction (the house's night locks are never held across
+    rows), in batches of ROOMING_BATCH with progress. A row refused while applying (a race)
+    rolls an all-or-nothing list back: its reservations are cancelled (rooms back to the block)."""
+    from pms.services.reservations.reservations import cancel_reservation
+
+    property_id, block_id = job.property_id, uuid.UUID(job.input["block_id"])
+    mode, rows = job.input["mode"], job.input["rows"]
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+        outs, bodies = _precheck(block, _nights_of(block), rows)
+    refused = any(o.outcome == "refused" for o in outs)
+    total = len(rows)
+    if mode == "all_or_nothing" and refused:
+        outs = [o if o.outcome == "refused" else s.RoomingRowOut(index=o.index,
+                                                                 outcome="not_applied")
+                for o in outs]
+        return _rooming_result(block_id, mode, False, outs, total)
+    created: list[tuple[int, Any]] = []
+    failed = False
+    for start in range(0, total, ROOMING_BATCH):
+        for i in range(start, min(start + ROOMING_BATCH, total)):
+            body = bodies[i]
+            if body is None:
+                continue
+            if failed:
+                outs[i] = s.RoomingRowOut(index=i, outcome="not_applied")
+                continue
+            try:
+                row = pick_up(ctx, property_id, block_id, body)
+            except (Conflict, ValidationFailed, NotFound) as exc:
+                outs[i] = _row_problem(i, exc)
+                failed = mode == "all_or_nothing"
+                continue
+            created.append((i, row))
+            outs[i] = s.RoomingRowOut(index=i, outcome="created", reservation_id=row.id,
+                                      confirmation_number=row.confirmation_number)
+        if progress is not None:
+            progress(min(start + ROOMING_BATCH, total), total)
+    if failed:  # all or nothing: give back what this list picked up
+        for i, row in created:
+            cancel_reservation(ctx, property_id, row.id)
+            outs[i] = s.RoomingRowOut(index=i, outcome="rolled_back", reservation_id=row.id,
+                                      confirmation_number=row.confirmation_number)
+    return _rooming_result(block_id, mode, not failed and bool(created), outs, total)
+
+
+def _rooming_result(block_id: uuid.UUID, mode: str, applied: bool,
+                    outs: list[s.RoomingRowOut], total: int) -> dict[str, Any]:
+    out = s.RoomingListOut(block_id=block_id, mode=mode, dry_run=False, applied=applied,
+                           created=sum(1 for o in outs if o.outcome == "created"),
+                           refused=sum(1 for o in outs if o.outcome == "refused"), rows=outs)
+    return {**to_data(out), "progress": {"done": total, "total": total}}

@@ -1,0 +1,1 @@
+"""Housekeeping: room status, tasks, out-of-order and out-of-service periods."""

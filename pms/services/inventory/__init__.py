@@ -1,0 +1,1 @@
+"""Inventory: rooms sold per type and night under night locks, the calendar, recounts, availability searches."""

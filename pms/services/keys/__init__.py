@@ -1,0 +1,1 @@
+"""Digital room keys and their lock-service sync."""

@@ -1,0 +1,1 @@
+"""The self-service kiosk: its configuration, lookup and sessions."""

@@ -1,0 +1,1 @@
+"""The night audit (end of day) and the reports it feeds."""

@@ -1,0 +1,1 @@
+"""Guest and company profiles and a guest's payment methods."""

@@ -1,0 +1,81 @@
+"""A guest profile's payment methods (issue 29): references to payments-service tokens.
+
+Only the token's `payment_method_id` and what the payments service reports of it (brand, last
+four digits, expiry month and year) are kept: never a card number or a secret (SPEC rule 3;
+bodies that look like card data are refused before they get here). Holder-scoped: a guest
+session reaches only its own profile's methods (another profile answers 404). Deleting a
+reference never deletes the payments-service token (no call is made).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from pms.context import Ctx
+from pms.db.locking import lock_errors
+from pms.db.pagination import Page, paginate
+from pms.db.uow import read_scope, unit_of_work
+from pms.errors import AlreadyExists, NotFound
+from pms.models import GuestPaymentMethod
+from pms.schemas import feedback as s
+from pms.schemas.common import ListQuery, to_data
+from pms.services.catalog.catalog import load_property
+from pms.services.profiles.profiles import load_profile
+
+
+def method_out(row: GuestPaymentMethod) -> s.PaymentMethodOut:
+    return s.PaymentMethodOut(id=row.id, profile_id=row.profile_id,
+                              payment_method_id=row.payment_method_id, brand=row.brand,
+                              last4=row.last4, exp_month=row.exp_month, exp_year=row.exp_year,
+                              created_at=row.created_at)
+
+
+def _own_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> None:
+    load_property(property_id)
+    if ctx.holder_id is not None and ctx.holder_id != profile_id:
+        raise NotFound("no such profile")
+    load_profile(profile_id)
+
+
+def list_methods(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
+                 query: ListQuery) -> Page[GuestPaymentMethod]:
+    with read_scope(ctx):
+        _own_profile(ctx, property_id, profile_id)
+        return paginate(GuestPaymentMethod.select().where(
+            GuestPaymentMethod.profile == profile_id), GuestPaymentMethod,
+            limit=query.limit, cursor=query.cursor)
+
+
+def add_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
+               body: s.PaymentMethodIn) -> GuestPaymentMethod:
+    """Keep a reference. Raises NotFound, AlreadyExists (409): the profile holds it already."""
+    with lock_errors(), unit_of_work(ctx) as uow:
+        _own_profile(ctx, property_id, profile_id)
+        GuestPaymentMethod.insert(
+            profile=profile_id, payment_method_id=body.payment_method_id, brand=body.brand,
+            last4=body.last4, exp_month=body.exp_month, exp_year=body.exp_year,
+        ).on_conflict_ignore().execute()
+        row = GuestPaymentMethod.select().where(
+            (GuestPaymentMethod.profile == profile_id)
+            & (GuestPaymentMethod.payment_method_id == body.payment_method_id)).get()
+        if row.version != 0:  # (a committed row has had its event: version >= 1)
+            raise AlreadyExists("the profile already holds this payment method",
+                                existing_id=str(row.id))
+        uow.record("guest_payment_method", "added", row, to_data(method_out(row)),
+                   property_id=property_id)
+    return row
+
+
+def remove_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
+                  payment_method_id: str) -> None:
+    """Forget a reference (the payments-service token itself is left alone). Raises NotFound."""
+    with lock_errors(), unit_of_work(ctx) as uow:
+        _own_profile(ctx, property_id, profile_id)
+        row = GuestPaymentMethod.select().where(
+            (GuestPaymentMethod.payment_method_id == payment_method_id)
+            & (GuestPaymentMethod.profile == profile_id)).first()
+        if row is None:
+            raise NotFound("no such payment method")
+        uow.record("guest_payment_method", "deleted", row, to_data(method_out(row)),
+                   before=to_data(method_out(row)), property_id=property_id)
+        GuestPaymentMethod.delete().where(GuestPaymentMethod.id == row.id).execute()

@@ -1,0 +1,248 @@
+"""Guest and company profiles: create-or-ensure, loyalty number.
+
+Staff ensure any profile by email or external reference. A holder session (guest or traveler
+token) only ever ensures, reads and changes its own profile, the one whose id is its holder_id:
+a body naming another guest's email never returns that guest's profile.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import msgspec
+import peewee
+
+from pms.context import Ctx
+from pms.db.database import db
+from pms.db.locking import for_update
+from pms.db.statements import Statement
+from pms.db.uow import read_scope, unit_of_work
+from pms.errors import Conflict, NotFound, ValidationFailed
+from pms.events import event_type
+from pms.models import Profile, RatePlan
+from pms.schemas.common import to_data
+from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, profile_out
+from pms.services.catalog.catalog import load_property
+
+
+def _find_existing(body: ProfileIn) -> Profile | None:
+    if body.email:
+        row = Profile.get_or_none(Profile.email_normalized == body.email.strip().lower())
+        if row is not None:
+            return row
+    if body.external_ref:
+        return Profile.get_or_none(Profile.external_ref == body.external_ref)
+    return None
+
+
+_PROFILE_FIELDS = tuple(Profile._meta.sorted_fields)
+
+# PERF (issue 10): the property check and the look for a profile with the same email (first) or
+# external reference, in ONE statement, built once per process; the row comes back as a tuple.
+# On PostgreSQL it is the PL/pgSQL function `pms_profile_refs` (migrations 014, 020, 030), whose
+# plan the server keeps per connection (planning it cost more than running it).
+_REFS = Statement.text(
+    "profiles.ensure_refs",
+    # (the profile comes back whole, as the table's row type, migration 030: named here as the
+    # model lists its columns, so a column added to the table needs no change to the function)
+    postgres=("SELECT r.property_found, "
+              + ", ".join(f"(r.pr_row).{f.column_name}" for f in _PROFILE_FIELDS)
+              + " FROM pms_profile_refs(%(env)s, %(prop)s, %(email)s, %(ref)s) r"),
+    sqlite=(
+        "SELECT (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s), "
+        + ", ".join(f"p.{f.column_name}" for f in _PROFILE_FIELDS)
+        + " FROM (SELECT 1 AS one) AS o LEFT JOIN ("
+        "SELECT * FROM profile WHERE env_id = %(env)s "
+        "AND (email_normalized = %(email)s OR external_ref = %(ref)s) "
+        "ORDER BY CASE WHEN email_normalized = %(email)s THEN 0 ELSE 1 END LIMIT 1"
+        ") AS p ON true"))
+
+
+def _profile_of(values: tuple[Any, ...]) -> Profile:
+    """A Profile from its columns as the driver returns them (the fields' conversions applied,
+    as peewee's own reads do)."""
+    row = Profile.__new__(Profile)
+    row.__data__ = {f.name: None if v is None else f.python_value(v)
+                    for f, v in zip(_PROFILE_FIELDS, values, strict=True)}
+    row._dirty = set()
+    row.__rel__ = {}
+    return row
+
+
+def _property_and_existing(property_id: uuid.UUID, body: ProfileIn) -> Profile | None:
+    """NotFound without the property; else the profile with the body's email or external
+    reference (the email's first), or None. One round trip (call inside a scope)."""
+    email = body.email.strip().lower() if body.email else None
+    found = _REFS.one(prop=property_id, email=email, ref=body.external_ref)
+    if found is None or not found[0]:
+        raise NotFound("no such property")
+    return None if found[1] is None else _profile_of(found[1:])
+
+
+def _check(body: ProfileIn) -> None:
+    if body.kind == "GUEST" and not (body.last_name or body.first_name):
+        raise ValidationFailed("a guest profile needs a name",
+                               errors=[{"field": "last_name", "message": "required for GUEST"}])
+    if body.kind == "COMPANY" and not body.company_name:
+        raise ValidationFailed("a company profile needs company_name",
+                               errors=[{"field": "company_name", "message": "required for COMPANY"}])
+
+
+def _check_holder_body(body: ProfileIn) -> None:
+    """What a holder may not set on its own profile: the corporate settings staff decide."""
+    errors = []
+    if body.kind != "GUEST":
+        errors.append({"field": "kind", "message": "a guest session creates GUEST profiles only"})
+    if body.preferences.negotiated_rate_plan_ids or body.preferences.sso_provider:
+        errors.append({"field": "preferences", "message": "negotiated_rate_plan_ids and "
+                       "sso_provider are set by staff"})
+    if errors:
+        raise ValidationFailed("a guest session may not set these fields",
+                               code="field_not_allowed", errors=errors)
+
+
+def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[Profile, bool]:
+    """Create a profile, or return the one with the same email or external reference.
+
+    For a holder session the profile is always the holder's own (id = holder_id): returned
+    when it exists, whatever the body says, else created with that id.
+
+    Returns:
+        (profile, created): created is False when an existing profile was returned.
+    Raises:
+        NotFound: no such property. ValidationFailed: missing name, unknown rate plan ids,
+            (holder) corporate fields. Conflict (409 profile_conflict, holder only): the email
+            or external_ref is another profile's (its data is never shown).
+    """
+    _check(body)
+    if ctx.holder_id is not None:
+        return _ensure_own_profile(ctx, property_id, body, ctx.holder_id)
+    with read_scope(ctx):
+        existing = _property_and_existing(property_id, body)
+    if existing is not None:
+        return existing, False
+    return _create(ctx, property_id, body, None)
+
+
+def _ensure_own_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
+                        holder_id: uuid.UUID) -> tuple[Profile, bool]:
+    _check_holder_body(body)
+    with read_scope(ctx):
+        load_property(property_id)
+        own = Profile.get_or_none(Profile.id == holder_id)
+    if own is not None:
+        return own, False
+    try:
+        return _create(ctx, property_id, body, holder_id)
+    except peewee.IntegrityError:
+        with read_scope(ctx):
+            own = Profile.get_or_none(Profile.id == holder_id)
+        if own is not None:  # a concurrent ensure of the same holder won
+            return own, False
+        # NOTE: the unique email / external_ref index refused it: another profile has it.
+        # Say so without showing anything of that profile.
+        raise Conflict("the email or external_ref is already in use by another profile",
+                       code="profile_conflict") from None
+
+
+class _Taken(Exception):
+    """Internal: the new profile's email, external reference or id is another row's."""
+
+
+def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
+            profile_id: uuid.UUID | None) -> tuple[Profile, bool]:
+    try:
+        with unit_of_work(ctx) as uow:
+            ids = body.preferences.negotiated_rate_plan_ids
+            if ids:
+                # every id a negotiated plan of the env (issue 31: the rate fence)
+                known = {r.id for r in RatePlan.select(RatePlan.id).where(
+                    RatePlan.id.in_(ids), RatePlan.negotiated == True)}  # noqa: E712
+                missing = [str(i) for i in ids if i not in known]
+                if missing:
+                    raise ValidationFailed(
+                        "negotiated_rate_plan_ids names rate plans that are not negotiated "
+                        "plans of this environment",
+                        errors=[{"field": "preferences.negotiated_rate_plan_ids",
+                                 "message": f"not a negotiated plan: {', '.join(missing)}"}])
+            row = Profile.build(
+                **({"id": profile_id} if profile_id is not None else {}),
+                kind=body.kind, first_name=body.first_name, last_name=body.last_name,
+                company_name=body.company_name, email=body.email,
+                email_normalized=body.email.strip().lower() if body.email else None,
+                phone=body.phone, external_ref=body.external_ref, language=body.language,
+                address=msgspec.to_builtins(body.address) if body.address else None,
+                preferences=msgspec.to_builtins(body.preferences),
+                origin_property_id=property_id, version=1,
+            )
+            if not _insert_new(row):
+                raise _Taken
+            uow.born(row)  # inserted at version 1: its "created" event needs no bump
+            data = to_data(profile_out(row))
+            uow.audit("profile.created", row, after=data)
+            uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
+        return row, True
+    except (_Taken, peewee.IntegrityError) as exc:
+        if profile_id is not None:
+            raise peewee.IntegrityError("profile taken") from None
+        # A concurrent request created it first (unique email / external ref): ensure = return it.
+        with read_scope(ctx):
+            existing = _find_existing(body)
+        if existing is None:
+            if isinstance(exc, peewee.IntegrityError):
+                raise  # not a unique key of ours (a bug or a failing trigger): a 500
+            # the row that refused ours is gone again: say so, a retry is safe
+            raise Conflict("a concurrent change took this profile's email or external_ref; "
+                           "retry", code="profile_conflict") from None
+        return existing, False
+
+
+def _insert_new(row: Profile) -> bool:
+    """INSERT the new profile; False when a unique key (email, external reference, id) is
+    another row's. On PostgreSQL with ON CONFLICT DO NOTHING, so the transaction stays usable
+    (a request transaction the unit of work joined goes on to read the existing row); on SQLite
+    the IntegrityError is the answer (its transaction is the unit of work's own)."""
+    statement = row.insert_statement()
+    if statement is None:
+        try:
+            row.save(force_insert=True)
+        except peewee.IntegrityError:
+            return False
+        return True
+    sql, values = statement
+    cursor = db.execute_sql(f"{sql} ON CONFLICT DO NOTHING RETURNING id", values)
+    return cursor.fetchone() is not None
+
+
+def load_profile(profile_id: uuid.UUID, *, lock: bool = False) -> Profile:
+    query = Profile.select().where(Profile.id == profile_id)
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise NotFound("no such profile")
+    return row
+
+
+def get_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> Profile:
+    with read_scope(ctx):
+        load_property(property_id)
+        if ctx.holder_id is not None and ctx.holder_id != profile_id:
+            raise NotFound("no such profile")
+        return load_profile(profile_id)
+
+
+def set_loyalty_number(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
+                       body: LoyaltyNumberIn) -> Profile:
+    """Set (or replace) the loyalty number. Raises NotFound."""
+    with unit_of_work(ctx) as uow:
+        load_property(property_id)
+        if ctx.holder_id is not None and ctx.holder_id != profile_id:
+            raise NotFound("no such profile")
+        row = load_profile(profile_id, lock=True)
+        before = to_data(profile_out(row))
+        row.loyalty_number = body.loyalty_number
+        row.save()
+        data = to_data(profile_out(row))
+        uow.audit("profile.loyalty_number_set", row, before=before, after=data)
+        uow.emit(event_type("profile", "loyalty_number_set"), row, data, property_id=property_id)
+    return row

@@ -1,0 +1,1 @@
+"""Rates: nightly schedules, restrictions, promo codes, quoting, the rate fence."""

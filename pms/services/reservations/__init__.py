@@ -1,0 +1,1 @@
+"""Reservations: booking, edit, cancel, stays and room holds, booking limits, notes."""
