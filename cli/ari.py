@@ -8,26 +8,21 @@ that picks the queued job up later finds it finished and leaves it alone.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import typer
 
-from cli.output import emit, fail, open_database, parse_uuid, require_property_choice
+from cli.output import (
+    emit,
+    env_properties,
+    fail,
+    open_database,
+    parse_uuid,
+    require_property_choice,
+)
 from pms.config import load_settings
 
 app = typer.Typer(help="Distribution: ARI (availability, rates, inventory) pushes.",
                   no_args_is_help=True)
-
-
-def _properties(ctx: Any, code: str | None) -> list[Any]:
-    from pms.db.uow import read_scope
-    from pms.models import Property
-
-    with read_scope(ctx):
-        query = Property.select().order_by(Property.code)
-        if code:
-            query = query.where(Property.code == code)
-        return list(query)
 
 
 @app.command("push")
@@ -48,7 +43,7 @@ def push(
     env_id = parse_uuid(env)
     open_database(load_settings())
     ctx = system_ctx(env_id, sub="pms-cli ari push")
-    props = _properties(ctx, property_code)
+    props = env_properties(ctx, property_code)
     if not props:
         fail("no such property" if property_code else "the env has no property", 1)
     results = []

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cli.output import (
     console,
     emit,
+    env_properties,
     fail,
     open_database,
     parse_uuid,
@@ -29,17 +30,6 @@ from pms.config import MAX_CALENDAR_HORIZON_DAYS, load_settings
 
 app = typer.Typer(help="Room type calendars (inventory rows kept ahead for booking).",
                   no_args_is_help=True)
-
-
-def _properties(ctx: Any, code: str | None) -> list[Any]:
-    from pms.db.uow import read_scope
-    from pms.models import Property
-
-    with read_scope(ctx):
-        query = Property.select().order_by(Property.code)
-        if code:
-            query = query.where(Property.code == code)
-        return list(query)
 
 
 @app.command("fill")
@@ -63,7 +53,7 @@ def fill(
     open_database(settings)
     horizon = days if days is not None else settings.calendar_horizon_days
     ctx = system_ctx(env_id, sub="pms-cli calendar fill")
-    props = _properties(ctx, property_code)
+    props = env_properties(ctx, property_code)
     if not props:
         fail("no such property" if property_code else "the env has no property", 1)
 

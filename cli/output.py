@@ -137,3 +137,16 @@ def leave_command_scope() -> None:
     connection scope now, so each iteration of its loop owns (and closes) its own connection
     (pms.db.iteration); a scope nested in the command's would keep a dead connection forever."""
     _COMMAND_SCOPE.close()
+
+
+def env_properties(ctx: Any, code: str | None) -> list[Any]:
+    """The env's properties by code (one, when `code` names it), for commands that take
+    `--property CODE` or `--all`."""
+    from pms.db.uow import read_scope
+    from pms.models import Property
+
+    with read_scope(ctx):
+        query = Property.select().order_by(Property.code)
+        if code:
+            query = query.where(Property.code == code)
+        return list(query)
