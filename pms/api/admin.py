@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
 
 import falcon
 import msgspec
@@ -35,9 +35,10 @@ import msgspec
 from pms.api.route import Route, openapi_path, responders
 from pms.api.spec import GUEST_DENY, KIND_DENY, SPEC_ATTR, EndpointSpec, endpoint, spec_of
 from pms.context import Ctx
+from pms.db.pagination import decode_cursor
 from pms.domain import states as st
 from pms.domain.machine import Machine
-from pms.errors import NotFound
+from pms.errors import NotFound, ValidationFailed
 from pms.models import (
     BanquetEvent,
     CompanyReceivableAccount,
@@ -291,14 +292,14 @@ class AdminListQuery(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     limit: Limit = 50
     cursor: Cursor | None = None
     property_id: uuid.UUID | None = None
-    status: str | None = None
-    kind: str | None = None
-    code: str | None = None
+    status: Annotated[str, msgspec.Meta(max_length=32)] | None = None
+    kind: Annotated[str, msgspec.Meta(max_length=32)] | None = None
+    code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
     active: bool | None = None
-    role: str | None = None
+    role: Annotated[str, msgspec.Meta(max_length=32)] | None = None
     arrival_date: date | None = None
-    confirmation_number: str | None = None
-    email_normalized: str | None = None
+    confirmation_number: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    email_normalized: Annotated[str, msgspec.Meta(max_length=254)] | None = None
     company_profile_id: uuid.UUID | None = None
 
 
@@ -427,6 +428,11 @@ def _list_resource(page: PageDef) -> type:
                                            filters=filters, limit=query.limit,
                                            cursor=query.cursor)
         else:
+            if query.cursor is not None:  # one short page: no cursor names a place in it
+                decode_cursor(query.cursor)
+                raise ValidationFailed("this list has one page: no cursor continues it",
+                                       code="invalid_cursor",
+                                       errors=[{"field": "cursor", "message": "not valid"}])
             found = source(ctx)
         resp.media = AdminPage(data=found.rows, next_cursor=found.next_cursor,
                                estimated_total=found.estimated_total)

@@ -375,6 +375,8 @@ def operation_id(method: str, path: str, siblings: set[tuple[str, str]],
     segs = [s for s in path.split("/") if s and s != "v1"]
     if segs[:2] == ["properties", "{property_id}"] and len(segs) > 2:
         segs = segs[2:]
+    if segs[:1] == ["admin"] and segs[2:4] == ["properties", "{property_id}"] and len(segs) > 4:
+        segs = ["admin", *segs[4:]]  # a submit alias (issue 37): "admin" + its domain route's
     words: list[str] = []
     for i, seg in enumerate(segs):
         if seg.startswith("{"):

@@ -53,7 +53,7 @@ def test_operation_ids_are_unique_and_shaped_like_a_person_would_name_them():
     assert len(ids) == len(set(ids))
     for op_id in ids:
         assert OPERATION_ID_SHAPE.match(op_id) and len(op_id) <= OPERATION_ID_MAX, op_id
-    assert max(len(i) for i in ids) <= 36  # today's longest (the issue saw 66)
+    assert max(len(i) for i in ids) <= 40  # today's longest, an admin alias (the issue saw 66)
     named = {(m, p): op["operationId"] for m, p, op in OPS}
     base = "/v1/properties/{property_id}/reservations"
     assert named[("POST", base)] == "createReservation"

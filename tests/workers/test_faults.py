@@ -134,7 +134,7 @@ def test_broker_outage_fails_no_request_and_loses_no_event(api, bus, proxy):
 KILLER = r"""
 import os, sys, uuid
 from pms.db.database import init_db
-from pms.services import outbox
+from pms.relay import outbox
 from workers.publisher import AmqpEventPublisher
 
 class KillAfterConfirm(AmqpEventPublisher):
