@@ -190,11 +190,14 @@ class OutboxRelay:
             log.warning("relay %s could not release its leases", self.owner, exc_info=True)
 
     def purge(self) -> dict[str, int]:
-        """Delete published rows past retention and expired idempotency records."""
+        """Delete published rows past retention, expired idempotency records and dead kiosk
+        sessions past theirs."""
         now = self._now()
         purged = outbox_ops.purge_published(older_than=self.retention, now=now)
-        keys = outbox_ops.purge_idempotency(outbox_ops.known_envs(), now=now)
-        return {"outbox_rows": purged, "idempotency_records": keys}
+        envs = outbox_ops.known_envs()
+        keys = outbox_ops.purge_idempotency(envs, now=now)
+        sessions = outbox_ops.purge_kiosk_sessions(envs, now=now)
+        return {"outbox_rows": purged, "idempotency_records": keys, "kiosk_sessions": sessions}
 
     def run_forever(self, stop: threading.Event) -> None:
         """Sweep until `stop` is set, then give the leases back and close the publisher."""

@@ -236,16 +236,27 @@ def known_envs() -> list[uuid.UUID]:
 
 def purge_idempotency(env_ids: Iterable[uuid.UUID], *, now: datetime | None = None) -> int:
     """Purge expired Idempotency-Key records, env by env (the table is not cross-env)."""
-    from pms.context import system_ctx
     from pms.services.idempotency import purge_expired
 
+    return _per_env(purge_expired, env_ids, now)
+
+
+def purge_kiosk_sessions(env_ids: Iterable[uuid.UUID], *, now: datetime | None = None) -> int:
+    """Purge dead kiosk session rows past their retention, env by env."""
+    from pms.services.kiosk.kiosk_sessions import purge_dead_sessions
+
+    return _per_env(purge_dead_sessions, env_ids, now)
+
+
+def _per_env(purge: Any, env_ids: Iterable[uuid.UUID], now: datetime | None) -> int:
+    from pms.context import system_ctx
+
     now = now or database_now()
-    total = 0
-    for env in env_ids:
-        total += purge_expired(system_ctx(env, sub="outbox-housekeeping").with_(now=now))
-    return total
+    return sum(purge(system_ctx(env, sub="outbox-housekeeping").with_(now=now))
+               for env in env_ids)
 
 
 __all__ = ["EventFilter", "OutboxStatus", "event_summary", "known_envs", "list_events",
-           "outbox_status", "parked_reactions", "purge_idempotency", "purge_published", "requeue",
+           "outbox_status", "parked_reactions", "purge_idempotency", "purge_kiosk_sessions",
+           "purge_published", "requeue",
            "select_for_replay"]

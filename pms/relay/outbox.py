@@ -16,6 +16,7 @@ from pms.relay.operations import (
     list_events,
     outbox_status,
     purge_idempotency,
+    purge_kiosk_sessions,
     purge_published,
     requeue,
     select_for_replay,
@@ -37,5 +38,5 @@ from pms.relay.sweep import (
 __all__ = ["BASE_BACKOFF_S", "DEFAULT_LEASE_S", "MAX_ATTEMPTS", "MAX_BACKOFF_S",
            "BrokerUnavailable", "EventFilter", "OutboxStatus", "PublishRejected", "Publisher",
            "RelayResult", "Subscriber", "audit_event", "compute_backoff", "event_summary",
-           "known_envs", "list_events", "outbox_status", "purge_idempotency", "purge_published",
+           "known_envs", "list_events", "outbox_status", "purge_idempotency", "purge_kiosk_sessions", "purge_published",
            "push_audit_batch", "relay_batch", "requeue", "select_for_replay"]

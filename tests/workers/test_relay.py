@@ -207,6 +207,28 @@ def test_purge_deletes_only_published_rows_past_retention(ctx, database):
         assert [r.key for r in IdempotencyRecord.select()] == ["k-new"]
 
 
+def test_purge_deletes_kiosk_sessions_only_once_dead_past_retention(ctx, database):
+    from pms.db.scope import tenant_scope
+    from pms.models import KioskSession
+    from pms.services.kiosk.kiosk_sessions import MAX_AGE, SESSION_RETENTION
+
+    hotel = make_property(ctx)
+    now = datetime.now(UTC)
+    edge = MAX_AGE + SESSION_RETENTION
+    ages = {"live": timedelta(0), "dead-recent": MAX_AGE + timedelta(minutes=1),
+            "kept-at-edge": edge - timedelta(minutes=1), "old": edge + timedelta(minutes=1)}
+    with tenant_scope(ctx.env_id), database.atomic():
+        for name, age in ages.items():
+            KioskSession.create(terminal=f"t-{name}", property=hotel.id, token_digest=name,
+                                last_seen_at=now - age, created_at=now - age)
+    relay = OutboxRelay(LocalEventPublisher(), env_id=ctx.env_id, retention=timedelta(days=7))
+    assert relay.purge()["kiosk_sessions"] >= 1
+    with read_scope(ctx):
+        left = sorted(r.token_digest for r in KioskSession.select()
+                      .where(KioskSession.env_id == ctx.env_id))
+    assert left == ["dead-recent", "kept-at-edge", "live"]
+
+
 def test_audit_push_stops_at_the_first_row_nobody_takes(ctx, database, bus):
     make_property(ctx)
     make_property(ctx)

@@ -26,8 +26,24 @@ from pms.models import KioskConfig, KioskSession
 # NEC's kiosks: 60 s idle plus a 10 s countdown (research capabilities-beyond §2, KI5)
 IDLE_TIMEOUT = timedelta(seconds=70)
 MAX_AGE = timedelta(minutes=15)
+# how long a dead session's row is kept after it could last be used (MAX_AGE): a day, to
+# answer "which terminal looked this guest up" beside the audit journal, which keeps the rest
+SESSION_RETENTION = timedelta(days=1)
 CHECK_IN, CHECK_OUT, COLLECT_KEY, WALK_IN = "CHECK_IN", "CHECK_OUT", "COLLECT_KEY", "WALK_IN"
 LOOKUP_MODES = frozenset({CHECK_IN, CHECK_OUT, COLLECT_KEY})
+
+
+def purge_dead_sessions(ctx: Ctx) -> int:
+    """Delete the env's session rows that can no longer be used (older than MAX_AGE) and are
+    past SESSION_RETENTION: every lookup writes one, so without this the table only grows
+    (periodic housekeeping, run per env by the relay's purge). Returns how many."""
+    from pms.db.database import db
+    from pms.db.scope import tenant_scope
+
+    cutoff = ctx.now - MAX_AGE - SESSION_RETENTION
+    with tenant_scope(ctx.env_id), db.atomic():
+        return int(KioskSession.delete().where(
+            (KioskSession.env_id == ctx.env_id) & (KioskSession.created_at < cutoff)).execute())
 
 
 def is_kiosk(ctx: Ctx) -> bool:
