@@ -30,7 +30,10 @@ def consumer_hash(projection: Projection, room_type_id: str, month: str) -> str:
         date = f"{month}-{day:02d}"
         key = (room_type_id, date)
         rates = ",".join(f"{p}={a}" for p, a in sorted(projection.rates.get(key, {}).items()))
-        lines.append(f"{date}|{projection.sellable.get(key, '?')}|{rates}")
+        line = f"{date}|{projection.sellable.get(key, '?')}|{rates}"
+        if projection.allotments.get(key):
+            line += "|" + ",".join(f"{p}={n}" for p, n in sorted(projection.allotments[key].items()))
+        lines.append(line)
     assert lines[0].startswith(first)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 

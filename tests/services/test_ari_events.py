@@ -43,6 +43,7 @@ class Projection:
         self.sellable: dict[tuple[str, str], int] = {}
         self.rates: dict[tuple[str, str], dict[str, str]] = {}
         self.restrictions: dict[tuple[str, str], dict[str, Any]] = {}
+        self.allotments: dict[tuple[str, str], dict[str, int]] = {}
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         for e in sorted(events, key=lambda e: (e["subject"], e["aggregateversion"])):
@@ -59,6 +60,8 @@ class Projection:
                 self.rates.setdefault(key, {}).update(night["rates"])
                 if "restrictions" in night:
                     self.restrictions[key] = night["restrictions"]
+                if "allotments" in night:  # the night's whole map (issue 35)
+                    self.allotments[key] = night["allotments"]
 
 
 def ari_rows(ctx) -> list[dict[str, Any]]:

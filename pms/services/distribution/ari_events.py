@@ -75,6 +75,9 @@ class _Touched:
     rates: dict[date, set[uuid.UUID] | str] = field(default_factory=dict)
     restrictions: set[date] = field(default_factory=set)
     allotments: set[date] = field(default_factory=set)
+    # rooms left per night and rate plan as the caller counted them under the nights' locks
+    # (a booking, a release: the reservation's own row is written with the COMMIT)
+    allotments_known: dict[date, dict[str, int]] = field(default_factory=dict)
     full: bool = False
     # the nights' sellable as the booking's take counted it under its locks (pms_take_nights,
     # the reference rule's fast path): None once any touch came without them
@@ -110,13 +113,15 @@ def _pause() -> None:
 def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date], *,
           rate_plans: Iterable[uuid.UUID] | str | None = None, restrictions: bool = False,
           full: bool = False, sellable: dict[date, int] | None = None,
-          allotments: bool = False) -> None:
+          allotments: bool | dict[date, dict[uuid.UUID, int]] = False) -> None:
     """Note that `nights` of a room type may sell differently (and, with `rate_plans`, that
     those plans' rates changed; with `restrictions`, that the restrictions did). Call inside
     the unit of work of the change; outside one it does nothing (no change commits there).
     `sellable`: the nights' rooms for sale as the caller counted them under the nights' locks
     (the booking's take), final for this transaction: the event then needs no recount.
-    `allotments`: the rooms left on some rate plan's allotment changed on these nights."""
+    `allotments`: the rooms left on some rate plan's allotment changed on these nights (True:
+    read them back; a dict: {night: {rate_plan_id: rooms left}} as the caller counted them
+    under the nights' locks, final for those plans, later calls winning)."""
     uow = current_unit_of_work()
     if uow is None:
         return
@@ -140,6 +145,10 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
         touched.restrictions.update(days)
     if allotments:
         touched.allotments.update(days)
+    if isinstance(allotments, dict):
+        for day, plans in allotments.items():
+            touched.allotments_known.setdefault(day, {}).update(
+                {str(plan): n for plan, n in plans.items()})
     if rate_plans is not None:
         for day in days:
             if rate_plans == ALL:
@@ -167,12 +176,14 @@ def _bump(property_id: uuid.UUID, room_type_id: uuid.UUID, count: int) -> int:
 def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[date], *,
                  rates: dict[date, set[uuid.UUID] | str] | None = None,
                  restrictions: set[date] | None = None,
-                 allotments: set[date] | None = None) -> list[dict[str, Any]]:
+                 allotments: set[date] | None = None,
+                 allotments_known: dict[date, dict[str, int]] | None = None
+                 ) -> list[dict[str, Any]]:
     """The nights as an ARI consumer holds them (in date order): sellable by the search's own
     statement, the rates named in `rates` (date -> plans or ALL), the merged restrictions of
     every plan for the dates in `restrictions`, every plan's rooms left on its allotment for
-    the dates in `allotments` (the search's own counts, pms.queries.allotments). Call inside a
-    scope."""
+    the dates in `allotments` (the search's own counts, pms.queries.allotments, where
+    `allotments_known` does not give them). Call inside a scope."""
     days = sorted(days)
     if not days:
         return []
@@ -220,7 +231,8 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
         if day in rules:
             night["restrictions"] = rules[day]
         if allotments and day in allotments:
-            night["allotments"] = dict(sorted(left.get(day, {}).items()))
+            night["allotments"] = dict(sorted(
+                {**left.get(day, {}), **(allotments_known or {}).get(day, {})}.items()))
         out.append(night)
     return out
 
@@ -258,14 +270,16 @@ def _flush(uow: Any, pending: _Pending) -> None:
         if TEST_HOOKS.read_before_lock:  # TEST-ONLY control: the race the order prevents
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
                                   rates=touched.rates, restrictions=touched.restrictions,
-                                  allotments=touched.allotments)
+                                  allotments=touched.allotments,
+                                  allotments_known=touched.allotments_known)
             _pause()
             last = _bump(touched.property_id, room_type_id, len(months))
         else:
             last = _bump(touched.property_id, room_type_id, len(months))  # lock, then read
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
                                   rates=touched.rates, restrictions=touched.restrictions,
-                                  allotments=touched.allotments)
+                                  allotments=touched.allotments,
+                                  allotments_known=touched.allotments_known)
             _pause()
         by_day = {n["date"]: n for n in states}
         version = last - len(months)

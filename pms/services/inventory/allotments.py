@@ -84,23 +84,31 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
             "the rate plan's allotment is used up on "
             + ", ".join(d.isoformat() for d in short),
             nights=[d.isoformat() for d in short])
-    if capped:
+    if capped:  # what the nights will have left once this booking commits
         ari_events.touch(property_id, room_type_id,
-                         [first + timedelta(days=o) for o in capped], allotments=True)
+                         [first + timedelta(days=o) for o in capped],
+                         allotments={first + timedelta(days=o): {
+                             rate_plan_id: allotment_left(counts[o][0], counts[o][1] + 1) or 0}
+                             for o in capped})
 
 
-def released(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+def released(property_id: uuid.UUID, room_type_id: uuid.UUID, reservation: Any,
              nights: Sequence[date]) -> None:
-    """A reservation of the plan gave `nights` back (a cancel, a no-show, an edit, an early
-    check-out): touch the ARI event of those that have an allotment (their rooms left grew)."""
+    """`reservation` (its rate plan's) gave `nights` back (a cancel, a no-show, an edit, an
+    early check-out; call with the nights locked): touch the ARI event of those that have an
+    allotment with their rooms left without it (its own row is saved with the COMMIT)."""
     if not nights:
         return
     first, count = _span(nights)
-    counts = allotment_counts(property_id, first, count, rate_plan_id=rate_plan_id,
-                              room_type_id=room_type_id).get((rate_plan_id, room_type_id), {})
-    days = [first + timedelta(days=o) for o in sorted(counts)]
-    if days:
-        ari_events.touch(property_id, room_type_id, days, allotments=True)
+    plan = reservation.rate_plan_id
+    counts = allotment_counts(property_id, first, count, rate_plan_id=plan,
+                              room_type_id=room_type_id,
+                              exclude=reservation.id).get((plan, room_type_id), {})
+    wanted = {(d - first).days for d in nights}
+    known = {first + timedelta(days=o): {plan: allotment_left(*counts[o]) or 0}
+             for o in sorted(counts) if o in wanted}
+    if known:
+        ari_events.touch(property_id, room_type_id, list(known), allotments=known)
 
 
 def _plan_and_type(property_id: uuid.UUID, rate_plan_id: uuid.UUID,

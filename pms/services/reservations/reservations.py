@@ -557,11 +557,11 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])
             release_rooms(refs.prop.id, row.room_type_id, old_nights,
-                          rate_plan_id=row.rate_plan_id)
+                          reservation=row)
             take_rooms(refs.prop.id, room_type_id, new_nights)
         elif rate_plan_id != row.rate_plan_id:  # the same nights on another plan
             lock_inventory(refs.prop.id, [(room_type_id, new_nights)])
-            allotments.released(refs.prop.id, row.room_type_id, row.rate_plan_id, old_nights)
+            allotments.released(refs.prop.id, row.room_type_id, row, old_nights)
         if (room_type_id, new_nights, rate_plan_id) != (row.room_type_id, old_nights,
                                                          row.rate_plan_id):
             # issue 35: the new plan's allotment, under the nights' locks (taken above)
@@ -629,7 +629,7 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
             room_block_inventory.lock_for_cancel(property_id, row.block_id)
         release_rooms(property_id, row.room_type_id,
                       stay_nights(row.arrival_date, row.departure_date),
-                      rate_plan_id=row.rate_plan_id)
+                      reservation=row)
         if row.block_id is not None:  # back to the block before its cut-off, else the house
             room_block_inventory.give_back(property_id, row.block_id, row.room_type_id,
                                   stay_nights(row.arrival_date, row.departure_date))
