@@ -226,13 +226,16 @@ def test_the_stream_is_the_room_type(ctx, hotel):
 def test_rooms_created_moved_and_deleted_emit_the_sellable_change(ctx):
     """Issue 35: a room made, moved to another room type or deleted changes what its room
     types can sell on every night channels hold (the full push's 365 days): their ARI events
-    say so, and the consumer holds what the search answers."""
+    say so, and the consumer holds what the search answers. A room type without an ARI stream
+    (nothing told to any channel yet) emits nothing."""
     from pms.schemas.catalog import RoomPatch
     from pms.services.catalog import catalog
-    from tests.factories import make_room, make_room_type
+    from tests.factories import load_rates, make_room, make_room_type
 
     hotel = make_booking_hotel(ctx, rooms=2)
     other = make_room_type(ctx, hotel.id)
+    unpriced = make_room_type(ctx, hotel.id)
+    load_rates(ctx, hotel.id, hotel.rate_plan.id, other.id)  # (its stream's first event)
     consumer = Projection(gaps_ok=True)
     consumer.apply(ari_rows(ctx))
     later = hotel.today + timedelta(days=300)
@@ -251,6 +254,9 @@ def test_rooms_created_moved_and_deleted_emit_the_sellable_change(ctx):
     consumer.apply(ari_rows(ctx))
     assert held(other, hotel.today) == held(other, later) == 0
     assert held(hotel.room_type, hotel.today) == searched(ctx, hotel, hotel.today) == 2
+    # a room type no channel holds a night of (no stream yet) emits nothing for its rooms
+    make_room(ctx, hotel.id, unpriced.id, room_number="910")
+    assert not [e for e in ari_rows(ctx) if e["subject"] == str(unpriced.id)]
     nights = [n for e in ari_rows(ctx) if e["subject"] == str(other.id)
               for n in e["data"]["nights"]]
     assert {n["date"] for n in nights} >= {(hotel.today + timedelta(days=i)).isoformat()

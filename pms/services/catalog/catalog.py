@@ -24,6 +24,7 @@ from pms.db.uow import UnitOfWork, unit_of_work
 from pms.domain.money import exact
 from pms.errors import AlreadyExists, NotFound, StillReferenced, ValidationFailed
 from pms.models import Item, Package, Property, RatePlan, Room, RoomType
+from pms.models.ari import AriStream
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
 from pms.services.distribution import ari_events, ari_push
@@ -164,10 +165,16 @@ class Kind:
 
 def _sellable_changed(ctx: Ctx, prop: Property, room_types: set[uuid.UUID]) -> None:
     """The ARI events of room types whose physical rooms changed: every night channels hold
-    (the full push's window from the business date, `ari_push.push_days`)."""
+    (the full push's window from the business date, `ari_push.push_days`). A room type that
+    has no ARI stream yet (never sold, priced, restricted nor pushed) is skipped: no channel
+    holds a night of it, and a channel that maps it starts with a push (PERF: a hotel's rooms,
+    made before its rates, emit nothing)."""
+    streamed = {rt for (rt,) in AriStream.select(AriStream.id).where(
+        AriStream.id.in_(list(room_types))).order_by(AriStream.id).tuples()}
     days = ari_push.push_days(prop, None, ctx.now)
     for room_type_id in sorted(room_types, key=str):
-        ari_events.touch(prop.id, room_type_id, days)
+        if room_type_id in streamed:
+            ari_events.touch(prop.id, room_type_id, days)
 
 
 def _room_refs(prop: Property, values: dict[str, Any], row: AggregateModel | None) -> None:
