@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from pms.db.database import is_postgres
+from pms.db.scope import require_env
 from pms.db.statements import Statement, param
 from pms.domain.availability import ALLOTMENT_STATUSES, allotment_left
 from pms.models.rates import RatePlanAllotment
@@ -102,6 +103,31 @@ def _counts_in_sql(property_id: uuid.UUID, start: date, count: int,
             exclude=exclude):
         out[(uuid.UUID(plan_raw), uuid.UUID(rt_raw))][int(offset)] = (int(allotment), int(sold))
     return dict(out)
+
+
+_HAS_ANY: dict[tuple[Any, ...], bool] = {}
+_CACHE_MAX = 4096
+
+
+def has_allotments(property_id: uuid.UUID, *, rate_plan_id: uuid.UUID | None = None,
+                   version: Any = None) -> bool:
+    """Whether the property (or one rate plan of it) has any allotment at all. With `version`
+    (the plan's, or the catalog's for a search) the answer is kept per process: every allotment
+    write records an event on its plan, which moves both (`pms.services.inventory.allotments`),
+    so PERF: a booking or a search at a property that uses none reads nothing more."""
+    key = None if version is None else (require_env(), property_id, rate_plan_id, version)
+    found = _HAS_ANY.get(key) if key is not None else None
+    if found is None:
+        query = RatePlanAllotment.select(RatePlanAllotment.id).where(
+            RatePlanAllotment.property == property_id)
+        if rate_plan_id is not None:
+            query = query.where(RatePlanAllotment.rate_plan == rate_plan_id)
+        found = query.exists()
+        if key is not None:
+            if len(_HAS_ANY) >= _CACHE_MAX:
+                _HAS_ANY.clear()
+            _HAS_ANY[key] = found
+    return found
 
 
 def allotment_counts(property_id: uuid.UUID, start: date, count: int, *,

@@ -38,7 +38,7 @@ from pms.domain.availability import month_start, next_month
 from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_rules
 from pms.models.catalog import Package
 from pms.models.rates import PromoCode, RateSchedule, Restriction
-from pms.queries.allotments import allotments_left
+from pms.queries.allotments import allotments_left, has_allotments
 from pms.services.inventory.inventory_counts import night_counts
 
 
@@ -462,7 +462,8 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
     promo = load_promo(property_id, promo_code) if promo_code is not None else None
     sellable = load_sellable(property_id, rt_ids, arrival, count) if with_counts else None
     allotments = ({k: v for k, v in allotments_left(property_id, arrival, count).items()
-                   if k[0] in plan_ids and k[1] in rt_ids} if with_counts else {})
+                   if k[0] in plan_ids and k[1] in rt_ids}
+                  if with_counts and has_allotments(property_id, version=rates_version) else {})
     return SearchData(arrival=arrival, departure=departure, nights=nights, rates=rates,
                       restrictions=restrictions, sellable=sellable, packages=packages,
                       promo=promo, allotments=allotments)

@@ -34,7 +34,7 @@ from pms.errors import AllotmentExhausted, NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
 from pms.models.property import RoomType
 from pms.models.rates import RatePlanAllotment
-from pms.queries.allotments import allotment_counts
+from pms.queries.allotments import allotment_counts, has_allotments
 from pms.schemas import inventory as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
@@ -62,13 +62,20 @@ def _span(nights: Sequence[date]) -> tuple[date, int]:
 
 
 def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
-          nights: Sequence[date], reservation_id: uuid.UUID | None) -> None:
+          nights: Sequence[date], reservation_id: uuid.UUID | None, *,
+          plan_version: int | None = None) -> None:
     """Refuse a booking of one room on the plan for `nights` when some night's allotment has
     none left besides it (call with the nights locked, inside the booking's unit of work;
-    `reservation_id`: the booking's own row, not counted). Touches the ARI event of the nights
-    that have an allotment.
+    `reservation_id`: the booking's own row, not counted; `plan_version`: the plan's version
+    as the booking read it, to skip the count at once for a plan without allotments,
+    `has_allotments`). Touches the ARI event of the nights that have an allotment.
 
     Raises: AllotmentExhausted (409, `nights`)."""
+    if plan_version is not None and not has_allotments(property_id, rate_plan_id=rate_plan_id,
+                                                       version=plan_version):
+        if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY (as below)
+            TEST_HOOKS.pause_after_check()
+        return
     first, count = _span(nights)
     counts = allotment_counts(property_id, first, count, rate_plan_id=rate_plan_id,
                               room_type_id=room_type_id,

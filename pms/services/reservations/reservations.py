@@ -459,8 +459,10 @@ def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
     """Sell the booking's nights under their locks (from the house, or a block's held room),
     then check the rate plan's allotment under those same locks (issue 35)."""
     early = allotments.TEST_HOOKS.check_before_lock  # TEST-ONLY control order
+    version = getattr(refs.rate_plan, "version", None)
     if early:
-        allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id)
+        allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
+                         plan_version=version)
     try:
         if pickup is not None:  # the block's held room becomes a sold one
             pickup.take(refs.room_type.id, nights)
@@ -470,7 +472,8 @@ def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
         raise Conflict("a generated confirmation number collided; retry",
                        code="confirmation_number_conflict") from exc
     if not early:
-        allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id)
+        allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
+                         plan_version=version)
 
 
 def _insert(row: Reservation, *, folding: bool) -> None:
@@ -565,7 +568,8 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         if (room_type_id, new_nights, rate_plan_id) != (row.room_type_id, old_nights,
                                                          row.rate_plan_id):
             # issue 35: the new plan's allotment, under the nights' locks (taken above)
-            allotments.check(refs.prop.id, room_type_id, rate_plan_id, new_nights, row.id)
+            allotments.check(refs.prop.id, room_type_id, rate_plan_id, new_nights, row.id,
+                             plan_version=getattr(refs.rate_plan, "version", None))
         if row.room_id is not None and (arrival, departure, room_type_id) != (
                 row.arrival_date, row.departure_date, row.room_type_id):
             _rehome_room(row, arrival, departure, room_type_id, in_house)
