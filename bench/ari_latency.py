@@ -46,13 +46,82 @@ def _drained(env: uuid.UUID, deadline: float) -> None:
         time.sleep(0.2)
 
 
+def start_relays(app_url: str, owner_url: str, amqp_url: str, exchange: str,
+                 relays: int) -> list[Any]:
+    """The relay as production runs it: `pms-cli outbox relay --follow` processes of their own
+    (sharing the partitions by lease), publishing to `exchange`."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    relay_env = {**os.environ, "PMS_DATABASE_URL": app_url,
+                 "PMS_MIGRATION_DATABASE_URL": owner_url, "PMS_BROKER_URL": amqp_url,
+                 "PMS_EVENT_EXCHANGE": exchange, "PMS_PLATFORM_URL": "embedded"}
+    cli = str(Path(sys.executable).with_name("pms-cli"))
+    return [subprocess.Popen([cli, "outbox", "relay", "--follow", "--idle", "0.05",
+                              "--no-audit"], env=relay_env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL) for _ in range(relays)]
+
+
+class AriConsumer:
+    """A throwaway topic exchange and a queue of its `hotel.pms.ari.#` messages on RabbitMQ,
+    read by a thread that notes each ARI event's `time` and `propertyid` with its arrival."""
+
+    def __init__(self, url: str) -> None:
+        import pika
+
+        self.url = url
+        self.exchange = f"pms-bench-ari-{uuid.uuid4().hex[:8]}"
+        self.queue = f"{self.exchange}-ari"
+        self.admin = pika.BlockingConnection(pika.URLParameters(url))
+        ch = self.admin.channel()
+        ch.exchange_declare(self.exchange, exchange_type="topic", durable=True)
+        ch.queue_declare(self.queue, durable=False, auto_delete=False)
+        ch.queue_bind(self.queue, self.exchange, routing_key="hotel.pms.ari.#")
+        self.channel = ch
+        self.received: list[tuple[str, str | None, float]] = []  # (time, property, arrival)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._consume, daemon=True)
+        self.thread.start()
+
+    def _consume(self) -> None:
+        import pika
+
+        from pms.services.distribution.ari_events import ARI_UPDATED
+
+        conn = pika.BlockingConnection(pika.URLParameters(self.url))
+        c = conn.channel()
+        while not (self.stop.is_set() and c.queue_declare(self.queue, passive=True).method
+                   .message_count == 0):
+            method, _props, body = c.basic_get(self.queue, auto_ack=True)
+            if method is None:
+                time.sleep(0.005)
+                continue
+            event = json.loads(body)
+            if event["type"] == ARI_UPDATED:
+                self.received.append((event["time"], event.get("propertyid"), time.time()))
+        conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+        self.channel.exchange_delete(self.exchange)
+        self.channel.queue_delete(self.queue)
+        self.admin.close()
+
+
+def percentiles_ms(latencies: list[float]) -> dict[str, float]:
+    return {p: round(_percentile(latencies, q) * 1000, 1)
+            for p, q in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))}
+
+
 def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
         rate: float = 0.0, out: Any = print
         ) -> dict[str, Any]:
     import os
 
     import msgspec
-    import pika
 
     from bench import pgdb
     from pms.context import Ctx
@@ -61,7 +130,6 @@ def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
     from pms.devkeys import all_scopes
     from pms.errors import PmsError
     from pms.schemas.reservations import ReservationIn
-    from pms.services.distribution.ari_events import ARI_UPDATED
     from pms.services.reservations import reservations
     from tests.factories import load_rates, make_property, make_rate_plan, make_room, make_room_type
 
@@ -84,50 +152,13 @@ def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
             types.append(rt)
         today = base.now.date()
 
-        exchange = f"pms-bench-ari-{uuid.uuid4().hex[:8]}"
-        admin = pika.BlockingConnection(pika.URLParameters(url))
-        ch = admin.channel()
-        ch.exchange_declare(exchange, exchange_type="topic", durable=True)
-        queue = f"{exchange}-ari"
-        ch.queue_declare(queue, durable=False, auto_delete=False)
-        ch.queue_bind(queue, exchange, routing_key="hotel.pms.ari.#")
-
-        # the relay as production runs it: `pms-cli outbox relay --follow` processes of their
-        # own (sharing the partitions by lease), not threads beside the writers
-        import subprocess
-        import sys
-        from pathlib import Path
-
-        relay_env = {**os.environ, "PMS_DATABASE_URL": database.app_url,
-                     "PMS_MIGRATION_DATABASE_URL": database.owner_url, "PMS_BROKER_URL": url,
-                     "PMS_EVENT_EXCHANGE": exchange, "PMS_PLATFORM_URL": "embedded"}
-        cli = str(Path(sys.executable).with_name("pms-cli"))
-        procs = [subprocess.Popen([cli, "outbox", "relay", "--follow", "--idle", "0.05",
-                                   "--no-audit"], env=relay_env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for _ in range(relays)]
-        stop = threading.Event()
+        consumer = AriConsumer(url)
+        procs = start_relays(database.app_url, database.owner_url, url, consumer.exchange,
+                             relays)
 
         committed: dict[str, float] = {}  # the request's `time` -> wall time of its commit
-        received: list[tuple[str, float]] = []
         counts = {"bookings": 0, "cancels": 0, "refused": 0}
         lock = threading.Lock()
-
-        def consume() -> None:
-            conn = pika.BlockingConnection(pika.URLParameters(url))
-            c = conn.channel()
-            while not (stop.is_set() and c.queue_declare(queue, passive=True).method
-                       .message_count == 0):
-                method, _props, body = c.basic_get(queue, auto_ack=True)
-                if method is None:
-                    time.sleep(0.005)
-                    continue
-                event = json.loads(body)
-                if event["type"] == ARI_UPDATED:
-                    received.append((event["time"], time.time()))
-            conn.close()
-
-        consumer = threading.Thread(target=consume, daemon=True)
-        consumer.start()
         tick = [0]
 
         def unique_now() -> datetime:
@@ -181,12 +212,12 @@ def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
             t.join()
         elapsed = time.time() - started
         _drained(env, time.time() + 60)
-        stop.set()
-        consumer.join(timeout=30)
+        consumer.close()  # (its thread reads the queue empty first)
+        received = list(consumer.received)
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=30)
-        latencies = [at - committed[stamp] for stamp, at in received if stamp in committed]
+        latencies = [at - committed[stamp] for stamp, _prop, at in received if stamp in committed]
         changes = counts["bookings"] + counts["cancels"]
         matched = len(latencies)
         result = {
@@ -197,13 +228,9 @@ def run(seconds: float, writers: int, rooms: int, relays: int = 2,  # noqa: C901
             "changes_per_s": round(changes / elapsed, 1),
             "ari_events": matched,
             "ari_events_per_change": round(matched / changes, 3) if changes else None,
-            "latency_ms": {p: round(_percentile(latencies, q) * 1000, 1)
-                           for p, q in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))},
+            "latency_ms": percentiles_ms(latencies),
         }
         out(json.dumps(result, indent=2))
-        ch.exchange_delete(exchange)
-        ch.queue_delete(queue)
-        admin.close()
         return result
     finally:
         if db.obj is not None:

@@ -134,6 +134,13 @@ class RoomTypeUnavailable(Conflict):
     code = "room_type_unavailable"
 
 
+class AllotmentExhausted(Conflict):
+    """Raised when a booking would sell more rooms on a rate plan than its allotment allows on
+    some night (issue 35; `nights` in the problem body lists them)."""
+
+    code = "allotment_exhausted"
+
+
 class RoomUnavailable(Conflict):
     """Raised when a room cannot be given (occupied, out of order, wrong type)."""
 

@@ -9,14 +9,82 @@ equal to it (tests/services/test_availability_equivalence.py, test_room_block_in
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
+
+from pms.domain.states import ReservationStatus
 
 # Issue 28: the last departure a search takes. The search reads its rates by calendar month (the
 # month after the stay's last one included), and Python's dates end with 9999-12-31: a stay in
 # December 9999 was a 500 on PostgreSQL. Nothing is sold in year 9999, so it is refused (422),
 # and no ARI event speaks of a night after it (pms.services.distribution.ari_events).
 LAST_SEARCH_DEPARTURE = date(9998, 12, 31)
+
+
+# -- the night-range rule (issue 35: one place for the search's month reads, the ARI events'
+# months and the digest's): nights are sold before LAST_SEARCH_DEPARTURE and are grouped by
+# calendar month.
+
+def sold_nights(nights: Iterable[date]) -> list[date]:
+    """The nights that can be sold at all (before LAST_SEARCH_DEPARTURE), sorted, once each."""
+    return sorted({d for d in nights if d < LAST_SEARCH_DEPARTURE})
+
+
+def month_start(day: date) -> date:
+    return day.replace(day=1)
+
+
+def next_month(month: date) -> date:
+    """The first day of the month after `month`'s."""
+    return (month.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
+def month_days(month: date) -> list[date]:
+    """Every night of `month`'s calendar month."""
+    first = month_start(month)
+    return [first + timedelta(days=i) for i in range((next_month(first) - first).days)]
+
+
+def months_between(first: date, last: date) -> list[date]:
+    """The first day of each calendar month from `first`'s to `last`'s (both included)."""
+    out, month = [], month_start(first)
+    while month <= last:
+        out.append(month)
+        month = next_month(month)
+    return out
+
+
+def by_month(nights: Iterable[date]) -> list[list[date]]:
+    """The sellable nights (`sold_nights`) in calendar months, each month's in date order."""
+    out: dict[date, list[date]] = defaultdict(list)
+    for day in sold_nights(nights):
+        out[month_start(day)].append(day)
+    return [out[k] for k in sorted(out)]
+
+
+# -- allotments (issue 35): a cap of rooms sellable on one rate plan per room type and night,
+# distinct from the room type's sell limit. `sold` is the rate plan's live reservations of the
+# room type that spend the night (CONFIRMED, CHECKED_IN, CHECKED_OUT: a cancel or a no-show
+# gives its nights back, an early check-out the nights after it).
+
+ALLOTMENT_STATUSES = tuple(s.value for s in (ReservationStatus.CONFIRMED,
+                                            ReservationStatus.CHECKED_IN,
+                                            ReservationStatus.CHECKED_OUT))
+
+
+def allotment_left(allotment: int | None, sold: int) -> int | None:
+    """Rooms still sellable on the rate plan that night (None: the plan has no allotment and
+    sells up to the room type's sellable; never negative)."""
+    if allotment is None:
+        return None
+    return max(max(allotment, 0) - max(sold, 0), 0)
+
+
+def plan_sellable(sellable: int, left: int | None) -> int:
+    """Rooms of the type sellable on the rate plan: the room type's, capped by the allotment."""
+    return sellable if left is None else min(sellable, left)
 
 
 def usable(physical: int, ooo: int, oos: int) -> int:

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import msgspec
 
+from pms.domain.availability import plan_sellable
 from pms.domain.money import quantize, zero
 
 
@@ -227,9 +228,12 @@ def price_nights(*, nights: Sequence[date], departure: date, currency: str,
                  sellable: Sequence[int] | None = None,
                  promo: Promo | None = None, promo_code: str | None = None,
                  rate_plan_id: uuid.UUID | None = None, active: bool = True,
-                 memo: PriceMemo | None = None) -> Quote:
+                 memo: PriceMemo | None = None,
+                 allotment: Sequence[int | None] | None = None) -> Quote:
     """`price_stay` with the nightly facts as lists aligned with `nights` (index i is night i):
-    `amounts[i]` the rate (None: no rate), `sellable[i]` the rooms for sale. `memo` shares the
+    `amounts[i]` the rate (None: no rate), `sellable[i]` the rooms for sale, `allotment[i]` the
+    rooms left on the rate plan's allotment (None: none that night; issue 35: a night with none
+    left refuses the plan, `allotment_exhausted`, and caps `available`). `memo` shares the
     rounding and the priced nights between the offers of one search.
     """
     count = len(nights)
@@ -242,6 +246,16 @@ def price_nights(*, nights: Sequence[date], departure: date, currency: str,
     available: int | None = None
     if sellable is not None:
         available = max(min(sellable, default=0), 0)
+    if allotment is not None:
+        for night, left in zip(nights, allotment, strict=True):
+            if left is None:
+                continue
+            if available is not None:
+                available = plan_sellable(available, left)
+            if left <= 0:
+                reasons.append(Reason("allotment_exhausted",
+                                      "the rate plan's allotment is used up on this night",
+                                      night))
     closed = bool(rules) and any(rule.closed for rule in rules.values())
     run = None
     if not closed and (sellable is None or available):

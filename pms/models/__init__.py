@@ -35,7 +35,7 @@ from pms.models.kiosk import KioskConfig, KioskSession, KioskTerminal
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
-from pms.models.rates import PromoCode, RateSchedule, Restriction
+from pms.models.rates import PromoCode, RatePlanAllotment, RateSchedule, Restriction
 from pms.models.reservations import (
                                      Reservation,
                                      ReservationComment,
@@ -51,7 +51,7 @@ ALL_MODELS = [
     OutboxEvent, AuditEntry, IdempotencyRecord, Job,
     Reservation, RoomStay, ReservationComment, ReservationMessage, ServiceRequest,
     Folio, FolioCharge, FolioPayment,
-    InventoryDay, Maintenance, RateSchedule, Restriction, PromoCode,
+    InventoryDay, Maintenance, RateSchedule, Restriction, RatePlanAllotment, PromoCode,
     TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
     NightAuditRun, NightAuditStep,
     HousekeepingTask, EnvironmentSetup, SandboxEmail,

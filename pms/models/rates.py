@@ -61,6 +61,32 @@ class Restriction(TenantModel):
         indexes = ((("env_id", "property", "date"), False),)
 
 
+class RatePlanAllotment(TenantModel):
+    """Issue 35: the allotment of a rate plan for one room type and night: at most `allotment`
+    rooms of the type are sold on the plan that night (the channels' per-rate-plan allotment,
+    distinct from the room type's sell limit, `InventoryDay.sell_limit`). What the plan has
+    sold is not stored: it is its live reservations of the type that spend the night
+    (`pms.domain.availability.ALLOTMENT_STATUSES`), counted under the booking's night locks
+    (`pms.services.inventory.allotments`), so a cancel or a no-show gives the allotment back."""
+
+    property = peewee.ForeignKeyField(Property, backref="allotments",
+                                      index=False, on_delete="CASCADE")
+    rate_plan = peewee.ForeignKeyField(RatePlan, backref="allotments",
+                                       index=False, on_delete="CASCADE")
+    room_type = peewee.ForeignKeyField(RoomType, backref="allotments",
+                                       index=False, on_delete="CASCADE")
+    date = peewee.DateField()
+    allotment = peewee.IntegerField()
+
+    class Meta:
+        table_name = "rate_plan_allotment"
+        indexes = (
+            (("env_id", "rate_plan", "room_type", "date"), True),
+            (("env_id", "property", "date"), False),
+            (("env_id", "room_type"), False),
+        )
+
+
 class PromoCode(AggregateModel):
     """A discount code of a property: PERCENT of the room total or a FIXED amount per stay."""
 

@@ -61,6 +61,8 @@ class Reservation(AggregateModel):
             (("env_id", "guest_profile"), False),
             (("env_id", "guest_last_name_normalized"), False),
             (("env_id", "created_at"), False),
+            # issue 35: a rate plan's rooms sold on a night (its allotment, migration 043)
+            (("env_id", "rate_plan", "room_type", "arrival_date"), False),
         )
 
 

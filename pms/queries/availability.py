@@ -34,9 +34,11 @@ from typing import Any, Protocol
 from pms.db.database import db, is_postgres
 from pms.db.scope import require_env
 from pms.db.statements import Statement, param
+from pms.domain.availability import month_start, next_month
 from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_rules
 from pms.models.catalog import Package
 from pms.models.rates import PromoCode, RateSchedule, Restriction
+from pms.queries.allotments import allotments_left, has_allotments
 from pms.services.inventory.inventory_counts import night_counts
 
 
@@ -62,6 +64,9 @@ class SearchData:
     packages: Mapping[str, PackageLine]
     promo: Promo | None = None
     memo: PriceMemo = field(default_factory=PriceMemo)
+    # issue 35: rooms left on each (rate plan, room type) with an allotment, per night (None: no
+    # allotment that night); loaded with the counts (pms.queries.allotments)
+    allotments: dict[tuple[uuid.UUID, uuid.UUID], list[int | None]] = field(default_factory=dict)
     _rules: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Rule]] = field(default_factory=dict)
 
     def rates_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> list[Decimal | None]:
@@ -90,6 +95,11 @@ class SearchData:
             return None
         found = self.sellable.get(room_type_id)
         return found if found is not None else [0] * len(self.nights)
+
+    def allotment_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID
+                      ) -> list[int | None] | None:
+        """Rooms left on the plan's allotment per night; None when no night has one."""
+        return self.allotments.get((plan_id, room_type_id))
 
     def packages_for(self, plan: _RatePlan) -> list[PackageLine]:
         return [self.packages[c] for c in (plan.package_codes or []) if c in self.packages]
@@ -231,14 +241,6 @@ def rate_cache_keys() -> list[tuple[object, ...]]:
             for month in list(months)]
 
 
-def _month_start(day: date) -> date:
-    return day.replace(day=1)
-
-
-def _next_month(month: date) -> date:
-    return (month.replace(day=28) + timedelta(days=4)).replace(day=1)
-
-
 def _load_months(property_id: uuid.UUID, start: date, stop: date
                  ) -> dict[date, dict[tuple[str, str], list[Decimal | None]]]:
     """Every (rate plan, room type)'s amounts of the whole months from `start` to `stop` (both
@@ -248,8 +250,8 @@ def _load_months(property_id: uuid.UUID, start: date, stop: date
     month = start
     while month < stop:
         months[month] = {}
-        bounds.append(((month - start).days, (_next_month(month) - start).days, month))
-        month = _next_month(month)
+        bounds.append(((month - start).days, (next_month(month) - start).days, month))
+        month = next_month(month)
     decimals: dict[str, Decimal] = {}
     for plan_raw, rt_raw, offsets, amounts in _RATES_BY_PAIR_PG.rows(
             property_id=property_id, start=start, end=stop):
@@ -275,17 +277,17 @@ def _cached_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]
     env = require_env()
     end = arrival + timedelta(days=count)
     firsts = []
-    month = _month_start(arrival)
+    month = month_start(arrival)
     while month < end:
         firsts.append(month)
-        month = _next_month(month)
+        month = next_month(month)
     owner = (env, property_id)
     held = _rate_months.get(owner)
     months = held[1] if held is not None and held[0] == version else {}  # (another: dropped)
     found = {m: months.get(m) for m in firsts}
     missing = [m for m, rates in found.items() if rates is None]
     if missing:
-        loaded = _load_months(property_id, missing[0], _next_month(missing[-1]))
+        loaded = _load_months(property_id, missing[0], next_month(missing[-1]))
         if sum(len(kept) for _, kept in list(_rate_months.values())) + len(loaded) > \
                 RATE_MONTHS_CACHE_SIZE:
             _rate_months.clear()  # rare: more months of more properties than the bound
@@ -297,7 +299,7 @@ def _cached_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]
     segments = []
     for m in firsts:
         first = max(m, arrival)
-        segments.append((found[m] or {}, first.day - 1, (min(_next_month(m), end) - first).days))
+        segments.append((found[m] or {}, first.day - 1, (min(next_month(m), end) - first).days))
     out: dict[tuple[uuid.UUID, uuid.UUID], list[Decimal | None]] = {}
     for plan_id, rt_id in pairs:
         key = (str(plan_id), str(rt_id))
@@ -442,8 +444,8 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
 
     `room_types` and `rate_plans` are models or the catalog's rows (`pms.queries.catalog`);
     `packages`, when the caller has the property's packages already (the catalog), saves their
-    read. `with_counts=False` skips the inventory counts (a booking recounts them under its
-    lock): quotes built from such data say nothing about sold-out nights. `rates_version`,
+    read. `with_counts=False` skips the inventory counts and the allotments (a booking recounts
+    them under its lock): quotes built from such data say nothing about sold-out nights. `rates_version`,
     the catalog's version a search has just read (`Catalog.version`), lets the rates come from
     the month cache (`_cached_rates`).
     """
@@ -459,6 +461,9 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
                     if any(p.package_codes for p in plans) else {})
     promo = load_promo(property_id, promo_code) if promo_code is not None else None
     sellable = load_sellable(property_id, rt_ids, arrival, count) if with_counts else None
+    allotments = ({k: v for k, v in allotments_left(property_id, arrival, count).items()
+                   if k[0] in plan_ids and k[1] in rt_ids}
+                  if with_counts and has_allotments(property_id, version=rates_version) else {})
     return SearchData(arrival=arrival, departure=departure, nights=nights, rates=rates,
                       restrictions=restrictions, sellable=sellable, packages=packages,
-                      promo=promo)
+                      promo=promo, allotments=allotments)

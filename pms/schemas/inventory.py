@@ -91,3 +91,36 @@ def maintenance_out(row: object, room: object) -> MaintenanceOut:
                           room_number=room.room_number, room_type_id=room.room_type_id,
                           kind=row.kind, from_date=row.from_date, to_date=row.to_date,
                           reason=row.reason, active=row.active, created_at=row.created_at)
+
+
+# -- allotments per rate plan (issue 35) --------------------------------------------------------
+
+class AllotmentIn(Strict):
+    """Set (or, with null, remove) a rate plan's allotment of one room type for a range of
+    nights: at most `allotment` rooms of the type are sold on this plan each night (besides, and
+    never above, what the room type itself can sell)."""
+
+    room_type_id: uuid.UUID
+    from_date: date
+    to_date: date
+    allotment: Annotated[int, msgspec.Meta(ge=0, le=100000)] | None
+    weekdays: Annotated[list[Weekday], msgspec.Meta(max_length=7)] | None = None
+
+
+class AllotmentQuery(msgspec.Struct, kw_only=True):
+    from_date: date
+    to_date: date
+    room_type_id: uuid.UUID | None = None
+
+
+class AllotmentNightOut(Out):
+    room_type_id: uuid.UUID
+    date: date
+    allotment: int
+    sold: int  # live reservations of the plan and type that spend the night
+    left: int
+
+
+class AllotmentsOut(Out):
+    rate_plan_id: uuid.UUID
+    data: list[AllotmentNightOut]

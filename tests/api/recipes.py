@@ -254,6 +254,10 @@ RECIPES.update({
     ("PUT", f"{P}/restrictions"): lambda w: (
         w.fill(f"{P}/restrictions"), {"from_date": "2031-01-01", "to_date": "2031-01-01",
                                       "closed": True}),
+    ("PUT", f"{P}/rate-plans/{{id}}/allotments"): lambda w: (
+        w.fill(f"{P}/rate-plans/{{id}}/allotments", {"id": w.rate_plan_id}),
+        {"room_type_id": w.room_type_id, "from_date": "2031-01-01", "to_date": "2031-01-03",
+         "allotment": 2}),
     ("POST", f"{P}/promo-codes"): lambda w: (
         w.fill(f"{P}/promo-codes"), {"code": "SAVE" + uuid.uuid4().hex[:6].upper(),
                                      "discount_type": "FIXED", "discount_value": "15"}),
@@ -355,6 +359,8 @@ RECIPES.update({
     ("GET", f"{P}/rate-plans/{{id}}/restrictions"): lambda w: (
         w.fill(f"{P}/rate-plans/{{id}}/restrictions", {"id": w.rate_plan_id}) + _RANGE, None),
     ("GET", f"{P}/restrictions"): lambda w: (w.fill(f"{P}/restrictions") + _RANGE, None),
+    ("GET", f"{P}/rate-plans/{{id}}/allotments"): lambda w: (
+        w.fill(f"{P}/rate-plans/{{id}}/allotments", {"id": w.rate_plan_id}) + _RANGE, None),
     ("POST", f"{P}/availability"): lambda w: (w.fill(f"{P}/availability"), dict(_STAY)),
     ("POST", f"{P}/corporate-availability"): lambda w: (
         w.fill(f"{P}/corporate-availability"), dict(_STAY)),

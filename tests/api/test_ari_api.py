@@ -30,7 +30,10 @@ def consumer_hash(projection: Projection, room_type_id: str, month: str) -> str:
         date = f"{month}-{day:02d}"
         key = (room_type_id, date)
         rates = ",".join(f"{p}={a}" for p, a in sorted(projection.rates.get(key, {}).items()))
-        lines.append(f"{date}|{projection.sellable.get(key, '?')}|{rates}")
+        line = f"{date}|{projection.sellable.get(key, '?')}|{rates}"
+        if projection.allotments.get(key):
+            line += "|" + ",".join(f"{p}={n}" for p, n in sorted(projection.allotments[key].items()))
+        lines.append(line)
     assert lines[0].startswith(first)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
@@ -136,3 +139,41 @@ def test_a_push_is_a_job_queued_with_its_event(api, ctx, hotel):
     assert resp.status_code == 202
     assert outbox_types(ctx)[-1] == "hotel:pms:job:queued"
     assert not [t for t in outbox_types(ctx, ari=True)[-1:] if t == ARI_UPDATED]
+
+
+def test_allotments_over_http_travel_in_the_events_and_the_digest(api, ctx, hotel):
+    """Issue 35: PUT/GET .../rate-plans/{id}/allotments; a booking past it is a 409 naming the
+    nights; the nights' rooms left reach the consumer and its hashes equal the digest."""
+    from tests.factories import reservation_body
+
+    base = f"/v1/properties/{hotel.id}/rate-plans/{hotel.rate_plan.id}/allotments"
+    day = hotel.today + timedelta(days=40)
+    _push(api, ctx, hotel, {"months": [day.strftime("%Y-%m")]})  # a first sync, before
+    body = {"room_type_id": str(hotel.room_type.id), "from_date": day.isoformat(),
+            "to_date": (day + timedelta(days=1)).isoformat(), "allotment": 1}
+    resp = api.put(base, body)
+    assert resp.status_code == 200, resp.text
+    assert [(n["date"], n["allotment"], n["sold"], n["left"]) for n in resp.json["data"]] == [
+        (day.isoformat(), 1, 0, 1), ((day + timedelta(days=1)).isoformat(), 1, 0, 1)]
+    stay = {"arrival_date": day.isoformat(),
+            "departure_date": (day + timedelta(days=1)).isoformat()}
+    resp = api.post(f"/v1/properties/{hotel.id}/reservations", reservation_body(hotel, **stay))
+    assert resp.status_code == 201, resp.text
+    resp = api.post(f"/v1/properties/{hotel.id}/reservations", reservation_body(hotel, **stay))
+    assert_problem(resp, 409, "allotment_exhausted")
+    assert resp.json["nights"] == [day.isoformat()]
+    got = api.get(base, params={"from_date": day.isoformat(),
+                                "to_date": (day + timedelta(days=1)).isoformat()})
+    assert [n["left"] for n in got.json["data"]] == [0, 1]
+    consumer = Projection()
+    consumer.apply(ari_rows(ctx))
+    rt, plan, month = str(hotel.room_type.id), str(hotel.rate_plan.id), day.strftime("%Y-%m")
+    assert consumer.allotments[(rt, day.isoformat())] == {plan: 0}
+    assert _digest(api, hotel, month, month)[(rt, month)] == consumer_hash(consumer, rt, month)
+    # bad input: 404 for another property's plan, 422 for a bad range
+    other = make_booking_hotel(ctx, rooms=1)
+    assert_problem(api.put(f"/v1/properties/{hotel.id}/rate-plans/{other.rate_plan.id}"
+                           "/allotments", body), 404)
+    assert api.put(base, {**body, "to_date": (day - timedelta(days=1)).isoformat()}
+                   ).status_code == 422
+    assert api.put(base, {**body, "allotment": -1}).status_code == 422

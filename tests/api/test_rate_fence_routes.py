@@ -94,6 +94,7 @@ NOT_YET_CASED: set[tuple[str, str]] = {
     ("GET", "/v1/properties/{property_id}/packages"),
     ("GET", "/v1/properties/{property_id}/packages/{id}"),
     ("GET", "/v1/properties/{property_id}/rate-plans/{id}/rates"),
+    ("GET", "/v1/properties/{property_id}/rate-plans/{id}/allotments"),  # issue 35, as restrictions
     ("GET", "/v1/properties/{property_id}/rate-plans/{id}/restrictions"),
     ("GET", "/v1/properties/{property_id}/reservations/{id}/folio"),
     ("GET", "/v1/properties/{property_id}/reservations/{id}/folios"),

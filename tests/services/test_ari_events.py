@@ -43,6 +43,7 @@ class Projection:
         self.sellable: dict[tuple[str, str], int] = {}
         self.rates: dict[tuple[str, str], dict[str, str]] = {}
         self.restrictions: dict[tuple[str, str], dict[str, Any]] = {}
+        self.allotments: dict[tuple[str, str], dict[str, int]] = {}
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         for e in sorted(events, key=lambda e: (e["subject"], e["aggregateversion"])):
@@ -59,6 +60,8 @@ class Projection:
                 self.rates.setdefault(key, {}).update(night["rates"])
                 if "restrictions" in night:
                     self.restrictions[key] = night["restrictions"]
+                if "allotments" in night:  # the night's whole map (issue 35)
+                    self.allotments[key] = night["allotments"]
 
 
 def ari_rows(ctx) -> list[dict[str, Any]]:
@@ -218,3 +221,43 @@ def test_the_stream_is_the_room_type(ctx, hotel):
     make_reservation(ctx, hotel)
     (e, *_) = [e for e in ari_rows(ctx) if e["data"]["nights"][0]["sellable"] == 2]
     assert uuid.UUID(e["subject"]) == hotel.room_type.id
+
+
+def test_rooms_created_moved_and_deleted_emit_the_sellable_change(ctx):
+    """Issue 35: a room made, moved to another room type or deleted changes what its room
+    types can sell on every night channels hold (the full push's 365 days): their ARI events
+    say so, and the consumer holds what the search answers. A room type without an ARI stream
+    (nothing told to any channel yet) emits nothing."""
+    from pms.schemas.catalog import RoomPatch
+    from pms.services.catalog import catalog
+    from tests.factories import load_rates, make_room, make_room_type
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    other = make_room_type(ctx, hotel.id)
+    unpriced = make_room_type(ctx, hotel.id)
+    load_rates(ctx, hotel.id, hotel.rate_plan.id, other.id)  # (its stream's first event)
+    consumer = Projection(gaps_ok=True)
+    consumer.apply(ari_rows(ctx))
+    later = hotel.today + timedelta(days=300)
+
+    def held(rt, day):
+        return consumer.sellable.get((str(rt.id), day.isoformat()))
+
+    room = make_room(ctx, hotel.id, hotel.room_type.id, room_number="909")
+    consumer.apply(ari_rows(ctx))
+    assert held(hotel.room_type, hotel.today) == held(hotel.room_type, later) == 3
+    catalog.update_child(ctx, catalog.ROOM, hotel.id, room.id,
+                         msgspec.convert({"room_type_id": str(other.id)}, RoomPatch))
+    consumer.apply(ari_rows(ctx))
+    assert held(hotel.room_type, later) == 2 and held(other, later) == 1
+    catalog.delete_child(ctx, catalog.ROOM, hotel.id, room.id)
+    consumer.apply(ari_rows(ctx))
+    assert held(other, hotel.today) == held(other, later) == 0
+    assert held(hotel.room_type, hotel.today) == searched(ctx, hotel, hotel.today) == 2
+    # a room type no channel holds a night of (no stream yet) emits nothing for its rooms
+    make_room(ctx, hotel.id, unpriced.id, room_number="910")
+    assert not [e for e in ari_rows(ctx) if e["subject"] == str(unpriced.id)]
+    nights = [n for e in ari_rows(ctx) if e["subject"] == str(other.id)
+              for n in e["data"]["nights"]]
+    assert {n["date"] for n in nights} >= {(hotel.today + timedelta(days=i)).isoformat()
+                                           for i in range(365)}

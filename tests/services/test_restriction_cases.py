@@ -142,3 +142,61 @@ def test_both_names_must_agree_and_through_minimum_not_above_maximum(ctx):
     with pytest.raises(ValidationFailed):
         _restrict(ctx, hotel, 0, True, {"min_stay_through": 4, "max_stay_through": 3})
     _restrict(ctx, hotel, 0, True, {"min_los": 2, "min_stay_arrival": 2})  # the same: fine
+
+
+# Allotments per rate plan (issue 35), in the same style: (name, [(day offset, allotment)],
+# [(arrival offset, nights, cancelled?, on another plan?)] booked first, the stay, reasons). The
+# search's reason is `allotment_exhausted` (the offer is left out when unavailable ones are),
+# the booking's a 409 of that code naming the nights.
+ALLOTMENT_CASES: list[tuple[str, list[tuple[int, int]], list[tuple[int, int, bool, bool]],
+                            tuple[int, int], set[str]]] = [
+    ("an allotment with rooms left", [(0, 1), (1, 1)], [], (0, 2), set()),
+    ("an allotment of zero closes the plan that night", [(1, 0)], [], (0, 2),
+     {"allotment_exhausted"}),
+    ("used up on the arrival night", [(0, 1)], [(0, 1, False, False)], (0, 2),
+     {"allotment_exhausted"}),
+    ("used up on a middle night", [(1, 1)], [(1, 1, False, False)], (0, 3),
+     {"allotment_exhausted"}),
+    ("the departure date is no night of the stay", [(2, 0)], [], (0, 2), set()),
+    ("two of two sold is used up", [(0, 2)], [(0, 1, False, False), (0, 2, False, False)],
+     (0, 1), {"allotment_exhausted"}),
+    ("one of two sold leaves one", [(0, 2)], [(0, 1, False, False)], (0, 1), set()),
+    ("a cancelled booking gives it back", [(0, 1)], [(0, 1, True, False)], (0, 1), set()),
+    ("another plan's bookings are not this plan's", [(0, 1)], [(0, 1, False, True)], (0, 1),
+     set()),
+    ("a stay after the used-up night is free", [(0, 1)], [(0, 1, False, False)], (1, 2), set()),
+]
+
+
+@pytest.mark.parametrize(("name", "allotted", "booked", "stay", "expected"), ALLOTMENT_CASES,
+                         ids=[c[0].replace(" ", "_") for c in ALLOTMENT_CASES])
+def test_allotment_case(ctx, name, allotted, booked, stay, expected):
+    from pms.errors import AllotmentExhausted
+    from pms.services.reservations import reservations
+    from tests.factories import load_rates, make_rate_plan
+    from tests.services.test_allotments import allot
+
+    hotel = make_booking_hotel(ctx, rooms=4)
+    other = make_rate_plan(ctx, hotel.id)
+    load_rates(ctx, hotel.id, other.id, hotel.room_type.id)
+    for day_offset, n in allotted:
+        allot(ctx, hotel, day_offset, day_offset, n)
+    for arrival_offset, nights, cancelled, elsewhere in booked:
+        row = make_reservation(
+            ctx, hotel, arrival_date=(hotel.today + timedelta(days=arrival_offset)).isoformat(),
+            departure_date=(hotel.today + timedelta(days=arrival_offset + nights)).isoformat(),
+            rate_plan_id=str((other if elsewhere else hotel.rate_plan).id))
+        if cancelled:
+            reservations.cancel_reservation(ctx, hotel.id, row.id)
+    arrival = hotel.today + timedelta(days=stay[0])
+    departure = arrival + timedelta(days=stay[1])
+    bookable, reasons = _search_reasons(ctx, hotel, arrival, departure)
+    assert (bookable, reasons) == (not expected, expected), name
+    try:
+        make_reservation(ctx, hotel, arrival_date=arrival.isoformat(),
+                         departure_date=departure.isoformat())
+        refused: set[str] = set()
+    except AllotmentExhausted as exc:
+        refused = {exc.code}
+        assert exc.extra["nights"], name
+    assert refused == expected, name

@@ -330,3 +330,69 @@ def test_the_take_function_sells_what_the_python_take_sells(ctx, pg_db):
         sold += fast[0] == "sold"
         short += fast[0] != "sold"
     assert sold > 5 and short > 5
+
+
+# -- a rate plan's allotment (issue 35) ----------------------------------------------------------
+
+def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx, pg_db):
+    """`pms.queries.allotments`: the statement the booking (under its night locks) and the
+    search use against the reference path (rows read, counted in Python), on allotments of two
+    plans and two room types, reservations of every status on those and another plan, stays
+    touching the window's edges, filters by plan, room type and an excluded reservation; and
+    the search's load (`load_search_data`) against the reference's rooms left."""
+    from pms.domain.availability import allotment_left
+    from pms.models.catalog import RatePlan
+    from pms.models.property import RoomType
+    from pms.models.rates import RatePlanAllotment
+    from pms.queries.allotments import allotment_counts
+
+    rnd = random.Random(3501)
+    hotel = make_booking_hotel(ctx, rooms=30)
+    prop = hotel.prop
+    types = [hotel.room_type.id, make_room_type(ctx, prop.id).id]
+    plans = [hotel.rate_plan.id, make_rate_plan(ctx, prop.id).id]
+    bystander = make_rate_plan(ctx, prop.id).id  # no allotment
+    base = hotel.today + timedelta(days=30)
+    made = [make_reservation(ctx, hotel) for _ in range(24)]
+    with unit_of_work(ctx):
+        for plan in plans:
+            for rt in types:
+                for day in range(20):
+                    if rnd.random() < 0.7:
+                        RatePlanAllotment.create(property=prop.id, rate_plan=plan, room_type=rt,
+                                                 date=base + timedelta(days=day),
+                                                 allotment=rnd.randrange(0, 6))
+        for row in made:
+            arrival = base + timedelta(days=rnd.randrange(-4, 22))
+            Reservation.update(
+                arrival_date=arrival, departure_date=arrival + timedelta(days=rnd.randrange(1, 7)),
+                status=rnd.choice(["CONFIRMED", "CONFIRMED", "CHECKED_IN", "CHECKED_OUT",
+                                   "CANCELLED", "NO_SHOW"]),
+                rate_plan=rnd.choice([*plans, bystander]), room_type=rnd.choice(types)).where(
+                Reservation.id == row.id).execute()
+    compared = capped = 0
+    for case in range(60):
+        start = base + timedelta(days=rnd.randrange(-3, 20))
+        count = rnd.randrange(1, 10)
+        filters = {"rate_plan_id": rnd.choice([None, *plans, bystander]),
+                   "room_type_id": rnd.choice([None, *types]),
+                   "exclude": rnd.choice([None, None, rnd.choice(made).id])}
+        with read_scope(ctx):
+            fast = allotment_counts(prop.id, start, count, **filters)
+            ref = allotment_counts(prop.id, start, count, reference=True, **filters)
+        assert fast == ref, f"case {case}: {start} +{count} {filters}"
+        compared += 1
+        capped += sum(1 for nights in ref.values() for a, sold in nights.values()
+                      if allotment_left(a, sold) == 0)
+    assert compared == 60 and capped > 10  # the data has nights used up and nights left
+    # the search's load: the same rooms left per (plan, room type) and night
+    with read_scope(ctx):
+        rts = list(RoomType.select().where(RoomType.property == prop.id))
+        rps = list(RatePlan.select().where(RatePlan.property == prop.id))
+        nights = [base + timedelta(days=i) for i in range(12)]
+        data = load_search_data(prop.id, rts, rps, nights[0], nights[-1] + timedelta(days=1),
+                                nights)
+        ref = allotment_counts(prop.id, nights[0], len(nights), reference=True)
+    expected = {key: [allotment_left(*per[i]) if i in per else None for i in range(len(nights))]
+                for key, per in ref.items()}
+    assert data.allotments == expected and expected

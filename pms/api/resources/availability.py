@@ -19,7 +19,8 @@ SEARCH_DOC = (
     "nightly prices, room_total, packages_total (the plan's packages priced by their "
     "calculation), discount_total (promo_code) and total. An offer that cannot be booked lists "
     "its reasons: no_rate, closed, closed_to_arrival, closed_to_departure, min_los, max_los, "
-    "over_occupancy, sold_out, promo_*. include_unavailable=false leaves those out.")
+    "over_occupancy, sold_out, allotment_exhausted (the rate plan's allotment, issue 35), "
+    "promo_*. include_unavailable=false leaves those out.")
 
 
 class PropertyAvailability:

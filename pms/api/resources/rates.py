@@ -10,8 +10,10 @@ import falcon
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.errors import ValidationFailed
+from pms.schemas import inventory as si
 from pms.schemas import rates as s
 from pms.schemas.common import ListQuery, Page
+from pms.services.inventory import allotments
 from pms.services.rates import rates
 from pms.services.references import body_reference
 
@@ -66,6 +68,29 @@ class RatePlanRestrictions:
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: s.RestrictionQuery) -> None:  # noqa: A002
         resp.media = rates.list_restrictions(req.context.ctx, property_id, id, query)
+
+
+class RatePlanAllotments:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("rates:write", body=si.AllotmentIn, response=si.AllotmentsOut,
+              errors=(404, 422), summary="Set a rate plan's allotment of a room type",
+              description="Issue 35: at most `allotment` rooms of the room type are sold on this "
+                          "rate plan each night from_date..to_date (inclusive; optionally only "
+                          "some ISO weekdays), besides the room type's own sell limit; null "
+                          "removes it. A search leaves the plan out on a night with none left "
+                          "(reason allotment_exhausted) and a booking past it is refused (409 "
+                          "allotment_exhausted, nights). Cancels and no-shows give rooms back.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+               body: si.AllotmentIn) -> None:  # noqa: A002
+        resp.media = allotments.set_allotments(req.context.ctx, property_id, id, body)
+
+    @endpoint("rates:read", query=si.AllotmentQuery, response=si.AllotmentsOut,
+              summary="A rate plan's allotments, sold and left (at most 366 days)")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+               query: si.AllotmentQuery) -> None:  # noqa: A002
+        resp.media = allotments.list_allotments(req.context.ctx, property_id, id, query)
 
 
 class PropertyRestrictions:
@@ -149,6 +174,7 @@ class PromoValidate:
 ROUTES = [
     Route(BASE + "/rate-plans/{id:uuid}/rates", RatePlanRates),
     Route(BASE + "/rate-plans/{id:uuid}/restrictions", RatePlanRestrictions),
+    Route(BASE + "/rate-plans/{id:uuid}/allotments", RatePlanAllotments),
     Route(BASE + "/restrictions", PropertyRestrictions),
     Route(BASE + "/promo-codes", PromoCodes),
     Route(BASE + "/promo-codes/{id:uuid}", PromoCodes, "item"),

@@ -24,8 +24,10 @@ from pms.db.uow import UnitOfWork, unit_of_work
 from pms.domain.money import exact
 from pms.errors import AlreadyExists, NotFound, StillReferenced, ValidationFailed
 from pms.models import Item, Package, Property, RatePlan, Room, RoomType
+from pms.models.ari import AriStream
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
+from pms.services.distribution import ari_events, ari_push
 from pms.services.inventory import inventory_calendar
 
 PROPERTY_FIELDS = {
@@ -156,6 +158,23 @@ class Kind:
     # run after the new row is inserted, in the same unit of work
     created: Callable[[Ctx, Property, AggregateModel], None] = \
         field(default=lambda ctx, prop, row: None)
+    # issue 35: a row of this kind counts in a room type's physical rooms (a room): creating,
+    # deleting or moving it to another type changes what the room type can sell
+    sells: bool = False
+
+
+def _sellable_changed(ctx: Ctx, prop: Property, room_types: set[uuid.UUID]) -> None:
+    """The ARI events of room types whose physical rooms changed: every night channels hold
+    (the full push's window from the business date, `ari_push.push_days`). A room type that
+    has no ARI stream yet (never sold, priced, restricted nor pushed) is skipped: no channel
+    holds a night of it, and a channel that maps it starts with a push (PERF: a hotel's rooms,
+    made before its rates, emit nothing)."""
+    streamed = {rt for (rt,) in AriStream.select(AriStream.id).where(
+        AriStream.id.in_(list(room_types))).order_by(AriStream.id).tuples()}
+    days = ari_push.push_days(prop, None, ctx.now)
+    for room_type_id in sorted(room_types, key=str):
+        if room_type_id in streamed:
+            ari_events.touch(prop.id, room_type_id, days)
 
 
 def _room_refs(prop: Property, values: dict[str, Any], row: AggregateModel | None) -> None:
@@ -213,7 +232,7 @@ ROOM_TYPE = Kind(RoomType, "room_type", "room type", s.room_type_out,
                  created=_room_type_calendar)
 ROOM = Kind(Room, "room", "room", s.room_out,
             {"room_number": "room_number", "room_type_id": "room_type_id", "floor": "floor"},
-            _room_refs)
+            _room_refs, sells=True)
 RATE_PLAN = Kind(RatePlan, "rate_plan", "rate plan", s.rate_plan_out,
                  {"code": "code", "name": "name", "description": "description",
                   "negotiated": "negotiated", "currency": "currency",
@@ -264,6 +283,8 @@ def create_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, body: msgspec.Str
         row = kind.model(env_id=ctx.env_id, property=prop.id, version=1, **values)
         _save_unique(row, create=True, what=_identity(kind, row))
         kind.created(ctx, prop, row)
+        if kind.sells:
+            _sellable_changed(ctx, prop, {row.room_type_id})
         uow.born(row)
         _record(uow, row, kind.aggregate, "created", kind.out(row))
     return row
@@ -278,8 +299,11 @@ def update_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, id_: uuid.UUID,
         before = to_data(kind.out(row))
         values = _changes(body, kind.fields)
         kind.prepare(prop, values, row)
+        was = getattr(row, "room_type_id", None)
         _apply(row, values)
         _save_unique(row, create=False, what=_identity(kind, row))
+        if kind.sells and row.room_type_id != was:  # moved to another room type
+            _sellable_changed(ctx, prop, {was, row.room_type_id})
         _record(uow, row, kind.aggregate, "updated", kind.out(row), before=before)
     return row
 
@@ -291,3 +315,5 @@ def delete_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, id_: uuid.UUID) -
         out = kind.out(row)
         _record(uow, row, kind.aggregate, "deleted", out, before=to_data(out))
         _delete(row, f"the {kind.label}")
+        if kind.sells:
+            _sellable_changed(ctx, load_property(property_id), {row.room_type_id})

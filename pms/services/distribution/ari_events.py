@@ -15,7 +15,11 @@ Event data: `property_id`, `room_type_id`, `nights: [{date, sellable, rates: {ra
 amount}}]` (rates only where they changed, else `{}`; amounts in canonical text, see
 `amount_text`), and, where restrictions changed (and in a full push), `restrictions: {rate_plan_id:
 {closed, closed_to_arrival, closed_to_departure, min_stay_arrival, max_stay_arrival,
-min_stay_through, max_stay_through}}` per night. `full: true` marks a re-push.
+min_stay_through, max_stay_through}}` per night; where a rate plan's allotment or its rooms
+sold on it changed (and in a full push), `allotments: {rate_plan_id: rooms left}`: the night's
+every plan with an allotment (a plan left out has none and sells up to `sellable`; a consumer
+replaces its map of the night with it; pms.services.inventory.allotments). `full: true` marks a
+re-push.
 """
 
 from __future__ import annotations
@@ -33,12 +37,13 @@ from pms.db.current import current_unit_of_work
 from pms.db.database import is_postgres
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
-from pms.domain.availability import LAST_SEARCH_DEPARTURE
+from pms.domain.availability import by_month, sold_nights
 from pms.domain.pricing import OPEN, Rule, merge_rules
 from pms.models.ari import AriStream
 from pms.models.catalog import RatePlan
 from pms.models.platform import OutboxEvent, outbox_partition
 from pms.models.rates import RateSchedule
+from pms.queries.allotments import allotments_left
 from pms.queries.availability import SELLABLE_OF_TYPE_PG, _load_restrictions, load_sellable
 
 ARI_UPDATED = "hotel:pms:ari:updated"
@@ -69,6 +74,10 @@ class _Touched:
     nights: set[date] = field(default_factory=set)
     rates: dict[date, set[uuid.UUID] | str] = field(default_factory=dict)
     restrictions: set[date] = field(default_factory=set)
+    allotments: set[date] = field(default_factory=set)
+    # rooms left per night and rate plan as the caller counted them under the nights' locks
+    # (a booking, a release: the reservation's own row is written with the COMMIT)
+    allotments_known: dict[date, dict[str, int]] = field(default_factory=dict)
     full: bool = False
     # the nights' sellable as the booking's take counted it under its locks (pms_take_nights,
     # the reference rule's fast path): None once any touch came without them
@@ -103,16 +112,20 @@ def _pause() -> None:
 
 def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date], *,
           rate_plans: Iterable[uuid.UUID] | str | None = None, restrictions: bool = False,
-          full: bool = False, sellable: dict[date, int] | None = None) -> None:
+          full: bool = False, sellable: dict[date, int] | None = None,
+          allotments: bool | dict[date, dict[uuid.UUID, int]] = False) -> None:
     """Note that `nights` of a room type may sell differently (and, with `rate_plans`, that
     those plans' rates changed; with `restrictions`, that the restrictions did). Call inside
     the unit of work of the change; outside one it does nothing (no change commits there).
     `sellable`: the nights' rooms for sale as the caller counted them under the nights' locks
-    (the booking's take), final for this transaction: the event then needs no recount."""
+    (the booking's take), final for this transaction: the event then needs no recount.
+    `allotments`: the rooms left on some rate plan's allotment changed on these nights (True:
+    read them back; a dict: {night: {rate_plan_id: rooms left}} as the caller counted them
+    under the nights' locks, final for those plans, later calls winning)."""
     uow = current_unit_of_work()
     if uow is None:
         return
-    days = [d for d in nights if d < LAST_SEARCH_DEPARTURE]  # nothing is sold after it
+    days = sold_nights(nights)  # the night-range rule (pms.domain.availability)
     if not days:
         return
     pending = getattr(uow, "_ari_pending", None)
@@ -130,6 +143,12 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
     touched.full = touched.full or full
     if restrictions:
         touched.restrictions.update(days)
+    if allotments:
+        touched.allotments.update(days)
+    if isinstance(allotments, dict):
+        for day, plans in allotments.items():
+            touched.allotments_known.setdefault(day, {}).update(
+                {str(plan): n for plan, n in plans.items()})
     if rate_plans is not None:
         for day in days:
             if rate_plans == ALL:
@@ -138,13 +157,6 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
                 have = touched.rates.get(day)
                 if have != ALL:
                     touched.rates[day] = (have or set()) | set(rate_plans)
-
-
-def _months(days: list[date]) -> list[list[date]]:
-    out: dict[tuple[int, int], list[date]] = defaultdict(list)
-    for day in days:
-        out[(day.year, day.month)].append(day)
-    return [out[k] for k in sorted(out)]
 
 
 def _bump(property_id: uuid.UUID, room_type_id: uuid.UUID, count: int) -> int:
@@ -163,10 +175,15 @@ def _bump(property_id: uuid.UUID, room_type_id: uuid.UUID, count: int) -> int:
 
 def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[date], *,
                  rates: dict[date, set[uuid.UUID] | str] | None = None,
-                 restrictions: set[date] | None = None) -> list[dict[str, Any]]:
+                 restrictions: set[date] | None = None,
+                 allotments: set[date] | None = None,
+                 allotments_known: dict[date, dict[str, int]] | None = None
+                 ) -> list[dict[str, Any]]:
     """The nights as an ARI consumer holds them (in date order): sellable by the search's own
     statement, the rates named in `rates` (date -> plans or ALL), the merged restrictions of
-    every plan for the dates in `restrictions`. Call inside a scope."""
+    every plan for the dates in `restrictions`, every plan's rooms left on its allotment for
+    the dates in `allotments` (the search's own counts, pms.queries.allotments, where
+    `allotments_known` does not give them). Call inside a scope."""
     days = sorted(days)
     if not days:
         return []
@@ -204,6 +221,7 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
             rules[day] = {str(plan): rule_data(merge_rules(
                 [r for p, _rt, r in rows if p is None or p == plan]) if rows else OPEN)
                 for plan in sorted(plan_ids, key=str)}
+    left = _allotments(property_id, room_type_id, first, count) if allotments else {}
     out = []
     for day in days:
         i = (day - first).days
@@ -212,8 +230,23 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
                                  "rates": dict(sorted(amounts.get(day, {}).items()))}
         if day in rules:
             night["restrictions"] = rules[day]
+        if allotments and day in allotments:
+            night["allotments"] = dict(sorted(
+                {**left.get(day, {}), **(allotments_known or {}).get(day, {})}.items()))
         out.append(night)
     return out
+
+
+def _allotments(property_id: uuid.UUID, room_type_id: uuid.UUID, first: date,
+                count: int) -> dict[date, dict[str, int]]:
+    """Rooms left per night on every rate plan with an allotment of the room type."""
+    left: dict[date, dict[str, int]] = defaultdict(dict)
+    for (plan, _rt), per in allotments_left(property_id, first, count,
+                                            room_type_id=room_type_id).items():
+        for i, n in enumerate(per):
+            if n is not None:
+                left[first + timedelta(days=i)][str(plan)] = n
+    return left
 
 
 def _flush(uow: Any, pending: _Pending) -> None:
@@ -225,24 +258,28 @@ def _flush(uow: Any, pending: _Pending) -> None:
     statement. Rate and restriction changes and full pushes bump, then read, here."""
     for room_type_id in sorted(pending.by_room_type, key=str):
         touched = pending.by_room_type[room_type_id]
-        months = _months(sorted(touched.nights))
+        months = by_month(touched.nights)
         if not months:
             continue
         if (is_postgres() and not touched.rates and not touched.restrictions
-                and not touched.full):
+                and not touched.allotments and not touched.full):
             known = touched.known
             for month in months:
                 _in_commit(uow, room_type_id, touched.property_id, month, known)
             continue
         if TEST_HOOKS.read_before_lock:  # TEST-ONLY control: the race the order prevents
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
-                                  rates=touched.rates, restrictions=touched.restrictions)
+                                  rates=touched.rates, restrictions=touched.restrictions,
+                                  allotments=touched.allotments,
+                                  allotments_known=touched.allotments_known)
             _pause()
             last = _bump(touched.property_id, room_type_id, len(months))
         else:
             last = _bump(touched.property_id, room_type_id, len(months))  # lock, then read
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
-                                  rates=touched.rates, restrictions=touched.restrictions)
+                                  rates=touched.rates, restrictions=touched.restrictions,
+                                  allotments=touched.allotments,
+                                  allotments_known=touched.allotments_known)
             _pause()
         by_day = {n["date"]: n for n in states}
         version = last - len(months)
@@ -266,12 +303,6 @@ def _emit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID, version: in
         traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now)
     uow.insert_with_commit(event)
     uow.events.append(event)
-
-
-def month_days(month: date) -> list[date]:
-    first = month.replace(day=1)
-    nxt = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
-    return [first + timedelta(days=i) for i in range((nxt - first).days)]
 
 
 def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,

@@ -11,7 +11,9 @@ Canonical form of a month (the README gives it to consumers): one line per night
 in date order, `YYYY-MM-DD|<sellable>|<rate_plan_id>=<amount>,...` with the plans that have an
 amount that night sorted by their id (lower-case UUID text) and the amounts in canonical text
 (`pms.services.distribution.ari_events.amount_text`: "120.00" is "120", "99.50" is "99.5"); the rates part
-is empty when no plan has an amount. Lines are joined by "\\n" (none after the last); the hash is
+is empty when no plan has an amount. A night where some rate plan has an allotment (issue 35)
+gets a fourth part, `|<rate_plan_id>=<rooms left>,...`, sorted by plan id the same way (a night
+without one keeps three parts). Lines are joined by "\\n" (none after the last); the hash is
 the lower-case hex SHA-256 of that text in UTF-8. Restrictions are not in the digest.
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.uow import read_scope, unit_of_work
+from pms.domain.availability import month_days, months_between, next_month
 from pms.errors import NotFound, ValidationFailed
 from pms.models.property import Property, RoomType
 from pms.services.distribution import ari_events
@@ -48,24 +51,16 @@ def month_of(text: str, field: str) -> dt.date:
                                ) from exc
 
 
-def _next_month(month: dt.date) -> dt.date:
-    return (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
-
-
-def months_between(first: dt.date, last: dt.date) -> list[dt.date]:
-    out, month = [], first.replace(day=1)
-    while month <= last:
-        out.append(month)
-        month = _next_month(month)
-    return out
-
-
 def canonical(nights: Iterable[dict[str, Any]]) -> str:
     """The canonical text of a month's nights as an ARI consumer holds them (see above)."""
     lines = []
     for night in nights:
         rates = ",".join(f"{plan}={amount}" for plan, amount in sorted(night["rates"].items()))
-        lines.append(f"{night['date']}|{night['sellable']}|{rates}")
+        line = f"{night['date']}|{night['sellable']}|{rates}"
+        if night.get("allotments"):
+            line += "|" + ",".join(f"{plan}={n}"
+                                   for plan, n in sorted(night["allotments"].items()))
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -111,7 +106,7 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
         else:
             end = start
             for _ in range(11):
-                end = _next_month(end)
+                end = next_month(end)
         if end < start:
             raise ValidationFailed("to is before from",
                                    errors=[{"field": "to", "message": "before from"}])
@@ -120,9 +115,10 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
         out = []
         for rt in _room_types(property_id):
             for month in months:
-                days = ari_events.month_days(month)
+                days = month_days(month)
                 nights = ari_events.night_states(
-                    property_id, rt, days, rates=dict.fromkeys(days, ari_events.ALL))
+                    property_id, rt, days, rates=dict.fromkeys(days, ari_events.ALL),
+                    allotments=set(days))
                 out.append({"room_type_id": str(rt), "month": month.strftime("%Y-%m"),
                             "nights": len(nights), "hash": digest_hash(nights)})
     return {"property_id": str(property_id), "from": start.strftime("%Y-%m"),
@@ -144,7 +140,7 @@ def check_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> li
 
 def push_days(prop: Property, months: list[str] | None, now: dt.datetime) -> list[dt.date]:
     if months:
-        return [d for m in months for d in ari_events.month_days(month_of(m, "months"))]
+        return [d for m in months for d in month_days(month_of(m, "months"))]
     today = prop.business_date or local_today(now, prop.timezone)
     return [today + dt.timedelta(days=i) for i in range(FULL_PUSH_DAYS)]
 
@@ -160,7 +156,7 @@ def run_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> dict
     for rt in room_types:
         with unit_of_work(ctx) as uow:
             ari_events.touch(property_id, rt, days, rate_plans=ari_events.ALL,
-                             restrictions=True, full=True)
+                             restrictions=True, allotments=True, full=True)
             before = len(uow.events)
             uow.run_before_commit()
             events += len(uow.events) - before

@@ -385,7 +385,8 @@ def _cancel_pickups(ctx: Ctx, uow: UnitOfWork, block: RoomBlock,
         before = to_data(rs.reservation_out(res))
         status = RESERVATION_MACHINE.transition(res.status, "cancel")
         nights_of = stay_nights(res.arrival_date, res.departure_date)
-        release_rooms(block.property_id, res.room_type_id, nights_of)
+        release_rooms(block.property_id, res.room_type_id, nights_of,
+                      reservation=res)
         for day in nights_of:
             n = by_key.get((res.room_type_id, day))
             if n is not None and n.picked > 0:

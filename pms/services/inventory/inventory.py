@@ -41,7 +41,7 @@ from pms.schemas.common import to_data
 from pms.schemas.inventory import InventoryOut, SellLimitIn
 from pms.services.catalog.catalog import load_property
 from pms.services.distribution import ari_events
-from pms.services.inventory import inventory_calendar
+from pms.services.inventory import allotments, inventory_calendar
 from pms.services.inventory.inventory_counts import (  # noqa: F401 - night_counts re-exported
     maintenance_counts,
     night_counts,
@@ -286,10 +286,12 @@ def _guarded_increment(rows: list[InventoryDay], count: int) -> None:
 
 
 def release_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date],
-                  count: int = 1) -> None:
+                  count: int = 1, *, reservation: Any = None) -> None:
     """Give back `count` rooms of a type for `nights` (a cancel, or the old nights of an edit).
 
-    Call inside the caller's open unit of work. `sold` never goes below zero.
+    Call inside the caller's open unit of work. `sold` never goes below zero. `reservation`:
+    the reservation that gives the nights back: its rate plan's allotment's rooms left grow, and
+    the ARI event says so (issue 35, pms.services.inventory.allotments).
 
     Raises:
         ValidationFailed: count < 1 or no nights. LockTimeout: busy (503).
@@ -303,6 +305,8 @@ def release_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Seque
         day = InventoryDay
         (day.update(sold=peewee.Case(None, [(day.sold >= count, day.sold - count)], 0))
          .where(day.id.in_([r.id for r in rows])).execute())
+    if reservation is not None:
+        allotments.released(property_id, room_type_id, reservation, ordered)
 
 
 # -- sell limits (a use case of its own: one unit of work, one event) ---------------------------

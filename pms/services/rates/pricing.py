@@ -40,6 +40,7 @@ def quote_for(data: SearchData, room_type: RoomType | RoomTypeRow,
         rules=data.rules_for(rate_plan.id, room_type.id),
         adults=adults, children=children, max_occupancy=room_type.max_occupancy,
         packages=data.packages_for(rate_plan), sellable=data.sellable_for(room_type.id),
+        allotment=data.allotment_for(rate_plan.id, room_type.id),
         promo=data.promo, promo_code=promo_code, rate_plan_id=rate_plan.id,
         active=bool(rate_plan.active), memo=data.memo)
 

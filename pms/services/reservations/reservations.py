@@ -43,6 +43,7 @@ from pms.services.catalog.catalog import load_property
 from pms.services.corporate import company_billing
 from pms.services.corporate.companies import may_book_for_traveler
 from pms.services.groups import room_block_inventory
+from pms.services.inventory import allotments
 from pms.services.inventory.availability import rate_plan_open_to
 from pms.services.inventory.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.keys import keys
@@ -429,14 +430,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             if insert is None:
                 _insert(row, folding=folding)
             uow.born(row)  # inserted at version 1: its "created" event needs no bump
-            try:
-                if pickup is not None:  # the block's held room becomes a sold one
-                    pickup.take(refs.room_type.id, nights)
-                else:
-                    take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert)
-            except peewee.IntegrityError as exc:  # only the reservation INSERT can collide
-                raise Conflict("a generated confirmation number collided; retry",
-                               code="confirmation_number_conflict") from exc
+            _sell(refs, row, nights, pickup, insert)
             if billing is None:
                 record(uow, row, "created")
             else:
@@ -458,6 +452,28 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             raise Conflict("a concurrent submission with this confirmation number failed; retry",
                            code="confirmation_number_conflict") from None
         return existing, False
+
+
+def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
+          insert: tuple[str, list[Any]] | None) -> None:
+    """Sell the booking's nights under their locks (from the house, or a block's held room),
+    then check the rate plan's allotment under those same locks (issue 35)."""
+    early = allotments.TEST_HOOKS.check_before_lock  # TEST-ONLY control order
+    version = getattr(refs.rate_plan, "version", None)
+    if early:
+        allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
+                         plan_version=version)
+    try:
+        if pickup is not None:  # the block's held room becomes a sold one
+            pickup.take(refs.room_type.id, nights)
+        else:
+            take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert)
+    except peewee.IntegrityError as exc:  # only the reservation INSERT can collide
+        raise Conflict("a generated confirmation number collided; retry",
+                       code="confirmation_number_conflict") from exc
+    if not early:
+        allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
+                         plan_version=version)
 
 
 def _insert(row: Reservation, *, folding: bool) -> None:
@@ -543,8 +559,17 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                                "dates: cancel it and pick up again", code="block_reservation")
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])
-            release_rooms(refs.prop.id, row.room_type_id, old_nights)
+            release_rooms(refs.prop.id, row.room_type_id, old_nights,
+                          reservation=row)
             take_rooms(refs.prop.id, room_type_id, new_nights)
+        elif rate_plan_id != row.rate_plan_id:  # the same nights on another plan
+            lock_inventory(refs.prop.id, [(room_type_id, new_nights)])
+            allotments.released(refs.prop.id, row.room_type_id, row, old_nights)
+        if (room_type_id, new_nights, rate_plan_id) != (row.room_type_id, old_nights,
+                                                         row.rate_plan_id):
+            # issue 35: the new plan's allotment, under the nights' locks (taken above)
+            allotments.check(refs.prop.id, room_type_id, rate_plan_id, new_nights, row.id,
+                             plan_version=getattr(refs.rate_plan, "version", None))
         if row.room_id is not None and (arrival, departure, room_type_id) != (
                 row.arrival_date, row.departure_date, row.room_type_id):
             _rehome_room(row, arrival, departure, room_type_id, in_house)
@@ -607,7 +632,8 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         if row.block_id is not None:  # issue 33: the block's lock before the night locks
             room_block_inventory.lock_for_cancel(property_id, row.block_id)
         release_rooms(property_id, row.room_type_id,
-                      stay_nights(row.arrival_date, row.departure_date))
+                      stay_nights(row.arrival_date, row.departure_date),
+                      reservation=row)
         if row.block_id is not None:  # back to the block before its cut-off, else the house
             room_block_inventory.give_back(property_id, row.block_id, row.room_type_id,
                                   stay_nights(row.arrival_date, row.departure_date))

@@ -157,7 +157,7 @@ def shorten_stay(row: Reservation, departure: date) -> None:
     unused = stay_nights(departure, row.departure_date)
     if not unused:
         return
-    release_rooms(row.property_id, row.room_type_id, unused)
+    release_rooms(row.property_id, row.room_type_id, unused, reservation=row)
     kept, _ = _split_prices(row, departure)
     _set_prices(row, kept)
     row.departure_date = departure
@@ -291,7 +291,7 @@ def apply_no_show(row: Reservation, today: date) -> None:
     if row.arrival_date > today:
         raise Conflict(f"the guest is not due before {row.arrival_date}", code="not_yet_arrival")
     release_rooms(row.property_id, row.room_type_id,
-                  stay_nights(row.arrival_date, row.departure_date))
+                  stay_nights(row.arrival_date, row.departure_date), reservation=row)
     release_room_holds(row)
     plan = RatePlan.get_by_id(row.rate_plan_id)
     row.no_show_fee = policy_fee(plan.no_show_policy, row.nightly_prices, row.total_amount,
