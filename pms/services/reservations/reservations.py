@@ -604,13 +604,10 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         before = to_data(s.reservation_out(row))
         prop = load_property(property_id)
         rate_plan = RatePlan.get_by_id(row.rate_plan_id)
-        if row.block_id is not None:  # issue 33: the block's lock before the night locks
-            room_block_inventory.lock_for_cancel(property_id, row.block_id)
-        release_rooms(property_id, row.room_type_id,
-                      stay_nights(row.arrival_date, row.departure_date))
-        if row.block_id is not None:  # back to the block before its cut-off, else the house
-            room_block_inventory.give_back(property_id, row.block_id, row.room_type_id,
-                                  stay_nights(row.arrival_date, row.departure_date))
+        # issue 33: a picked-up room goes back to its block before the cut-off, else the house
+        room_block_inventory.release_stay_nights(
+            property_id, row.block_id, row.room_type_id,
+            stay_nights(row.arrival_date, row.departure_date))
         release_room_holds(row)
         row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,
                                                 row.total_amount, row.currency,
