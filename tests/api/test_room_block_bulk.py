@@ -123,3 +123,93 @@ def _sold(ctx, h, start, days=3):
             (InventoryDay.room_type == h.room_type.id) & (InventoryDay.date >= start)
             & (InventoryDay.date < start + timedelta(days=days)))}
     return [rows.get(start + timedelta(days=i), 0) for i in range(days)]
+
+
+# -- the rooming list's per-row idempotency ---------------------------------------------------
+
+@pytest.fixture
+def hotel(ctx):
+    h = make_hotel(ctx, rooms=6)
+    h.base = f"/v1/properties/{h.property.id}"
+    return h
+
+
+def _queue_rooming(api, h, block, n, **extra):
+    from tests.api.test_room_blocks import _rows
+
+    resp = api.post(f"{h.base}/blocks/{block['id']}/rooming-list", {"rows": _rows(h, n), **extra})
+    assert resp.status_code == 202, resp.text
+    return uuid.UUID(resp.json["id"])
+
+
+def _block_reservations(ctx, block):
+    with read_scope(ctx):
+        return list(Reservation.select().where(Reservation.block_id == uuid.UUID(block["id"]))
+                    .order_by(Reservation.confirmation_number))
+
+
+def test_a_rooming_list_delivered_twice_creates_each_row_once(api, ctx, hotel):
+    from pms.models.platform import Job
+    from pms.services import jobs
+    from pms.services.groups import room_blocks
+    from tests.api.test_room_blocks import _block
+
+    h = hotel
+    block = _block(api, h, rooms=4)
+    assert api.post(f"{h.base}/blocks/{block['id']}/definite").status_code == 200
+    job_id = _queue_rooming(api, h, block, 4)
+    jobs.run_job(ctx, job_id)
+    first = [r.id for r in _block_reservations(ctx, block)]
+    assert len(first) == 4
+    # the job's message delivered again (its work run again on the same job)
+    with read_scope(ctx):
+        job = Job.get_by_id(job_id)
+    again = room_blocks.run_rooming_list(ctx, job)
+    assert [r.id for r in _block_reservations(ctx, block)] == first
+    assert [r["outcome"] for r in again["rows"]] == ["created"] * 4
+    assert sorted(r["reservation_id"] for r in again["rows"]) == sorted(str(i) for i in first)
+    out = api.get(f"{h.base}/blocks/{block['id']}").json
+    assert (out["picked"], out["held"]) == (12, 0)
+    _stored_held_matches_recount(ctx, h)
+
+
+class _Died(BaseException):
+    """The runner's process dying mid-way (nothing after it runs, the job stays RUNNING)."""
+
+
+def test_a_rooming_list_resumed_after_its_runner_died_mid_way(api, ctx, hotel, monkeypatch):
+    from pms.models.platform import Job
+    from pms.services import jobs
+    from pms.services.groups import room_blocks
+    from tests.api.test_room_blocks import _block
+
+    monkeypatch.setattr(room_blocks, "ROOMING_BATCH", 2)
+    h = hotel
+    block = _block(api, h, rooms=5)
+    assert api.post(f"{h.base}/blocks/{block['id']}/definite").status_code == 200
+    job_id = _queue_rooming(api, h, block, 5)
+    # the first delivery takes the job and dies after its first batch of two rows
+    assert jobs._take(ctx, job_id, resume=False)
+
+    def die(done, total):
+        raise _Died
+
+    with read_scope(ctx):
+        job = Job.get_by_id(job_id)
+    with pytest.raises(_Died):
+        room_blocks.run_rooming_list(ctx, job, progress=die)
+    assert len(_block_reservations(ctx, block)) == 2
+    assert api.get(f"/v1/jobs/{job_id}").json["status"] == "RUNNING"
+    # the broker redelivers: the job resumes and books only the rows not booked yet
+    jobs.run_job(ctx, job_id, resume=True)
+    got = api.get(f"/v1/jobs/{job_id}")
+    assert got.json["status"] == "SUCCEEDED", got.text
+    made = _block_reservations(ctx, block)
+    assert len(made) == 5 and len({r.guest_last_name for r in made}) == 5
+    result = api.get(f"/v1/jobs/{job_id}/result").json["result"]
+    assert [r["outcome"] for r in result["rows"]] == ["created"] * 5
+    assert {r["reservation_id"] for r in result["rows"]} == {str(r.id) for r in made}
+    out = api.get(f"{h.base}/blocks/{block['id']}").json
+    assert (out["picked"], out["held"]) == (15, 0)
+    assert outbox_types(ctx).count("hotel:pms:reservation:created") == 5
+    _stored_held_matches_recount(ctx, h)
