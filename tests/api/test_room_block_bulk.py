@@ -213,3 +213,146 @@ def test_a_rooming_list_resumed_after_its_runner_died_mid_way(api, ctx, hotel, m
     assert (out["picked"], out["held"]) == (15, 0)
     assert outbox_types(ctx).count("hotel:pms:reservation:created") == 5
     _stored_held_matches_recount(ctx, h)
+
+
+# -- bulk cancel and date change ----------------------------------------------------------------
+
+def _bulk(api, ctx, h, block, action, body):
+    """Queue a bulk job, run it as the worker does; its result (progress at its end)."""
+    from pms.services import jobs
+
+    resp = api.post(f"{h.base}/blocks/{block['id']}/reservations/{action}", body)
+    assert resp.status_code == 202, resp.text
+    assert resp.json["kind"] == {"bulk-cancel": "block_bulk_cancel",
+                                 "bulk-date-change": "block_bulk_date_change"}[action]
+    assert resp.json["progress"]["done"] == 0
+    job_id = uuid.UUID(resp.json["id"])
+    jobs.run_job(ctx, job_id)
+    got = api.get(f"/v1/jobs/{job_id}")
+    assert got.json["status"] == "SUCCEEDED", got.text
+    assert got.json["progress"]["done"] == got.json["progress"]["total"]
+    return job_id, api.get(f"/v1/jobs/{job_id}/result").json["result"]
+
+
+def _long_block(api, h, rooms=2, nights=5):
+    from tests.api.test_room_blocks import START
+
+    return _block_from(api, h, START + timedelta(days=2), nights, rooms, code="LONG")
+
+
+def _at(i):
+    from tests.api.test_room_blocks import START
+
+    return START + timedelta(days=i)
+
+
+def test_bulk_cancel_dry_run_all_or_nothing_per_row_and_the_cut_off_rule(api, ctx, hotel):
+    h = hotel
+    block = _long_block(api, h, rooms=3, nights=2)
+    a, b, c = (_pick_from(api, h, block, _at(2), _at(4), f"G{i}") for i in range(3))
+    assert _grid(api, h, block) == [(3, 0, 0)] * 2
+    stranger = str(uuid.uuid4())
+    body = {"reservation_ids": [a["id"], b["id"], stranger]}
+    dry = api.post(f"{h.base}/blocks/{block['id']}/reservations/bulk-cancel",
+                   {**body, "dry_run": True})
+    assert dry.status_code == 200, dry.text
+    assert [r["outcome"] for r in dry.json["rows"]] == ["valid", "valid", "refused"]
+    assert dry.json["rows"][2]["code"] == "not_found"
+    # all or nothing: nothing cancelled, every row echoed
+    _, result = _bulk(api, ctx, h, block, "bulk-cancel", body)
+    assert [r["outcome"] for r in result["rows"]] == ["not_applied", "not_applied", "refused"]
+    assert result["applied"] is False and _grid(api, h, block) == [(3, 0, 0)] * 2
+    # per row: before the cut-off the rooms go back to the block
+    events = outbox_types(ctx).count("hotel:pms:reservation:cancelled")
+    job_id, result = _bulk(api, ctx, h, block, "bulk-cancel", {**body, "mode": "per_row"})
+    assert [r["outcome"] for r in result["rows"]] == ["cancelled", "cancelled", "refused"]
+    assert result["changed"] == 2 and result["rows"][0]["reservation_id"] == a["id"]
+    assert _grid(api, h, block) == [(1, 2, 0)] * 2
+    assert outbox_types(ctx).count("hotel:pms:reservation:cancelled") == events + 2
+    assert audit_actions(ctx).count("reservation.cancelled") == 2
+    _stored_held_matches_recount(ctx, h)
+    # the job delivered again changes nothing more
+    from pms.models.platform import Job
+    from pms.services.groups import block_bulk
+
+    with read_scope(ctx):
+        job = Job.get_by_id(job_id)
+    again = block_bulk.run_bulk(ctx, job)
+    assert [r["outcome"] for r in again["rows"]] == ["cancelled", "cancelled", "refused"]
+    assert outbox_types(ctx).count("hotel:pms:reservation:cancelled") == events + 2
+    # after the cut-off (every CONFIRMED one, ids left out) the room goes to the house
+    assert api.post(f"{h.base}/blocks/{block['id']}/cut-off").status_code == 200
+    _, result = _bulk(api, ctx, h, block, "bulk-cancel", {})
+    assert [(r["outcome"], r["reservation_id"]) for r in result["rows"]] == [
+        ("cancelled", c["id"])]
+    assert _grid(api, h, block) == [(0, 0, 2)] * 2
+    assert _sold(ctx, h, _at(2), 2) == [0, 0]
+    _stored_held_matches_recount(ctx, h)
+
+
+def test_bulk_date_change_shifts_re_checks_the_allocation_and_echoes_each_row(
+        api, ctx, hotel):
+    h = hotel
+    block = _long_block(api, h, rooms=2, nights=5)  # nights 2..6
+    a = _pick_from(api, h, block, _at(2), _at(4), "A")
+    b = _pick_from(api, h, block, _at(2), _at(4), "B")
+    c = _pick_from(api, h, block, _at(5), _at(7), "C")
+    assert _grid(api, h, block) == [(2, 0, 0), (2, 0, 0), (0, 2, 0), (1, 1, 0), (1, 1, 0)]
+    body = {"reservation_ids": [a["id"], b["id"]], "shift_days": 2}
+    dry = api.post(f"{h.base}/blocks/{block['id']}/reservations/bulk-date-change",
+                   {**body, "dry_run": True})
+    assert dry.status_code == 200, dry.text
+    assert [r["outcome"] for r in dry.json["rows"]] == ["valid", "refused"]
+    assert dry.json["rows"][0]["arrival_date"] == str(_at(4))
+    assert dry.json["rows"][1]["code"] == "block_allocation_exhausted"
+    assert dry.json["rows"][1]["nights"] == [str(_at(5))]
+    _, result = _bulk(api, ctx, h, block, "bulk-date-change", body)
+    assert [r["outcome"] for r in result["rows"]] == ["not_applied", "refused"]
+    assert _grid(api, h, block)[0] == (2, 0, 0)
+    # by one day, every row fits: moved, re-priced, each with its event
+    events = outbox_types(ctx).count("hotel:pms:reservation:updated")
+    _, result = _bulk(api, ctx, h, block, "bulk-date-change",
+                      {"reservation_ids": [a["id"], b["id"]], "shift_days": 1})
+    assert [r["outcome"] for r in result["rows"]] == ["moved", "moved"], result
+    assert result["rows"][1]["departure_date"] == str(_at(5)) and result["applied"] is True
+    assert _grid(api, h, block) == [(0, 2, 0), (2, 0, 0), (2, 0, 0), (1, 1, 0), (1, 1, 0)]
+    assert outbox_types(ctx).count("hotel:pms:reservation:updated") == events + 2
+    moved = api.get(f"{h.base}/reservations/{a['id']}").json
+    assert (moved["arrival_date"], moved["departure_date"]) == (str(_at(3)), str(_at(5)))
+    _stored_held_matches_recount(ctx, h)
+    _receipt_consistent(api, ctx, h, block)
+    # to dates outside the block, and bad bodies
+    _, result = _bulk(api, ctx, h, block, "bulk-date-change",
+                      {"reservation_ids": [c["id"]], "arrival_date": str(_at(6)),
+                       "departure_date": str(_at(8))})
+    assert result["rows"][0]["code"] == "validation_failed"
+    url = f"{h.base}/blocks/{block['id']}/reservations/bulk-date-change"
+    assert_problem(api.post(url, {"shift_days": 1, "arrival_date": str(_at(3))}), 422)
+    assert_problem(api.post(url, {}), 422)
+    assert_problem(api.post(url, {"shift_days": 1, "reservation_ids": []}), 422)
+    assert_problem(api.post(url, {"shift_days": 1, "mode": "some"}), 422)
+
+
+def test_bulk_date_change_all_or_nothing_moves_back_on_a_row_refused_while_applying(
+        api, ctx, hotel):
+    """After the cut-off a move sells from the house: the second row finds the house full on
+    its new night (the dry run cannot know) and the first row is moved back."""
+    from tests.api.test_room_blocks import _book
+
+    h = hotel  # 6 rooms
+    block = _long_block(api, h, rooms=2, nights=3)  # nights 2..4
+    a = _pick_from(api, h, block, _at(2), _at(4), "A")
+    b = _pick_from(api, h, block, _at(2), _at(4), "B")
+    assert api.post(f"{h.base}/blocks/{block['id']}/cut-off").status_code == 200
+    for _ in range(5):  # night 4: one room left in the house
+        assert _book(api, h, _at(4), _at(5)).status_code == 201
+    _, result = _bulk(api, ctx, h, block, "bulk-date-change",
+                      {"reservation_ids": [a["id"], b["id"]], "shift_days": 1})
+    assert [r["outcome"] for r in result["rows"]] == ["rolled_back", "refused"], result
+    assert result["rows"][1]["code"] == "room_type_unavailable"
+    assert result["applied"] is False
+    for res in (a, b):
+        got = api.get(f"{h.base}/reservations/{res['id']}").json
+        assert (got["arrival_date"], got["departure_date"]) == (str(_at(2)), str(_at(4)))
+    assert _sold(ctx, h, _at(2), 3) == [2, 2, 5]
+    _receipt_consistent(api, ctx, h, block)

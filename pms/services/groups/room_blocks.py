@@ -542,6 +542,12 @@ class _Pickup:
                 day.id.in_([r.id for r in rows])).execute()
 
 
+def block_pickup(property_id: uuid.UUID, block_id: uuid.UUID) -> _Pickup:
+    """The pick-up step a reservation's date change in the block runs (pms.services.groups.
+    block_bulk): the new nights picked up again under the block's and the nights' locks."""
+    return _Pickup(property_id, block_id)
+
+
 def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn) -> Any:
     """A reservation in the block at the block's rate plan, dates inside the block's.
 
@@ -701,8 +707,6 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
                  ) -> tuple[Any, s.RoomingListOut | None]:
     """A dry run answers every row's outcome at once: (None, answer). Otherwise the list is
     queued as a job (`rooming_list`) with its own event and audit row: (job, None)."""
-    from pms.models.platform import Job, OutboxEvent
-
     with read_scope(ctx):
         block = load_block(property_id, block_id)
         if body.dry_run:
@@ -710,13 +714,22 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
             refused = sum(1 for o in outs if o.outcome == "refused")
             return None, s.RoomingListOut(block_id=block.id, mode=body.mode, dry_run=True,
                                           applied=False, created=0, refused=refused, rows=outs)
+    return queue_block_job(ctx, ROOMING_LIST, property_id,
+                           {"block_id": str(block_id), "mode": body.mode, "rows": body.rows},
+                           len(body.rows)), None
+
+
+def queue_block_job(ctx: Ctx, kind: str, property_id: uuid.UUID, data_in: dict[str, Any],
+                    total: int) -> Any:
+    """A block's job (a rooming list, a bulk cancel or date change), QUEUED with its progress
+    at 0 of `total`, its audit row and its queued event, in one unit of work."""
+    from pms.models.platform import Job, OutboxEvent
+
     with unit_of_work(ctx) as uow:
-        job = Job.create(kind=ROOMING_LIST, status="QUEUED", property_id=property_id,
-                         input={"block_id": str(block_id), "mode": body.mode,
-                                "rows": body.rows},
-                         result={"progress": {"done": 0, "total": len(body.rows)}})
+        job = Job.create(kind=kind, status="QUEUED", property_id=property_id, input=data_in,
+                         result={"progress": {"done": 0, "total": total}})
         # the job's audit row and its queued event (version 1), as pms.services.jobs records
-        # its own (not imported: jobs runs the rooming list, so it imports this module)
+        # its own (not imported: jobs runs the block's jobs, so it imports this module)
         data = to_data(job_out(job))
         uow.audit("job.queued", job, after=data)
         uow.events.append(OutboxEvent.create(
@@ -724,7 +737,7 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
             aggregate_version=1, property_id=job.property_id,
             idempotency_key=f"hotel:pms:job:queued:{job.id}:1", data=data,
             traceparent=ctx.traceparent, request_id=ctx.request_id, time=ctx.now))
-    return job, None
+    return job
 
 
 def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None] | None = None

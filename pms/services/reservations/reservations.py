@@ -498,9 +498,14 @@ def _set(body: msgspec.Struct, name: str, current: Any) -> Any:
 
 
 def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
-                     body: s.ReservationPatch) -> Reservation:
+                     body: s.ReservationPatch, *, pickup: Any = None) -> Reservation:
     """Change dates, occupancy, room type or rate plan: re-checked and re-priced atomically
     (the old nights are released and the new ones taken in the same transaction).
+
+    A reservation picked up from a block keeps its room type and moves its dates only through
+    its block (`pickup`, the block's bulk date change, issue 33): the old nights go back to the
+    block (or the house after the cut-off), the new ones are picked up again (the allocation
+    and the house re-checked), the block's row lock first, then every night's lock at once.
 
     Raises:
         NotFound. ReservationNotEditable (409): CANCELLED, CHECKED_OUT or NO_SHOW.
@@ -538,13 +543,22 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
                                      quote.currency)
         if (room_type_id, new_nights) != (row.room_type_id, old_nights):
-            if row.block_id is not None:  # issue 33: the block's grid counts these nights
+            if row.block_id is not None and (pickup is None or room_type_id != row.room_type_id):
+                # issue 33: the block's grid counts these nights
                 raise Conflict("a reservation picked up from a block keeps its room type and "
-                               "dates: cancel it and pick up again", code="block_reservation")
+                               "moves its dates through the block's bulk date change",
+                               code="block_reservation")
+            if row.block_id is not None:
+                room_block_inventory.lock_for_cancel(property_id, row.block_id)
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])
-            release_rooms(refs.prop.id, row.room_type_id, old_nights)
-            take_rooms(refs.prop.id, room_type_id, new_nights)
+            if row.block_id is not None:
+                room_block_inventory.release_stay_nights(property_id, row.block_id,
+                                                         row.room_type_id, old_nights)
+                pickup.take(room_type_id, new_nights)
+            else:
+                release_rooms(refs.prop.id, row.room_type_id, old_nights)
+                take_rooms(refs.prop.id, room_type_id, new_nights)
         if row.room_id is not None and (arrival, departure, room_type_id) != (
                 row.arrival_date, row.departure_date, row.room_type_id):
             _rehome_room(row, arrival, departure, room_type_id, in_house)
