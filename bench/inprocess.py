@@ -4,7 +4,8 @@
 
 Cases: `get` (GET /v1/properties/{id}), `profile` (POST .../profiles), `booking` (POST
 .../reservations with an Idempotency-Key), `availability` (POST .../availability: the
-availability scenario's hotel and 30-night search), `check-in` and `check-out` (one stay each,
+availability scenario's hotel and 30-night search; `availability-blocks`: the same with the
+blocks scenario's 50 active blocks on the property), `check-in` and `check-out` (one stay each,
 on a hotel of `--rooms-per-type` rooms a type, 10 types, half of them in house). Each request goes
 through the real app (`pms.app.create_app`, every middleware) by Falcon's test client, on a
 throwaway PostgreSQL database (bench/pgdb.py), after a warm-up and an ANALYZE.
@@ -38,7 +39,8 @@ from bench import cpu
 from bench.lib import Bench
 from bench.statements import Call, unique_calls
 
-CASES = ("get", "profile", "booking", "availability", "check-in", "check-out")
+CASES = ("get", "profile", "booking", "availability", "availability-blocks", "check-in",
+         "check-out")
 FLOOR_CASES = ("get", "profile", "booking")
 
 
@@ -101,8 +103,12 @@ def _calls(bench: Bench, case: str, n: int, rooms_per_type: int) -> Iterator[Cal
         hotel, plan, types, today = reservations.seed_hotel(bench, env_id, rooms_per_type)
         reservations.make_calendar(bench, env_id, hotel, types, today)
         return iter(reservations.booking_calls(hotel, plan, types, today, headers, n))
-    if case == "availability":
+    if case.startswith("availability"):
         prop, arrival = availability.seed_hotel(bench, env_id)
+        if case == "availability-blocks":
+            from bench.scenarios import blocks
+
+            blocks._active_blocks(bench.seed_ctx(env_id), prop, arrival)
         return iter([Call("POST", f"/v1/properties/{prop}/availability",
                           availability.search_body(arrival), headers)] * n)
     stays = rooms_per_type * frontdesk.ROOM_TYPES // 2

@@ -1,5 +1,6 @@
-"""Room blocks (issue 33): a rooming list of 500 picked up from a DEFINITE block, its time per
-reservation next to a single booking's (both in-process through the services, same database),
+"""Room blocks (issue 33): a rooming list of 500 picked up from a DEFINITE block, then the same
+500 reservations moved by a day (bulk date change) and cancelled (bulk cancel), each job's time
+per reservation next to a single booking's (all in-process through the services, same database),
 and the availability search (one client, p50, goal <= 10 ms) with 50 active blocks on the
 property next to the same search without them. Run it with `python -m bench.run blocks`."""
 
@@ -14,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-DESCRIPTION = ("room blocks: rooming list of 500 (s/reservation vs a single booking); search p50 "
-               "with 50 active blocks")
+DESCRIPTION = ("room blocks: rooming list of 500, bulk date change and bulk cancel of them "
+               "(s/reservation vs a single booking); search p50 with 50 active blocks")
 ORDER = 85
 ROOMS = 600
 LIST_ROWS = 500
@@ -86,23 +87,45 @@ def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
     departure = arrival + timedelta(days=2)
     block = room_blocks.create_block(ctx, prop.id, msgspec.convert({
         "code": f"RL{uuid.uuid4().hex[:6]}", "name": "Congress",
-        "arrival_date": arrival.isoformat(), "departure_date": departure.isoformat(),
+        "arrival_date": arrival.isoformat(),
+        "departure_date": (departure + timedelta(days=1)).isoformat(),  # room for a move
         "rate_plan_id": str(plan.id),
         "allocation": [{"room_type_id": str(room_type.id), "date": arrival.isoformat(),
-                        "to_date": (departure - timedelta(days=1)).isoformat(),
+                        "to_date": departure.isoformat(),
                         "allotted": LIST_ROWS}]}, s.BlockIn))
     room_blocks.transition(ctx, prop.id, block.id, "definite")
     rows = [{"room_type_id": str(room_type.id), "arrival_date": arrival.isoformat(),
              "departure_date": departure.isoformat(), "guest": {"last_name": f"Delegate{i}"}}
             for i in range(LIST_ROWS)]
-    job = SimpleNamespace(property_id=prop.id, input={"block_id": str(block.id),
-                                                      "mode": "all_or_nothing", "rows": rows})
+    job = SimpleNamespace(id=uuid.uuid4(), kind=room_blocks.ROOMING_LIST, property_id=prop.id,
+                          input={"block_id": str(block.id), "mode": "all_or_nothing",
+                                 "rows": rows})
     started = time.perf_counter()
     result = room_blocks.run_rooming_list(ctx, job)
     seconds = time.perf_counter() - started
     if result["created"] != LIST_ROWS:
         raise RuntimeError(f"rooming list created {result['created']} of {LIST_ROWS}")
     return seconds, result
+
+
+def _bulk(ctx: Any, prop: Any, block_id: Any, kind: str, body: dict[str, Any]) -> float:
+    """A bulk job over every CONFIRMED reservation of the block (queued, then its work run
+    here as the worker runs it): its seconds."""
+    from pms.db.uow import read_scope
+    from pms.models.platform import Job
+    from pms.schemas import room_blocks as s
+    from pms.services.groups import block_bulk
+
+    schema = s.BulkCancelIn if kind == block_bulk.BULK_CANCEL else s.BulkDateChangeIn
+    job, _ = block_bulk.start_bulk(ctx, prop.id, block_id, kind, msgspec.convert(body, schema))
+    with read_scope(ctx):
+        job = Job.get_by_id(job.id)
+    started = time.perf_counter()
+    result = block_bulk.run_bulk(ctx, job)
+    seconds = time.perf_counter() - started
+    if result["changed"] != LIST_ROWS:
+        raise RuntimeError(f"{kind} changed {result['changed']} of {LIST_ROWS}")
+    return seconds
 
 
 def _active_blocks(ctx: Any, property_id: str, arrival: Any) -> None:
@@ -139,17 +162,28 @@ def run(bench: Any) -> list[Any]:
     bench.log(f"blocks: a {ROOMS}-room hotel, {SINGLE_BOOKINGS} single bookings ...")
     prop, room_type, plan, start = _hotel(ctx)
     bench.analyze()
+    sample = bench.here_sample()
     single = _single_bookings(ctx, prop, room_type, plan, start + timedelta(days=10))
+    single_cpu = bench.here_extra(sample, SINGLE_BOOKINGS)
     single_s = statistics.median(single)
     bench.log(f"... and a rooming list of {LIST_ROWS} from a DEFINITE block")
     sample = bench.here_sample()
-    seconds, _ = _rooming_list(ctx, prop, room_type, plan, start)
+    seconds, result = _rooming_list(ctx, prop, room_type, plan, start)
     per = seconds / LIST_ROWS
     cpu = bench.here_extra(sample, LIST_ROWS)
+    block_id = uuid.UUID(str(result["block_id"]))
+    jobs = {}
+    for kind, label, body in (
+            ("block_bulk_date_change", "bulk date change (+1 day)", {"shift_days": 1}),
+            ("block_bulk_cancel", "bulk cancel", {})):
+        bench.log(f"... {label} of the {LIST_ROWS}")
+        sample = bench.here_sample()
+        took = _bulk(ctx, prop, block_id, kind, body)
+        jobs[label] = (took, bench.here_extra(sample, LIST_ROWS))
     results = [
         Result("single booking (in-process, median)", Measurement(
             rate=1 / single_s, unit="bookings/s",
-            extra={"ms_per_reservation": round(single_s * 1000, 2)})),
+            extra={"ms_per_reservation": round(single_s * 1000, 2), **single_cpu})),
         Result(f"rooming list of {LIST_ROWS} (in-process)", Measurement(
             rate=LIST_ROWS / seconds, unit="reservations/s",
             extra={"ms_per_reservation": round(per * 1000, 2), "total_s": round(seconds, 2),
@@ -158,6 +192,14 @@ def run(bench: Any) -> list[Any]:
             note=f"{per * 1000:.1f} ms per reservation vs {single_s * 1000:.1f} ms per single "
                  "booking"),
     ]
+    for label, (took, extra) in jobs.items():
+        results.append(Result(f"{label} of {LIST_ROWS} (in-process)", Measurement(
+            rate=LIST_ROWS / took, unit="reservations/s",
+            extra={"ms_per_reservation": round(took / LIST_ROWS * 1000, 2),
+                   "total_s": round(took, 2), **extra}),
+            baseline="single booking (in-process, median)",
+            note=f"{took / LIST_ROWS * 1000:.1f} ms per reservation vs "
+                 f"{single_s * 1000:.1f} ms per single booking"))
     # the search with and without 50 active blocks (one client)
     env_id = uuid.uuid4()
     property_id, arrival = availability.seed_hotel(bench, env_id)

@@ -28,7 +28,8 @@ class JobQuery(msgspec.Struct, kw_only=True):
 
 class JobOut(Out):
     id: uuid.UUID
-    kind: Literal["end_of_day", "ari_push", "rooming_list"]
+    kind: Literal["end_of_day", "ari_push", "rooming_list", "block_bulk_cancel",
+                  "block_bulk_date_change"]
     status: JobStatus
     property_id: uuid.UUID | None
     input: dict[str, Any] | None

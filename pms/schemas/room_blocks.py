@@ -191,3 +191,54 @@ class RoomingListOut(Out):
     created: int
     refused: int
     rows: list[RoomingRowOut]
+
+
+BulkIds = Annotated[list[uuid.UUID], msgspec.Meta(min_length=1, max_length=2000)]
+BulkMode = Literal["all_or_nothing", "per_row"]
+
+
+class BulkCancelIn(Strict):
+    """Cancel reservations of the block (a job): the ones named, or every CONFIRMED one of the
+    block when `reservation_ids` is left out (resolved when the job is queued). Each is
+    cancelled in its own short transaction; before the block's cut-off its rooms go back to
+    the block, after it to the house. `all_or_nothing` validates every row first and cancels
+    none when one is refused (a cancel cannot be undone: a row refused while applying stops
+    the rest, which are echoed not_applied); `per_row` cancels what it can. `dry_run` answers
+    every row's outcome at once and changes nothing."""
+
+    reservation_ids: BulkIds | None = None
+    mode: BulkMode = "all_or_nothing"
+    dry_run: bool = False
+
+
+class BulkDateChangeIn(Strict):
+    """Move reservations of the block (a job): by `shift_days`, or to `arrival_date` and
+    `departure_date`; the new dates must lie inside the block's. Each move re-checks the
+    block's allocation (and, for a block that holds no rooms, the house's availability)
+    under the booking's night locks and is re-priced at the block's rate plan.
+    `all_or_nothing` validates every row first and moves none when one is refused; a row
+    refused while applying moves the rows already moved back. `dry_run` answers at once."""
+
+    reservation_ids: BulkIds | None = None
+    shift_days: Annotated[int, msgspec.Meta(ge=-366, le=366)] | None = None
+    arrival_date: date | None = None
+    departure_date: date | None = None
+    mode: BulkMode = "all_or_nothing"
+    dry_run: bool = False
+
+
+class BulkRowOut(RoomingRowOut):
+    # outcome: valid | cancelled | moved | unchanged | refused | not_applied | rolled_back
+    arrival_date: date | None = None
+    departure_date: date | None = None
+
+
+class BulkOut(Out):
+    block_id: uuid.UUID
+    action: str  # cancel | date_change
+    mode: str
+    dry_run: bool
+    applied: bool
+    changed: int
+    refused: int
+    rows: list[BulkRowOut]

@@ -34,6 +34,8 @@ from pms.services.reservations.reservations import business_date as current_busi
 log = logging.getLogger("pms.jobs")
 END_OF_DAY = "end_of_day"
 ROOMING_LIST = "rooming_list"  # issue 33: pms.services.groups.room_blocks
+# issue 33: a block's bulk cancel and date change (pms.services.groups.block_bulk)
+BLOCK_JOBS = frozenset({ROOMING_LIST, "block_bulk_cancel", "block_bulk_date_change"})
 JOB_QUEUED = "hotel:pms:job:queued"
 ARI_PUSH = "ari_push"  # issue 35 (pms.services.distribution.ari_push)
 
@@ -137,8 +139,8 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
         if job.kind == ARI_PUSH:  # issue 35: an ARI re-push (pms.services.distribution.ari_push)
             _run_ari_push(ctx, job)
             return
-        if job.kind == ROOMING_LIST:  # issue 33
-            _run_rooming_list(ctx, job)
+        if job.kind in BLOCK_JOBS:  # issue 33
+            _run_block_job(ctx, job)
             return
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
@@ -179,9 +181,11 @@ def _run_ari_push(ctx: Ctx, job: Job) -> None:
                 finished_at=dt.datetime.now(dt.UTC))
 
 
-def _run_rooming_list(ctx: Ctx, job: Job) -> None:
-    """Issue 33: a block's rooming list (pms.services.groups.room_blocks), its progress kept on the
-    job's result as it goes."""
+def _run_block_job(ctx: Ctx, job: Job) -> None:
+    """Issue 33: a block's rooming list (pms.services.groups.room_blocks) or bulk cancel or
+    date change (pms.services.groups.block_bulk), its progress kept on the job's result as it
+    goes."""
+    from pms.services.groups.block_bulk import run_bulk
     from pms.services.groups.room_blocks import run_rooming_list
 
     def progress(done: int, total: int) -> None:
@@ -189,7 +193,8 @@ def _run_rooming_list(ctx: Ctx, job: Job) -> None:
             Job.update(result={"progress": {"done": done, "total": total}}).where(
                 Job.id == job.id).execute()
 
-    result = run_rooming_list(ctx, job, progress=progress)
+    run = run_rooming_list if job.kind == ROOMING_LIST else run_bulk
+    result = run(ctx, job, progress=progress)
     _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
                 finished_at=dt.datetime.now(dt.UTC))
 

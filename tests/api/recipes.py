@@ -849,6 +849,11 @@ def _blk_rooming(w: World) -> tuple[str, Any]:
 
 
 RECIPES[("POST", f"{P}/blocks/{{id}}/rooming-list")] = _blk_rooming
+# the block's bulk jobs: a DEFINITE block with one room picked up (the job is queued: 202)
+RECIPES[("POST", f"{P}/blocks/{{id}}/reservations/bulk-cancel")] = lambda w: (
+    _blk(w, "definite", picked=True) + "/reservations/bulk-cancel", {})
+RECIPES[("POST", f"{P}/blocks/{{id}}/reservations/bulk-date-change")] = lambda w: (
+    _blk(w, "definite", picked=True) + "/reservations/bulk-date-change", {"shift_days": 1})
 
 
 # --- h31 ---

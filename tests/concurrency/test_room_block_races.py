@@ -9,7 +9,11 @@
   checks) sells and holds more rooms than exist;
 - cut-off while picks arrive: every pick is either a conversion of a held room (before the cut-
   off) or a sale from the house (after), the stored held rooms equal the recount from the blocks
-  and the released rooms are exactly what was unpicked at the cut-off.
+  and the released rooms are exactly what was unpicked at the cut-off. The control (locks off,
+  every pick paused after its allocation check, the cut-off sent while a pick waits there): a
+  pick checked before the cut-off converts a room the cut-off already released, taking it out
+  of ANOTHER block's held rooms: the house's held count falls below what the blocks hold (it
+  would sell that block's room).
 """
 
 from __future__ import annotations
@@ -196,3 +200,46 @@ def test_cut_off_while_picks_arrive_keeps_every_count(ctx, pg_db):
         with read_scope(ctx):
             ref = room_block_inventory.held_counts(h.property.id, [h.room_type.id], ARR, DEP)
         assert all(v == 0 for v in ref.values())
+
+
+@pytest.mark.parametrize("control", [False, True], ids=["locked", "control-unlocked"])
+def test_cut_off_racing_a_pick_in_its_window_keeps_other_blocks_held(ctx, pg_db, control):
+    """The cut-off is sent while a pick waits between its allocation check and its conversion
+    (a TEST-ONLY pause). Locked, the cut-off waits for the pick (the block's row lock) and
+    every count holds; unlocked (the control), the pick converts a room the cut-off released
+    and takes it from the other block's held rooms."""
+    h = make_hotel(ctx, rooms=8)
+    block = _block(ctx, h, allotted=4, code="CUT")
+    _block(ctx, h, allotted=2, code="OTHER")  # holds 2 rooms the whole time
+    in_window = threading.Event()
+
+    def pause() -> None:
+        in_window.set()
+        time.sleep(CONTROL_PAUSE_S)
+
+    def act(i: int) -> Any:
+        if i == 0:
+            assert in_window.wait(timeout=30)
+            return room_blocks.cut_off(ctx, h.property.id, block.id)
+        return room_blocks.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
+
+    changes: dict[str, Any] = {"pause_after_check": pause}
+    if control:
+        changes["locking_enabled"] = False
+    with wiring.installed(**changes):
+        results = _threads(3, act)
+    assert not any(isinstance(r, str) for r in results), results
+    with read_scope(ctx):
+        ref = room_block_inventory.held_counts(h.property.id, [h.room_type.id], ARR, DEP)
+    stored_held = [held for _, held in _inventory(ctx, h)]
+    if control:
+        assert stored_held != [ref[(h.room_type.id, n)] for n in NIGHTS], (stored_held, ref)
+        assert min(stored_held) < 2  # the other block's rooms are no longer held
+        return
+    assert stored_held == [ref[(h.room_type.id, n)] for n in NIGHTS] == [2, 2]
+    assert _inventory(ctx, h) == [(2, 2)] * 2
+    out = room_blocks.get_block(ctx, h.property.id, block.id)
+    # the pick in the window converted a held room before the cut-off (which waited for it);
+    # the rest of the allocation was released, and nothing both picked and released
+    assert out.picked == 4
+    assert all(1 <= n.allotted - n.released <= n.picked for n in out.allocation), out

@@ -14,7 +14,7 @@ from pms.schemas import room_blocks as s
 from pms.schemas.common import Page
 from pms.schemas.jobs import JobOut, job_out
 from pms.schemas.reservations import reservation_out
-from pms.services.groups import room_blocks
+from pms.services.groups import block_bulk, room_blocks
 
 BASE = "/v1/properties/{property_id:uuid}/blocks"
 HELD = ("Unpicked rooms of a deducting block (DEFINITE, ACTUAL; TENTATIVE with the property "
@@ -168,14 +168,57 @@ class BlockRoomingList:
                           "what it can. Refused rows name what blocks them (code, nights).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
-        job, answer = room_blocks.rooming_list(req.context.ctx, property_id, id, body)
-        if job is not None:
-            resp.media = job_out(job)
-            resp.status = 202
-            resp.location = f"/v1/jobs/{job.id}"
-        else:
-            resp.media = answer
-            resp.status = 200
+        _job_or_answer(resp, *room_blocks.rooming_list(req.context.ctx, property_id, id, body))
+
+
+def _job_or_answer(resp: falcon.Response, job: Any, answer: Any) -> None:
+    """202 with the queued job, or 200 with a dry run's answer."""
+    if job is not None:
+        resp.media = job_out(job)
+        resp.status = 202
+        resp.location = f"/v1/jobs/{job.id}"
+    else:
+        resp.media = answer
+        resp.status = 200
+
+
+BULK = ("202 with the job (poll /v1/jobs/{id}, its progress, then its result: every row's "
+        "outcome); dry_run=true answers 200 with every row's outcome and changes nothing. "
+        "Each reservation changes in its own short transaction with its own event and audit "
+        "row; all_or_nothing validates every row first and applies none when one is refused; "
+        "per_row applies what it can. Refused rows name what blocks them (code, nights). ")
+
+
+class BlockBulkCancel:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.BulkCancelIn, response=JobOut, status=202,
+              responses={200: s.BulkOut}, summary="Cancel the block's reservations (a job)",
+              description=BULK + "Before the block's cut-off a cancelled room goes back to the "
+                          "block, after it to the house. Left out, reservation_ids means every "
+                          "CONFIRMED reservation of the block.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.BulkCancelIn) -> None:  # noqa: A002
+        _job_or_answer(resp, *block_bulk.start_bulk(req.context.ctx, property_id, id,
+                                                    block_bulk.BULK_CANCEL, body))
+
+
+class BlockBulkDateChange:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.BulkDateChangeIn, response=JobOut, status=202,
+              responses={200: s.BulkOut},
+              summary="Move the block's reservations' dates (a job)",
+              description=BULK + "shift_days, or arrival_date and departure_date; the new "
+                          "dates lie inside the block's; each move re-checks the block's "
+                          "allocation and the house's availability under the night locks and "
+                          "is re-priced at the block's rate plan.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.BulkDateChangeIn) -> None:  # noqa: A002
+        _job_or_answer(resp, *block_bulk.start_bulk(req.context.ctx, property_id, id,
+                                                    block_bulk.BULK_DATE_CHANGE, body))
 
 
 class BlockPickup:
@@ -199,5 +242,7 @@ ROUTES = [
     Route(BASE + "/{id:uuid}/reservations", BlockReservations),
     Route(BASE + "/{id:uuid}/pickup", BlockPickup),
     Route(BASE + "/{id:uuid}/rooming-list", BlockRoomingList),
+    Route(BASE + "/{id:uuid}/reservations/bulk-cancel", BlockBulkCancel),
+    Route(BASE + "/{id:uuid}/reservations/bulk-date-change", BlockBulkDateChange),
     *[Route(BASE + f"/{{id:uuid}}/{t}", BlockTransition, t) for t in BLOCK_TRIGGERS],
 ]

@@ -12,6 +12,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
+from typing import Any
 
 import peewee
 
@@ -22,7 +23,7 @@ from pms.domain.states import BlockStatus
 from pms.errors import NotFound, RoomTypeUnavailable
 from pms.models.inventory import InventoryDay
 from pms.models.room_blocks import RoomBlock, RoomBlockNight
-from pms.services.inventory.inventory import lock_inventory, recount_locked
+from pms.services.inventory.inventory import lock_inventory, recount_locked, release_rooms
 
 HOLDING = frozenset({BlockStatus.TENTATIVE, BlockStatus.DEFINITE, BlockStatus.ACTUAL})
 Key = tuple[uuid.UUID, date]
@@ -131,3 +132,20 @@ def lock_for_cancel(property_id: uuid.UUID, block_id: uuid.UUID) -> None:
         load_block(property_id, block_id, lock=True)
     except NotFound:
         return
+
+
+def release_stay_nights(property_id: uuid.UUID, block_id: uuid.UUID | None,
+                        room_type_id: uuid.UUID, nights: Sequence[date], *,
+                        reservation: Any = None) -> None:
+    """A reservation gives `nights` up (a cancel, a no-show, an early departure, a date change's
+    old nights), inside the caller's unit of work with the reservation locked: the house's
+    sold count goes down; a picked-up one's block counts them unpicked and, while the block
+    holds (before its cut-off), holds them again, else they stay with the house. Lock order:
+    the block row, then the night locks."""
+    if not nights:
+        return
+    if block_id is not None:
+        lock_for_cancel(property_id, block_id)
+    release_rooms(property_id, room_type_id, nights, reservation=reservation)
+    if block_id is not None:
+        give_back(property_id, block_id, room_type_id, nights)

@@ -543,6 +543,12 @@ class _Pickup:
                 day.id.in_([r.id for r in rows])).execute()
 
 
+def block_pickup(property_id: uuid.UUID, block_id: uuid.UUID) -> _Pickup:
+    """The pick-up step a reservation's date change in the block runs (pms.services.groups.
+    block_bulk): the new nights picked up again under the block's and the nights' locks."""
+    return _Pickup(property_id, block_id)
+
+
 def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn) -> Any:
     """A reservation in the block at the block's rate plan, dates inside the block's.
 
@@ -616,11 +622,41 @@ def _row_problem(index: int, exc: Exception) -> s.RoomingRowOut:
                            detail=getattr(exc, "detail", str(exc)), nights=extra.get("nights"))
 
 
-def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[str, Any]]
+def _row_number(job_id: uuid.UUID, index: int, raw: Any) -> str:
+    """The confirmation number a rooming list's row books under: its own when it names one,
+    else one derived from the job and the row (the same on every delivery of the job), so a
+    row's reservation is created once (the number is unique per env: a second try finds it)."""
+    own = raw.get("confirmation_number") if isinstance(raw, dict) else None
+    return own if isinstance(own, str) and own else f"RL-{job_id.hex}-{index}"
+
+
+def _done_rows(property_id: uuid.UUID, numbers: list[str]) -> dict[str, Any]:
+    """The reservations already booked under the rows' numbers (an earlier delivery of the
+    job), by number (call inside a scope)."""
+    from pms.models.reservations import Reservation
+
+    found = Reservation.select().where((Reservation.property == property_id)
+                                       & Reservation.confirmation_number.in_(numbers))
+    return {r.confirmation_number: r for r in found.order_by(Reservation.id)}
+
+
+def _prior_out(index: int, block: RoomBlock, row: Any) -> s.RoomingRowOut:
+    if row.block_id != block.id:
+        return s.RoomingRowOut(index=index, outcome="refused", code="confirmation_number_taken",
+                               detail="a reservation outside this block has this "
+                                      "confirmation_number")
+    outcome = "rolled_back" if row.status == "CANCELLED" else "created"
+    return s.RoomingRowOut(index=index, outcome=outcome, reservation_id=row.id,
+                           confirmation_number=row.confirmation_number)
+
+
+def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[str, Any]],
+              done: dict[int, Any] | None = None
               ) -> tuple[list[s.RoomingRowOut], list[s.PickupIn | None]]:
     """Every row checked against the block (call inside a scope): its shape, its dates inside
     the block's, the rate plan, and the allocation left, counted cumulatively over the rows
-    before it (409 block_allocation_exhausted naming the nights short)."""
+    before it (409 block_allocation_exhausted naming the nights short). A row in `done` (its
+    reservation booked by an earlier delivery of the job) is echoed as it is, not again."""
     import msgspec
 
     left = {(n.room_type_id, n.date): n.allotted - n.picked for n in nights}
@@ -628,6 +664,10 @@ def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[st
     bodies: list[s.PickupIn | None] = []
     can_pick = BLOCK_MACHINE.can(block.status, "pick")
     for i, raw in enumerate(rows):
+        if done and i in done:
+            outs.append(_prior_out(i, block, done[i]))
+            bodies.append(None)
+            continue
         try:
             body = msgspec.convert(raw, s.PickupIn)
         except msgspec.ValidationError as exc:
@@ -668,8 +708,6 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
                  ) -> tuple[Any, s.RoomingListOut | None]:
     """A dry run answers every row's outcome at once: (None, answer). Otherwise the list is
     queued as a job (`rooming_list`) with its own event and audit row: (job, None)."""
-    from pms.models.platform import Job, OutboxEvent
-
     with read_scope(ctx):
         block = load_block(property_id, block_id)
         if body.dry_run:
@@ -677,13 +715,22 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
             refused = sum(1 for o in outs if o.outcome == "refused")
             return None, s.RoomingListOut(block_id=block.id, mode=body.mode, dry_run=True,
                                           applied=False, created=0, refused=refused, rows=outs)
+    return queue_block_job(ctx, ROOMING_LIST, property_id,
+                           {"block_id": str(block_id), "mode": body.mode, "rows": body.rows},
+                           len(body.rows)), None
+
+
+def queue_block_job(ctx: Ctx, kind: str, property_id: uuid.UUID, data_in: dict[str, Any],
+                    total: int) -> Any:
+    """A block's job (a rooming list, a bulk cancel or date change), QUEUED with its progress
+    at 0 of `total`, its audit row and its queued event, in one unit of work."""
+    from pms.models.platform import Job, OutboxEvent
+
     with unit_of_work(ctx) as uow:
-        job = Job.create(kind=ROOMING_LIST, status="QUEUED", property_id=property_id,
-                         input={"block_id": str(block_id), "mode": body.mode,
-                                "rows": body.rows},
-                         result={"progress": {"done": 0, "total": len(body.rows)}})
+        job = Job.create(kind=kind, status="QUEUED", property_id=property_id, input=data_in,
+                         result={"progress": {"done": 0, "total": total}})
         # the job's audit row and its queued event (version 1), as pms.services.jobs records
-        # its own (not imported: jobs runs the rooming list, so it imports this module)
+        # its own (not imported: jobs runs the block's jobs, so it imports this module)
         data = to_data(job_out(job))
         uow.audit("job.queued", job, after=data)
         uow.events.append(OutboxEvent.create(
@@ -691,7 +738,7 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
             aggregate_version=1, property_id=job.property_id,
             idempotency_key=f"hotel:pms:job:queued:{job.id}:1", data=data,
             traceparent=ctx.traceparent, request_id=ctx.request_id, time=ctx.now))
-    return job, None
+    return job
 
 
 def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None] | None = None
@@ -700,23 +747,27 @@ def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None]
     refused (each row's outcome echoed, the refused naming what blocks them); then every row is
     picked up in its own short transaction (the house's night locks are never held across
     rows), in batches of ROOMING_BATCH with progress. A row refused while applying (a race)
-    rolls an all-or-nothing list back: its reservations are cancelled (rooms back to the block)."""
+    rolls an all-or-nothing list back: its reservations are cancelled (rooms back to the block).
+
+    Idempotent per row: each row books under its own confirmation number (`_row_number`), so a
+    redelivered or resumed job finds the rows an earlier run created and creates only the rest.
+    """
+    import msgspec
+
     from pms.services.reservations.reservations import cancel_reservation
 
     property_id, block_id = job.property_id, uuid.UUID(job.input["block_id"])
     mode, rows = job.input["mode"], job.input["rows"]
+    numbers = [_row_number(job.id, i, raw) for i, raw in enumerate(rows)]
     with read_scope(ctx):
         block = load_block(property_id, block_id)
-        outs, bodies = _precheck(block, _nights_of(block), rows)
-    refused = any(o.outcome == "refused" for o in outs)
+        prior = _done_rows(property_id, numbers)
+        done = {i: prior[n] for i, n in enumerate(numbers) if n in prior}
+        outs, bodies = _precheck(block, _nights_of(block), rows, done)
+    created: list[tuple[int, Any]] = [(i, done[i]) for i, o in enumerate(outs)
+                                      if o.outcome == "created" and i in done]
+    failed = mode == "all_or_nothing" and any(o.outcome == "refused" for o in outs)
     total = len(rows)
-    if mode == "all_or_nothing" and refused:
-        outs = [o if o.outcome == "refused" else s.RoomingRowOut(index=o.index,
-                                                                 outcome="not_applied")
-                for o in outs]
-        return _rooming_result(block_id, mode, False, outs, total)
-    created: list[tuple[int, Any]] = []
-    failed = False
     for start in range(0, total, ROOMING_BATCH):
         for i in range(start, min(start + ROOMING_BATCH, total)):
             body = bodies[i]
@@ -726,19 +777,20 @@ def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None]
                 outs[i] = s.RoomingRowOut(index=i, outcome="not_applied")
                 continue
             try:
-                row = pick_up(ctx, property_id, block_id, body)
+                row = pick_up(ctx, property_id, block_id,
+                              msgspec.structs.replace(body, confirmation_number=numbers[i]))
             except (Conflict, ValidationFailed, NotFound) as exc:
                 outs[i] = _row_problem(i, exc)
                 failed = mode == "all_or_nothing"
                 continue
             created.append((i, row))
-            outs[i] = s.RoomingRowOut(index=i, outcome="created", reservation_id=row.id,
-                                      confirmation_number=row.confirmation_number)
+            outs[i] = _prior_out(i, block, row)
         if progress is not None:
             progress(min(start + ROOMING_BATCH, total), total)
     if failed:  # all or nothing: give back what this list picked up
         for i, row in created:
-            cancel_reservation(ctx, property_id, row.id)
+            if row.status != "CANCELLED":
+                cancel_reservation(ctx, property_id, row.id)
             outs[i] = s.RoomingRowOut(index=i, outcome="rolled_back", reservation_id=row.id,
                                       confirmation_number=row.confirmation_number)
     return _rooming_result(block_id, mode, not failed and bool(created), outs, total)

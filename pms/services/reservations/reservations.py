@@ -514,9 +514,14 @@ def _set(body: msgspec.Struct, name: str, current: Any) -> Any:
 
 
 def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
-                     body: s.ReservationPatch) -> Reservation:
+                     body: s.ReservationPatch, *, pickup: Any = None) -> Reservation:
     """Change dates, occupancy, room type or rate plan: re-checked and re-priced atomically
     (the old nights are released and the new ones taken in the same transaction).
+
+    A reservation picked up from a block keeps its room type and moves its dates only through
+    its block (`pickup`, the block's bulk date change, issue 33): the old nights go back to the
+    block (or the house after the cut-off), the new ones are picked up again (the allocation
+    and the house re-checked), the block's row lock first, then every night's lock at once.
 
     Raises:
         NotFound. ReservationNotEditable (409): CANCELLED, CHECKED_OUT or NO_SHOW.
@@ -554,14 +559,23 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
                                      quote.currency)
         if (room_type_id, new_nights) != (row.room_type_id, old_nights):
-            if row.block_id is not None:  # issue 33: the block's grid counts these nights
+            if row.block_id is not None and (pickup is None or room_type_id != row.room_type_id):
+                # issue 33: the block's grid counts these nights
                 raise Conflict("a reservation picked up from a block keeps its room type and "
-                               "dates: cancel it and pick up again", code="block_reservation")
+                               "moves its dates through the block's bulk date change",
+                               code="block_reservation")
+            if row.block_id is not None:
+                room_block_inventory.lock_for_cancel(property_id, row.block_id)
             lock_inventory(refs.prop.id, [(row.room_type_id, old_nights),
                                           (room_type_id, new_nights)])
-            release_rooms(refs.prop.id, row.room_type_id, old_nights,
-                          reservation=row)
-            take_rooms(refs.prop.id, room_type_id, new_nights)
+            if row.block_id is not None:
+                room_block_inventory.release_stay_nights(property_id, row.block_id,
+                                                         row.room_type_id, old_nights,
+                                                         reservation=row)
+                pickup.take(room_type_id, new_nights)
+            else:
+                release_rooms(refs.prop.id, row.room_type_id, old_nights, reservation=row)
+                take_rooms(refs.prop.id, room_type_id, new_nights)
         elif rate_plan_id != row.rate_plan_id:  # the same nights on another plan
             lock_inventory(refs.prop.id, [(room_type_id, new_nights)])
             allotments.released(refs.prop.id, row.room_type_id, row, old_nights)
@@ -629,14 +643,10 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
         before = to_data(s.reservation_out(row))
         prop = load_property(property_id)
         rate_plan = RatePlan.get_by_id(row.rate_plan_id)
-        if row.block_id is not None:  # issue 33: the block's lock before the night locks
-            room_block_inventory.lock_for_cancel(property_id, row.block_id)
-        release_rooms(property_id, row.room_type_id,
-                      stay_nights(row.arrival_date, row.departure_date),
-                      reservation=row)
-        if row.block_id is not None:  # back to the block before its cut-off, else the house
-            room_block_inventory.give_back(property_id, row.block_id, row.room_type_id,
-                                  stay_nights(row.arrival_date, row.departure_date))
+        # issue 33: a picked-up room goes back to its block before the cut-off, else the house
+        room_block_inventory.release_stay_nights(
+            property_id, row.block_id, row.room_type_id,
+            stay_nights(row.arrival_date, row.departure_date), reservation=row)
         release_room_holds(row)
         row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,
                                                 row.total_amount, row.currency,

@@ -31,7 +31,7 @@ from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.cashiering.folios import guest_folio, open_folio, reopen_folio
 from pms.services.catalog.catalog import load_property
-from pms.services.inventory.inventory import release_rooms
+from pms.services.groups.room_block_inventory import release_stay_nights
 from pms.services.keys import keys
 from pms.services.reservations.reservations import (
     business_date,
@@ -157,7 +157,9 @@ def shorten_stay(row: Reservation, departure: date) -> None:
     unused = stay_nights(departure, row.departure_date)
     if not unused:
         return
-    release_rooms(row.property_id, row.room_type_id, unused, reservation=row)
+    # issue 33: a picked-up stay's unused nights go back to its block or the house
+    release_stay_nights(row.property_id, row.block_id, row.room_type_id, unused,
+                        reservation=row)
     kept, _ = _split_prices(row, departure)
     _set_prices(row, kept)
     row.departure_date = departure
@@ -290,8 +292,8 @@ def apply_no_show(row: Reservation, today: date) -> None:
     status = RESERVATION_MACHINE.transition(row.status, "no_show")
     if row.arrival_date > today:
         raise Conflict(f"the guest is not due before {row.arrival_date}", code="not_yet_arrival")
-    release_rooms(row.property_id, row.room_type_id,
-                  stay_nights(row.arrival_date, row.departure_date), reservation=row)
+    release_stay_nights(row.property_id, row.block_id, row.room_type_id,
+                        stay_nights(row.arrival_date, row.departure_date), reservation=row)
     release_room_holds(row)
     plan = RatePlan.get_by_id(row.rate_plan_id)
     row.no_show_fee = policy_fee(plan.no_show_policy, row.nightly_prices, row.total_amount,
