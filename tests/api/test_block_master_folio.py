@@ -228,3 +228,36 @@ def test_postgres_says_a_folio_has_exactly_one_owner(ctx, pg_db):
             with db.atomic():
                 Folio.create(property=prop.id, status="OPEN", folio_type="MASTER",
                              currency="EUR", **owner)
+
+
+def test_parallel_posts_of_one_event_post_each_resource_once(api, ctx, stay):
+    """Eight `POST .../post` of one ACTUAL event at once (threads through the app, on SQLite
+    and PostgreSQL): the event row's lock (PostgreSQL) or the write lock (SQLite) serializes
+    them, so the first posts and the others post nothing; the control with the lock and the
+    unique key removed is tests/concurrency/test_banquet_post_race.py."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = stay["base"]
+    block = _block(api, stay)
+    ev = _actual_event(api, base, _space(api, base)["id"], block_id=block["id"])
+    proj = _item(api, base, stock=5, price="40.00")
+    api.post(f"{base}/events/{ev['id']}/resources", {"item_id": proj["id"], "quantity": 2})
+    barrier = threading.Barrier(8)
+
+    def post(_: int) -> tuple[int, str]:
+        try:
+            barrier.wait(timeout=30)
+            resp = api.post(f"{base}/events/{ev['id']}/post", None)
+            return resp.status_code, (resp.json or {}).get("code", "")
+        finally:
+            db.close()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(post, range(8)))
+    # 503 lock_timeout is the answer to a lock wait over the timeout on a loaded machine
+    assert {s for s, _ in results} <= {200, 503}, results
+    assert any(s == 200 for s, _ in results), results
+    assert _lines(ctx, block["folio_id"]) == [("charge", Decimal("80"))]
+    with read_scope(ctx):
+        assert EventPosting.select().where(EventPosting.event == ev["id"]).count() == 1
