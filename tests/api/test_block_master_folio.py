@@ -134,6 +134,13 @@ def test_a_block_event_posts_to_the_master_folio_once_and_then_differences(api, 
     net = sum((Decimal(c["amount"]) for c in folio["charges"] if c["kind"] != "tax"),
               Decimal(0))
     assert net == Decimal("150") + Decimal("1200")  # 3 x 50 + 40 x 30
+    # a released resource: its whole posting comes back as an allowance, once
+    assert api.delete(f"{base}/events/{ev['id']}/resources",
+                      params={"item_id": menu["id"]}).status_code == 204
+    api.post(f"{base}/events/{ev['id']}/post", None)
+    api.post(f"{base}/events/{ev['id']}/post", None)
+    assert _lines(ctx, master)[-1] == ("allowance", Decimal("-1200"))
+    assert len(_lines(ctx, master)) == 6
     with read_scope(ctx):
         assert EventPosting.select().where(EventPosting.event == ev["id"]).count() == 2
     # nothing went to the stay's folio

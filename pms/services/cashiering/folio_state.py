@@ -257,17 +257,20 @@ def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
 
 # -- SQLite: the same state through peewee ---------------------------------------------------------
 
-# the stay of a folio that has none (a block's master folio): what PostgreSQL's outer join reads
-_NO_STAY = Row(id=None, status=None, arrival_date=None, departure_date=None, nightly_prices=None,
-               rate_plan_id=None, adults=None, children=None, confirmation_number=None,
-               currency=None)
+def _no_stay(folio: Any) -> Row:
+    """The stay of a folio that has none (a block's master folio): what `_from_row` builds
+    from PostgreSQL's outer join."""
+    return Row(id=None, property_id=folio.property_id, status=None, arrival_date=None,
+               departure_date=None, nightly_prices=None, rate_plan_id=None, adults=None,
+               children=None, confirmation_number=None, currency=None)
+
 
 def _from_models(folio: Any, now: datetime | None, code: str | None) -> FolioState:
     from pms.models import FolioCharge, FolioPayment, Property, Reservation
     from pms.services.cashiering.transaction_codes import code_or_none
 
     stay = (Reservation.get_by_id(folio.reservation_id) if folio.reservation_id is not None
-            else _NO_STAY)  # a block's master folio
+            else _no_stay(folio))  # a block's master folio
     today = (business_date(Property.get_by_id(folio.property_id), now)
              if now is not None else None)
     charges = list(FolioCharge.select().where(FolioCharge.folio == folio.id)
