@@ -42,7 +42,7 @@ from pms.schemas.room_blocks import BlockIn
 from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 from pms.services.catalog import catalog
 from pms.services.groups import banquets, room_blocks
-from tests.concurrency.conftest import fire
+from tests.concurrency.conftest import altered_database, fire
 from tests.factories import make_booking_hotel
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -99,35 +99,15 @@ def test_parallel_post_requests_post_once(ctx, pg_db, pms_server):
     assert _posted(ctx, block, ev) == ([Decimal("80.00")], 1)
 
 
+# the unique index of event_posting's (env_id, event_id, resource_id), by peewee's name
+POSTING_KEY = "eventposting_env_id_event_id_resource_id"
+
+
 @pytest.fixture
 def unkeyed(_pg_db: Any) -> Iterator[Any]:
     """CONTROL: a fresh migrated database without event_posting's unique key, bound for the
     test (then the session's database again)."""
-    import psycopg2
-
-    from pms.db import throwaway
-    from pms.db.database import db as db_proxy
-    from pms.db.database import make_database
-    from pms.db.migrator import migrate
-    from tests import pg
-
-    database = throwaway.create(pg.admin_url(), "pmsbqp")
-    try:
-        migrate(database.owner_url, service_url=database.app_url)
-        conn = psycopg2.connect(database.owner_url)
-        with conn, conn.cursor() as cur:
-            cur.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'event_posting' "
-                        "AND indexdef LIKE 'CREATE UNIQUE INDEX%%resource_id%%'")
-            (name,), = cur.fetchall()
-            cur.execute(f'DROP INDEX "{name}"')
-        conn.close()
-        bound = make_database(database.app_url, pool_size=16)
-        db_proxy.initialize(bound)
-        yield bound
-        bound.close_all()
-    finally:
-        db_proxy.initialize(_pg_db)  # the session's database again
-        database.drop()
+    yield from altered_database(_pg_db, "pmsbqp", f'DROP INDEX "{POSTING_KEY}"')
 
 
 def _race(ctx: Any, *, locked: bool) -> tuple[Counter[str], Any, Any]:
