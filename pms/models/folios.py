@@ -1,4 +1,6 @@
-"""Folios: the bill of a stay. Charges and payments are separate records (SPEC).
+"""Folios: the bill of a stay, or the master folio of a room block (issue 34: `block_id` set,
+`reservation` None; one per block, unique index `folio_block_master`, migration 042). Charges
+and payments are separate records (SPEC).
 
 Only fields and indexes live here. A room charge is posted once per stay and night: a partial
 unique index (env_id, reservation, night) WHERE kind = 'room' (migration 003) guards it.
@@ -14,7 +16,10 @@ from pms.models.reservations import Reservation
 
 
 class Folio(AggregateModel):
-    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="folios", on_delete="RESTRICT")
+    # the owner: a stay, or a room block (its master folio; migration 042: exactly one is set)
+    reservation = peewee.ForeignKeyField(Reservation, index=False, backref="folios",
+                                         on_delete="RESTRICT", null=True)
+    block_id = peewee.UUIDField(null=True)
     property = peewee.ForeignKeyField(Property, index=False, on_delete="RESTRICT")
     room_number = peewee.CharField(max_length=16, null=True)
     status = peewee.CharField(max_length=16)
@@ -30,7 +35,8 @@ class Folio(AggregateModel):
 
 class FolioCharge(TenantModel):
     folio = peewee.ForeignKeyField(Folio, index=False, backref="charges", on_delete="RESTRICT")
-    reservation = peewee.ForeignKeyField(Reservation, index=False, on_delete="RESTRICT")
+    reservation = peewee.ForeignKeyField(Reservation, index=False, on_delete="RESTRICT",
+                                         null=True)  # None: a block's master folio
     category = peewee.CharField(max_length=16)  # room, tax, F&B, mini bar, other
     description = peewee.CharField(max_length=200)
     amount = MoneyField()

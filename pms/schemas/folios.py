@@ -18,7 +18,7 @@ ChargeCategory = Literal["room", "tax", "F&B", "mini bar", "other"]
 ChargeKind = Literal["room", "charge", "tax", "package", "allowance", "correction", "no_show"]
 PaymentMethod = Literal["CARD", "CASH", "VOUCHER", "BANK_TRANSFER", "DIRECT_BILL"]
 PaymentKind = Literal["PAYMENT", "PRE_AUTH", "REFUND"]
-FolioType = Literal["GUEST", "EXTRA", "COMPANY"]
+FolioType = Literal["GUEST", "EXTRA", "COMPANY", "MASTER"]  # MASTER: a room block's
 
 
 class FolioChargeOut(Out):
@@ -70,7 +70,8 @@ class ProjectedChargeOut(Out):
 
 class FolioOut(Out):
     id: uuid.UUID
-    reservation_id: uuid.UUID
+    reservation_id: Annotated[uuid.UUID | None, msgspec.Meta(description=(
+        "The stay the folio bills; null for a room block's master folio (block_id)"))]
     property_id: uuid.UUID
     room_number: str | None
     status: FolioStatus
@@ -86,6 +87,8 @@ class FolioOut(Out):
     payments: list[FolioPaymentOut]
     closed_at: datetime | None
     created_at: datetime
+    block_id: Annotated[uuid.UUID | None, msgspec.Meta(description=(
+        "The room block whose master folio this is (folio_type MASTER); null for a stay's"))] = None
     # Before check-out: what check-out on the current business date adds (room nights not yet
     # posted), and the balance including it. Paying `balance_due` lets the guest check out.
     projected_charges: list[ProjectedChargeOut] = []
@@ -132,7 +135,7 @@ def folio_out(f: object, charges: list, payments: list, *, charges_total: Decima
     projected_total = quantize(sum((r["amount"] for r in projected or []), Decimal(0)),
                                f.currency)
     return FolioOut(
-        id=f.id, reservation_id=f.reservation_id, property_id=f.property_id,
+        id=f.id, reservation_id=f.reservation_id, block_id=f.block_id, property_id=f.property_id,
         room_number=f.room_number, status=f.status, folio_type=f.folio_type, currency=f.currency,
         charges_total=charges_total, payments_total=payments_total,
         posted_balance=charges_total - payments_total,

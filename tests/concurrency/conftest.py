@@ -126,3 +126,32 @@ def fire(n: int, send: Any, *, pool: int | None = None) -> list[Any]:
     for s in sessions:
         s.close()
     return results
+
+
+def altered_database(session_db: Any, prefix: str, *statements: str) -> Iterator[Any]:
+    """CONTROL databases: a fresh migrated database, `statements` run on it as the owner (a
+    constraint or key dropped), bound for the test, then the session's database `session_db`
+    again. Use as a fixture body: `yield from altered_database(_pg_db, "pmsx", "ALTER ...")`."""
+    import psycopg2
+
+    from pms.db import throwaway
+    from pms.db.database import db as db_proxy
+    from pms.db.database import make_database
+    from pms.db.migrator import migrate
+    from tests import pg
+
+    database = throwaway.create(pg.admin_url(), prefix)
+    try:
+        migrate(database.owner_url, service_url=database.app_url)
+        conn = psycopg2.connect(database.owner_url)
+        with conn, conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+        conn.close()
+        bound = make_database(database.app_url, pool_size=16)
+        db_proxy.initialize(bound)
+        yield bound
+        bound.close_all()
+    finally:
+        db_proxy.initialize(session_db)  # the session's database again
+        database.drop()

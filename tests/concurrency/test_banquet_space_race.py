@@ -29,7 +29,7 @@ from pms.errors import SpaceTaken
 from pms.models import SpaceBooking
 from pms.schemas.banquets import BanquetEventIn, FunctionSpaceIn
 from pms.services.groups import banquets
-from tests.concurrency.conftest import fire
+from tests.concurrency.conftest import altered_database, fire
 from tests.factories import make_property
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -107,29 +107,8 @@ def test_parallel_tentative_requests_never_double_book(ctx, pg_db, pms_server):
 def unconstrained(_pg_db: Any) -> Iterator[Any]:
     """CONTROL: a fresh migrated database whose exclusion constraint was dropped, bound for the
     test (then the session's database again)."""
-    import psycopg2
-
-    from pms.db import throwaway
-    from pms.db.database import db as db_proxy
-    from pms.db.database import make_database
-    from pms.db.migrator import migrate
-    from tests import pg
-
-    database = throwaway.create(pg.admin_url(), "pmsbq")
-    try:
-        migrate(database.owner_url, service_url=database.app_url)
-        conn = psycopg2.connect(database.owner_url)
-        with conn, conn.cursor() as cur:
-            cur.execute("ALTER TABLE function_space_booking "
-                        "DROP CONSTRAINT function_space_no_overlap")
-        conn.close()
-        bound = make_database(database.app_url, pool_size=16)
-        db_proxy.initialize(bound)
-        yield bound
-        bound.close_all()
-    finally:
-        db_proxy.initialize(_pg_db)  # the session's database again
-        database.drop()
+    yield from altered_database(_pg_db, "pmsbq", "ALTER TABLE function_space_booking "
+                                                 "DROP CONSTRAINT function_space_no_overlap")
 
 
 def _race_with_the_check_skipped(ctx: Any, monkeypatch: Any) -> tuple[list[str], Any, list[Any]]:

@@ -396,3 +396,32 @@ def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx,
     expected = {key: [allotment_left(*per[i]) if i in per else None for i in range(len(nights))]
                 for key, per in ref.items()}
     assert data.allotments == expected and expected
+
+
+def test_the_folio_state_function_reads_a_block_master_folio_as_the_python_read(ctx, pg_db):
+    """Issue 34: a room block's master folio (no stay) through `pms_folio_state`'s outer join
+    and through the models: the same state, no stay fields, no nights, no packages."""
+    from pms.models import RoomBlock
+    from pms.services.cashiering.master_folios import open_master_folio
+
+    hotel, _, _ = make_fb_stay(ctx)
+    with unit_of_work(ctx):
+        block = RoomBlock.create(property=hotel.id, code="MF", name="Group",
+                                 arrival_date=hotel.today, departure_date=hotel.today,
+                                 cutoff_date=hotel.today, rate_plan_id=hotel.rate_plan.id,
+                                 status="INQUIRY")
+        master = open_master_folio(block)
+        for amount in ("12.50", "-2.50"):
+            FolioCharge.create(folio=master.id, reservation=None, category="F&B",
+                               description="line", currency=master.currency,
+                               amount=Decimal(amount), quantity=1, business_date=hotel.today,
+                               kind="charge", property_id=hotel.id)
+        FolioPayment.create(folio=master.id, amount=Decimal("5"), currency=master.currency,
+                            method="CASH", status="CAPTURED")
+    for code in (None, "FB"):
+        with read_scope(ctx):
+            fast = folio_state.read_state(master.id, now=ctx.now, code=code)
+            reference = folio_state._from_models(Folio.get_by_id(master.id), ctx.now, code)
+        assert _view(fast) == _view(reference)
+        assert fast.folio.block_id == block.id and fast.stay.status is None
+        assert len(fast.charges) == 2 and not fast.posted_nights and not fast.packages

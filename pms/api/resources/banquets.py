@@ -9,6 +9,7 @@ import falcon
 
 from pms.api.route import Route
 from pms.api.spec import endpoint
+from pms.api.transitions import transition_resource
 from pms.schemas import banquets as s
 from pms.schemas.common import ListQuery, Page
 from pms.services.groups import banquets
@@ -142,31 +143,16 @@ class Events:
         resp.status = 204
 
 
-def _transition_responder(trigger: str) -> Any:
-    @endpoint("events:write", response=s.BanquetEventOut, errors=(409,),
-              summary=f"Move a banquet event: {trigger}",
-              description="Per EVENT_MACHINE (409 invalid_transition otherwise); into "
-                          "TENTATIVE, DEFINITE or ACTUAL the event books its space (409 "
-                          "space_taken naming conflicting_event_id).")
-    def responder(self: Any, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                  id: Any) -> None:  # noqa: A002
-        resp.media = banquets.event_out(
-            banquets.transition(req.context.ctx, property_id, id, trigger))
-
-    responder.__name__ = f"on_post_{trigger}"
-    return responder
+def _move_event(ctx: Any, property_id: Any, event_id: Any, trigger: str) -> s.BanquetEventOut:
+    return banquets.event_out(banquets.transition(ctx, property_id, event_id, trigger))
 
 
-class EventTransition:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    on_post_tentative = _transition_responder("tentative")
-    on_post_definite = _transition_responder("definite")
-    on_post_actual = _transition_responder("actual")
-    on_post_close = _transition_responder("close")
-    on_post_cancel = _transition_responder("cancel")
-    on_post_lose = _transition_responder("lose")
+EventTransition = transition_resource(
+    "EventTransition", banquets.TRIGGERS, _move_event, scope="events:write",
+    response=s.BanquetEventOut, errors=(409,), summary="Move a banquet event: {trigger}",
+    description="Per EVENT_MACHINE (409 invalid_transition otherwise); into "
+                "TENTATIVE, DEFINITE or ACTUAL the event books its space (409 "
+                "space_taken naming conflicting_event_id).")
 
 
 class EventResources:
@@ -219,6 +205,5 @@ ROUTES = [
     Route(BASE + "/events/{id:uuid}", Events, "item"),
     Route(BASE + "/events/{id:uuid}/resources", EventResources),
     Route(BASE + "/events/{id:uuid}/post", EventPost),
-    *[Route(BASE + f"/events/{{id:uuid}}/{t}", EventTransition, t)
-      for t in ("tentative", "definite", "actual", "close", "cancel", "lose")],
+    *[Route(BASE + f"/events/{{id:uuid}}/{t}", EventTransition, t) for t in banquets.TRIGGERS],
 ]

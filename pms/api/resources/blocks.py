@@ -9,6 +9,7 @@ import falcon
 
 from pms.api.route import Route
 from pms.api.spec import endpoint
+from pms.api.transitions import transition_resource
 from pms.domain.states import BLOCK_TRIGGERS
 from pms.schemas import room_blocks as s
 from pms.schemas.common import Page
@@ -64,35 +65,22 @@ class Blocks:
         resp.status = 204
 
 
-def _transition_responder(trigger: str) -> Any:
-    @endpoint("blocks:write", query=s.TransitionQuery, response=s.BlockChangeOut,
-              errors=(409,), summary=f"Move a room block: {trigger}",
-              description="Per BLOCK_MACHINE (409 invalid_transition otherwise); dry_run=true "
-                          "answers what would happen and changes nothing. Going DEFINITE "
-                          "re-checks availability under the booking's night locks (409 "
-                          "room_type_unavailable naming the nights short); release and cancel "
-                          "with picked-up rooms are 409 block_has_pickup (cancel: send "
-                          "cancel_picked=true to cancel them too). " + HELD)
-    def responder(self: Any, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                  id: Any, query: s.TransitionQuery) -> None:  # noqa: A002
-        resp.media = room_blocks.transition(req.context.ctx, property_id, id, trigger,
-                                            dry_run=query.dry_run,
-                                            cancel_picked=query.cancel_picked)
-
-    responder.__name__ = f"on_post_{trigger}"
-    return responder
+def _move_block(ctx: Any, property_id: Any, block_id: Any, trigger: str, *,
+                query: s.TransitionQuery) -> s.BlockChangeOut:
+    return room_blocks.transition(ctx, property_id, block_id, trigger, dry_run=query.dry_run,
+                                  cancel_picked=query.cancel_picked)
 
 
-class BlockTransition:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    on_post_tentative = _transition_responder("tentative")
-    on_post_definite = _transition_responder("definite")
-    on_post_release = _transition_responder("release")
-    on_post_actualize = _transition_responder("actualize")
-    on_post_cancel = _transition_responder("cancel")
-    on_post_lose = _transition_responder("lose")
+BlockTransition = transition_resource(
+    "BlockTransition", BLOCK_TRIGGERS, _move_block, scope="blocks:write",
+    query=s.TransitionQuery, response=s.BlockChangeOut, errors=(409,),
+    summary="Move a room block: {trigger}",
+    description="Per BLOCK_MACHINE (409 invalid_transition otherwise); dry_run=true "
+                "answers what would happen and changes nothing. Going DEFINITE "
+                "re-checks availability under the booking's night locks (409 "
+                "room_type_unavailable naming the nights short); release and cancel "
+                "with picked-up rooms are 409 block_has_pickup (cancel: send "
+                "cancel_picked=true to cancel them too). " + HELD)
 
 
 class BlockAllocation:

@@ -69,8 +69,9 @@ def load_folio(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, *,
     if row is None:
         raise NotFound("no such folio")
     if lock:
-        for_update(Reservation.select(Reservation.id).where(
-            Reservation.id == row.reservation_id)).first()
+        if row.reservation_id is not None:  # (a block's master folio has no stay)
+            for_update(Reservation.select(Reservation.id).where(
+                Reservation.id == row.reservation_id)).first()
         row = locked_row(for_update(Folio.select().where(Folio.id == row.id)).get())
     return row
 
@@ -287,8 +288,8 @@ def correct_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
 
 def move_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, charge_id: uuid.UUID,
                 body: cs.MoveChargeIn) -> FolioOut:
-    """Move a charge (with its taxes) to another open folio of the same stay: reversal lines on
-    this folio, copies on the target. Revenue is unchanged, so no ledger movement.
+    """Move a charge (with its taxes) to another open folio of the same stay (or block): reversal
+    lines on this folio, copies on the target. Revenue is unchanged, so no ledger movement.
 
     Raises:
         NotFound. FolioClosed (either folio). ValidationFailed: same folio or another stay.
@@ -314,7 +315,7 @@ def move_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, charge_id
         folio, target = locked[folio_id], locked[body.target_folio_id]
         require_open(folio)
         require_open(target)
-        if target.reservation_id != folio.reservation_id:
+        if (target.reservation_id, target.block_id) != (folio.reservation_id, folio.block_id):
             raise ValidationFailed("charges move only between folios of the same stay",
                                    errors=[{"field": "target_folio_id",
                                             "message": "another stay's folio"}])

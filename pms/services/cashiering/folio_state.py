@@ -257,11 +257,20 @@ def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
 
 # -- SQLite: the same state through peewee ---------------------------------------------------------
 
+def _no_stay(folio: Any) -> Row:
+    """The stay of a folio that has none (a block's master folio): what `_from_row` builds
+    from PostgreSQL's outer join."""
+    return Row(id=None, property_id=folio.property_id, status=None, arrival_date=None,
+               departure_date=None, nightly_prices=None, rate_plan_id=None, adults=None,
+               children=None, confirmation_number=None, currency=None)
+
+
 def _from_models(folio: Any, now: datetime | None, code: str | None) -> FolioState:
     from pms.models import FolioCharge, FolioPayment, Property, Reservation
     from pms.services.cashiering.transaction_codes import code_or_none
 
-    stay = Reservation.get_by_id(folio.reservation_id)
+    stay = (Reservation.get_by_id(folio.reservation_id) if folio.reservation_id is not None
+            else _no_stay(folio))  # a block's master folio
     today = (business_date(Property.get_by_id(folio.property_id), now)
              if now is not None else None)
     charges = list(FolioCharge.select().where(FolioCharge.folio == folio.id)
@@ -270,7 +279,7 @@ def _from_models(folio: Any, now: datetime | None, code: str | None) -> FolioSta
                     .order_by(FolioPayment.created_at, FolioPayment.id))
     nights = {c.night for c in FolioCharge.select(FolioCharge.night).where(
         (FolioCharge.reservation == stay.id) & (FolioCharge.kind == ROOM_KIND)
-        & FolioCharge.night.is_null(False))}
+        & FolioCharge.night.is_null(False))} if stay.id is not None else set()
     return FolioState(folio=folio, today=today, stay=stay,  # type: ignore[arg-type]
                       charges=charges, payments=payments, posted_nights=nights,
                       room_code=room_code(folio.property_id),

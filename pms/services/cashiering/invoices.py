@@ -40,7 +40,7 @@ def _number(prop: Property) -> str:
     return f"{prop.code}-{seq.last_number:06d}"
 
 
-def _document(prop: Property, folio_out: Any, reservation: Reservation, number: str,
+def _document(prop: Property, folio_out: Any, reservation: Any, number: str,
               issued_at: Any) -> dict[str, Any]:
     data = to_data(folio_out)
     taxes: dict[str, Decimal] = {}
@@ -62,6 +62,21 @@ def _document(prop: Property, folio_out: Any, reservation: Reservation, number: 
         "charges_total": data["charges_total"], "payments_total": data["payments_total"],
         "balance": data["posted_balance"],  # closed at check-out: nothing projected
     }
+
+
+def _billed(folio: Any) -> Any:
+    """Whom the invoice names: the stay, or for a block's master folio the block (its name as
+    the last name, its code as the confirmation number, its dates)."""
+    if folio.reservation_id is not None:
+        return Reservation.get_by_id(folio.reservation_id)
+    from types import SimpleNamespace
+
+    from pms.models import RoomBlock
+
+    block = RoomBlock.get_by_id(folio.block_id)
+    return SimpleNamespace(guest_first_name=None, guest_last_name=block.name,
+                           confirmation_number=block.code, arrival_date=block.arrival_date,
+                           departure_date=block.departure_date)
 
 
 def issue_invoice(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
@@ -86,8 +101,7 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
         if created:
             prop = Property.get_by_id(property_id)
             number = _number(prop)
-            reservation = Reservation.get_by_id(folio.reservation_id)
-            document = _document(prop, render(folio), reservation, number, ctx.now)
+            document = _document(prop, render(folio), _billed(folio), number, ctx.now)
             invoice = Invoice.create(property=prop.id, folio_id=folio.id, number=number,
                                      issued_at=ctx.now, document=document)
             record_change(uow, folio, "invoiced")

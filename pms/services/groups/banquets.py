@@ -612,12 +612,51 @@ def release_resource(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID,
 
 # -- posting --------------------------------------------------------------------------------------
 
+def _posting_folio(ev: BanquetEvent) -> uuid.UUID:
+    """Where an event posts: the folio named on it, else its block's master folio (opened now
+    for a block made before it had one: the block row locked, after the event's; see
+    pms.services.cashiering.master_folios). 422 folio_id when it has neither."""
+    from pms.services.cashiering.master_folios import open_master_folio
+    from pms.services.groups.room_blocks import load_block
+
+    if ev.folio_id is not None:
+        return ev.folio_id
+    if ev.block_id is None:
+        raise _invalid("folio_id", "the event names no folio and belongs to no block")
+    block = load_block(ev.property_id, ev.block_id)
+    if block.folio_id is None:
+        block = load_block(ev.property_id, ev.block_id, lock=True)
+        open_master_folio(block)
+    return block.folio_id
+
+
+def _first_posting(ev: BanquetEvent, resource_id: uuid.UUID, folio_id: uuid.UUID, qty: int,
+                   amount: Decimal, code_name: str | None) -> EventPosting:
+    """The (event, resource) posting row; its unique key refuses a second one (a post that
+    raced past the event's lock: 409 event_posting_raced, its lines roll back with it)."""
+    try:
+        with db.atomic():
+            return EventPosting.create(event=ev.id, resource_id=resource_id, folio_id=folio_id,
+                                       posted_quantity=qty, posted_amount=amount,
+                                       transaction_code=code_name)
+    except peewee.IntegrityError as exc:
+        raise Conflict("a concurrent post of this event posted this resource first; post "
+                       "again to post any difference", code="event_posting_raced") from exc
+
+
 def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.EventPostResult:
-    """Post an ACTUAL event's resources to the folio named on it, idempotently per (event,
-    resource): each posts the difference between what it costs now and what was posted.
+    """Post an ACTUAL event's resources to the folio named on it, else to its block's master
+    folio, idempotently per (event, resource): each posts the difference between what it costs
+    now and what was posted (a correcting line: a charge, or an allowance when it went down).
+
+    The event row is locked first, so two posts of one event serialize (PostgreSQL: FOR UPDATE;
+    SQLite: the write lock) and the second sees the first's event_posting rows; the unique key
+    (env_id, event_id, resource_id) of event_posting refuses a second row for one resource
+    whatever the path (a raced insert fails: 409, nothing posted twice).
 
     Raises: NotFound. Conflict (409 event_not_actual) unless ACTUAL. ValidationFailed (422
-    folio_id) when the event names no folio. FolioClosed (409) for a closed folio.
+    folio_id) when the event names no folio and has no block. FolioClosed (409) for a closed
+    folio.
     """
     from pms.services.cashiering.cashiering import (
         _insert_lines,
@@ -633,12 +672,13 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
         if ev.status != EventStatus.ACTUAL:
             raise Conflict(f"only an ACTUAL event posts (this one is {ev.status})",
                            code="event_not_actual", status_now=ev.status)
-        if ev.folio_id is None:
-            raise _invalid("folio_id", "the event names no folio to post to")
-        folio = load_folio(ctx, property_id, ev.folio_id, lock=True)
+        folio = load_folio(ctx, property_id, _posting_folio(ev), lock=True)
         require_open(folio)
         posted = {p.resource_id: p for p in EventPosting.select().where(
             EventPosting.event == ev.id)}
+        pause = wiring.current().pause_after_check
+        if pause is not None:  # TEST-ONLY: widen the window a concurrent post would need
+            pause()
         resources = {r.id: r for r in EventResource.select(EventResource, EventResourceItem)
                      .join(EventResourceItem, on=(EventResource.item == EventResourceItem.id))
                      .where(EventResource.event == ev.id)}
@@ -666,9 +706,7 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
                 _ledger(folio, lines, f"event:{ev.id}:{rid}:{lines[0].id}",
                         f"event {ev.id}", code.ledger_account if code else None)
                 if prior is None:
-                    prior = EventPosting.create(event=ev.id, resource_id=rid, folio_id=folio.id,
-                                                posted_quantity=qty, posted_amount=amount,
-                                                transaction_code=code_name)
+                    prior = _first_posting(ev, rid, folio.id, qty, amount, code_name)
                 else:
                     prior.posted_quantity, prior.posted_amount = qty, amount
                     prior.save()

@@ -49,6 +49,7 @@ from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.schemas import room_blocks as s
 from pms.schemas.common import to_data
 from pms.schemas.jobs import job_out
+from pms.services.cashiering.master_folios import drop_master_folio, open_master_folio
 from pms.services.catalog.catalog import load_property
 from pms.services.groups.room_block_inventory import (
     HOLDING,
@@ -227,6 +228,7 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
         except peewee.IntegrityError:
             raise AlreadyExists(f"a block with code {body.code!r} exists") from None
         uow.born(row)
+        open_master_folio(row)  # the block's master folio, opened with it (issue 34)
         nights = _set_allocation(ctx, row, [], _cells(row, body.allocation))
         out = block_out(row, nights)
         uow.record("block", "created", row, to_data(out), property_id=property_id)
@@ -259,7 +261,8 @@ def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
 
 
 def delete_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
-    """Delete an INQUIRY, CANCELLED or LOST block with nothing picked up (409 otherwise)."""
+    """Delete an INQUIRY, CANCELLED or LOST block with nothing picked up (409 otherwise) and
+    its master folio (409 block_folio_in_use while that holds a line or a payment)."""
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_block(property_id, block_id, lock=True)
         nights = _nights_of(row)
@@ -268,6 +271,7 @@ def delete_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
             raise Conflict("only an inquiry, or a cancelled or lost block with nothing picked "
                            "up, can be deleted", code="block_in_use")
         data = to_data(block_out(row, nights))
+        drop_master_folio(row)  # 409 block_folio_in_use while it holds a line or a payment
         uow.record("block", "deleted", row, data, before=data, property_id=property_id)
         RoomBlockNight.delete().where(RoomBlockNight.block == row.id).execute()
         RoomBlock.delete().where(RoomBlock.id == row.id).execute()

@@ -152,7 +152,9 @@ def _open_folios(prop: Property, day: date, days: int) -> list[dict[str, Any]]:
         .group_by(FolioPayment.folio).tuples()} if ids else {}
     for f in folios:
         balance = quantize(sums.get(f.id, Decimal(0)) - paid.get(f.id, Decimal(0)), f.currency)
-        out.append({"folio_id": str(f.id), "reservation_id": str(f.reservation_id),
+        out.append({"folio_id": str(f.id),
+                    "reservation_id": str(f.reservation_id) if f.reservation_id else None,
+                    "block_id": str(f.block_id) if f.block_id else None,
                     "room_number": f.room_number, "folio_type": f.folio_type,
                     "currency": f.currency, "balance": str(balance)})
     return out
