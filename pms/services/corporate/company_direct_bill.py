@@ -146,6 +146,8 @@ def route_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                                         reservation_id=row.id, property_id=row.property_id)
             link.cap, link.routed_by = body.cap, ctx.sub
             link.save(force_insert=True)
+            row.company_billed = True  # check-out reads the routing only then
+            row.save()
         else:
             link.company_profile_id = body.company_profile_id
             link.company_payment_method_id = method.id
@@ -183,6 +185,8 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
     A stay not routed to a company, or whose method is no longer approved, settles nothing:
     the guest pays.
     """
+    if not reservation.company_billed:  # no routing to read (migration 040)
+        return Decimal(0)
     link, method = _link_and_method(reservation.id)
     if link is None or method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
         return Decimal(0)
