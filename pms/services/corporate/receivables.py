@@ -84,38 +84,45 @@ def receive_payment(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
     Raises: NotFound (no company or no account); ValidationFailed (422: amount not positive or
         not exact, currency not the account's); ReceivableOverpaid (409: more than it owes).
     """
+    with lock_errors(), unit_of_work(ctx) as uow:
+        return receive_in(uow, ctx, property_id, company_id, body, ledger=ledger)
+
+
+def receive_in(uow: Any, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+               body: ReceivablePaymentIn, *, ledger: Any = None) -> ReceivablePaymentOut:
+    """`receive_payment` inside the caller's unit of work (the company's profile row and the
+    account locked first: two payments at once cannot both take the last of what is owed)."""
     amount = exact(body.amount, body.currency, "amount")
     if amount <= 0:
         raise ValidationFailed("a payment is more than zero",
                                errors=[{"field": "amount", "message": "must be more than 0"}])
-    with lock_errors(), unit_of_work(ctx) as uow:
-        company_access(ctx, property_id, company_id, lock=True)
-        row = _account(company_id, lock=True)
-        if body.currency != row.currency:
-            raise ValidationFailed(
-                f"the account is kept in {row.currency}", code="currency_mismatch",
-                errors=[{"field": "currency", "message": f"the account is in {row.currency}"}])
-        owed = Decimal(row.open_balance or 0)
-        if amount > owed:
-            raise ReceivableOverpaid(
-                "the payment is more than the company owes on its receivable account",
-                open_balance=money(owed), amount=money(amount), currency=row.currency)
-        payment_id = uuid.uuid4()
-        posting = posting_row(property_id, f"receivable-payment:{payment_id}", row.currency,
-                              [LedgerLine(CLEARING, debit=amount),
-                               LedgerLine(f"company_receivable:{company_id}", credit=amount)],
-                              f"Company payment {body.reference}")
-        write_with_commit(uow, posting)
-        if ledger is not None:
-            uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
-        before = to_data(receivable_account_out(row))
-        row.open_balance = owed - amount
-        row.save()
-        uow.record("company_receivable_account", "payment_received", row,
-                   {**to_data(receivable_account_out(row)), "payment_id": str(payment_id),
-                    "amount": money(amount), "reference": body.reference},
-                   before=before, property_id=property_id)
-        return ReceivablePaymentOut(id=payment_id, company_profile_id=company_id,
-                                    amount=quantize(amount, row.currency),
-                                    currency=row.currency, reference=body.reference,
-                                    account=_view(ctx, row))
+    company_access(ctx, property_id, company_id, lock=True)
+    row = _account(company_id, lock=True)
+    if body.currency != row.currency:
+        raise ValidationFailed(
+            f"the account is kept in {row.currency}", code="currency_mismatch",
+            errors=[{"field": "currency", "message": f"the account is in {row.currency}"}])
+    owed = Decimal(row.open_balance or 0)
+    if amount > owed:
+        raise ReceivableOverpaid(
+            "the payment is more than the company owes on its receivable account",
+            open_balance=money(owed), amount=money(amount), currency=row.currency)
+    payment_id = uuid.uuid4()
+    posting = posting_row(property_id, f"receivable-payment:{payment_id}", row.currency,
+                          [LedgerLine(CLEARING, debit=amount),
+                           LedgerLine(f"company_receivable:{company_id}", credit=amount)],
+                          f"Company payment {body.reference}")
+    write_with_commit(uow, posting)
+    if ledger is not None:
+        uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
+    before = to_data(receivable_account_out(row))
+    row.open_balance = owed - amount
+    row.save()
+    uow.record("company_receivable_account", "payment_received", row,
+               {**to_data(receivable_account_out(row)), "payment_id": str(payment_id),
+                "amount": money(amount), "reference": body.reference},
+               before=before, property_id=property_id)
+    return ReceivablePaymentOut(id=payment_id, company_profile_id=company_id,
+                                amount=quantize(amount, row.currency),
+                                currency=row.currency, reference=body.reference,
+                                account=_view(ctx, row))
