@@ -487,3 +487,47 @@ def test_a_payment_needs_a_receivable_account(api, ctx):
     assert_problem(api.post(f"/v1/properties/{hotel.id}/companies/{company}"
                             "/receivable-account/payments",
                             {"amount": "1.00", "currency": "EUR", "reference": "r"}), 404)
+
+
+def test_every_direct_bill_mutation_writes_its_event_and_its_audit_row(corp, ctx):
+    """One sweep over the corporate billing mutations: each writes the event it names and the
+    audit row of the same action, through the unit of work."""
+    from pms.devkeys import mint_token
+    from tests.helpers import audit_actions
+
+    res = corp.book()
+    corp.check_in(res)
+    url = f"{corp.res}/{res}/company-billing"
+    second = mint_token(corp.api.settings, env_id=corp.api.env_id, sub="second-staff")
+    steps = [
+        ("company_receivable_account", "updated", lambda: corp.limit("900.00")),
+        ("reservation", "routed_to_company", lambda: corp.api.put(url, {
+            "company_profile_id": corp.company, "company_payment_method_id": corp.bill})),
+        ("reservation", "unrouted_from_company", lambda: corp.api.delete(url)),
+        ("reservation", "routed_to_company", lambda: corp.api.put(url, {
+            "company_profile_id": corp.company, "company_payment_method_id": corp.bill})),
+        ("company_receivable_account", "direct_billed", lambda: corp.check_out(res)),
+        ("company_receivable_account", "direct_bill_reversed",
+         lambda: corp.api.post(f"{corp.res}/{res}/revert", {"reason": "back"})),
+        ("company_receivable_account", "direct_billed", lambda: corp.check_out(res)),
+        ("company_receivable_account", "payment_received", lambda: corp.api.post(
+            f"{corp.base}/receivable-account/payments", {
+                "amount": "10.00", "currency": corp.hotel.prop.currency_code,
+                "reference": "WIRE"})),
+    ]
+    override = None
+    for aggregate, action, call in steps:
+        events, audits = len(outbox_rows(ctx)), len(audit_actions(ctx))
+        resp = call()
+        assert resp is None or resp.status_code < 300, (action, resp.text)
+        assert f"hotel:pms:{aggregate}:{action}" in [e.type for e in outbox_rows(ctx)[events:]]
+        assert f"{aggregate}.{action}" in audit_actions(ctx)[audits:]
+    override = corp.api.post(f"{corp.base}/credit-overrides", {
+        "amount": "50.00", "currency": corp.hotel.prop.currency_code, "reason": "event",
+        "expires_at": (corp.hotel.today + timedelta(days=5)).isoformat() + "T00:00:00Z"})
+    assert override.status_code == 201, override.text
+    assert corp.api.post(f"{corp.base}/credit-overrides/{override.json['id']}/approve", None,
+                         token=second).status_code == 200
+    actions = audit_actions(ctx)
+    assert {"company_credit_override.requested", "company_credit_override.approved"} <= set(
+        actions)
