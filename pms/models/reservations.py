@@ -51,6 +51,8 @@ class Reservation(AggregateModel):
     split_from = peewee.UUIDField(null=True)
     notes = peewee.TextField(null=True)
     block_id = peewee.UUIDField(null=True)  # picked up from a room block (issue 33)
+    # a company_billing row exists (issue 31, migration 040): check-out reads no routing otherwise
+    company_billed = peewee.BooleanField(default=False)
 
     class Meta:
         table_name = "reservation"

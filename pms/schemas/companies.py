@@ -102,6 +102,42 @@ class ReceivableAccountOut(Out):
     open_balance: Amount = Decimal(0)  # what the company owes (direct bill at check-out)
 
 
+class ExposureOut(Out):
+    """The company's exposure by part (`pms.services.corporate.company_billing.exposure`)."""
+
+    total: Amount
+    receivable: Amount
+    open_folios: Amount
+    future_stays: Amount
+
+
+class ReceivableAccountView(ReceivableAccountOut):
+    """GET receivable-account: the account, its exposure by part, the ACTIVE unexpired credit
+    overrides and what is left under the limit (`available`, never below 0)."""
+
+    exposure: ExposureOut | None = None
+    overrides: Amount = Decimal(0)
+    available: Amount = Decimal(0)
+
+
+Reference = Annotated[str, msgspec.Meta(min_length=1, max_length=120)]
+
+
+class ReceivablePaymentIn(Strict):
+    amount: Amount
+    currency: Currency
+    reference: Reference  # the remittance's reference (bank transfer, cheque number)
+
+
+class ReceivablePaymentOut(Out):
+    id: uuid.UUID
+    company_profile_id: uuid.UUID
+    amount: Amount
+    currency: str
+    reference: str
+    account: ReceivableAccountView
+
+
 def receivable_account_out(row: object) -> ReceivableAccountOut:
     r: object = row
     return ReceivableAccountOut(id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]

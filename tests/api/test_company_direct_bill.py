@@ -325,3 +325,209 @@ def test_corporate_lists_are_paginated_by_cursor(corp):
         resp = corp.api.get(corp.base + tail, params={"limit": 1})
         assert resp.status_code == 200 and "next_cursor" in resp.json
     assert_problem(corp.api.get(url, params={"cursor": "not-a-cursor"}), 422, "invalid_cursor")
+
+
+def _audited(ctx: Any, action: str) -> int:
+    from tests.helpers import audit_actions
+
+    return audit_actions(ctx).count(action)
+
+
+def _marked(ctx: Any, res_id: str) -> bool:
+    from pms.models import Reservation
+
+    with read_scope(ctx):
+        return Reservation.get_by_id(uuid.UUID(res_id)).company_billed
+
+
+def test_removing_a_routing_bills_the_guest_again(corp, ctx):
+    res = corp.book(corp.bill, nights=2)
+    url = f"{corp.res}/{res}/company-billing"
+    assert _marked(ctx, res)
+    assert corp.account()["exposure"]["future_stays"] == "200.00"
+    resp = corp.api.delete(url)
+    assert resp.status_code == 204, resp.text
+    [event] = _events(ctx, "hotel:pms:reservation:unrouted_from_company")
+    assert event.data["company_payment_method_id"] == corp.bill
+    assert event.data["reservation_id"] == res
+    assert _audited(ctx, "reservation.unrouted_from_company") == 1
+    assert not _marked(ctx, res)  # check-out reads no routing again
+    assert_problem(corp.api.get(url), 404)
+    assert_problem(corp.api.delete(url), 404)  # nothing left to remove
+    assert corp.account()["exposure"]["future_stays"] == "0.00"
+    corp.check_in(res)  # the guest pays: check-out waits for it
+    assert_problem(corp.check_out(res), 409, "folio_not_closable")
+    assert corp.account()["open_balance"] == "0.00"
+
+
+def test_a_routing_cannot_be_removed_after_check_out_nor_by_a_holder(corp, ctx):
+    from pms.devkeys import mint_token
+
+    res = corp.book(corp.bill)
+    url = f"{corp.res}/{res}/company-billing"
+    token = mint_token(corp.api.settings, env_id=corp.api.env_id, client_kind="user",
+                       holder_id=corp.company)
+    assert corp.api.delete(url, token=token).status_code in (403, 404)
+    corp.check_in(res)
+    assert corp.check_out(res).status_code == 200
+    before = counts(ctx)
+    assert_problem(corp.api.delete(url), 409, "reservation_not_editable")
+    assert counts(ctx) == before
+    assert corp.account()["open_balance"] == "100.00"
+
+
+def test_reverting_a_check_out_reverses_the_direct_bill_through_the_ledger(corp, ctx):
+    from pms.services.cashiering.ledger_postings import reconcile_postings
+    from pms.services.corporate.company_direct_bill import reverse_direct_bill
+
+    res = corp.book(corp.bill)
+    corp.check_in(res)
+    assert corp.check_out(res).status_code == 200
+    ledger, account = corp.platform.ledger, f"company_receivable:{corp.company}"
+    assert ledger.balance(corp.api.env_id, account) == Decimal("100.00")
+    resp = corp.api.post(f"{corp.res}/{res}/revert", {"reason": "guest stays on"})
+    assert resp.status_code == 200, resp.text
+    assert resp.json["status"] == "CHECKED_IN"
+    assert corp.account()["open_balance"] == "0.00"
+    assert ledger.balance(corp.api.env_id, account) == Decimal("0.00")  # sent after commit
+    folio = corp.api.get(f"{corp.res}/{res}/folio").json
+    assert folio["status"] == "OPEN" and folio["posted_balance"] == "100.00"
+    [event] = _events(ctx, "hotel:pms:company_receivable_account:direct_bill_reversed")
+    assert event.data["amount"] == "100.00" and event.data["open_balance"] == "0.00"
+    assert _audited(ctx, "company_receivable_account.direct_bill_reversed") == 1
+    with read_scope(ctx):
+        [direct] = FolioPayment.select().where(FolioPayment.method == "DIRECT_BILL",
+                                               FolioPayment.kind == "PAYMENT")
+        [back] = FolioPayment.select().where(FolioPayment.refund_of == direct.id)
+        assert (back.kind, back.amount, back.status) == ("REFUND", Decimal("-100.00"),
+                                                         "CAPTURED")
+        assert LedgerPosting.get(
+            LedgerPosting.idempotency_key == f"direct-bill-reversal:{direct.id}"
+        ).status == "POSTED"
+    # the reversal again (a retried hook) writes and sends nothing more
+    before, sent = counts(ctx), len(ledger.postings)
+    from pms.models import Reservation
+
+    with unit_of_work(ctx) as uow:
+        reverse_direct_bill(uow, Reservation.get_by_id(uuid.UUID(res)), ledger=ledger)
+    reconcile_postings(ctx, ledger)
+    assert counts(ctx) == before
+    assert corp.account()["open_balance"] == "0.00"
+    assert ledger.balance(corp.api.env_id, account) == Decimal("0.00")
+    assert len([p for p in ledger.postings if "reversal" in str(p)]) <= sent
+    # checked out again: billed again, once
+    assert corp.check_out(res).status_code == 200
+    assert corp.account()["open_balance"] == "100.00"
+    assert ledger.balance(corp.api.env_id, account) == Decimal("100.00")
+
+
+def test_reverting_a_check_out_without_company_billing_touches_no_account(corp, ctx):
+    res = corp.book()
+    corp.check_in(res)
+    corp.pay(res, "100.00")
+    assert corp.check_out(res).status_code == 200
+    assert corp.api.post(f"{corp.res}/{res}/revert", {"reason": "x"}).status_code == 200
+    assert not _events(ctx, "hotel:pms:company_receivable_account:direct_bill_reversed")
+    assert corp.account()["open_balance"] == "0.00"
+
+
+def test_a_payment_against_the_receivable_account_frees_the_credit_limit(corp, ctx):
+    from pms.devkeys import mint_token
+
+    corp.limit("150.00")
+    res = corp.book(corp.bill)
+    corp.check_in(res)
+    assert corp.check_out(res).status_code == 200
+    view = corp.account()
+    assert (view["open_balance"], view["exposure"]["receivable"], view["available"]) == (
+        "100.00", "100.00", "50.00")
+    problem = assert_problem(corp.api.post(corp.res, {
+        **reservation_body(corp.hotel), "company_profile_id": corp.company,
+        "company_payment_method_id": corp.bill}), 409, "credit_limit_exceeded")
+    assert problem["exposure"]["receivable"] == "100.00"
+    url = f"{corp.base}/receivable-account/payments"
+    cur = corp.hotel.prop.currency_code
+    body = {"amount": "60.00", "currency": cur, "reference": "WIRE-1"}
+    key = {"Idempotency-Key": uuid.uuid4().hex}
+    resp = corp.api.post(url, body, headers=key)
+    assert resp.status_code == 201, resp.text
+    assert resp.json["account"]["open_balance"] == "40.00"
+    assert resp.json["account"]["available"] == "110.00"
+    again = corp.api.post(url, body, headers=key)  # the retry is answered, not booked again
+    assert again.status_code == 201 and again.json["id"] == resp.json["id"]
+    assert corp.account()["open_balance"] == "40.00"
+    [event] = _events(ctx, "hotel:pms:company_receivable_account:payment_received")
+    assert event.data["amount"] == "60.00" and event.data["reference"] == "WIRE-1"
+    assert _audited(ctx, "company_receivable_account.payment_received") == 1
+    ledger = corp.platform.ledger
+    assert ledger.balance(corp.api.env_id, f"company_receivable:{corp.company}") == \
+        Decimal("40.00")
+    corp.book(corp.bill)  # 40.00 + 100.00 fits under 150.00 now
+    # refused: more than owed, another currency, nothing, a holder
+    before = counts(ctx)
+    problem = assert_problem(corp.api.post(url, {**body, "amount": "40.01"}), 409,
+                             "receivable_overpaid")
+    assert problem["open_balance"] == "40.00"
+    other = "USD" if cur != "USD" else "EUR"
+    assert_problem(corp.api.post(url, {**body, "currency": other}), 422)
+    assert_problem(corp.api.post(url, {**body, "amount": "0.00"}), 422)
+    token = mint_token(corp.api.settings, env_id=corp.api.env_id, client_kind="user",
+                       holder_id=corp.company)
+    assert corp.api.post(url, body, token=token).status_code in (403, 404)
+    assert corp.api.get(f"{corp.base}/receivable-account", token=token).status_code in (403, 404)
+    assert counts(ctx) == before
+
+
+def test_a_payment_needs_a_receivable_account(api, ctx):
+    from tests.factories import make_booking_hotel
+
+    hotel = make_booking_hotel(ctx, rooms=1)
+    company = api.post(f"/v1/properties/{hotel.id}/profiles", {
+        "kind": "COMPANY", "company_name": random_ref("Co")}).json["id"]
+    assert_problem(api.post(f"/v1/properties/{hotel.id}/companies/{company}"
+                            "/receivable-account/payments",
+                            {"amount": "1.00", "currency": "EUR", "reference": "r"}), 404)
+
+
+def test_every_direct_bill_mutation_writes_its_event_and_its_audit_row(corp, ctx):
+    """One sweep over the corporate billing mutations: each writes the event it names and the
+    audit row of the same action, through the unit of work."""
+    from pms.devkeys import mint_token
+    from tests.helpers import audit_actions
+
+    res = corp.book()
+    corp.check_in(res)
+    url = f"{corp.res}/{res}/company-billing"
+    second = mint_token(corp.api.settings, env_id=corp.api.env_id, sub="second-staff")
+    steps = [
+        ("company_receivable_account", "updated", lambda: corp.limit("900.00")),
+        ("reservation", "routed_to_company", lambda: corp.api.put(url, {
+            "company_profile_id": corp.company, "company_payment_method_id": corp.bill})),
+        ("reservation", "unrouted_from_company", lambda: corp.api.delete(url)),
+        ("reservation", "routed_to_company", lambda: corp.api.put(url, {
+            "company_profile_id": corp.company, "company_payment_method_id": corp.bill})),
+        ("company_receivable_account", "direct_billed", lambda: corp.check_out(res)),
+        ("company_receivable_account", "direct_bill_reversed",
+         lambda: corp.api.post(f"{corp.res}/{res}/revert", {"reason": "back"})),
+        ("company_receivable_account", "direct_billed", lambda: corp.check_out(res)),
+        ("company_receivable_account", "payment_received", lambda: corp.api.post(
+            f"{corp.base}/receivable-account/payments", {
+                "amount": "10.00", "currency": corp.hotel.prop.currency_code,
+                "reference": "WIRE"})),
+    ]
+    override = None
+    for aggregate, action, call in steps:
+        events, audits = len(outbox_rows(ctx)), len(audit_actions(ctx))
+        resp = call()
+        assert resp is None or resp.status_code < 300, (action, resp.text)
+        assert f"hotel:pms:{aggregate}:{action}" in [e.type for e in outbox_rows(ctx)[events:]]
+        assert f"{aggregate}.{action}" in audit_actions(ctx)[audits:]
+    override = corp.api.post(f"{corp.base}/credit-overrides", {
+        "amount": "50.00", "currency": corp.hotel.prop.currency_code, "reason": "event",
+        "expires_at": (corp.hotel.today + timedelta(days=5)).isoformat() + "T00:00:00Z"})
+    assert override.status_code == 201, override.text
+    assert corp.api.post(f"{corp.base}/credit-overrides/{override.json['id']}/approve", None,
+                         token=second).status_code == 200
+    actions = audit_actions(ctx)
+    assert {"company_credit_override.requested", "company_credit_override.approved"} <= set(
+        actions)

@@ -1,6 +1,7 @@
 """Corporate accounts under concurrency (issue 31), on PostgreSQL:
 - two (or twelve) admin provisionings of one company at once produce one ADMIN;
-- a concurrent approve and reject of one company payment method: one wins, the other 409.
+- a concurrent approve and reject of one company payment method: one wins, the other 409;
+- two payments at once against a company's receivable account never take more than it owes.
 Each over real HTTP in parallel (gunicorn, 4 workers), plus an in-process control with the row
 locks off (the TEST-ONLY wiring of pms.wiring) that shows the race the lock prevents.
 """
@@ -20,13 +21,14 @@ import pytest
 from pms import wiring
 from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
-from pms.models import CompanyPaymentMethod, CompanyUser, OutboxEvent
+from pms.models import CompanyPaymentMethod, CompanyReceivableAccount, CompanyUser, OutboxEvent
 from pms.schemas.companies import (
     AdminProvisioningIn,
     CompanyPaymentMethodIn,
     ReceivableAccountIn,
+    ReceivablePaymentIn,
 )
-from pms.services.corporate import companies
+from pms.services.corporate import companies, receivables
 from pms.services.corporate import company_payment_methods as cpm
 from tests import pg
 from tests.concurrency.conftest import fire
@@ -217,6 +219,35 @@ def test_approve_and_reject_at_once_one_wins_and_the_control_lets_both_through(
     else:  # the control: both decisions accepted, the last one silently overwrites
         assert outcome["second"].status == "REJECTED", outcome
         assert decisions == 2
+
+
+@pytest.mark.parametrize("locking", [True, False], ids=["locked", "control-unlocked"])
+def test_two_receivable_payments_at_once_never_pay_more_than_owed_and_the_control_does(
+        ctx, pg_db, pg_database, locking):
+    hotel = make_booking_hotel(ctx, rooms=1)
+    company = _company(ctx, hotel)
+    with unit_of_work(ctx):  # the company owes 100.00 (as a direct bill at check-out leaves it)
+        CompanyReceivableAccount.update(open_balance=100).where(
+            CompanyReceivableAccount.company_profile_id == company.id).execute()
+    pay = msgspec.convert({"amount": "60.00", "currency": "EUR", "reference": "WIRE"},
+                          ReceivablePaymentIn)
+    with wiring.installed(locking_enabled=locking):
+        outcome = _race(
+            pg_database.name, ctx,
+            lambda uow: receivables.receive_in(uow, ctx, hotel.id, company.id, pay),
+            lambda: receivables.receive_payment(ctx, hotel.id, company.id, pay))
+    assert not isinstance(outcome["first"], Exception), outcome
+    with read_scope(ctx):
+        owed = CompanyReceivableAccount.get(
+            CompanyReceivableAccount.company_profile_id == company.id).open_balance
+    received = _events(ctx, "hotel:pms:company_receivable_account:payment_received",
+                       outcome["first"].account.id)
+    if locking:
+        assert getattr(outcome["second"], "code", None) == "receivable_overpaid", outcome
+        assert (owed, received) == (40, 1)
+    else:  # the control: both read 100.00 owed, both are booked, the last write wins
+        assert not isinstance(outcome["second"], Exception), outcome
+        assert received == 2
 
 
 def test_parallel_bookings_billed_to_a_company_never_go_over_its_credit_limit(pms_server,

@@ -31,8 +31,11 @@ from pms.schemas.companies import (
     ReasonIn,
     ReceivableAccountIn,
     ReceivableAccountOut,
+    ReceivableAccountView,
+    ReceivablePaymentIn,
+    ReceivablePaymentOut,
 )
-from pms.services.corporate import companies, company_direct_bill, credit_overrides
+from pms.services.corporate import companies, company_direct_bill, credit_overrides, receivables
 from pms.services.corporate import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
@@ -104,11 +107,15 @@ class ReceivableAccount:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("companies:read", response=ReceivableAccountOut,
-              summary="The company's receivable account (its credit limit)")
+    @endpoint("companies:read", response=ReceivableAccountView,
+              summary="The company's receivable account: limit, balance and exposure",
+              description="open_balance is what the company owes on the account; exposure is "
+                          "what its credit limit is checked against, by part (receivable, "
+                          "open_folios, future_stays); available is the limit plus ACTIVE "
+                          "unexpired credit overrides less the exposure.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any) -> None:
-        resp.media = companies.get_receivable_account(req.context.ctx, property_id, profile_id)
+        resp.media = receivables.get_account(req.context.ctx, property_id, profile_id)
 
     @endpoint("companies:write", body=ReceivableAccountIn, response=ReceivableAccountOut,
               status=200, also_status=(201,),
@@ -122,6 +129,26 @@ class ReceivableAccount:
                                                         profile_id, body)
         resp.media = out
         resp.status = 201 if created else 200
+
+
+class ReceivablePayments:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:write", body=ReceivablePaymentIn, response=ReceivablePaymentOut,
+              status=201, errors=(404, 409),
+              summary="Record a company's payment against its receivable account (staff)",
+              description="Lowers open_balance (and so the exposure: the credit limit frees "
+                          "up); posted to the ledger (credit company_receivable:<company>) "
+                          "after commit. In the account's currency (422 currency_mismatch); "
+                          "never more than the company owes (409 receivable_overpaid). A "
+                          "retry with the same Idempotency-Key is answered once.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                profile_id: Any, body: ReceivablePaymentIn) -> None:
+        resp.media = receivables.receive_payment(
+            req.context.ctx, property_id, profile_id, body,
+            ledger=getattr(self.deps.platform, "ledger", None))
+        resp.status = 201
 
 
 class CreditOverrides:
@@ -269,6 +296,18 @@ class StayCompanyBilling:
         out, _changed = company_direct_bill.route_stay(req.context.ctx, property_id, id, body)
         resp.media = out
 
+    @endpoint("reservations:write", status=204, errors=(404, 409),
+              summary="Remove a stay's routing to a company (staff)",
+              description="The guest pays the whole folio again and the stay leaves the "
+                          "company's exposure. A CONFIRMED or CHECKED_IN stay only (409 "
+                          "reservation_not_editable: after check-out the share is on the "
+                          "company's receivable account; reverting the check-out reverses "
+                          "it). 404 for a stay not billed to a company.")
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                  id: Any) -> None:  # noqa: A002
+        company_direct_bill.unroute_stay(req.context.ctx, property_id, id)
+        resp.status = 204
+
 
 ROUTES = [
     Route("/v1/properties/{property_id:uuid}/reservations/{id:uuid}/company-billing",
@@ -277,6 +316,7 @@ ROUTES = [
     Route(BASE + "/users/{id:uuid}", CompanyUsers, "item"),
     Route(BASE + "/admin-provisioning", AdminProvisioning),
     Route(BASE + "/receivable-account", ReceivableAccount),
+    Route(BASE + "/receivable-account/payments", ReceivablePayments),
     Route(BASE + "/credit-overrides", CreditOverrides),
     Route(BASE + "/credit-overrides/{id:uuid}/approve", CreditOverrides, "approve"),
     Route(BASE + "/credit-overrides/{id:uuid}/decline", CreditOverrides, "decline"),

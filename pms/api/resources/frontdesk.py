@@ -60,10 +60,14 @@ class Revert:
     @endpoint("frontdesk:write", body=s.RevertIn, response=s.ReservationOut, errors=(409,),
               summary="Revert a check-in or check-out of the current business date",
               description="CHECKED_IN goes back to CONFIRMED, CHECKED_OUT back to CHECKED_IN; "
-                          "the reason is kept on the audit row.")
+                          "the reason is kept on the audit row. A check-out's direct bill to a "
+                          "company is reversed: the folio owes the amount again and the "
+                          "company's receivable account drops by it.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RevertIn) -> None:  # noqa: A002
-        resp.media = s.reservation_out(stays.revert(req.context.ctx, property_id, id, body))
+        resp.media = s.reservation_out(checkout.revert(
+            req.context.ctx, property_id, id, body,
+            ledger=getattr(self.deps.platform, "ledger", None)))
 
 
 class NoShow:

@@ -305,17 +305,6 @@ def may_book_for_traveler(ctx: Ctx, company_id: uuid.UUID, traveler_id: uuid.UUI
 
 # -- receivable account (the credit limit; direct bill is not built yet) ---------------------
 
-def get_receivable_account(ctx: Ctx, property_id: uuid.UUID,
-                           company_id: uuid.UUID) -> ReceivableAccountOut:
-    with read_scope(ctx):
-        company_access(ctx, property_id, company_id)
-        row = CompanyReceivableAccount.get_or_none(
-            CompanyReceivableAccount.company_profile_id == company_id)
-    if row is None:
-        raise NotFound("this company has no receivable account")
-    return receivable_account_out(row)
-
-
 def set_receivable_account(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
                            body: ReceivableAccountIn) -> tuple[ReceivableAccountOut, bool]:
     """Create or change the company's receivable account (staff). The same values again

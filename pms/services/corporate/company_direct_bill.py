@@ -146,6 +146,8 @@ def route_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                                         reservation_id=row.id, property_id=row.property_id)
             link.cap, link.routed_by = body.cap, ctx.sub
             link.save(force_insert=True)
+            row.company_billed = True  # check-out reads the routing only then
+            row.save()
         else:
             link.company_profile_id = body.company_profile_id
             link.company_payment_method_id = method.id
@@ -156,6 +158,36 @@ def route_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                    {**billing, "cap": None if body.cap is None else money(body.cap),
                     "reservation_id": str(row.id)}, property_id=row.property_id)
     return out, True
+
+
+def unroute_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> None:
+    """Remove a stay's routing to a company (staff): the guest pays the whole folio again and
+    the stay leaves the company's exposure. A CONFIRMED or CHECKED_IN stay only: after
+    check-out the company's share is on its receivable account (revert the check-out first,
+    which reverses the direct bill). Audited, with its event
+    `hotel:pms:reservation:unrouted_from_company`.
+
+    Raises: NotFound (no such stay, or not routed to a company); ReservationNotEditable (409).
+    """
+    from pms.services.reservations.stays import lock_stay
+
+    with lock_errors(), unit_of_work(ctx) as uow:
+        row, _today = lock_stay(ctx, property_id, reservation_id)
+        link = CompanyBilling.get_or_none(CompanyBilling.reservation_id == row.id)
+        if link is None:
+            raise NotFound("this stay is not billed to a company")
+        if row.status not in OPEN_STATUSES:
+            raise ReservationNotEditable(
+                f"a {row.status} stay's company billing cannot be removed")
+        data = {"reservation_id": str(row.id),
+                "company_profile_id": str(link.company_profile_id),
+                "company_payment_method_id": str(link.company_payment_method_id),
+                "cap": None if link.cap is None else money(Decimal(link.cap))}
+        CompanyBilling.delete().where(CompanyBilling.reservation_id == row.id).execute()
+        row.company_billed = False
+        row.save()
+        uow.record("reservation", "unrouted_from_company", row, data, before=data,
+                   property_id=row.property_id)
 
 
 def _same_cap(a: Any, b: Any) -> bool:
@@ -183,6 +215,8 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
     A stay not routed to a company, or whose method is no longer approved, settles nothing:
     the guest pays.
     """
+    if not reservation.company_billed:  # no routing to read (migration 040)
+        return Decimal(0)
     link, method = _link_and_method(reservation.id)
     if link is None or method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
         return Decimal(0)
@@ -233,3 +267,65 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
                 "payment_id": str(payment.id)}, before=before,
                property_id=reservation.property_id)
     return Decimal(0)
+
+
+# -- a check-out reverted: the direct bill goes back -------------------------------------------
+
+DIRECT_BILL_REVERSAL = "direct-bill-reversal:"  # + the DIRECT_BILL payment's id: once each
+
+
+def reverse_direct_bill(uow: Any, reservation: Reservation, *, ledger: Any = None) -> None:
+    """A check-out reverted (inside the revert's unit of work, the folio reopened): each
+    captured DIRECT_BILL payment of the stay's guest folios not reversed yet gets its REFUND
+    row (`refund_of` the payment, CAPTURED, the amount negative: the folio owes it again),
+    the company's receivable account's open_balance drops by it, and a PENDING ledger posting
+    (debit the guest ledger, credit `company_receivable:<company>`) goes out after commit (the
+    reconciler re-sends it after a crash). Idempotent: the reversal's key
+    `direct-bill-reversal:<payment>` is unique per env and a reversed payment is skipped.
+    Audited, with its event `hotel:pms:company_receivable_account:direct_bill_reversed`.
+    A stay never billed to a company reads nothing (`company_billed`, migration 040)."""
+    if not reservation.company_billed:
+        return
+    folios = Folio.select(Folio.id).where(Folio.reservation == reservation.id,
+                                          Folio.folio_type == "GUEST")
+    billed = list(FolioPayment.select().where(
+        FolioPayment.folio.in_(folios), FolioPayment.method == DIRECT_BILL,
+        FolioPayment.kind == "PAYMENT", FolioPayment.status == "CAPTURED")
+        .order_by(FolioPayment.created_at, FolioPayment.id))
+    if not billed:
+        return
+    reversed_ = {p.refund_of for p in FolioPayment.select(FolioPayment.refund_of).where(
+        FolioPayment.refund_of.in_([p.id for p in billed]))}
+    link = CompanyBilling.get(CompanyBilling.reservation_id == reservation.id)
+    ctx = uow.ctx
+    for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
+    account = for_update(CompanyReceivableAccount.select().where(
+        CompanyReceivableAccount.company_profile_id == link.company_profile_id)).first()
+    for paid in billed:
+        if paid.id in reversed_:
+            continue
+        amount = Decimal(paid.amount)
+        back = FolioPayment(
+            env_id=ctx.env_id, folio=paid.folio_id, amount=-amount, currency=paid.currency,
+            kind="REFUND", method=DIRECT_BILL, status="CAPTURED", refund_of=paid.id,
+            idempotency_key=DIRECT_BILL_REVERSAL + str(paid.id),
+            business_date=reservation.checked_out_business_date)
+        back.id = uuid.uuid4()
+        back.save(force_insert=True)
+        posting = posting_row(reservation.property_id, back.idempotency_key, paid.currency,
+                              [LedgerLine("guest_ledger", debit=amount),
+                               LedgerLine(f"company_receivable:{link.company_profile_id}",
+                                          credit=amount)],
+                              f"Direct bill reversed {reservation.confirmation_number}")
+        if posting is not None:
+            write_with_commit(uow, posting)
+            if ledger is not None:
+                uow.after_commit(lambda p=posting: send_postings(ctx, ledger, [p]))
+        before = to_data(receivable_account_out(account))
+        account.open_balance = Decimal(account.open_balance or 0) - amount
+        account.save()
+        uow.record("company_receivable_account", "direct_bill_reversed", account,
+                   {**to_data(receivable_account_out(account)), "amount": money(amount),
+                    "reservation_id": str(reservation.id), "folio_id": str(paid.folio_id),
+                    "payment_id": str(paid.id), "reversal_id": str(back.id)}, before=before,
+                   property_id=reservation.property_id)

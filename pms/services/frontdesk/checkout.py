@@ -25,6 +25,7 @@ from pms.services.cashiering.folios import last_night_due, settle_for_check_out
 from pms.services.corporate import company_direct_bill
 from pms.services.keys import keys
 from pms.services.kiosk import kiosk_sessions
+from pms.services.reservations import stays
 from pms.services.reservations.reservations import record
 from pms.services.reservations.room_holds import lock_room, release_room_holds
 from pms.services.reservations.stays import lock_stay, mark_dirty, shorten_stay
@@ -38,6 +39,20 @@ CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 # callers and tests may pass their own `hooks`. The digital keys' hook revokes every live key of
 # the stay (ACTIVE and INACTIVE) in the check-out's transaction (issue 29).
 CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = (keys.check_out_hook,)
+
+# The work a revert of a check-out does besides its own (issue 31): a direct bill moved to the
+# company's receivable account goes back (the ledger posting reversed through the outbox).
+REVERT_CHECK_OUT_HOOKS: tuple[Callable[..., None], ...] = (
+    company_direct_bill.reverse_direct_bill,)
+
+
+def revert(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, body: s.RevertIn, *,
+           ledger: Any = None) -> Reservation:
+    """`pms.services.reservations.stays.revert` with the front desk's check-out revert hooks
+    (`REVERT_CHECK_OUT_HOOKS`; `ledger`: the client the reversed postings are sent with after
+    commit, else the reconciler sends them)."""
+    return stays.revert(ctx, property_id, reservation_id, body, check_out_hooks=[
+        partial(hook, ledger=ledger) for hook in REVERT_CHECK_OUT_HOOKS])
 
 
 def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,

@@ -68,6 +68,7 @@ from pms.services.inventory.inventory import (
     release_rooms,
     take_rooms,
 )
+from pms.services.rates.rate_fence import negotiated_plan_open
 from pms.services.references import unknown_reference
 
 MAX_BLOCK_NIGHTS = 366
@@ -193,6 +194,18 @@ def _check_company(company_id: uuid.UUID | None) -> None:
                                                       "profile")
 
 
+def _check_fence(ctx: Ctx, plan: RatePlan, company_id: uuid.UUID | None) -> None:
+    """The rate fence (issue 31, `pms.services.rates.rate_fence`): a block on a negotiated plan
+    names a company the plan is negotiated for, so its pick-ups (and its answers) never carry
+    another company's negotiated price."""
+    if not negotiated_plan_open(ctx, plan, company_id):
+        raise ValidationFailed(
+            "rate_plan_id is a negotiated plan: the block names a company_profile_id it is "
+            "negotiated for", code="rate_plan_not_negotiated_for_company",
+            errors=[{"field": "company_profile_id",
+                     "message": "not a company this negotiated plan is for"}])
+
+
 def _code_free(property_id: uuid.UUID, code: str) -> None:
     if RoomBlock.select(RoomBlock.id).where((RoomBlock.property == property_id)
                                            & (RoomBlock.code == code)).exists():
@@ -209,11 +222,13 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
     _check_dates(body.arrival_date, body.departure_date, cutoff)
     with lock_errors(), unit_of_work(ctx) as uow:
         load_property(property_id)
-        if not RatePlan.select(RatePlan.id).where((RatePlan.id == body.rate_plan_id)
-                                                  & (RatePlan.property == property_id)).exists():
+        plan = RatePlan.get_or_none((RatePlan.id == body.rate_plan_id)
+                                    & (RatePlan.property == property_id))
+        if plan is None:
             raise unknown_reference("rate_plan_id", "rate_plan_id: not a rate plan of this "
                                                     "property")
         _check_company(body.company_profile_id)
+        _check_fence(ctx, plan, body.company_profile_id)
         _code_free(property_id, body.code)
         row = RoomBlock(env_id=ctx.env_id, property=property_id, code=body.code,
                         name=body.name, arrival_date=body.arrival_date,
@@ -251,6 +266,7 @@ def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
             row.cutoff_date = body.cutoff_date
         if body.company_profile_id is not s.UNSET:
             _check_company(body.company_profile_id)
+            _check_fence(ctx, RatePlan.get_by_id(row.rate_plan_id), body.company_profile_id)
             row.company_profile_id = body.company_profile_id
         row.updated_at = ctx.now
         row.save()

@@ -30,8 +30,8 @@ from pms.schemas import rates as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
 from pms.services.distribution import ari_events
-from pms.services.inventory.availability import rate_plan_open_to
 from pms.services.rates.pricing import check_occupancy, quote_for
+from pms.services.rates.rate_fence import negotiated_plan_open
 
 MAX_WRITE_DAYS = 731   # a bulk write covers at most two years
 MAX_WRITE_NIGHTS = 20000  # room-type nights per request: well inside the 5 s statement timeout
@@ -354,7 +354,10 @@ def validate_promo(ctx: Ctx, property_id: uuid.UUID,
         room_type = load_room_type(property_id, body.room_type_id)
         plan = RatePlan.get_or_none((RatePlan.id == body.rate_plan_id)
                                     & (RatePlan.property == property_id))
-        if plan is None or not rate_plan_open_to(ctx, plan):  # negotiated: as unknown to guests
+        # the rate fence (issue 31): the body names no company, so a negotiated plan is open
+        # only to the company's own token; anyone else (staff included: a quote naming no
+        # company is a public one) gets the answer of an unknown plan
+        if plan is None or not negotiated_plan_open(ctx, plan, None):
             raise _field_error("rate_plan_id", "not a rate plan of this property",
                                "rate_plan_id is not a rate plan of this property")
         data = load_search_data(property_id, [room_type], [plan], body.arrival_date,

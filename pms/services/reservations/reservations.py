@@ -424,6 +424,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 billing = company_billing.check_billing(
                     ctx, body.company_profile_id, body.company_payment_method_id,
                     refs.prop.id, Decimal(row.total_amount), row.currency)
+                row.company_billed = True  # check-out reads the routing only then
             folding = body.confirmation_number is not None
             # PERF: a generated number's INSERT goes out with the take (one round trip)
             insert = None if folding or pickup is not None else row.insert_statement()

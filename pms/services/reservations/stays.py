@@ -9,6 +9,7 @@ checks before a room is given live in `pms.services.reservations.room_holds`, wh
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
 from datetime import date
 from types import SimpleNamespace
 from typing import Any
@@ -221,9 +222,13 @@ def _move(row: Reservation, room: Room, start: date) -> None:
 # -- revert -------------------------------------------------------------------------------------
 
 def revert(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
-           body: s.RevertIn) -> Reservation:
+           body: s.RevertIn, *, check_out_hooks: Sequence[Callable[[Any, Reservation], None]] = ()
+           ) -> Reservation:
     """Undo a check-in (back to CONFIRMED) or a check-out (back to CHECKED_IN) made on the
-    current business date. The reason is stored on the audit row.
+    current business date. The reason is stored on the audit row. `check_out_hooks` run
+    inside the unit of work of a check-out's revert, before the stay is undone (the
+    front desk's list: `pms.services.frontdesk.checkout.REVERT_CHECK_OUT_HOOKS`, the
+    direct bill's reversal among them).
 
     Raises:
         NotFound. InvalidTransition (409): nothing to revert.
@@ -247,6 +252,8 @@ def revert(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             _undo_check_in(row, room)
             keys.revoke_stay_keys(uow, row, "check_in_reverted")  # no keys for a booked stay
         else:
+            for hook in check_out_hooks:
+                hook(uow, row)
             _undo_check_out(row, room, today)
         row.status = status.value
         row.save()
