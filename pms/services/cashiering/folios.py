@@ -235,7 +235,7 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
         row.save()
 
     for folio_id in [folio.id, *(o.id for o in state.others)]:
-        uow.statement_with_commit(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
+        uow.write(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
                                   otherwise=lambda folio_id=folio_id: close_now(folio_id))
     folio.status, folio.closed_at = closed, now
 

@@ -228,7 +228,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
             # nothing reads the row back before the commit: sent with it (PostgreSQL)
             payment.updated_at = utcnow()
-            uow.statement_with_commit(RECORD_OUTCOME, {
+            uow.write(RECORD_OUTCOME, {
                 "id": payment.id, "status": payment.status, "external_id": payment.external_id,
                 "attempts": payment.attempts, "decline_code": payment.decline_code,
                 "at": payment.updated_at}, otherwise=payment.save)

@@ -264,7 +264,6 @@ def create_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, body: msgspec.Str
         row = kind.model(env_id=ctx.env_id, property=prop.id, version=1, **values)
         _save_unique(row, create=True, what=_identity(kind, row))
         kind.created(ctx, prop, row)
-        uow.born(row)
         _record(uow, row, kind.aggregate, "created", kind.out(row))
     return row
 

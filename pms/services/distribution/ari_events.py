@@ -264,7 +264,7 @@ def _emit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID, version: in
         aggregate_type="ari", aggregate_version=version, property_id=property_id,
         idempotency_key=f"{ARI_UPDATED}:{subject}:{version}", data=data,
         traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now)
-    uow.insert_with_commit(event)
+    uow.add(event)
     uow.events.append(event)
 
 
@@ -318,7 +318,7 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
                        [(d - first).days for d in days]]
         text = [_UPSERT, f"SELECT {call}(%s::jsonb || jsonb_build_object("
                          f"{', '.join(overrides)})) FROM v"]
-        uow.send_with_commit(" ".join(text), params)
+        uow.write_sql(" ".join(text), params)
         uow.events.append(event)
         return
     columns = [f.column_name for f in OutboxEvent._meta.sorted_fields]
@@ -347,7 +347,7 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
     else:
         names = ", ".join(f'"{c}"' for c in columns)
         text = [_UPSERT, f'INSERT INTO "outbox_event" ({names}) SELECT {", ".join(exprs)} FROM v']
-    uow.send_with_commit(" ".join(text), params)
+    uow.write_sql(" ".join(text), params)
     uow.events.append(event)
 
 

@@ -226,7 +226,6 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
                 row.save(force_insert=True)
         except peewee.IntegrityError:
             raise AlreadyExists(f"a block with code {body.code!r} exists") from None
-        uow.born(row)
         nights = _set_allocation(ctx, row, [], _cells(row, body.allocation))
         out = block_out(row, nights)
         uow.record("block", "created", row, to_data(out), property_id=property_id)

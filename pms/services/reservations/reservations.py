@@ -428,7 +428,6 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             insert = None if folding or pickup is not None else row.insert_statement()
             if insert is None:
                 _insert(row, folding=folding)
-            uow.born(row)  # inserted at version 1: its "created" event needs no bump
             try:
                 if pickup is not None:  # the block's held room becomes a sold one
                     pickup.take(refs.room_type.id, nights)
@@ -560,7 +559,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         row.notes = _set(body, "notes", row.notes)
         _apply_quote(row, quote)
         row.status = RESERVATION_MACHINE.transition(row.status, "edit").value
-        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        uow.save(row)
         record(uow, row, "updated", before=before)
     return row
 
@@ -618,6 +617,6 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
                                                 timezone=prop.timezone, now=ctx.now)
         row.cancelled_at = ctx.now
         row.status = status.value
-        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        uow.save(row)
         record(uow, row, "cancelled", before=before)
     return row
