@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from pms.db.current import current_unit_of_work
-from pms.db.database import is_postgres
+from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
 from pms.domain.availability import LAST_SEARCH_DEPARTURE
@@ -228,11 +228,8 @@ def _flush(uow: Any, pending: _Pending) -> None:
         months = _months(sorted(touched.nights))
         if not months:
             continue
-        if (is_postgres() and not touched.rates and not touched.restrictions
-                and not touched.full):
-            known = touched.known
-            for month in months:
-                _in_commit(uow, room_type_id, touched.property_id, month, known)
+        if (not touched.rates and not touched.restrictions and not touched.full
+                and _sellable_in_commit(uow, room_type_id, touched, months)):
             continue
         if TEST_HOOKS.read_before_lock:  # TEST-ONLY control: the race the order prevents
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
@@ -254,6 +251,24 @@ def _flush(uow: Any, pending: _Pending) -> None:
                 data["full"] = True
             _emit(uow, room_type_id, touched.property_id, version, data)
     pending.by_room_type.clear()
+
+
+def _sellable_months_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
+                               months: list[list[date]]) -> bool:
+    """Each month's event as one statement queued with the unit of work's writes
+    (`_in_commit`, PostgreSQL). True: the events are written."""
+    for month in months:
+        _in_commit(uow, room_type_id, touched.property_id, month, touched.known)
+    return True
+
+
+@fast_path(_sellable_months_in_commit)
+def _sellable_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
+                        months: list[list[date]]) -> bool:
+    """The events of a change of sellable nights only, written without a round trip of
+    their own where the database can (PostgreSQL); False elsewhere: the caller bumps the
+    stream and reads the nights."""
+    return False
 
 
 def _emit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID, version: int,
