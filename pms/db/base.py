@@ -428,7 +428,7 @@ class TenantModel(BaseModel):
         """This existing row's UPDATE as (SQL text, values) without running it, as `save()`
         would write it (every column, `updated_at` stamped), or only the columns named in
         `only` (the primary key is never written): for writes sent together with others (the
-        unit of work's batch, `UnitOfWork.save_with_commit`). PostgreSQL only; None when it
+        unit of work's batch, `UnitOfWork.save`). PostgreSQL only; None when it
         cannot be compiled so (the caller then saves the row by `save()`)."""
         if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
             return None

@@ -47,9 +47,10 @@ class UnitOfWork:
         # rows locked in this unit of work: (model, id) -> the last version an event gave it
         # here (None before the first), whichever object of the row the event was for
         self._locked: dict[Any, int | None] = {}
-        # PostgreSQL: the outbox and audit INSERTs, sent together with the COMMIT (flush); an
+        # PostgreSQL: the queued writes (outbox and audit INSERTs, `add`, `write`), sent with
+        # the transaction's next statement (the autoflush, pms.db.current) or its COMMIT; an
         # entry that is a (model, id) key is that row's UPDATE, compiled when the batch is
-        # taken (save_with_commit), from `_saving`: key -> (the row object, every column?)
+        # taken (`save`), from `_saving`: key -> (the row object, every column?)
         self._batch: list[tuple[str, list[Any]] | tuple[type, Any]] = []
         self._saving: dict[Any, tuple[TenantModel, bool]] = {}
         # writes of rows whose owner's version must move with them (pms.db.versioned)
