@@ -237,7 +237,7 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
 
     for folio_id in [folio.id, *(o.id for o in state.others)]:
         uow.write(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
-                                  otherwise=lambda folio_id=folio_id: close_now(folio_id))
+                  otherwise=lambda folio_id=folio_id: close_now(folio_id))
     folio.status, folio.closed_at = closed, now
 
 

@@ -226,7 +226,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             else:
                 trigger = "authorize" if payment.kind == PRE_AUTH else "capture"
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
-            # nothing reads the row back before the commit: sent with it (PostgreSQL)
+            # the unit of work times the write (queued with its next statement on PostgreSQL)
             payment.updated_at = utcnow()
             uow.write(RECORD_OUTCOME, {
                 "id": payment.id, "status": payment.status, "external_id": payment.external_id,
