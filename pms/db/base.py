@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import peewee
 
+from pms.db.current import CURRENT_UOW
 from pms.db.database import PmsPostgresDatabase, db
 from pms.db.fields import JsonField, MoneyField, UtcDateTimeField, utcnow
 from pms.db.scope import is_unscoped, require_env
@@ -427,7 +428,7 @@ class TenantModel(BaseModel):
         """This existing row's UPDATE as (SQL text, values) without running it, as `save()`
         would write it (every column, `updated_at` stamped), or only the columns named in
         `only` (the primary key is never written): for writes sent together with others (the
-        unit of work's batch, `UnitOfWork.save_with_commit`). PostgreSQL only; None when it
+        unit of work's batch, `UnitOfWork.save`). PostgreSQL only; None when it
         cannot be compiled so (the caller then saves the row by `save()`)."""
         if not isinstance(self._meta.database.obj, PmsPostgresDatabase):
             return None
@@ -517,3 +518,24 @@ class AggregateModel(TenantModel):
     """A tenant row that emits events: `version` is its CloudEvent `aggregateversion`."""
 
     version = peewee.IntegerField(default=0)
+
+    # Born (issue 26): a row inserted at version 1 inside a unit of work is declared to it
+    # (`UnitOfWork.born`: its first event takes version 1 with no version UPDATE), whichever
+    # way it is inserted; a row inserted at version 0 takes its first version from its event.
+
+    def _write(self, force_insert: bool, only: Any) -> int:
+        rows = super()._write(force_insert, only)
+        if force_insert and self.version == 1:
+            self._declare_born()
+        return rows
+
+    def insert_statement(self) -> tuple[str, list[Any]] | None:
+        statement = super().insert_statement()
+        if statement is not None and self.version == 1:
+            self._declare_born()
+        return statement
+
+    def _declare_born(self) -> None:
+        uow = CURRENT_UOW.get()
+        if uow is not None:
+            uow.born(self)

@@ -50,6 +50,7 @@ from psycopg2.extras import register_default_jsonb
 
 from pms.config import sqlite_path
 from pms.db import commit_outcome
+from pms.db.current import take_pending_writes
 from pms.db.scope import current_env, is_tenant_free, is_unscoped
 
 
@@ -331,7 +332,16 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
 
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         """peewee's execute_sql, with the pending BEGIN and settings, or the settings of an
-        implicit transaction, sent in the same round trip."""
+        implicit transaction, and the writes the unit of work queued (the autoflush, see
+        `pms.db.current.take_pending_writes`: read-your-writes at no round trip of its own),
+        sent in the same round trip."""
+        pending = take_pending_writes()
+        if pending:
+            if params is None and "%" in sql:  # (a text psycopg2 must not interpolate)
+                self._send_writes(pending)
+            else:
+                sql = "; ".join([*(text for text, _ in pending), sql])
+                params = (*(v for _, values in pending for v in values), *(params or ()))
         state = self._scope
         prefix = state.pending_begin
         if prefix is not None:
@@ -366,6 +376,9 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         state = self._scope
         if state.direct_ok:
             return super().cursor(named_cursor)
+        pending = take_pending_writes()
+        if pending:  # a direct cursor reads after queued writes: they go first
+            self._send_writes(pending)
         pending = state.pending_begin
         if pending is not None:  # a direct cursor as the transaction's first statement
             state.pending_begin = None
@@ -387,6 +400,10 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
                     "db.cursor() outside a transaction would run without the tenant settings; "
                     "use execute_sql() or open a transaction")
         return super().cursor(named_cursor)
+
+    def _send_writes(self, pending: list[tuple[str, list[Any]]]) -> None:
+        self.execute_sql("; ".join(text for text, _ in pending),
+                         tuple(v for _, values in pending for v in values))
 
     def execute_and_commit(self, sql: str, params: Any = None) -> None:
         """Run the transaction's last statements and its COMMIT in ONE round trip (PERF, issue
@@ -485,6 +502,13 @@ class PmsSqliteDatabase(_ScopedConnections, peewee.SqliteDatabase):
     def _connection_in_transaction(self) -> bool:
         conn = self._state.conn
         return conn is not None and conn.in_transaction
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        """peewee's execute_sql, after the writes the unit of work queued (the autoflush, see
+        `pms.db.current.take_pending_writes`; on SQLite a queued row is saved by peewee)."""
+        for text, values in take_pending_writes() or ():
+            super().execute_sql(text, values)
+        return super().execute_sql(sql, params)
 
 
 def _pg_params(url: str, *, pool_size: int) -> dict[str, Any]:

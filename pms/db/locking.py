@@ -16,6 +16,8 @@ import peewee
 
 from pms import wiring
 from pms.db import failures
+from pms.db.base import AggregateModel
+from pms.db.current import current_unit_of_work
 from pms.db.database import db, is_postgres
 from pms.errors import Busy
 
@@ -26,14 +28,69 @@ class LockTimeout(Busy):
     code = "lock_timeout"
 
 
-def for_update(query: peewee.ModelSelect) -> peewee.ModelSelect:
-    """`query` with FOR UPDATE on PostgreSQL (inside a transaction only). Not locked when the
-    wiring turns locking off (the TEST-ONLY control runs, `pms.wiring`)."""
+def for_update(query: peewee.ModelSelect, *, skip_locked: bool = False) -> peewee.ModelSelect:
+    """`query` with FOR UPDATE on PostgreSQL (inside a transaction only; `skip_locked`: FOR
+    UPDATE SKIP LOCKED). Not locked when the wiring turns locking off (the TEST-ONLY control
+    runs, `pms.wiring`). The rows it reads with their lock are declared to the unit of work
+    (`UnitOfWork.locked`, issue 26: their events' versions go with the queued writes), the
+    query's own model's rows only."""
     if not db.in_transaction():
         raise RuntimeError("row locks need a transaction (use unit_of_work)")
     if is_postgres() and locking_enabled():
-        return query.for_update()
+        locked = query.for_update(skip_locked=skip_locked) if skip_locked else query.for_update()
+        locked.__class__ = _declaring(type(locked))
+        return locked
     return query
+
+
+_DECLARING: dict[type, type] = {}
+
+
+def _declaring(cls: type) -> type:
+    """`cls` (a peewee select class) whose rows, as they are read, are declared locked."""
+    found = _DECLARING.get(cls)
+    if found is None:
+        found = _DECLARING[cls] = type(f"Locked{cls.__name__}", (_DeclaresLocked, cls), {})
+    return found
+
+
+class _DeclaresLocked:
+    """Mixin of a FOR UPDATE select (see for_update)."""
+
+    def _get_cursor_wrapper(self, cursor: Any) -> Any:
+        wrapper = super()._get_cursor_wrapper(cursor)  # type: ignore[misc]
+        model = self.model  # type: ignore[attr-defined]
+        process = wrapper.process_row
+
+        def declared(row: Any) -> Any:
+            out = process(row)
+            if type(out) is model:
+                declare_locked(out)
+            return out
+
+        wrapper.process_row = declared
+        return wrapper
+
+
+def declare_locked(row: Any) -> Any:
+    """Declare `row`, just read with its row lock (FOR UPDATE) inside a unit of work, to that
+    unit of work (`UnitOfWork.locked`). A no-op for None, for a row that is no AggregateModel,
+    outside a unit of work, on SQLite and when locking is off (the TEST-ONLY unlocked control
+    runs, whose reads take no lock). For the locked readers of pms.db (for_update, a
+    `Statement` with `locks=`); services never call it. Returns `row`."""
+    if isinstance(row, AggregateModel):
+        declare_locked_version(type(row), row.id, row.__data__.get("version"))
+    return row
+
+
+def declare_locked_version(model: type, row_id: Any, version: int | None) -> None:
+    """`declare_locked` for the row of `model` with that id, read at `version` (None: read
+    without its version, so not declared)."""
+    if version is None or not locking_enabled() or not is_postgres():
+        return
+    uow = current_unit_of_work()
+    if uow is not None:
+        uow.locked_version(model, row_id, version)
 
 
 def locking_enabled() -> bool:

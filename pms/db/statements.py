@@ -111,11 +111,13 @@ class Statement:
     """A statement built once per process and database kind; see the module docstring."""
 
     def __init__(self, name: str, *, build: Callable[[], peewee.Node] | None = None,
-                 texts: Mapping[str, str] | None = None, tenant_free: bool = False) -> None:
+                 texts: Mapping[str, str] | None = None, tenant_free: bool = False,
+                 locks: Any = None) -> None:
         if (build is None) == (texts is None):
             raise ValueError("a statement has either a peewee builder or SQL texts")
         self.name = name
         self.tenant_free = tenant_free
+        self.locks = locks
         self._build = build
         self._texts = dict(texts or {})
         self._compiled: dict[type, Compiled] = {}
@@ -128,12 +130,17 @@ class Statement:
 
     @classmethod
     def text(cls, name: str, *, postgres: str | None = None, sqlite: str | None = None,
-             both: str | None = None, tenant_free: bool = False) -> Statement:
+             both: str | None = None, tenant_free: bool = False, locks: Any = None
+             ) -> Statement:
         """A statement written as SQL, with `%(name)s` slots and `%%` for a literal percent
-        sign; `both` when one text serves PostgreSQL and SQLite alike."""
+        sign; `both` when one text serves PostgreSQL and SQLite alike. `locks`: the model
+        (an AggregateModel, or a function that returns it, for a module that cannot import
+        the models yet) whose row each result row starts with (its columns in
+        `sorted_fields` order), read FOR UPDATE: `one()` declares that row locked to the unit
+        of work (`pms.db.locking.declare_locked`, issue 26), as `for_update` does."""
         texts = {k: v for k, v in (("postgres", postgres or both), ("sqlite", sqlite or both))
                  if v is not None}
-        return cls(name, texts=texts, tenant_free=tenant_free)
+        return cls(name, texts=texts, tenant_free=tenant_free, locks=locks)
 
     # -- compiling ------------------------------------------------------------------------------
 
@@ -205,8 +212,17 @@ class Statement:
         return self.run(**values).fetchall()
 
     def one(self, **values: Any) -> tuple[Any, ...] | None:
-        """The first row, or None."""
-        return self.run(**values).fetchone()
+        """The first row, or None (with `locks`, its row declared locked)."""
+        row = self.run(**values).fetchone()
+        if self.locks is not None and row is not None:
+            from pms.db.locking import declare_locked_version
+
+            model = self.locks if isinstance(self.locks, type) else self.locks()
+            key = model._meta.primary_key
+            names = [f.name for f in model._meta.sorted_fields]
+            declare_locked_version(model, key.python_value(row[names.index(key.name)]),
+                                   row[names.index("version")])
+        return row
 
     def typed_rows(self, **values: Any) -> list[tuple[Any, ...]]:
         """Every row with each selected field's peewee conversion applied (builders only;
@@ -238,3 +254,4 @@ _HEX_ID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 def _looks_like_id(value: uuid.UUID | str) -> bool:
     return isinstance(value, uuid.UUID) or bool(_HEX_ID.match(value))
+

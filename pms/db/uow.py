@@ -14,7 +14,6 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from contextvars import ContextVar
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
@@ -23,9 +22,9 @@ from pms import wiring
 from pms.context import Ctx
 from pms.db import versioned
 from pms.db.base import AggregateModel, BaseModel, TenantModel
-from pms.db.current import CURRENT_UOW
+from pms.db.current import CURRENT_UOW, REQUEST_TXN
 from pms.db.database import announce_xact, db, is_postgres, read_statements, write_begin_args
-from pms.db.locking import locking_enabled
+from pms.db.locking import declare_locked
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, IdempotencyRecord, OutboxEvent, outbox_partition
 
@@ -48,19 +47,22 @@ class UnitOfWork:
         # rows locked in this unit of work: (model, id) -> the last version an event gave it
         # here (None before the first), whichever object of the row the event was for
         self._locked: dict[Any, int | None] = {}
-        # PostgreSQL: the outbox and audit INSERTs, sent together with the COMMIT (flush); an
+        # PostgreSQL: the queued writes (outbox and audit INSERTs, `add`, `write`), sent with
+        # the transaction's next statement (the autoflush, pms.db.current) or its COMMIT; an
         # entry that is a (model, id) key is that row's UPDATE, compiled when the batch is
-        # taken (save_with_commit), from `_saving`: key -> (the row object, every column?)
+        # taken (`save`), from `_saving`: key -> (the row object, every column?)
         self._batch: list[tuple[str, list[Any]] | tuple[type, Any]] = []
         self._saving: dict[Any, tuple[TenantModel, bool]] = {}
         # writes of rows whose owner's version must move with them (pms.db.versioned)
         self.versioned_writes: list[tuple[type, set[str] | None]] = []
 
     def born(self, row: AggregateModel) -> AggregateModel:
-        """Declare `row` created in this unit of work at version 1 (set before its INSERT): its
-        first event takes version 1 without the `version + 1` UPDATE. PERF (issue 10): that
-        UPDATE of a row inserted in the same transaction re-ran its foreign-key checks (0.55 ms
-        on the server). Call after the INSERT; later events of the row bump as usual."""
+        """Declare `row` created in this unit of work at version 1: its first event takes
+        version 1 without the `version + 1` UPDATE. PERF (issue 10): that UPDATE of a row
+        inserted in the same transaction re-ran its foreign-key checks (0.55 ms on the
+        server). Automatic (issue 26): an AggregateModel row inserted at version 1 inside a
+        unit of work declares itself (`AggregateModel._write`, `insert_statement`); services
+        never call this."""
         if row.version != 1:
             raise RuntimeError(f"{type(row).__name__} {row.id} is not at version 1")
         self._born.add((type(row), row.id))
@@ -70,22 +72,35 @@ class UnitOfWork:
         """Declare `row` read FOR UPDATE in this unit of work: the version it was read with is
         current and stays so until the commit. Its next event then takes version + 1 with no
         statement of its own (PostgreSQL; PERF: the `version + 1 ... RETURNING` UPDATE was a
-        round trip per change), the new version being written by the row's UPDATE in the
-        batch sent with the COMMIT (`save_with_commit`; the version alone when the use case
-        saved the row otherwise). Only for a row really locked: a row read without its lock
-        (the TEST-ONLY unlocked control runs) must not be declared. Returns `row`."""
-        self._locked.setdefault((type(row), row.id), None)
+        round trip per change), the new version being written by the row's queued UPDATE
+        (`save`; the version alone when the use case saved the row otherwise). Automatic
+        (issue 26): the locked reads declare their rows (`pms.db.locking.for_update`, a
+        `Statement` with `locks=`); services never call this. Returns `row`."""
+        version = row.__data__.get("version")
+        if version is not None:  # (read without its version, a lock alone: nothing to trust)
+            self.locked_version(type(row), row.id, version)
         return row
 
-    def save_with_commit(self, row: TenantModel) -> None:
-        """`row.save()` for an existing row that nothing later in the use case reads back from
-        the database: its UPDATE (every column, as `save()` writes them) is made when the
-        unit of work ends, so what changes on the row after this call (its version, by an
-        event) is written too. On PostgreSQL it goes in the batch sent with the COMMIT, in the
-        place of the first call; elsewhere the row is saved then, before the commit. Called
+    def locked_version(self, model: type, row_id: Any, version: int) -> None:
+        """`locked` for the row of `model` with that id, read with its lock at `version`."""
+        key = (model, row_id)
+        last = self._locked.get(key)
+        if last is None or version > last:
+            self._locked[key] = version  # the version read with the lock: current
+
+    def save(self, row: TenantModel) -> None:
+        """Save an existing row: the one save a service calls inside a unit of work. The unit
+        of work times the UPDATE (every column, as `row.save()` writes them): on PostgreSQL it
+        is queued and goes out with the next statement of the transaction (read-your-writes:
+        `PmsPostgresDatabase.execute_sql` sends the queued writes first, in the same round
+        trip) or with the COMMIT; elsewhere it is written before the next statement too. So
+        what changes on the row before then (its version, by an event) is written as well,
+        and whatever reads the row later in the transaction reads what was saved. Called
         again for the row (this object or another of the same row), the last object is the
         one written."""
         self._queue_update(row, every=True)
+
+    save_with_commit = save  # (the name before issue 26; services call `save`)
 
     def _queue_update(self, row: TenantModel, *, every: bool) -> None:
         """Queue the row's UPDATE in the batch (its place: the first call's): every column
@@ -167,17 +182,17 @@ class UnitOfWork:
         else:
             self._batch.append(statement)
 
-    def insert_with_commit(self, row: BaseModel) -> None:
-        """Insert a new row that nothing in the use case reads back from the database: on
-        PostgreSQL in the batch sent with the COMMIT (as the journal rows), elsewhere at once."""
+    def add(self, row: BaseModel) -> None:
+        """Insert a new row, timed by the unit of work: on PostgreSQL queued with the batch
+        (sent with the next statement or the COMMIT, as `save`), elsewhere at once. An
+        AggregateModel row at version 1 is born (see `born`)."""
         self._write(row)
 
-    def statement_with_commit(self, statement: Any, values: dict[str, Any],
-                              otherwise: Callable[[], Any]) -> None:
-        """A write nothing later in the use case reads back, timed here rather than in the
-        service (issue 26): on PostgreSQL the compiled `statement` (`pms.db.statements`,
-        the env filled in) with `values` goes in the batch sent with the COMMIT; elsewhere
-        `otherwise` (the same write through the models) runs now."""
+    def write(self, statement: Any, values: dict[str, Any],
+              otherwise: Callable[[], Any]) -> None:
+        """A compiled write, timed by the unit of work: on PostgreSQL the `statement`
+        (`pms.db.statements`, the env filled in) with `values` is queued (as `save`);
+        elsewhere `otherwise` (the same write through the models) runs now."""
         if not is_postgres():
             otherwise()
             return
@@ -185,12 +200,20 @@ class UnitOfWork:
         from pms.db.statements import ENV
 
         compiled = statement.compiled()
-        self.send_with_commit(compiled.sql, list(compiled.params({**values, ENV: require_env()})))
+        self.write_sql(compiled.sql, list(compiled.params({**values, ENV: require_env()})))
 
-    def send_with_commit(self, sql: str, params: list[Any]) -> None:
-        """A compiled write (PostgreSQL) sent in the batch with the COMMIT, for writes nothing
-        in the use case reads back."""
+    def write_sql(self, sql: str, params: list[Any]) -> None:
+        """A write as SQL text (PostgreSQL), queued (as `save`)."""
         self._batch.append((sql, list(params)))
+
+    # the names before issue 26 (services call add, write, write_sql)
+    insert_with_commit = add
+    statement_with_commit = write
+    send_with_commit = write_sql
+
+    def pending(self) -> bool:
+        """Whether writes are queued (PostgreSQL: not yet sent)."""
+        return bool(self._batch)
 
     def take_batch(self) -> list[tuple[str, list[Any]]]:
         batch, self._batch = self._batch, []
@@ -396,23 +419,13 @@ class _RolledBack(Exception):
     """Internal: hands a rollback to the transaction's context manager."""
 
 
-_REQUEST_TXN: ContextVar[RequestTransaction | None] = ContextVar("pms_request_txn", default=None)
+_REQUEST_TXN = REQUEST_TXN  # (pms.db.current: the autoflush reads it)
 
 
 _CURRENT_UOW = CURRENT_UOW  # (pms.db.current: read by pms.db.versioned too)
 
 
-def locked_row(row: Any) -> Any:
-    """Declare `row`, just read with its row lock (FOR UPDATE) inside a unit of work, to that
-    unit of work (`UnitOfWork.locked`): for the loaders that take the lock (`lock=True`). A
-    no-op for None, outside a unit of work, on SQLite and when locking is off (the TEST-ONLY
-    unlocked control runs, whose reads take no lock). Returns `row`."""
-    if row is None or not isinstance(row, AggregateModel) or not locking_enabled():
-        return row
-    uow = _CURRENT_UOW.get()
-    if uow is not None and is_postgres():
-        uow.locked(row)
-    return row
+locked_row = declare_locked  # (the name before issue 26: the locked reads declare their rows)
 
 
 @contextmanager
@@ -468,7 +481,7 @@ def mark_claim(uow: UnitOfWork) -> None:
             & (IdempotencyRecord.state == "running"))
     if is_postgres():
         sql, params = query.sql()
-        uow.send_with_commit(sql, list(params))
+        uow.write_sql(sql, list(params))
     else:
         query.execute()
 

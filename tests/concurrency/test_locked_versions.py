@@ -20,13 +20,14 @@ from decimal import Decimal
 import pytest
 
 from pms import wiring
-from pms.db import uow as uow_module
+from pms.db import locking as locking_module
+from pms.db.current import current_unit_of_work
 from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.models import Folio
 from pms.models.platform import OutboxEvent
 from pms.schemas.cashiering import ChargeIn
-from pms.services.cashiering import cashiering
+from pms.services.cashiering import cashiering, folio_state
 from tests.factories import make_fb_stay
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -86,8 +87,14 @@ def test_control_declaring_an_unlocked_read_locked_repeats_versions(ctx, pg_db, 
     with read_scope(ctx):
         start = Folio.get_by_id(folio.id).version
     # the declaration without the lock it stands for: the read takes no lock (the wiring's
-    # switch), but `locked_row` declares the folio all the same
-    monkeypatch.setattr(uow_module, "locking_enabled", lambda: True)
+    # switch), but the folio's unlocked reads declare it all the same (TEST-ONLY: the
+    # declaration skips its locking check, and the unlocked statements say they lock)
+    def declare_regardless(model, row_id, version) -> None:
+        current_unit_of_work().locked_version(model, row_id, version)
+
+    monkeypatch.setattr(locking_module, "declare_locked_version", declare_regardless)
+    for statement in (folio_state.STATE, folio_state.CODE_STATE):
+        monkeypatch.setattr(statement, "locks", folio_state._folio_model)
     errors = _post_all(ctx, hotel, folio, pause=CONTROL_PAUSE_S, locking_enabled=False)
     assert errors == []
     versions, stored = _versions(ctx, folio)

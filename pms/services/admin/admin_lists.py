@@ -20,7 +20,8 @@ import msgspec
 import peewee
 
 from pms.context import Ctx
-from pms.db.database import db, is_postgres
+from pms.db.database import db
+from pms.db.dialect import fast_path
 from pms.db.pagination import paginate
 from pms.db.uow import read_scope
 from pms.errors import ValidationFailed
@@ -49,13 +50,19 @@ def _value(row: Any, name: str) -> Any:
     return msgspec.to_builtins(getattr(row, name, None))
 
 
+def _planned_rows(query: peewee.ModelSelect) -> int:
+    """The planner's estimate of the query's rows (PostgreSQL: EXPLAIN, no scan)."""
+    sql, params = query.sql()
+    plan = db.execute_sql("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+@fast_path(_planned_rows)
 def _estimate(query: peewee.ModelSelect) -> int:
-    if is_postgres():
-        sql, params = query.sql()
-        plan = db.execute_sql("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()[0]
-        if isinstance(plan, str):
-            plan = json.loads(plan)
-        return int(plan[0]["Plan"]["Plan Rows"])
+    """An estimate of the query's rows: the count, capped at ESTIMATE_CAP (PostgreSQL: the
+    planner's estimate)."""
     capped = query.limit(ESTIMATE_CAP)
     return int(db.execute_sql(f"SELECT count(*) FROM ({capped.sql()[0]}) AS capped",
                               capped.sql()[1]).fetchone()[0])

@@ -17,7 +17,7 @@ from typing import Any
 from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
-from pms.db.uow import UnitOfWork, locked_row, read_scope, unit_of_work
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.money import exact, quantize
 from pms.domain.states import FOLIO_INITIAL, FolioStatus, ReservationStatus
 from pms.domain.tax import split_taxes
@@ -72,7 +72,7 @@ def load_folio(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, *,
         if row.reservation_id is not None:  # (a block's master folio has no stay)
             for_update(Reservation.select(Reservation.id).where(
                 Reservation.id == row.reservation_id)).first()
-        row = locked_row(for_update(Folio.select().where(Folio.id == row.id)).get())
+        row = for_update(Folio.select().where(Folio.id == row.id)).get()
     return row
 
 

@@ -26,11 +26,9 @@ from typing import Any
 
 import msgspec
 
-from pms.db.database import is_postgres
+from pms.db.dialect import fast_path
 from pms.db.locking import locking_enabled
-from pms.db.scope import require_env
-from pms.db.statements import ENV, Statement
-from pms.db.uow import locked_row
+from pms.db.statements import Statement
 from pms.domain.business_date import business_date
 from pms.domain.money import quantize
 from pms.errors import NotFound
@@ -94,18 +92,7 @@ def write_with_commit(uow: Any, row: Any) -> None:
     """Insert `row` with the unit of work's journal rows: on PostgreSQL in the batch sent with
     the COMMIT (one round trip for them all; PERF, issue 10), elsewhere at once. For rows that
     nothing in the use case reads back from the database."""
-    uow.insert_with_commit(row)
-
-
-def statement_with_commit(uow: Any, statement: Statement, **values: Any) -> None:
-    """Send a compiled write in the unit of work's batch, with its COMMIT (PostgreSQL only:
-    the caller writes through the models elsewhere). For writes that nothing in the use case
-    reads back."""
-    if not is_postgres():
-        raise RuntimeError("statement_with_commit is for PostgreSQL")
-    compiled = statement.compiled()
-    values[ENV] = require_env()
-    uow.send_with_commit(compiled.sql, list(compiled.params(values)))
+    uow.add(row)
 
 
 def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any],
@@ -157,11 +144,19 @@ def _state_call(*, folio: str = "%(folio)s", lock: bool = False, code: bool = Fa
                               others="true" if others else "false")
 
 
+def _folio_model() -> Any:
+    from pms.models import Folio  # (this module loads before the models)
+
+    return Folio
+
+
 STATE = Statement.text("folios.state", postgres=_state_call())
 CODE_STATE = Statement.text("folios.state_code", postgres=_state_call(code=True))
-LOCKED_STATE = Statement.text("folios.state_locked", postgres=_state_call(lock=True))
+LOCKED_STATE = Statement.text("folios.state_locked", postgres=_state_call(lock=True),
+                              locks=_folio_model)
 LOCKED_CODE_STATE = Statement.text("folios.state_code_locked",
-                                   postgres=_state_call(lock=True, code=True))
+                                   postgres=_state_call(lock=True, code=True),
+                                   locks=_folio_model)
 # check-out: the stay's guest folio (the OPEN one, else the latest), then its other OPEN folios
 # (split billing) in id order, locked after the reservation the caller holds
 _GUEST = """(SELECT g.id FROM folio g WHERE g.env_id = %(env)s AND g.reservation_id = %(stay)s
@@ -172,7 +167,7 @@ GUEST_STATE = Statement.text("folios.guest_state", postgres=_state_call(folio=_G
 # the locks by `pms_lock_guest_folios` (migration 019: one statement, its plans kept), which
 # returns the guest folio's id for the read
 GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=_state_call(
-    folio="pms_lock_guest_folios(%(env)s, %(stay)s)", others=True))
+    folio="pms_lock_guest_folios(%(env)s, %(stay)s)", others=True), locks=_folio_model)
 CLOSE_FOLIO = Statement.text("folios.close", postgres=(
     "UPDATE folio SET status = %(status)s, closed_at = %(at)s, updated_at = %(at)s"
     " WHERE env_id = %(env)s AND id = %(id)s"))
@@ -180,7 +175,7 @@ CLOSE_FOLIO = Statement.text("folios.close", postgres=(
 # function's locks (the stay's, the folio's) and read
 PAYMENT_LOCKED_STATE = Statement.text("folios.state_payment_locked", postgres=(
     "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
-    + _state_call(lock=True)))
+    + _state_call(lock=True)), locks=_folio_model)
 
 _decode = msgspec.json.Decoder().decode
 
@@ -308,6 +303,28 @@ def packages_by_plan(property_id: uuid.UUID) -> dict[uuid.UUID, list[Any]]:
 
 # -- reading -----------------------------------------------------------------------------------------
 
+def _read_state_pg(folio_id: uuid.UUID, *, now: datetime | None,
+                   property_id: uuid.UUID | None = None, holder_id: uuid.UUID | None = None,
+                   lock: bool = False, code: str | None = None,
+                   payment_id: uuid.UUID | None = None) -> FolioState:
+    """`read_state` by the `pms_folio_state` function (PostgreSQL): one statement, the
+    folio locked (declared to the unit of work by the statement) with `lock`."""
+    values: dict[str, Any] = {"folio": folio_id, "prop": property_id, "holder": holder_id,
+                              "code": code}
+    locked = lock and locking_enabled()
+    if not locked:
+        statement = CODE_STATE if code else STATE
+    elif payment_id is not None:
+        statement, values["payment"] = PAYMENT_LOCKED_STATE, payment_id
+    else:
+        statement = LOCKED_CODE_STATE if code else LOCKED_STATE
+    row = statement.one(**values)
+    if row is None:
+        raise NotFound("no such folio")
+    return _from_row(row, now)
+
+
+@fast_path(_read_state_pg)
 def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.UUID | None = None,
                holder_id: uuid.UUID | None = None, lock: bool = False,
                code: str | None = None, payment_id: uuid.UUID | None = None) -> FolioState:
@@ -319,23 +336,6 @@ def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.U
     Raises:
         NotFound: no such folio of the property (for a guest session: of its own stay).
     """
-    if is_postgres():
-        values: dict[str, Any] = {"folio": folio_id, "prop": property_id, "holder": holder_id,
-                                  "code": code}
-        locked = lock and locking_enabled()
-        if not locked:
-            statement = CODE_STATE if code else STATE
-        elif payment_id is not None:
-            statement, values["payment"] = PAYMENT_LOCKED_STATE, payment_id
-        else:
-            statement = LOCKED_CODE_STATE if code else LOCKED_STATE
-        row = statement.one(**values)
-        if row is None:
-            raise NotFound("no such folio")
-        state = _from_row(row, now)
-        if lock:  # (a no-op when locking is off) its event's version goes with the COMMIT
-            locked_row(state.folio)
-        return state
     from pms.models import Folio, Reservation
 
     query = Folio.select().where(Folio.id == folio_id)
@@ -350,28 +350,33 @@ def read_state(folio_id: uuid.UUID, *, now: datetime | None, property_id: uuid.U
     return _from_models(folio, now, code)
 
 
+def _state_of_pg(folio: Any, *, now: datetime | None) -> FolioState:
+    return _read_state_pg(folio.id, now=now)
+
+
+@fast_path(_state_of_pg)
 def state_of(folio: Any, *, now: datetime | None) -> FolioState:
     """The state of a folio row already found (and authorised) by the caller."""
-    if is_postgres():
-        return read_state(folio.id, now=now)
     return _from_models(folio, now, None)
 
 
+def _read_guest_state_pg(reservation: Any, *, lock: bool, now: datetime | None = None
+                         ) -> FolioState | None:
+    """`read_guest_state` by the `pms_folio_state` function (PostgreSQL): one statement,
+    the folios locked by `pms_lock_guest_folios` with `lock` (the guest folio declared to the
+    unit of work by the statement)."""
+    statement = GUEST_LOCKED_STATE if lock and locking_enabled() else GUEST_STATE
+    row = statement.one(stay=reservation.id, prop=None, holder=None)
+    return None if row is None else _from_row(row, now)
+
+
+@fast_path(_read_guest_state_pg)
 def read_guest_state(reservation: Any, *, lock: bool, now: datetime | None = None
                      ) -> FolioState | None:
     """The state of the stay's guest folio (the OPEN one, else the latest) with the stay's
     other OPEN folios and their balances (`others`), for a check-out inside its unit of work
     (the caller holds the reservation's lock; `lock` locks the guest folio, then the others in
     id order). None when the stay has no guest folio."""
-    if is_postgres():
-        statement = GUEST_LOCKED_STATE if lock and locking_enabled() else GUEST_STATE
-        row = statement.one(stay=reservation.id, prop=None, holder=None)
-        if row is None:
-            return None
-        state = _from_row(row, now)
-        if lock:
-            locked_row(state.folio)
-        return state
     from pms.models import Folio, FolioCharge, FolioPayment
 
     folio = (Folio.select()

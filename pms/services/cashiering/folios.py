@@ -17,6 +17,7 @@ from typing import Any
 import peewee
 
 from pms.context import Ctx
+from pms.db.bulk import bulk_insert
 from pms.db.locking import for_update
 from pms.db.uow import read_scope
 from pms.domain.money import quantize
@@ -235,8 +236,8 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
         row.save()
 
     for folio_id in [folio.id, *(o.id for o in state.others)]:
-        uow.statement_with_commit(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
-                                  otherwise=lambda folio_id=folio_id: close_now(folio_id))
+        uow.write(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
+                  otherwise=lambda folio_id=folio_id: close_now(folio_id))
     folio.status, folio.closed_at = closed, now
 
 
@@ -433,32 +434,6 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     out.lines = len(out.rows)
     out.total = sum((r["amount"] for r in out.rows), Decimal("0"))
     return out
-
-
-def bulk_insert(model: Any, rows: list[dict[str, Any]]) -> None:
-    """Insert many rows of the current env (inside a transaction). PostgreSQL: one multi-row
-    statement per 1,000 rows with psycopg2's execute_values (peewee's per-value SQL building
-    cost more than the database); SQLite: peewee's insert_many."""
-    from pms.db.database import db, is_postgres
-    from pms.db.scope import require_env
-
-    if not rows:
-        return
-    if not is_postgres():
-        for start in range(0, len(rows), 500):
-            model.insert_many(rows[start:start + 500]).execute()
-        return
-    from psycopg2.extras import execute_values
-
-    env = require_env()
-    fields = [model._meta.fields[name] for name in rows[0]] + [model._meta.fields["env_id"]]
-    columns = ", ".join(f'"{f.column_name}"' for f in fields)
-    names = [f.name for f in fields[:-1]]
-    # plain values need no peewee conversion: UUIDs as text, the rest as psycopg2 adapts them
-    values = [tuple(v.hex if isinstance(v, uuid.UUID) else v for v in map(row.__getitem__, names))
-              + (env.hex,) for row in rows]
-    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES %s'
-    execute_values(db.cursor(), sql, values, page_size=1000)
 
 
 def post_night(prop: Property, day: date, *, run_id: uuid.UUID) -> NightPosting:

@@ -226,9 +226,9 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             else:
                 trigger = "authorize" if payment.kind == PRE_AUTH else "capture"
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
-            # nothing reads the row back before the commit: sent with it (PostgreSQL)
+            # the unit of work times the write (queued with its next statement on PostgreSQL)
             payment.updated_at = utcnow()
-            uow.statement_with_commit(RECORD_OUTCOME, {
+            uow.write(RECORD_OUTCOME, {
                 "id": payment.id, "status": payment.status, "external_id": payment.external_id,
                 "attempts": payment.attempts, "decline_code": payment.decline_code,
                 "at": payment.updated_at}, otherwise=payment.save)

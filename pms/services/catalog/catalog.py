@@ -285,7 +285,6 @@ def create_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, body: msgspec.Str
         kind.created(ctx, prop, row)
         if kind.sells:
             _sellable_changed(ctx, prop, {row.room_type_id})
-        uow.born(row)
         _record(uow, row, kind.aggregate, "created", kind.out(row))
     return row
 

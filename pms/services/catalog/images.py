@@ -92,7 +92,6 @@ def upload_image(ctx: Ctx, property_id: uuid.UUID, upload: ImageUpload, *,
                                 size_bytes=len(data), caption=upload.caption or None,
                                 is_primary=upload.primary, version=1)
             row.save(force_insert=True)
-            uow.born(row)
             uow.record("property_image", "created", row, to_data(image_out(row)))
     except BaseException as exc:
         _forget(store, key)

@@ -131,7 +131,6 @@ def _bind(uow: UnitOfWork, company: Profile, traveler_id: uuid.UUID, role: Compa
     row = CompanyUser.build(company_profile_id=company.id, traveler_profile_id=traveler_id,
                             role=role.value, version=1)
     row.save(force_insert=True)
-    uow.born(row)
     return row
 
 
@@ -319,7 +318,6 @@ def set_receivable_account(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UU
                                                  credit_limit=limit, currency=body.currency,
                                                  version=1)
             row.save(force_insert=True)
-            uow.born(row)
             out = receivable_account_out(row)
             uow.record("company_receivable_account", "created", row, to_data(out),
                        property_id=property_id)

@@ -82,7 +82,6 @@ def submit(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
             company_profile_id=company_id, payment_method_id=body.payment_method_id,
             label=body.label, status=COMPANY_PAYMENT_METHOD_INITIAL.value, version=1)
         row.save(force_insert=True)
-        uow.born(row)
         out = payment_method_out(row)
         uow.record(AGGREGATE, "submitted", row, to_data(out), property_id=property_id)
     return out

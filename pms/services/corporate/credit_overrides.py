@@ -56,7 +56,6 @@ def request_override(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
             reason=body.reason, expires_at=body.expires_at,
             status=CREDIT_OVERRIDE_INITIAL.value, requested_by=ctx.sub, version=1)
         row.save(force_insert=True)
-        uow.born(row)
         out = credit_override_out(row)
         uow.record(AGGREGATE, "requested", row, to_data(out), reason=body.reason,
                    property_id=property_id)

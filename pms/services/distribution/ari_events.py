@@ -34,7 +34,7 @@ from decimal import Decimal
 from typing import Any
 
 from pms.db.current import current_unit_of_work
-from pms.db.database import is_postgres
+from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
 from pms.domain.availability import by_month, sold_nights
@@ -261,11 +261,9 @@ def _flush(uow: Any, pending: _Pending) -> None:
         months = by_month(touched.nights)
         if not months:
             continue
-        if (is_postgres() and not touched.rates and not touched.restrictions
-                and not touched.allotments and not touched.full):
-            known = touched.known
-            for month in months:
-                _in_commit(uow, room_type_id, touched.property_id, month, known)
+        if (not touched.rates and not touched.restrictions and not touched.allotments
+                and not touched.full
+                and _sellable_in_commit(uow, room_type_id, touched, months)):
             continue
         if TEST_HOOKS.read_before_lock:  # TEST-ONLY control: the race the order prevents
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
@@ -293,6 +291,24 @@ def _flush(uow: Any, pending: _Pending) -> None:
     pending.by_room_type.clear()
 
 
+def _sellable_months_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
+                               months: list[list[date]]) -> bool:
+    """Each month's event as one statement queued with the unit of work's writes
+    (`_in_commit`, PostgreSQL). True: the events are written."""
+    for month in months:
+        _in_commit(uow, room_type_id, touched.property_id, month, touched.known)
+    return True
+
+
+@fast_path(_sellable_months_in_commit)
+def _sellable_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
+                        months: list[list[date]]) -> bool:
+    """The events of a change of sellable nights only, written without a round trip of
+    their own where the database can (PostgreSQL); False elsewhere: the caller bumps the
+    stream and reads the nights."""
+    return False
+
+
 def _emit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID, version: int,
           data: dict[str, Any]) -> None:
     subject = str(room_type_id)
@@ -301,7 +317,7 @@ def _emit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID, version: in
         aggregate_type="ari", aggregate_version=version, property_id=property_id,
         idempotency_key=f"{ARI_UPDATED}:{subject}:{version}", data=data,
         traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now)
-    uow.insert_with_commit(event)
+    uow.add(event)
     uow.events.append(event)
 
 
@@ -349,7 +365,7 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
                        [(d - first).days for d in days]]
         text = [_UPSERT, f"SELECT {call}(%s::jsonb || jsonb_build_object("
                          f"{', '.join(overrides)})) FROM v"]
-        uow.send_with_commit(" ".join(text), params)
+        uow.write_sql(" ".join(text), params)
         uow.events.append(event)
         return
     columns = [f.column_name for f in OutboxEvent._meta.sorted_fields]
@@ -378,7 +394,7 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
     else:
         names = ", ".join(f'"{c}"' for c in columns)
         text = [_UPSERT, f'INSERT INTO "outbox_event" ({names}) SELECT {", ".join(exprs)} FROM v']
-    uow.send_with_commit(" ".join(text), params)
+    uow.write_sql(" ".join(text), params)
     uow.events.append(event)
 
 

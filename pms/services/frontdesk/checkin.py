@@ -12,7 +12,7 @@ from typing import Any
 
 from pms import wiring
 from pms.context import Ctx
-from pms.db.database import is_postgres
+from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
 from pms.db.locking import lock_errors
 from pms.db.statements import Statement
@@ -23,7 +23,6 @@ from pms.errors import Conflict, RoomTypeUnavailable, RoomUnavailable, Validatio
 from pms.models import Profile, RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services.cashiering.folio_state import statement_with_commit
 from pms.services.cashiering.folios import open_folio
 from pms.services.catalog.catalog import load_property
 from pms.services.kiosk import kiosk_sessions
@@ -64,31 +63,23 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                            code="check_in_too_early")
         if row.departure_date <= today:
             raise Conflict("the stay's departure date has passed", code="stay_ended")
-        fast, picked = is_postgres(), False
+        picked = False
         if body.room_number or body.room_id:
             room = find_room(property_id, room_number=body.room_number, room_id=body.room_id)
         elif row.room_id is not None:
             room = Room.get_by_id(row.room_id)
-        elif fast:
-            room, picked = pick_room(row, today), True  # locked and checked in one statement
         else:
-            room = auto_assign(row, today)
+            room, picked = assign_room(row, today)
         if not picked:
             room = lock_room(room.id)
             check_room(row, room, today, row.departure_date)
         room.status = ROOM_MACHINE.transition(room.status, "occupy", error=_room_busy).value
-        if fast:
-            occupy(uow, row, room, today)
-        else:
-            room.save()
-            release_room_holds(row)
-            hold_room(row, room.id, today, row.departure_date)
-            open_folio(row, room_number=room.room_number)
+        occupy_room(uow, row, room, today)
         row.room = room.id
         row.status = status.value
         row.checked_in_at = ctx.now
         row.checked_in_business_date = today
-        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        uow.save(row)
         row.room = room  # (the answer reads its number without a query)
         record(uow, row, "checked_in", before=before)
     return row
@@ -164,9 +155,39 @@ def occupy(uow: Any, row: Reservation, room: Room, start: date) -> None:
                       end=row.departure_date)
     if held is None:
         raise RoomUnavailable("the room is held by another stay on these nights")
-    statement_with_commit(uow, OPEN_FOLIO, stay=row.id, number=room.room_number, at=at,
-                          folio=uuid.uuid4(), prop=row.property_id, open=FOLIO_INITIAL.value,
-                          currency=row.currency)
+    uow.write(OPEN_FOLIO, {"stay": row.id, "number": room.room_number, "at": at,
+                           "folio": uuid.uuid4(), "prop": row.property_id,
+                           "open": FOLIO_INITIAL.value, "currency": row.currency},
+              lambda: open_folio(row, room_number=room.room_number))
+
+
+@fast_path(occupy)
+def occupy_room(uow: Any, row: Reservation, room: Room, start: date) -> None:
+    """The check-in's writes: the room saved (occupied), the stay's holds released, the room
+    held [start, departure) and the guest folio opened (or given the room number).
+
+    Raises:
+        RoomUnavailable (409): the room is held by another stay on these nights.
+    """
+    room.save()
+    release_room_holds(row)
+    hold_room(row, room.id, start, row.departure_date)
+    open_folio(row, room_number=room.room_number)
+
+
+def _pick_locked(row: Reservation, start: date) -> tuple[Room, bool]:
+    return pick_room(row, start), True  # locked and checked in one statement
+
+
+@fast_path(_pick_locked)
+def assign_room(row: Reservation, start: date) -> tuple[Room, bool]:
+    """The room auto-assigned to the stay, and whether it is locked and checked already
+    (PostgreSQL's `pick_room`; elsewhere `auto_assign`, and the caller locks and checks it).
+
+    Raises:
+        RoomUnavailable (409): no room of the type is free for the stay.
+    """
+    return auto_assign(row, start), False
 
 
 class _room_busy(Conflict):  # noqa: N801 - used as a Machine error class

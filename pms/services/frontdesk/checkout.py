@@ -111,16 +111,14 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         if room is not None:
             room.status = ROOM_MACHINE.transition(room.status, "vacate").value
             mark_dirty(room)
-            # nothing reads the room or the holds again: with the COMMIT (PostgreSQL)
-            uow.statement_with_commit(VACATE_ROOM, {"id": room.id, "status": room.status,
-                                                    "hk": room.hk_status, "at": ctx.now},
-                                      otherwise=room.save)
-        uow.statement_with_commit(RELEASE_HOLDS, {"reservation": row.id},
-                                  otherwise=lambda: release_room_holds(row))
+            uow.write(VACATE_ROOM, {"id": room.id, "status": room.status,
+                                    "hk": room.hk_status, "at": ctx.now}, otherwise=room.save)
+        uow.write(RELEASE_HOLDS, {"reservation": row.id},
+                  otherwise=lambda: release_room_holds(row))
         row.status = status.value
         row.checked_out_at = ctx.now
         row.checked_out_business_date = today
-        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        uow.save(row)
         if room is not None:
             row.room = room  # (the answer reads its number without a query)
         record(uow, row, "checked_out", before=before)

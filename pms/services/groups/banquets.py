@@ -40,7 +40,7 @@ from pms.context import Ctx
 from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
 from pms.db.pagination import Page, paginate
-from pms.db.uow import locked_row, read_scope, unit_of_work
+from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import quantize
 from pms.domain.states import EVENT_DEDUCTING, EVENT_INITIAL, EVENT_MACHINE, EventStatus
 from pms.errors import (
@@ -103,7 +103,7 @@ def load_space(property_id: uuid.UUID, space_id: uuid.UUID, *, lock: bool = Fals
     row = (for_update(query) if lock else query).first()
     if row is None:
         raise NotFound("no such function space")
-    return locked_row(row) if lock else row
+    return row
 
 
 def _name_free(property_id: uuid.UUID, name: str, own: uuid.UUID | None = None) -> None:
@@ -291,7 +291,7 @@ def load_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID, *, lock: b
     row = (for_update(query) if lock else query).first()
     if row is None:
         raise NotFound("no such event")
-    return locked_row(row) if lock else row
+    return row
 
 
 def create_event(ctx: Ctx, property_id: uuid.UUID, body: s.BanquetEventIn) -> BanquetEvent:
@@ -479,7 +479,7 @@ def _lock_item(property_id: uuid.UUID, item_id: uuid.UUID) -> EventResourceItem:
         (EventResourceItem.id == item_id) & (EventResourceItem.property == property_id))).first()
     if row is None:
         raise NotFound("no such event resource item")
-    return locked_row(row)
+    return row
 
 
 def list_items(ctx: Ctx, property_id: uuid.UUID, query: Any) -> Page[EventResourceItem]:

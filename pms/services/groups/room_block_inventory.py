@@ -18,7 +18,6 @@ import peewee
 
 from pms import wiring
 from pms.db.locking import for_update, lock_errors
-from pms.db.uow import locked_row
 from pms.domain.states import BlockStatus
 from pms.errors import NotFound, RoomTypeUnavailable
 from pms.models.inventory import InventoryDay
@@ -55,7 +54,7 @@ def load_block(property_id: uuid.UUID, block_id: uuid.UUID, *, lock: bool = Fals
     row = (for_update(query) if lock else query).first()
     if row is None:
         raise NotFound("no such block")
-    return locked_row(row) if lock else row
+    return row
 
 
 def apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, int]) -> None:

@@ -242,7 +242,6 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
                 row.save(force_insert=True)
         except peewee.IntegrityError:
             raise AlreadyExists(f"a block with code {body.code!r} exists") from None
-        uow.born(row)
         open_master_folio(row)  # the block's master folio, opened with it (issue 34)
         nights = _set_allocation(ctx, row, [], _cells(row, body.allocation))
         out = block_out(row, nights)

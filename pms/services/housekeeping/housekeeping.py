@@ -21,7 +21,7 @@ from msgspec import UNSET
 from pms.context import Ctx, system_ctx
 from pms.db.locking import for_update
 from pms.db.pagination import Page, paginate
-from pms.db.uow import UnitOfWork, locked_row, read_scope, unit_of_work
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.states import (
     HK_MACHINE,
     HK_TASK_INITIAL,
@@ -64,7 +64,7 @@ def _room_by_number(property_id: uuid.UUID, room_number: str, *, lock: bool = Fa
     row = (for_update(query) if lock else query).first()
     if row is None:
         raise NotFound("no such room")
-    return locked_row(row) if lock else row
+    return row
 
 
 def _open_tasks(room_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
@@ -86,7 +86,7 @@ def _task(property_id: uuid.UUID, task_id: uuid.UUID, *, lock: bool = False) -> 
     row = (for_update(query) if lock else query).first()
     if row is None:
         raise NotFound("no such housekeeping task")
-    return locked_row(row) if lock else row
+    return row
 
 
 def _mark_room(uow: UnitOfWork, room: Room, target: HkStatus, *,

@@ -16,7 +16,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db import locking
 from pms.db.pagination import Page, paginate
-from pms.db.uow import locked_row, read_scope, unit_of_work
+from pms.db.uow import read_scope, unit_of_work
 from pms.domain.availability import usable
 from pms.domain.states import ReservationStatus
 from pms.domain.stay import date_span
@@ -40,8 +40,8 @@ def _load_room(property_id: uuid.UUID, body: s.MaintenanceIn) -> Room:
         raise ValidationFailed("give exactly one of room_id and room_number",
                                errors=[{"field": "room_id", "message": "room_id or room_number"}])
     cond = (Room.id == body.room_id) if body.room_id else (Room.room_number == body.room_number)
-    room = locked_row(locking.for_update(
-        Room.select().where((Room.property == property_id) & cond)).first())
+    room = locking.for_update(
+        Room.select().where((Room.property == property_id) & cond)).first()
     if room is None:
         field = "room_id" if body.room_id else "room_number"
         raise ValidationFailed(f"{field} is not a room of this property",
@@ -128,8 +128,8 @@ def end_maintenance(ctx: Ctx, property_id: uuid.UUID, maintenance_id: uuid.UUID)
         NotFound: no such maintenance period. LockTimeout: busy (503).
     """
     with unit_of_work(ctx) as uow:
-        row = locked_row(locking.for_update(Maintenance.select().where(
-            (Maintenance.id == maintenance_id) & (Maintenance.property == property_id))).first())
+        row = locking.for_update(Maintenance.select().where(
+            (Maintenance.id == maintenance_id) & (Maintenance.property == property_id))).first()
         if row is None:
             raise NotFound("no such maintenance period")
         room = Room.get_by_id(row.room_id)

@@ -26,7 +26,8 @@ import peewee
 from pms import wiring
 from pms.context import Ctx
 from pms.db import locking
-from pms.db.database import db, is_postgres
+from pms.db.database import db
+from pms.db.dialect import fast_path
 from pms.db.scope import require_env
 from pms.db.statements import Statement
 from pms.db.uow import unit_of_work
@@ -166,14 +167,27 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
         LockTimeout: the nights are locked by others for longer than the transaction's
             lock_timeout (503).
     """
-    ordered = _check_args(nights, count)
+    _take(property_id, room_type_id, _check_args(nights, count), count, first)
+
+
+def _take_pg(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date], count: int,
+             first: tuple[str, list[Any]] | None) -> None:
+    """`_take` by `pms_take_nights`, in one round trip with `first` (PostgreSQL); the
+    reference path when locking is off (the TEST-ONLY control runs) or beyond the function."""
     wired = wiring.current()
-    if wired.locking_enabled and is_postgres():
+    if wired.locking_enabled:
         sold = _take_in_one(property_id, room_type_id, ordered, count, wired.pause_after_check,
                             first)
         first = None  # sent (its effect stays even when the slow path follows)
         if sold:
             return
+    _take.reference(property_id, room_type_id, ordered, count, first)  # type: ignore[attr-defined]
+
+
+@fast_path(_take_pg)
+def _take(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date], count: int,
+          first: tuple[str, list[Any]] | None) -> None:
+    """The take of checked nights (see take_rooms): `first` sent, then `_take_by_models`."""
     if first is not None:
         db.execute_sql(first[0], first[1])
     _take_by_models(property_id, room_type_id, ordered, count)

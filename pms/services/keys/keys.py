@@ -371,7 +371,7 @@ def expire_keys(ctx: Ctx, *, limit: int = 500) -> int:
         query = (DigitalKey.select().where(DigitalKey.status.in_(LIVE)
                                            & (DigitalKey.valid_until <= ctx.now))
                  .order_by(DigitalKey.valid_until).limit(limit))
-        rows = list(_skip_locked(query))
+        rows = list(for_update(query, skip_locked=True))
         for row in rows:
             before = to_data(key_out(row, ctx.now))
             before["status"] = row.status
@@ -380,14 +380,6 @@ def expire_keys(ctx: Ctx, *, limit: int = 500) -> int:
             row.save()
             _record(uow, row, "expired", before=before)
     return len(rows)
-
-
-def _skip_locked(query: Any) -> Any:
-    from pms.db.database import is_postgres
-
-    if is_postgres() and locking_enabled():
-        return query.for_update(skip_locked=True)
-    return query
 
 
 def keys_to_sync(ctx: Ctx, *, limit: int = 200) -> list[uuid.UUID]:

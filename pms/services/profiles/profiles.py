@@ -178,7 +178,6 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             )
             if not _insert_new(row):
                 raise _Taken
-            uow.born(row)  # inserted at version 1: its "created" event needs no bump
             data = to_data(profile_out(row))
             uow.audit("profile.created", row, after=data)
             uow.emit(event_type("profile", "created"), row, data, property_id=property_id)

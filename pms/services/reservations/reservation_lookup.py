@@ -11,7 +11,6 @@ import uuid
 
 from pms.context import Ctx
 from pms.db.locking import for_update
-from pms.db.uow import locked_row
 from pms.errors import NotFound
 from pms.models import Reservation
 
@@ -26,4 +25,4 @@ def load_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
     row = (for_update(query) if lock else query).first()
     if row is None:
         raise NotFound("no such reservation")
-    return locked_row(row) if lock else row
+    return row

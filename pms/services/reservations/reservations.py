@@ -16,7 +16,8 @@ import msgspec
 import peewee
 
 from pms.context import Ctx
-from pms.db.database import db, is_postgres
+from pms.db.database import db
+from pms.db.dialect import fast_path
 from pms.db.fields import JsonField
 from pms.db.locking import lock_errors
 from pms.db.statements import Statement
@@ -186,12 +187,27 @@ class StayPrices:
     restrictions: dict[date, list[tuple[None, None, Rule]]]
 
 
+def _read_refs_priced(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+                      stay: tuple[date, date] | None = None
+                      ) -> tuple[Any, Any, Any, StayPrices | None]:
+    """`_read_refs` with the stay's prices read in the same statement (PostgreSQL)."""
+    priced = stay is not None and 0 < (stay[1] - stay[0]).days <= 400
+    return _refs_row(property_id, room_type_id, rate_plan_id, stay if priced else None)
+
+
+@fast_path(_read_refs_priced)
 def _read_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
                stay: tuple[date, date] | None = None) -> tuple[Any, Any, Any, StayPrices | None]:
     """(property, room type, rate plan) models, None for what is missing (call in a scope),
-    and with `stay` on PostgreSQL the stay's prices (else None: `quote_stay` reads them)."""
-    priced = stay is not None and is_postgres() and 0 < (stay[1] - stay[0]).days <= 400
-    if priced:
+    and with `stay` where the database reads them with the references (PostgreSQL) the
+    stay's prices (else None: `quote_stay` reads them)."""
+    return _refs_row(property_id, room_type_id, rate_plan_id, None)
+
+
+def _refs_row(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+              stay: tuple[date, date] | None) -> tuple[Any, Any, Any, StayPrices | None]:
+    """The references, and with `stay` the stay's prices, in one statement."""
+    if stay is not None:
         row = _REFS_AND_PRICES.one(property=property_id, room_type=room_type_id,
                                    rate_plan=rate_plan_id, arrival=stay[0], departure=stay[1])
     else:
@@ -206,7 +222,7 @@ def _read_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
         start += len(fields)
         out.append(None if values[0] is None else _model_of(model, fields, values))
     prices = (_stay_prices(stay[0], stay[1], row[start], row[start + 1])
-              if priced and stay is not None else None)
+              if stay is not None else None)
     return out[0], out[1], out[2], prices
 
 
@@ -430,7 +446,6 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             insert = None if folding or pickup is not None else row.insert_statement()
             if insert is None:
                 _insert(row, folding=folding)
-            uow.born(row)  # inserted at version 1: its "created" event needs no bump
             _sell(refs, row, nights, pickup, insert)
             if billing is None:
                 record(uow, row, "created")
@@ -600,7 +615,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         row.notes = _set(body, "notes", row.notes)
         _apply_quote(row, quote)
         row.status = RESERVATION_MACHINE.transition(row.status, "edit").value
-        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        uow.save(row)
         record(uow, row, "updated", before=before)
     return row
 
@@ -655,6 +670,6 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
                                                 timezone=prop.timezone, now=ctx.now)
         row.cancelled_at = ctx.now
         row.status = status.value
-        uow.save_with_commit(row)  # (nothing reads the reservation back before the COMMIT)
+        uow.save(row)
         record(uow, row, "cancelled", before=before)
     return row

@@ -15,7 +15,8 @@ from typing import Any
 
 import peewee
 
-from pms.db.database import db, is_postgres
+from pms.db.database import db
+from pms.db.dialect import fast_path
 from pms.db.locking import for_update, locking_enabled
 from pms.db.statements import Statement
 from pms.errors import RoomUnavailable, ValidationFailed
@@ -48,11 +49,8 @@ _ROOM = ("SELECT {columns} FROM room WHERE env_id = %(env)s AND id = %(id)s")
 _LOCK_ROOM: dict[bool, Statement] = {}
 
 
-def lock_room(room_id: uuid.UUID) -> Room | None:
-    """`for_update(Room.select().where(Room.id == room_id)).first()` by a compiled statement
-    (PERF, issue 10: no query building per request; inside a unit of work)."""
-    if not is_postgres():
-        return for_update(Room.select().where(Room.id == room_id)).first()
+def _lock_room_pg(room_id: uuid.UUID) -> Room | None:
+    """`lock_room` by a compiled statement (PERF, issue 10: no query building per request)."""
     locked = locking_enabled()  # off only in the TEST-ONLY control runs
     statement = _LOCK_ROOM.get(locked)
     if statement is None:
@@ -62,6 +60,12 @@ def lock_room(room_id: uuid.UUID) -> Room | None:
             postgres=_ROOM.format(columns=columns) + (" FOR UPDATE" if locked else ""))
     found = statement.one(id=room_id)
     return None if found is None else room_of(found)
+
+
+@fast_path(_lock_room_pg)
+def lock_room(room_id: uuid.UUID) -> Room | None:
+    """The room, read with its lock (inside a unit of work)."""
+    return for_update(Room.select().where(Room.id == room_id)).first()
 
 
 def room_of(values: tuple[Any, ...]) -> Room:

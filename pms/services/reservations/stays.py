@@ -18,10 +18,10 @@ import peewee
 
 from pms import wiring
 from pms.context import Ctx
-from pms.db.database import is_postgres
+from pms.db.dialect import fast_path
 from pms.db.locking import for_update, lock_errors, locking_enabled
 from pms.db.statements import Statement
-from pms.db.uow import locked_row, unit_of_work
+from pms.db.uow import unit_of_work
 from pms.domain import states
 from pms.domain.fees import policy_fee
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE, ReservationStatus
@@ -65,33 +65,25 @@ SELECT {columns}, p.timezone, p.business_date
 class _LazyStatement:
     """A Statement whose text needs the models (built on first use)."""
 
-    def __init__(self, name: str, suffix: str) -> None:
-        self.name, self.suffix, self.statement = name, suffix, None
+    def __init__(self, name: str, suffix: str, locks: Any = None) -> None:
+        self.name, self.suffix, self.locks, self.statement = name, suffix, locks, None
 
     def one(self, **values: Any) -> Any:
         if self.statement is None:
             self.statement = Statement.text(self.name, postgres=_LOCK_STAY.format(
-                columns=_stay_columns()) + self.suffix)
+                columns=_stay_columns()) + self.suffix, locks=self.locks)
         return self.statement.one(**values)
 
 
-LOCK_STAY = _LazyStatement("stays.lock_stay", " FOR UPDATE OF r")
+LOCK_STAY = _LazyStatement("stays.lock_stay", " FOR UPDATE OF r", locks=Reservation)
 READ_STAY = _LazyStatement("stays.read_stay", "")  # the TEST-ONLY control runs: no lock
 
 
-def lock_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
-              ) -> tuple[Reservation, date]:
-    """`load_reservation(lock=True)` and the property's business date in one statement
-    (PostgreSQL; PERF, issue 10: no query building, one round trip), inside a unit of work.
-    The row locked is declared to the unit of work (`locked_row`: its event's version goes
-    with the COMMIT).
-
-    Raises:
-        NotFound: no such reservation of the property (a guest session: of its own).
-    """
-    if not is_postgres():
-        row = load_reservation(ctx, property_id, reservation_id, lock=True)
-        return row, business_date(load_property(property_id), ctx.now)
+def _lock_stay_pg(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
+                  ) -> tuple[Reservation, date]:
+    """`lock_stay` in one statement (PostgreSQL; PERF, issue 10: no query building, one
+    round trip). The row locked is declared to the unit of work by the statement (`locks`:
+    its event's version goes with the queued writes)."""
     statement = LOCK_STAY if locking_enabled() else READ_STAY
     found = statement.one(id=reservation_id, prop=property_id, holder=ctx.holder_id)
     if found is None:
@@ -102,10 +94,21 @@ def lock_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                     for f, v in zip(fields, found, strict=False)}
     row._dirty = set()
     row.__rel__ = {}
-    if statement is LOCK_STAY:
-        locked_row(row)
     timezone, day = found[len(fields):]
     return row, business_date(SimpleNamespace(business_date=day, timezone=timezone), ctx.now)
+
+
+@fast_path(_lock_stay_pg)
+def lock_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
+              ) -> tuple[Reservation, date]:
+    """`load_reservation(lock=True)` and the property's business date, inside a unit of
+    work.
+
+    Raises:
+        NotFound: no such reservation of the property (a guest session: of its own).
+    """
+    row = load_reservation(ctx, property_id, reservation_id, lock=True)
+    return row, business_date(load_property(property_id), ctx.now)
 
 
 # -- rooms (inside a unit of work) -------------------------------------------------------------
@@ -139,9 +142,7 @@ def auto_assign(row: Reservation, start: date) -> Room:
     rejected: list[uuid.UUID] = []
     while True:
         query = candidates.where(Room.id.not_in(rejected)) if rejected else candidates
-        if is_postgres() and wired.locking_enabled:  # off only in the TEST-ONLY control run
-            query = query.for_update(skip_locked=True)
-        room = query.first()
+        room = for_update(query, skip_locked=True).first()
         if room is None:
             raise RoomUnavailable("no vacant room of the booked type is free for this stay")
         if not out_of_order(room.id, start, row.departure_date):

@@ -1,0 +1,82 @@
+"""A service reads like one use case in one unit of work (issue 26): it never times its writes
+nor asks which database it runs on.
+
+Every module under `pms/services` is parsed (`ast`) and may not call the write-timing
+machinery or the database-kind check: `born` and `locked_row` (the unit of work learns them
+from the insert and the locked read: `pms.db.base.AggregateModel`, `pms.db.locking.for_update`,
+`Statement(locks=)`), `save_with_commit`, `insert_with_commit`, `statement_with_commit`,
+`send_with_commit` (a service calls `uow.save`, `uow.add`, `uow.write`, `uow.write_sql`: the unit
+of work decides when they go out and flushes them before any later statement), nor
+`is_postgres` (a fast path decorates its portable reference, `pms.db.dialect.fast_path`, and
+the database chooses). A call counts by its name, as a plain name or an attribute
+(`uow.born(...)`, `database.is_postgres()`). No module is exempt.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ROOT / "pms" / "services"
+
+FORBIDDEN = frozenset({"is_postgres", "born", "locked_row", "save_with_commit",
+                       "send_with_commit", "statement_with_commit", "insert_with_commit"})
+
+# (module path relative to pms/services, name): why. Empty, and meant to stay so.
+ALLOWED: dict[tuple[str, str], str] = {}
+
+
+def forbidden_calls(source: str) -> list[tuple[int, str]]:
+    """(line, name) of each call of a forbidden name in `source`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = (func.id if isinstance(func, ast.Name)
+                else func.attr if isinstance(func, ast.Attribute) else None)
+        if name in FORBIDDEN:
+            found.append((node.lineno, name))
+    return found
+
+
+def test_no_service_times_its_writes_or_asks_the_database_kind():
+    offenders = []
+    modules = sorted(SERVICES.rglob("*.py"))
+    assert len(modules) > 40  # (the walk found the services)
+    for path in modules:
+        relative = str(path.relative_to(SERVICES))
+        for line, name in forbidden_calls(path.read_text()):
+            if (relative, name) not in ALLOWED:
+                offenders.append(f"pms/services/{relative}:{line}: {name}()")
+    assert not offenders, "services call the write timing or the database kind:\n" + "\n".join(
+        offenders)
+
+
+def test_the_check_finds_each_forbidden_call():
+    snippet = """
+from pms.db.database import is_postgres
+from pms.db.uow import locked_row
+
+def use_case(uow, row, db):
+    if is_postgres():
+        uow.born(row)
+    locked_row(row)
+    uow.save_with_commit(row)
+    uow.insert_with_commit(row)
+    uow.statement_with_commit(None, {}, None)
+    uow.send_with_commit("", [])
+    db.is_postgres()
+    uow.save(row)          # the plain API: allowed
+    born = row.version     # a name that is not called: allowed
+"""
+    names = sorted(name for _, name in forbidden_calls(snippet))
+    assert names == sorted(["is_postgres", "born", "locked_row", "save_with_commit",
+                            "insert_with_commit", "statement_with_commit", "send_with_commit",
+                            "is_postgres"])
+
+
+def test_the_exceptions_name_real_modules():
+    for (relative, name), why in ALLOWED.items():
+        assert (SERVICES / relative).is_file() and name in FORBIDDEN and why
