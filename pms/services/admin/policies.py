@@ -39,6 +39,7 @@ import msgspec
 from pms.context import Ctx
 from pms.db.fields import utcnow
 from pms.db.pagination import Page, encode_cursor, paginate
+from pms.db.statements import Statement, param
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
 from pms.models import CompanyUser, PolicyAttribute, PolicyRelation, PolicySet, PolicyVersion
@@ -76,12 +77,16 @@ def bump_version(uow: UnitOfWork) -> None:
      .execute())
 
 
+# PERF: compiled once per process (pms.db.statements): the read every request makes
+_VERSION = Statement.build("policies.version", lambda: (
+    PolicyVersion.select(PolicyVersion.version)
+    .where((PolicyVersion.env_id == param.env) & (PolicyVersion.id == param.env))))
+
+
 def current_version(ctx: Ctx) -> int:
     """The env's policy version (0 before its first policy write): one primary-key read."""
     with read_scope(ctx):
-        row = (PolicyVersion.select(PolicyVersion.version)
-               .where(PolicyVersion.env_id == ctx.env_id, PolicyVersion.id == ctx.env_id)
-               .tuples().first())
+        row = _VERSION.one()
     return row[0] if row else 0
 
 
