@@ -72,7 +72,7 @@ def all_routes() -> list[Route]:
         *_ari(),  # issue 35
         *_blocks(),  # issue 33
     ]
-    return [*domain, *_admin(domain)]
+    return [*domain, *_admin(domain), *_policies()]
 
 
 def _admin(domain: list[Route]) -> list[Route]:
@@ -81,6 +81,13 @@ def _admin(domain: list[Route]) -> list[Route]:
     from pms.api import admin
 
     return admin.admin_routes(domain)
+
+
+def _policies() -> list[Route]:
+    """Issue 37: policy administration (policy sets, relations, attributes)."""
+    from pms.api.resources import policies
+
+    return policies.ROUTES
 
 
 def _ari() -> list[Route]:

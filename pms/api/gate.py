@@ -8,6 +8,10 @@ middleware, so a refused request (403) never looks up, replays or stores a key's
 token without the scope, a guest on a staff route, a kiosk or anonymous token on a route not
 open to it, are answered the same with or without a key. Routes added later are covered by
 construction: the table is built from the same route table the app serves.
+
+Issue 37: after the declared gate, the env's policies (pms.services.admin.policies) may narrow
+what the scopes allow; this middleware's `PolicyGate` caches them per env and reads the env's
+policy version on every request.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import falcon
 
 from pms.api.route import Route, responders
 from pms.api.spec import EndpointSpec, gate, spec_of
+from pms.services.admin.policies import PolicyGate
 
 
 def gate_table(routes: list[Route]) -> dict[tuple[str, str], EndpointSpec]:
@@ -37,6 +42,7 @@ class GateMiddleware:
 
     def __init__(self) -> None:
         self.table: dict[tuple[str, str], EndpointSpec] = {}
+        self.policies = PolicyGate()
 
     def load(self, routes: list[Route]) -> None:
         self.table = gate_table(routes)
@@ -48,5 +54,7 @@ class GateMiddleware:
         spec = self.table.get((req.uri_template, req.method))
         if spec is None:  # no responder for the method: Falcon answers 405
             return
-        gate(spec, req.context.ctx)
+        ctx = req.context.ctx
+        gate(spec, ctx)
+        self.policies.check(spec.needed_scopes(), ctx, params)
         req.context.gated = spec

@@ -33,6 +33,7 @@ from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.keys import DigitalKey
 from pms.models.kiosk import KioskConfig, KioskSession, KioskTerminal
 from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
+from pms.models.policies import PolicyAttribute, PolicyRelation, PolicySet, PolicyVersion
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
 from pms.models.rates import PromoCode, RatePlanAllotment, RateSchedule, Restriction
@@ -64,6 +65,7 @@ ALL_MODELS = [
     EventPosting,  # issue 34
     AriStream,  # issue 35
     RoomBlock, RoomBlockNight,  # issue 33
+    PolicySet, PolicyRelation, PolicyAttribute, PolicyVersion,  # issue 37
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

@@ -8,6 +8,7 @@ so new routes cannot slip past these tests.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 from datetime import UTC
@@ -897,3 +898,32 @@ def _h37_alias_recipes() -> dict[tuple[str, str], Recipe]:
 
 
 RECIPES.update(_h37_alias_recipes())
+
+
+# --- h37p ---
+# Issue 37: policy administration, each id-bearing route on a row of the owner's env.
+def _h37p_policy_recipes() -> dict[tuple[str, str], Recipe]:
+    bodies: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any] | None]] = {
+        "policy-sets": (lambda: {"name": random_ref("ps"), "rules": [
+            {"effect": "deny", "scopes": ["hotel:pms:rates:write"]}]}, {"name": "renamed"}),
+        "relations": (lambda: {"subject": f"user:{random_ref('u')}", "relation": "staff",
+                               "object": f"property:{uuid.uuid4()}"}, None),
+        "attributes": (lambda: {"target_kind": "subject", "target_id": f"user:{random_ref('u')}",
+                                "name": "team", "value": "desk"}, {"value": "night"}),
+    }
+    out: dict[tuple[str, str], Recipe] = {}
+    for kind, (make, put) in bodies.items():
+        def recipe(w: World, _kind: str = kind, _make: Any = make, _body: Any = None
+                   ) -> tuple[str, Any]:
+            return f"/v1/admin/{_kind}/{w._post(f'/v1/admin/{_kind}', _make())['id']}", _body
+
+        out[("POST", f"/v1/admin/{kind}")] = lambda w, _kind=kind, _make=make: (
+            f"/v1/admin/{_kind}", _make())
+        out[("GET", f"/v1/admin/{kind}/{{id}}")] = recipe
+        out[("DELETE", f"/v1/admin/{kind}/{{id}}")] = recipe
+        if put is not None:
+            out[("PUT", f"/v1/admin/{kind}/{{id}}")] = functools.partial(recipe, _body=put)
+    return out
+
+
+RECIPES.update(_h37p_policy_recipes())
