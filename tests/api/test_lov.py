@@ -27,7 +27,7 @@ def test_reservation_next_statuses_are_the_transition_tables_moves(api):
     assert sorted(_codes(resp)) == ["CANCELLED", "CHECKED_IN", "NO_SHOW"]
     item = next(i for i in resp.json["data"] if i["code"] == "CHECKED_IN")
     assert item == {"code": "CHECKED_IN", "name": "Checked in", "description": "by check_in",
-                    "active": True}
+                    "active": True, "id": None}
     assert _codes(api.get("/v1/lov/reservation-next-statuses",
                           params={"parent": "CANCELLED"})) == []
 
@@ -79,7 +79,8 @@ def test_room_types_are_a_dependent_list_of_one_property(api):
     got = api.get("/v1/lov/room-types", params={"parent": world.property_id})
     assert len(got.json["data"]) == 1
     assert got.json["data"][0]["name"] == "Double"
-    assert set(got.json["data"][0]) == {"code", "name", "description", "active"}
+    assert set(got.json["data"][0]) == {"code", "name", "description", "active", "id"}
+    assert got.json["data"][0]["id"] == world.room_type_id  # what room_type_id takes
     theirs = api.get("/v1/lov/room-types", params={"parent": other.property_id}).json["data"]
     assert theirs[0]["code"] != got.json["data"][0]["code"]
     assert_problem(api.get("/v1/lov/room-types"), 422)
