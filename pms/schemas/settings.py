@@ -21,13 +21,13 @@ ListName = Annotated[str, msgspec.Meta(min_length=1, max_length=64,
                                        pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 
 
-class LovItemOut(Out):
+class LovItemOut(Out, omit_defaults=True):
     code: str
     name: str
-    description: str | None = None
-    active: bool = True
+    description: str | None
+    active: bool
     # the row's id for a property's catalog lists (room-types, rate-plans, packages,
-    # transaction-codes): what a form's `*_id` field takes; null for the other lists
+    # transaction-codes): what a form's `*_id` field takes; absent from the other lists
     id: uuid.UUID | None = None
 
 

@@ -27,7 +27,7 @@ def test_reservation_next_statuses_are_the_transition_tables_moves(api):
     assert sorted(_codes(resp)) == ["CANCELLED", "CHECKED_IN", "NO_SHOW"]
     item = next(i for i in resp.json["data"] if i["code"] == "CHECKED_IN")
     assert item == {"code": "CHECKED_IN", "name": "Checked in", "description": "by check_in",
-                    "active": True, "id": None}
+                    "active": True}
     assert _codes(api.get("/v1/lov/reservation-next-statuses",
                           params={"parent": "CANCELLED"})) == []
 
