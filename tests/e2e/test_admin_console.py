@@ -28,7 +28,7 @@ from pms.api import admin
 from tests.cli.test_serve import _cli, _free_port
 from tests.conftest import need_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("admin_console")]
+pytestmark = pytest.mark.slow  # tests/e2e/: the process-tree unit (tests/conftest.py)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
