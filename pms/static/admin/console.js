@@ -188,7 +188,7 @@ async function submitAction(action, form) {
 
 async function main() {
   try {
-    await loadProperties();
+    await loadProperties().catch(report);  // without properties:read: pages still work
     const pages = await loadPages();
     window.addEventListener("hashchange", () => showPage(location.hash.slice(1)).catch(report));
     const wanted = location.hash.slice(1);
