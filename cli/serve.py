@@ -52,6 +52,9 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
             summary = seed_demo(settings, DEMO_ENV_ID)
         token = mint_token(settings, env_id=DEMO_ENV_ID, ttl_s=12 * 3600)
         token_file = write_token(settings.home, token)
+        # the gateway's part for the admin console on loopback (embedded default only: the
+        # app ignores it elsewhere; pms/api/console.py)
+        env["PMS_CONSOLE_TOKEN_FILE"] = str(token_file)
         prop = summary["property_id"]
         shown = _shown_path(token_file)
         url_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
@@ -59,6 +62,7 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
         typer.echo(f"Demo property: {prop} (business date {summary['business_date']})")
         typer.echo(f"Token (12 h):  written to {shown}")
         typer.echo(f"Serving on:    http://{url_host}:{port}  (document: /v1/openapi.json)")
+        typer.echo(f"Admin console: http://{url_host}:{port}/admin/  (signed in as the demo staff)")
         typer.echo("\nTry:\n"
                    f"  curl -s http://{url_host}:{port}/v1/properties/{prop} \\\n"
                    f'    -H "Authorization: Bearer $(cat {shlex.quote(shown)})" \\\n'

@@ -11,6 +11,7 @@ import falcon
 from pms.api import problems
 from pms.api.auth import AuthMiddleware, JwksCache, TokenVerifier
 from pms.api.carddata import CardDataMiddleware
+from pms.api.console import console_middleware
 from pms.api.gate import GateMiddleware
 from pms.api.idempotency import IdempotencyMiddleware
 from pms.api.inflight import Inflight, LocalInflight
@@ -86,6 +87,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             InflightMiddleware(inflight),
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
             PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token (issue 27)
+            *console_middleware(settings),  # issue 37: /admin/ files; the dev gateway's part
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
             TraceMiddleware(),  # ctx.traceparent current for every outbound call (issue 27)
             body,

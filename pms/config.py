@@ -97,6 +97,9 @@ class Settings:
     # the variables that were unset and took their development default (load_settings); a
     # serving process outside the embedded default refuses to start while any is here
     defaulted: frozenset[str] = frozenset()
+    # issue 37: the demo token `pms-cli serve` wrote, added to the admin console's calls from
+    # the loopback interface, on the embedded default only (pms/api/console.py)
+    console_token_file: Path | None = None
 
     @property
     def development(self) -> bool:
@@ -260,6 +263,8 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         platform_event_source=(env.get("PMS_PLATFORM_EVENT_SOURCE") or "").strip()
         or DEFAULT_PLATFORM_EVENT_SOURCE,
         defaulted=frozenset(name for name in DEVELOPMENT_FALLBACKS if not env.get(name)),
+        console_token_file=(Path(env["PMS_CONSOLE_TOKEN_FILE"])
+                            if env.get("PMS_CONSOLE_TOKEN_FILE") else None),
     )
 
 

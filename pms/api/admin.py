@@ -271,7 +271,7 @@ def admin_routes(domain_routes: list[Route]) -> list[Route]:
             classes.setdefault(template, set()).add(route.resource)
     pages = type("AdminPageDefinitions", (PageDefinitions,),
                  {"table": alias_table(domain_routes)})
-    out = [Route("/v1/admin/ui/{page}", pages)]
+    out = [Route("/v1/admin/ui", PageIndex), Route("/v1/admin/ui/{page}", pages)]
     out += [Route(f"/v1/admin/{name}", _list_resource(page)) for name, page in PAGES.items()]
     for template, methods in sorted(by_template.items()):
         domain_classes = classes[template]
@@ -316,6 +316,7 @@ class ActionOut(msgspec.Struct, kw_only=True):
     domain_path: str
     scope: str
     allowed_from: list[str] | None = None
+    schema: dict[str, Any] | None = None  # its body's JSON Schema (None: no body)
 
 
 class PageOut(msgspec.Struct, kw_only=True):
@@ -330,6 +331,7 @@ class PageOut(msgspec.Struct, kw_only=True):
     filters: list[str]
     lovs: dict[str, str]
     actions: list[ActionOut]
+    form_action: str | None = None  # the offered action whose body `schema` is
 
 
 def form_schema(body: Any, lovs: dict[str, str]) -> dict[str, Any]:
@@ -365,7 +367,9 @@ def page_definition(page: PageDef, scopes: frozenset[str],
             continue  # the API would refuse it: the page does not offer it
         actions.append(ActionOut(name=action.name, method=action.method, path=path,
                                  domain_path=action.path, scope=spec.scope,
-                                 allowed_from=_allowed_from(action)))
+                                 allowed_from=_allowed_from(action),
+                                 schema=(form_schema(spec.body, page.lovs)
+                                         if spec.body is not None else None)))
     schema = None
     order: list[str] = []
     if page.form is not None:
@@ -387,7 +391,9 @@ def page_definition(page: PageDef, scopes: frozenset[str],
     return PageOut(page=page.page, title=page.title, resource=page.resource,
                    read_scope=page.read_scope, data_url=f"/v1/admin/{page.page}",
                    schema=schema, ui_schema=ui_schema, list_columns=columns, filters=filters,
-                   lovs=dict(page.lovs), actions=actions)
+                   lovs=dict(page.lovs), actions=actions,
+                   form_action=next((a.name for a in actions
+                                     if page.form == (a.method, a.domain_path)), None))
 
 
 class PageDefinitions:
@@ -409,6 +415,33 @@ class PageDefinitions:
             raise NotFound(f"no admin page named {page}; pages: {', '.join(PAGES)}")
         resp.media = page_definition(definition, frozenset(req.context.ctx.scopes),
                                      self.table)
+
+
+class PageSummary(msgspec.Struct, kw_only=True):
+    page: str
+    title: str
+    url: str
+
+
+class PageIndexOut(msgspec.Struct, kw_only=True):
+    data: list[PageSummary]
+
+
+class PageIndex:
+    """The registry's pages (the admin console's page picker), those whose list the caller
+    may read."""
+
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("admin", response=PageIndexOut, summary="The admin pages",
+              description="The pages of GET /v1/admin/ui/{page} whose list the caller's "
+              "scopes may read, in the registry's order.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        scopes = req.context.ctx.scopes
+        resp.media = PageIndexOut(data=[
+            PageSummary(page=p.page, title=p.title, url=f"/v1/admin/ui/{p.page}")
+            for p in PAGES.values() if p.read_scope in scopes])
 
 
 def _list_resource(page: PageDef) -> type:

@@ -21,17 +21,23 @@ ListName = Annotated[str, msgspec.Meta(min_length=1, max_length=64,
                                        pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 
 
-class LovItemOut(Out):
+class LovItemOut(Out, omit_defaults=True):
     code: str
     name: str
-    description: str | None = None
-    active: bool = True
+    description: str | None
+    active: bool
+    # the row's id for a property's catalog lists (room-types, rate-plans, packages,
+    # transaction-codes): what a form's `*_id` field takes; absent from the other lists
+    id: uuid.UUID | None = None
 
 
 class LovQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 50
     cursor: Cursor | None = None
     include_inactive: bool = False
+    q: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
+        "Search: the values whose code or name contains this (case-insensitive)"))
+    ] | None = None
     parent: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
         "The parent of a dependent list: a property id for room-types, rate-plans, "
         "transaction-codes and packages; a state for the {machine}-next-statuses lists"))

@@ -79,7 +79,8 @@ def test_room_types_are_a_dependent_list_of_one_property(api):
     got = api.get("/v1/lov/room-types", params={"parent": world.property_id})
     assert len(got.json["data"]) == 1
     assert got.json["data"][0]["name"] == "Double"
-    assert set(got.json["data"][0]) == {"code", "name", "description", "active"}
+    assert set(got.json["data"][0]) == {"code", "name", "description", "active", "id"}
+    assert got.json["data"][0]["id"] == world.room_type_id  # what room_type_id takes
     theirs = api.get("/v1/lov/room-types", params={"parent": other.property_id}).json["data"]
     assert theirs[0]["code"] != got.json["data"][0]["code"]
     assert_problem(api.get("/v1/lov/room-types"), 422)

@@ -15,7 +15,7 @@ from pms.services.catalog import lov
 
 def _out(item: lov.LovItem) -> LovItemOut:
     return LovItemOut(code=item.code, name=item.name, description=item.description,
-                      active=item.active)
+                      active=item.active, id=item.id)
 
 
 class ListOfValues:
@@ -32,7 +32,7 @@ class ListOfValues:
                query: LovQuery) -> None:
         page = lov.list_values(req.context.ctx, list, parent=query.parent,
                                include_inactive=query.include_inactive, limit=query.limit,
-                               cursor=query.cursor)
+                               cursor=query.cursor, search=query.q)
         resp.media = Page(data=[_out(i) for i in page.items], next_cursor=page.next_cursor)
 
 

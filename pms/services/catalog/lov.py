@@ -39,6 +39,7 @@ class LovItem:
     description: str | None = None
     active: bool = True
     sort_order: int = 0
+    id: Any = None  # a catalog row's id (issue 37: the value of a form's *_id field)
 
 
 def _items(codes: list[str], descriptions: dict[str, str] | None = None) -> list[LovItem]:
@@ -138,7 +139,7 @@ def _catalog(name: str, parent: str | None) -> list[LovItem]:
         raise NotFound("no such property")
     rows = model.select().where(model.property == property_id).order_by(model.code)
     return [LovItem(r.code, r.name, getattr(r, "description", None),
-                    bool(r.active) if has_active else True, i) for i, r in enumerate(rows)]
+                    bool(r.active) if has_active else True, i, r.id) for i, r in enumerate(rows)]
 
 
 def _resolve(name: str, parent: str | None) -> Callable[[], list[LovItem]]:
@@ -156,7 +157,7 @@ def _resolve(name: str, parent: str | None) -> Callable[[], list[LovItem]]:
 
 def list_values(ctx: Ctx, name: str, *, parent: str | None = None,
                 include_inactive: bool = False, limit: int = 50,
-                cursor: str | None = None) -> Page[LovItem]:
+                cursor: str | None = None, search: str | None = None) -> Page[LovItem]:
     """One page of a list of values.
 
     Raises:
@@ -168,6 +169,9 @@ def list_values(ctx: Ctx, name: str, *, parent: str | None = None,
         items = load()
     if not include_inactive:
         items = [i for i in items if i.active]
+    if search:  # issue 37: the console's option search (its cursor pages the matches)
+        needle = search.casefold()
+        items = [i for i in items if needle in i.code.casefold() or needle in i.name.casefold()]
     start = 0
     if cursor:
         kind, position = decode_cursor(cursor)
