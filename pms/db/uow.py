@@ -417,6 +417,9 @@ def one_transaction(ctx: Ctx) -> Iterator[None]:
     if txn.failed:  # a unit of work failed and its error was swallowed: commit none of it
         txn.finish(commit=False)
         raise RuntimeError("a unit of work inside one_transaction failed")
+    changed = next((uow for uow in txn.units if uow.audits), None)
+    if ctx.idempotency_claim is not None and changed is not None:
+        mark_claim(changed)  # as a unit of work of its own marks it (issue 25)
     txn.finish(commit=True)
 
 

@@ -201,3 +201,18 @@ def test_the_routes_need_the_admin_scope(api):
                        scopes=["hotel:pms:properties:read", "hotel:pms:settings:write"])
     assert_problem(api.get(_bundle_url(pid), token=token), 403)
     assert_problem(api.post(_bundle_url(pid, True), json={"bundle_version": 1}, token=token), 403)
+
+
+def test_an_apply_with_an_idempotency_key_replays(api):
+    target = _property(api)
+    bundle = {"bundle_version": 1,
+              "packages": [{"code": "BRKF", "name": "Breakfast", "price": "15.00"}]}
+    ctx = Ctx(env_id=api.env_id)
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    first = api.post(_bundle_url(target, False), json=bundle, headers=key)
+    assert first.status_code == 200, first.text
+    events = len(outbox_rows(ctx))
+    again = api.post(_bundle_url(target, False), json=bundle, headers=key)
+    assert again.status_code == 200 and again.headers.get("idempotent-replayed") == "true"
+    assert again.json == first.json and first.json["counts"]["create"] == 1
+    assert len(outbox_rows(ctx)) == events
