@@ -7,6 +7,7 @@ import typer
 
 from cli import ari as ari_cli
 from cli import calendar as calendar_cli
+from cli import config as config_cli
 from cli import db, demo, dev, eod, openapi, output, serve
 from cli import email as email_cli
 from cli import keys as keys_cli
@@ -29,6 +30,7 @@ app.add_typer(email_cli.app, name="email")
 app.add_typer(calendar_cli.app, name="calendar")
 app.add_typer(keys_cli.app, name="keys")  # issue 29
 app.add_typer(ari_cli.app, name="ari")  # issue 35
+app.add_typer(config_cli.app, name="config")  # issue 37: configuration bundles
 
 
 @app.callback()

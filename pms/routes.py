@@ -71,6 +71,7 @@ def all_routes() -> list[Route]:
         *_banquets(),  # issue 34
         *_ari(),  # issue 35
         *_blocks(),  # issue 33
+        *_config_bundles(),  # issue 37
     ]
     return [*domain, *_admin(domain), *_policies()]
 
@@ -95,6 +96,13 @@ def _ari() -> list[Route]:
     from pms.api.resources import ari
 
     return ari.ROUTES
+
+
+def _config_bundles() -> list[Route]:
+    """Issue 37: a property's configuration bundle (export, dry run, apply)."""
+    from pms.api.resources import config_bundles
+
+    return config_bundles.ROUTES
 
 
 def _blocks() -> list[Route]:

@@ -422,6 +422,30 @@ class _RolledBack(Exception):
 _REQUEST_TXN = REQUEST_TXN  # (pms.db.current: the autoflush reads it)
 
 
+@contextmanager
+def one_transaction(ctx: Ctx) -> Iterator[None]:
+    """Several use cases as ONE transaction: each unit of work opened inside joins it (as in a
+    request's own transaction) and they commit together, or nothing does. Joins the request's
+    transaction when one is open (an Idempotency-Key route), else opens one (issue 37: a
+    configuration bundle applies through the domain's own service functions, all or none)."""
+    if _REQUEST_TXN.get() is not None and db.in_transaction():
+        yield
+        return
+    txn = RequestTransaction(ctx).open()
+    try:
+        yield
+    except BaseException:
+        txn.finish(commit=False)
+        raise
+    if txn.failed:  # a unit of work failed and its error was swallowed: commit none of it
+        txn.finish(commit=False)
+        raise RuntimeError("a unit of work inside one_transaction failed")
+    changed = next((uow for uow in txn.units if uow.audits), None)
+    if ctx.idempotency_claim is not None and changed is not None:
+        mark_claim(changed)  # as a unit of work of its own marks it (issue 25)
+    txn.finish(commit=True)
+
+
 _CURRENT_UOW = CURRENT_UOW  # (pms.db.current: read by pms.db.versioned too)
 
 

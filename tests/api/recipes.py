@@ -927,3 +927,13 @@ def _h37p_policy_recipes() -> dict[tuple[str, str], Recipe]:
 
 
 RECIPES.update(_h37p_policy_recipes())
+
+
+# --- h36 ---
+# Issue 37 (config bundles): a bundle of one new package applied to the world's property, so the
+# one change is one pair (a bundle of n changes writes n pairs: tests/api/test_config_bundles.py)
+RECIPES.update({
+    ("POST", f"{P}/config-bundle"): lambda w: (w.fill(f"{P}/config-bundle") + "?dry_run=false", {
+        "bundle_version": 1,
+        "packages": [{"code": random_ref("PK"), "name": "Late check-out", "price": "25.00"}]}),
+})
