@@ -134,7 +134,6 @@ def create_policy_set(ctx: Ctx, body: PolicySetIn) -> PolicySetOut:
         row = PolicySet.build(name=body.name, description=body.description,
                               enabled=body.enabled, rules=to_data(body.rules), version=1)
         row.save(force_insert=True)
-        uow.born(row)
         out = _changed(uow, "policy_set", "created", row, policy_set_out)
     return out
 
@@ -272,7 +271,6 @@ def create_relation(ctx: Ctx, body: RelationIn) -> RelationOut:
         row = PolicyRelation.build(subject=body.subject, relation=body.relation,
                                    object=body.object, version=1)
         row.save(force_insert=True)
-        uow.born(row)
         out = _changed(uow, "policy_relation", "created", row, relation_out)
     return out
 
@@ -326,7 +324,6 @@ def create_attribute(ctx: Ctx, body: AttributeIn) -> AttributeOut:
         row = PolicyAttribute.build(target_kind=body.target_kind, target_id=body.target_id,
                                     name=body.name, value=body.value, version=1)
         row.save(force_insert=True)
-        uow.born(row)
         out = _changed(uow, "policy_attribute", "created", row, attribute_out)
     return out
 
