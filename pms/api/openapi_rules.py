@@ -43,6 +43,7 @@ EXTENSIBLE_NOTE = ("Extensible: values may be added later; a client must accept 
 # Operations whose rule-made id reads badly (the rule is `operation_id` below).
 OPERATION_ID_OVERRIDES = {
     ("GET", "/v1/openapi.json"): "getOpenApiDocument",
+    ("GET", "/v1/admin/ui"): "listAdminPages",  # issue 37: the console's page picker
     ("GET", "/v1/availability"): "searchEnvAvailability",
     ("POST", "/v1/properties/{property_id}/availability"): "searchAvailability",
     ("POST", "/v1/properties/{property_id}/corporate-availability"):
