@@ -67,6 +67,7 @@ _UUID = {"type": "string", "format": "uuid"}
 _DATES = {"type": "array", "items": {"type": "string", "format": "date"}}
 # Extension members a problem body may carry beside type/title/status/detail/code/errors.
 PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
+    "amount": {**_DECIMAL, "description": "The amount the refused action named"},
     "balance": {**_DECIMAL, "description": "The folio's balance (decimal string)"},
     "business_date": {"type": "string", "format": "date"},
     "current_business_date": {"type": "string", "format": "date",
@@ -93,6 +94,8 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
               "description": "The kiosk modes the refused action needs (one of them)"},
     "needed": {**_DECIMAL, "description": "What the refused action needs"},
     "nights": {**_DATES, "description": "The nights the answer is about"},
+    "open_balance": {**_DECIMAL, "description": "What the company owes on its receivable "
+                                               "account"},
     "original_request_id": {"type": "string"},
     "overrides": {**_DECIMAL, "description": "Active credit overrides' sum"},
     "payment_id": _UUID,

@@ -873,8 +873,23 @@ def _h31_route_stay(w: World) -> tuple[str, Any]:
                                            "company_payment_method_id": pm, "cap": "50.00"}
 
 
+def _h31_unroute_stay(w: World) -> tuple[str, Any]:
+    path, body = _h31_route_stay(w)
+    resp = w.api.put(path, body)
+    assert resp.status_code == 200, resp.text
+    return path, None
+
+
+def _h31_receivable_payment(w: World) -> tuple[str, Any]:
+    w.api.put(_co(w, "/receivable-account"), {"credit_limit": "1500.00", "currency": "EUR"})
+    return _co(w, "/receivable-account/payments"), {"amount": "1.00", "currency": "EUR",
+                                                    "reference": "WIRE-1"}
+
+
 RECIPES.update({
     ("PUT", f"{P}/reservations/{{id}}/company-billing"): _h31_route_stay,
+    ("DELETE", f"{P}/reservations/{{id}}/company-billing"): _h31_unroute_stay,
+    ("POST", f"{CO}/receivable-account/payments"): _h31_receivable_payment,
 })
 
 
