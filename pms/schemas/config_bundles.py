@@ -37,7 +37,9 @@ class ConfigBundle(Strict):
     """One property's configuration. `content_hash` is the sha256 of the canonical JSON of
     every field but itself and `source`; a bundle whose hash does not match is refused."""
 
-    bundle_version: Literal[1]
+    # an integer bounded to the versions this service reads (a Literal would be rendered as an
+    # extensible enum of strings in responses)
+    bundle_version: Annotated[int, msgspec.Meta(ge=BUNDLE_VERSION, le=BUNDLE_VERSION)]
     content_hash: Hash | None = None
     source: BundleSource | None = None
     packages: Annotated[list[PackageIn], msgspec.Meta(max_length=MAX_ROWS)] = []
