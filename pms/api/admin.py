@@ -48,6 +48,7 @@ from pms.models import (
     Profile,
     RatePlan,
     Reservation,
+    RoomBlock,
     SettingsDocument,
 )
 from pms.schemas.common import Cursor, Limit
@@ -102,7 +103,9 @@ def _company() -> Any:
 RES = f"{P}/reservations/{{id}}"
 CPM = f"{P}/companies/{{profile_id}}/payment-methods"
 EVT = f"{P}/events/{{id}}"
+BLK = f"{P}/blocks/{{id}}"
 RM, CPMM, EM = st.RESERVATION_MACHINE, st.COMPANY_PAYMENT_METHOD_MACHINE, st.EVENT_MACHINE
+BM = st.BLOCK_MACHINE
 
 PAGES: dict[str, PageDef] = {p.page: p for p in (
     PageDef("reservations", "Reservations", "reservations",
@@ -144,6 +147,22 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                      Action("edit", "PUT", f"{P}/rate-plans/{{id}}"),
                      Action("delete", "DELETE", f"{P}/rate-plans/{{id}}"),
                      Action("set_rates", "PUT", f"{P}/rate-plans/{{id}}/rates"))),
+    PageDef("blocks", "Room blocks", "blocks",
+            ListSource(RoomBlock, ("property_id", "code", "name", "status", "arrival_date",
+                                   "departure_date", "cutoff_date", "rate_plan_id",
+                                   "company_profile_id"),
+                       filters=("status", "code")),
+            form=("POST", f"{P}/blocks"),
+            lovs={"rate_plan_id": "rate-plans", "room_type_id": "room-types"},
+            actions=(Action("create", "POST", f"{P}/blocks"),
+                     Action("edit", "PUT", BLK, BM, "edit"),
+                     *(Action(t, "POST", f"{BLK}/{t}", BM, t) for t in st.BLOCK_TRIGGERS),
+                     Action("set_allocation", "PUT", f"{BLK}/allocation", BM, "edit"),
+                     Action("pick_up", "POST", f"{BLK}/reservations", BM, "pick"),
+                     Action("rooming_list", "POST", f"{BLK}/rooming-list", BM, "pick"),
+                     Action("wash", "POST", f"{BLK}/wash", BM, "edit"),
+                     Action("cut_off", "POST", f"{BLK}/cut-off", BM, "cut_off")),
+            layout=(("code", "name"), ("arrival_date", "departure_date"))),
     PageDef("events", "Banquet events", "events",
             ListSource(BanquetEvent, ("property_id", "name", "status", "space_id",
                                       "start_at", "end_at", "attendees_forecast"),
@@ -183,7 +202,10 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                             f"{P}/companies/{{profile_id}}/users/{{id}}"))),
     PageDef("negotiated_rates", "Negotiated rates", "negotiated_rates",
             ListSource(RatePlan, ("property_id", "code", "name", "currency", "active"),
-                       condition=lambda: RatePlan.negotiated == True)),  # noqa: E712
+                       condition=lambda: RatePlan.negotiated == True),  # noqa: E712
+            form=("PUT", f"{P}/companies/{{profile_id}}/rate-links"),
+            actions=(Action("link_companies", "PUT",
+                            f"{P}/companies/{{profile_id}}/rate-links"),)),
     PageDef("kiosk-config", "Kiosk configuration", "kiosk",
             ListSource(KioskConfig, ("property_id", "enabled_modes", "add_on_package_codes",
                                      "lockdown", "max_keys_per_stay")),

@@ -50,6 +50,25 @@ class CompanyPaymentMethodIn(Strict):
     label: Name | None = None
 
 
+class RateLinksIn(Strict):
+    """The negotiated rate plans the company is linked to (replaces the list; [] unlinks all)."""
+    rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)]
+
+
+class LinkedRatePlan(Out):
+    id: uuid.UUID
+    code: str
+    name: str
+    currency: str
+    active: bool
+
+
+class RateLinksOut(Out):
+    company_profile_id: uuid.UUID
+    rate_plan_ids: list[uuid.UUID]
+    rate_plans: list[LinkedRatePlan]
+
+
 class ApproveIn(Strict):
     approval: Literal["POSTPAY", "BILL_TO_COMPANY"]
 

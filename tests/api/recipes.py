@@ -466,6 +466,9 @@ RECIPES.update({
         "credit_limit": "1500.00", "currency": "EUR"}),
     ("PUT", f"{CO}/admin-provisioning"): lambda w: (_co(w, "/admin-provisioning"), {
         "email": f"{random_ref('ad')}@example.com", "first_name": "Ann", "last_name": "Admin"}),
+    ("PUT", f"{CO}/rate-links"): lambda w: (_co(w, "/rate-links"), {"rate_plan_ids": [
+        w._post(w.fill(f"{P}/rate-plans"), {"code": random_ref("NG"), "name": "Corporate",
+                                            "negotiated": True})["id"]]}),
     ("POST", f"{CO}/payment-methods"): lambda w: (_co(w, "/payment-methods"), {
         "payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10], "label": "Corporate Amex"}),
     ("DELETE", f"{CO}/payment-methods/{{id}}"): lambda w: (

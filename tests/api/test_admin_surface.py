@@ -34,10 +34,13 @@ def test_every_page_has_a_definition_with_its_data_url(api, page):
 
 
 def test_the_spec_pages_are_all_there():
-    spec_pages = {"reservations", "frontdesk", "housekeeping", "rates", "events", "profiles",
-                  "reports", "settings", "companies", "company_users", "negotiated_rates",
-                  "kiosk-config", "corporate-accounts"}  # blocks: when its domain lands
+    spec_pages = {"reservations", "frontdesk", "housekeeping", "rates", "blocks", "events",
+                  "profiles", "reports", "settings", "companies", "company_users",
+                  "negotiated_rates", "kiosk-config", "corporate-accounts"}
     assert spec_pages <= set(admin.PAGES)
+    # SPEC: the submit aliases also cover company_payment_methods, company_users, rate_links
+    resources = {alias.split("/")[3] for alias, _spec in admin.alias_table(all_routes()).values()}
+    assert {"company_payment_methods", "company_users", "rate_links", "blocks"} <= resources
 
 
 def test_unknown_page_is_404(api):
@@ -203,6 +206,28 @@ def test_company_payment_method_alias_matches_its_domain_route(api):
     assert domain == alias
     rows = api.get("/v1/admin/corporate-accounts").json  # the page's list answers
     assert rows["data"] == [] or rows["data"]
+
+
+def test_rate_links_alias_matches_its_domain_route(api):
+    world = World(api)
+    plan = world._post(world.fill(f"{P}/rate-plans"), {"code": random_ref("NG"),
+                                                       "name": "Corp", "negotiated": True})
+    answers = []
+    for prefix in ("/v1", "/v1/admin/rate_links"):
+        company = world._post(world.fill(f"{P}/profiles"),
+                              {"kind": "COMPANY", "company_name": "Acme " + random_ref("c")})
+        url = prefix + world.fill(f"{P}/companies/{{profile_id}}/rate-links",
+                                  {"profile_id": company["id"]}).removeprefix("/v1")
+        rid = "req-" + uuid.uuid4().hex[:12]
+        resp = api.put(url, {"rate_plan_ids": [plan["id"]]},
+                       headers={"X-Platform-Request-Id": rid})
+        assert resp.status_code == 200, (url, resp.text)
+        body = {k: v for k, v in resp.json.items() if k != "company_profile_id"}
+        events, audits = _trail(api, rid)
+        answers.append((body, [e[:3] for e in events], [a[:3] for a in audits]))
+    assert answers[0] == answers[1]
+    assert answers[0][1] == [("hotel:pms:company:rate_links_updated", "company", 2)]
+    assert answers[0][0]["rate_plan_ids"] == [plan["id"]]
 
 
 def test_aliases_are_closed_to_holder_sessions(api):

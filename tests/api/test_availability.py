@@ -189,6 +189,55 @@ def test_corporate_search_ignores_public_plans_listed_for_the_company(api, hotel
     assert resp.json["room_types"][0]["offers"] == []
 
 
+def test_rate_links_decide_what_the_corporate_search_offers(api, hotel):
+    """SPEC: a rate plan can be negotiated and linked to companies; the links are the profile's
+    negotiated_rate_plan_ids, replaced by PUT .../rate-links (staff), read by the search."""
+    from pms.context import Ctx
+    from pms.db.uow import read_scope
+    from pms.models import AuditEntry, OutboxEvent
+
+    company = _company(api, hotel, [])
+    links = f"{hotel['base']}/companies/{company['id']}/rate-links"
+
+    def offered():
+        resp = _search(api, hotel, "/corporate-availability", company_profile_id=company["id"])
+        return [o["rate_plan_code"] for o in resp.json["room_types"][0]["offers"]]
+
+    assert api.get(links).json["rate_plan_ids"] == [] and offered() == []
+    linked = api.put(links, {"rate_plan_ids": [hotel["corp"]["id"]]})
+    assert linked.status_code == 200, linked.text
+    assert [p["code"] for p in linked.json["rate_plans"]] == ["CORP"]
+    assert api.get(links).json == linked.json
+    assert offered() == ["CORP"]
+    assert api.put(links, {"rate_plan_ids": [hotel["corp"]["id"]]}).json == linked.json
+    refused = api.put(links, {"rate_plan_ids": [hotel["bar"]["id"]]})  # a public plan
+    assert_problem(refused, 422)
+    assert [e["field"] for e in refused.json["errors"]] == ["rate_plan_ids"]
+    assert_problem(api.put(links, {"rate_plan_ids": [str(uuid.uuid4())]}), 422)
+    assert_problem(api.put(links, {"rate_plan_ids": "x"}), 422)
+    assert api.put(links, {"rate_plan_ids": []}).json["rate_plan_ids"] == []
+    assert offered() == []
+    with read_scope(Ctx(env_id=api.env_id)):  # link and unlink: one event and audit row each
+        events = [e.type for e in OutboxEvent.select().where(
+            OutboxEvent.subject == company["id"]).order_by(OutboxEvent.aggregate_version)]
+        audits = [a.action for a in AuditEntry.select().where(
+            AuditEntry.target_id == company["id"]).order_by(AuditEntry.created_at)]
+    assert events.count("hotel:pms:company:rate_links_updated") == 2, events
+    assert audits.count("company.rate_links_updated") == 2, audits
+
+
+def test_a_company_never_links_itself_to_a_rate(api, hotel):
+    from pms.devkeys import mint_token
+
+    company = _company(api, hotel, [])
+    links = f"{hotel['base']}/companies/{company['id']}/rate-links"
+    own = mint_token(api.settings, env_id=api.env_id, client_kind="user",
+                     holder_id=company["id"])
+    assert_problem(api.put(links, {"rate_plan_ids": [hotel["corp"]["id"]]}, token=own), 403)
+    assert_problem(api.get(links, token=own), 403)
+    assert api.get(links).json["rate_plan_ids"] == []
+
+
 def test_corporate_search_with_unknown_company_is_422(api, hotel):
     resp = _search(api, hotel, "/corporate-availability", company_profile_id=str(uuid.uuid4()))
     assert_problem(resp, 422)

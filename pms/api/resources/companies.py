@@ -28,6 +28,8 @@ from pms.schemas.companies import (
     CompanyUserOut,
     CreditOverrideIn,
     CreditOverrideOut,
+    RateLinksIn,
+    RateLinksOut,
     ReasonIn,
     ReceivableAccountIn,
     ReceivableAccountOut,
@@ -35,7 +37,13 @@ from pms.schemas.companies import (
     ReceivablePaymentIn,
     ReceivablePaymentOut,
 )
-from pms.services.corporate import companies, company_direct_bill, credit_overrides, receivables
+from pms.services.corporate import (
+    companies,
+    company_direct_bill,
+    credit_overrides,
+    rate_links,
+    receivables,
+)
 from pms.services.corporate import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
@@ -149,6 +157,31 @@ class ReceivablePayments:
             req.context.ctx, property_id, profile_id, body,
             ledger=getattr(self.deps.platform, "ledger", None))
         resp.status = 201
+
+
+class RateLinks:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("rate_links:read", response=RateLinksOut,
+              summary="The negotiated rate plans linked to the company",
+              description="The company profile's preferences.negotiated_rate_plan_ids (what "
+                          "the corporate search and the rate fence read), with each plan's "
+                          "code and name; a deleted plan drops out. Staff only.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any) -> None:
+        resp.media = rate_links.get_rate_links(req.context.ctx, property_id, profile_id)
+
+    @endpoint("rate_links:write", body=RateLinksIn, response=RateLinksOut,
+              summary="Link the company to negotiated rate plans (replaces the list)",
+              description="Every id must be a negotiated plan of the environment (422 on "
+                          "rate_plan_ids); [] unlinks all. From the next request on, the "
+                          "company's corporate search offers exactly these plans and its "
+                          "bookings on others are refused. The same list again changes "
+                          "nothing. Staff only: a company never links itself to a price.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, body: RateLinksIn) -> None:
+        resp.media = rate_links.set_rate_links(req.context.ctx, property_id, profile_id, body)
 
 
 class CreditOverrides:
@@ -317,6 +350,7 @@ ROUTES = [
     Route(BASE + "/admin-provisioning", AdminProvisioning),
     Route(BASE + "/receivable-account", ReceivableAccount),
     Route(BASE + "/receivable-account/payments", ReceivablePayments),
+    Route(BASE + "/rate-links", RateLinks),
     Route(BASE + "/credit-overrides", CreditOverrides),
     Route(BASE + "/credit-overrides/{id:uuid}/approve", CreditOverrides, "approve"),
     Route(BASE + "/credit-overrides/{id:uuid}/decline", CreditOverrides, "decline"),

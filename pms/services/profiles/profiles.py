@@ -20,10 +20,11 @@ from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.errors import Conflict, NotFound, ValidationFailed
 from pms.events import event_type
-from pms.models import Profile, RatePlan
+from pms.models import Profile
 from pms.schemas.common import to_data
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, profile_out
 from pms.services.catalog.catalog import load_property
+from pms.services.rates.negotiated_plans import require_negotiated
 
 
 def _find_existing(body: ProfileIn) -> Profile | None:
@@ -154,18 +155,9 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             profile_id: uuid.UUID | None) -> tuple[Profile, bool]:
     try:
         with unit_of_work(ctx) as uow:
-            ids = body.preferences.negotiated_rate_plan_ids
-            if ids:
-                # every id a negotiated plan of the env (issue 31: the rate fence)
-                known = {r.id for r in RatePlan.select(RatePlan.id).where(
-                    RatePlan.id.in_(ids), RatePlan.negotiated == True)}  # noqa: E712
-                missing = [str(i) for i in ids if i not in known]
-                if missing:
-                    raise ValidationFailed(
-                        "negotiated_rate_plan_ids names rate plans that are not negotiated "
-                        "plans of this environment",
-                        errors=[{"field": "preferences.negotiated_rate_plan_ids",
-                                 "message": f"not a negotiated plan: {', '.join(missing)}"}])
+            # every id a negotiated plan of the env (issue 31: the rate fence)
+            require_negotiated(body.preferences.negotiated_rate_plan_ids,
+                               "preferences.negotiated_rate_plan_ids")
             row = Profile.build(
                 **({"id": profile_id} if profile_id is not None else {}),
                 kind=body.kind, first_name=body.first_name, last_name=body.last_name,
