@@ -261,11 +261,32 @@ ROUTE_CASES: dict[tuple[str, str], tuple[Ids, Callable[[World], Any], str]] = {
                                                 BOOKS)
        for action in ("actualize", "cancel", "cut-off", "definite", "lose", "release",
                       "tentative", "wash")},
+    # an allotment of A's plan (issue 35: the plan's own management), the property's
+    # configuration bundle (issue 37: codes and catalog prices, never a rate)
+    ("GET", P + "/rate-plans/{id}/allotments"): (_plan, lambda w: None, BOOKS),
+    ("GET", P + "/config-bundle"): (_none, lambda w: None, BOOKS),
 }
+
+
+def _with_admin_aliases(cases: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
+    """Every admin submit alias of a cased route (issue 37) is the same case: the same
+    responder at another path, so the same fence."""
+    from pms.api import admin
+    from pms.routes import all_routes
+
+    out = dict(cases)
+    for (method, domain), (alias, _spec) in admin.alias_table(all_routes()).items():
+        if (method, domain) in cases:
+            out[(method, alias)] = cases[(method, domain)]
+    return out
+
+
+ROUTE_CASES = _with_admin_aliases(ROUTE_CASES)
 
 OUTSIDERS = ("guest", "traveler_b", "company_b")
 DATED = {("GET", P + "/rate-plans/{id}/rates"), ("GET", P + "/rate-plans/{id}/restrictions"),
-         ("GET", P + "/restrictions")}  # their query names the dates
+         ("GET", P + "/restrictions"),
+         ("GET", P + "/rate-plans/{id}/allotments")}  # their query names the dates
 
 
 def _call(w: World, method: str, path: str, ids: dict[str, str], body: Any,
