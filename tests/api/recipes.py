@@ -884,7 +884,18 @@ def _h31_unroute_stay(w: World) -> tuple[str, Any]:
 
 
 def _h31_receivable_payment(w: World) -> tuple[str, Any]:
+    """A payment of 1.00 against an account the company owes 100.00 on (as a direct bill at a
+    check-out leaves it; written here, not through a stay, to keep the recipe short)."""
+    from decimal import Decimal
+
+    from pms.context import Ctx
+    from pms.db.uow import unit_of_work
+    from pms.models import CompanyReceivableAccount
+
     w.api.put(_co(w, "/receivable-account"), {"credit_limit": "1500.00", "currency": "EUR"})
+    with unit_of_work(Ctx(env_id=w.api.env_id, sub="recipe")):
+        CompanyReceivableAccount.update(open_balance=Decimal("100.00")).where(
+            CompanyReceivableAccount.company_profile_id == uuid.UUID(_company_id(w))).execute()
     return _co(w, "/receivable-account/payments"), {"amount": "1.00", "currency": "EUR",
                                                     "reference": "WIRE-1"}
 

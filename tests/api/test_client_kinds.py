@@ -138,8 +138,16 @@ def test_kiosk_and_anonymous_tokens_cannot_price_a_negotiated_plan(api, ctx):
             "departure_date": (hotel.today + timedelta(days=1)).isoformat(), "adults": 1,
             "code": "NONE", "room_type_id": str(hotel.room_type.id), "rate_plan_id": str(plan.id)}
     url = f"/v1/properties/{hotel.id}/promo/validate"
+    # the control: the company the plan is linked to is quoted its price (issue 31: a quote on
+    # a negotiated plan is that company's only; staff naming no company get the 422 too)
+    company = api.post(f"/v1/properties/{hotel.id}/profiles", {
+        "kind": "COMPANY", "company_name": random_ref("Acme"),
+        "preferences": {"negotiated_rate_plan_ids": [str(plan.id)]}}).json["id"]
+    own = mint_token(api.settings, env_id=api.env_id, client_kind="user", holder_id=company)
+    quoted = api.post(url, body, token=own)
+    assert quoted.status_code == 200 and "55.00" in quoted.text, quoted.text
     staff = api.post(url, body)
-    assert staff.status_code == 200 and "55.00" in staff.text
+    assert staff.status_code == 422 and "55.00" not in staff.text, staff.text
     for kind in ("kiosk", "anonymous"):
         token = mint_token(api.settings, env_id=api.env_id, client_kind=kind)
         resp = api.post(url, body, token=token)

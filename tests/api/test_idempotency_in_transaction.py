@@ -32,6 +32,16 @@ from tests.helpers import assert_problem, counts, wire_tally
 # with the nights; then audit + outbox + the record + COMMIT in one. It was 18 (22 on a night
 # never booked), in 3 transactions, then 4 (the claim in a round trip of its own).
 BOOKING_WITH_KEY_ROUND_TRIPS = 3
+# Before the transaction, the route gate reads the env's policy version (issue 37: one indexed
+# read per request, so a new deny holds on every host at once): a round trip of its own.
+POLICY_READ = 1
+
+
+def _policy_read_first(tally) -> list[str]:
+    """The transaction's round trips, after checking the gate's one policy read came first."""
+    assert "policy_version" in tally.log[0] and "BEGIN" not in tally.log[0], tally.log[0]
+    assert not any("policy_version" in entry for entry in tally.log[1:])
+    return tally.log[POLICY_READ:]
 
 
 @pytest.fixture
@@ -116,7 +126,9 @@ def test_booking_with_idempotency_key_round_trips(api, ctx, hotel):
                      departure_date=str(hotel.today + _days(2)))
     assert resp.status_code == 201, resp.text
     assert tally.transactions == 1
-    assert tally.round_trips == BOOKING_WITH_KEY_ROUND_TRIPS, "\n---\n".join(tally.log or [])
+    assert tally.round_trips == POLICY_READ + BOOKING_WITH_KEY_ROUND_TRIPS, \
+        "\n---\n".join(tally.log or [])
+    assert "pms_claim_idempotency_key" in _policy_read_first(tally)[0]
     last = tally.log[-1]  # the writes that need no answer go out with the COMMIT
     assert all(table in last for table in ("audit_entry", "outbox_event", "idempotency_record"))
     assert last.rstrip().endswith("COMMIT")
@@ -155,9 +167,9 @@ def test_profile_create_with_key_is_one_transaction_in_three_round_trips(api, ct
     assert resp.status_code == 201, resp.text
     log = "\n---\n".join(tally.log or [])
     # the claim and the references; the profile; audit + outbox + record + COMMIT
-    assert tally.round_trips == 3, log
+    assert tally.round_trips == POLICY_READ + 3, log
     assert tally.transactions == 1, log
-    assert "pms_claim_idempotency_key" in tally.log[0]
+    assert "pms_claim_idempotency_key" in _policy_read_first(tally)[0]
     assert tally.log[-1].rstrip().endswith("COMMIT")
     assert all(t in tally.log[-1] for t in ("audit_entry", "outbox_event", "idempotency_record"))
     record = _record(ctx, "p-counted")
