@@ -24,7 +24,6 @@ from pms.db import versioned
 from pms.db.base import AggregateModel, BaseModel, TenantModel
 from pms.db.current import CURRENT_UOW, REQUEST_TXN
 from pms.db.database import announce_xact, db, is_postgres, read_statements, write_begin_args
-from pms.db.locking import declare_locked
 from pms.db.scope import tenant_scope
 from pms.models.platform import AuditEntry, IdempotencyRecord, OutboxEvent, outbox_partition
 
@@ -100,7 +99,6 @@ class UnitOfWork:
         one written."""
         self._queue_update(row, every=True)
 
-    save_with_commit = save  # (the name before issue 26; services call `save`)
 
     def _queue_update(self, row: TenantModel, *, every: bool) -> None:
         """Queue the row's UPDATE in the batch (its place: the first call's): every column
@@ -205,11 +203,6 @@ class UnitOfWork:
     def write_sql(self, sql: str, params: list[Any]) -> None:
         """A write as SQL text (PostgreSQL), queued (as `save`)."""
         self._batch.append((sql, list(params)))
-
-    # the names before issue 26 (services call add, write, write_sql)
-    insert_with_commit = add
-    statement_with_commit = write
-    send_with_commit = write_sql
 
     def pending(self) -> bool:
         """Whether writes are queued (PostgreSQL: not yet sent)."""
@@ -447,9 +440,6 @@ def one_transaction(ctx: Ctx) -> Iterator[None]:
 
 
 _CURRENT_UOW = CURRENT_UOW  # (pms.db.current: read by pms.db.versioned too)
-
-
-locked_row = declare_locked  # (the name before issue 26: the locked reads declare their rows)
 
 
 @contextmanager

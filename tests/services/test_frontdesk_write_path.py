@@ -365,8 +365,8 @@ def test_a_locked_stays_new_version_goes_with_the_commit(ctx, database):
     assert (stored.status, stored.room_id) == ("CHECKED_OUT", res.room_id)
 
 
-def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(ctx, database):
-    """`UnitOfWork.save_with_commit` compiles the row's UPDATE when the unit of work ends (on
+def test_a_timed_save_writes_what_the_row_holds_when_the_unit_of_work_ends(ctx, database):
+    """`UnitOfWork.save` compiles the row's UPDATE when the unit of work ends (on
     PostgreSQL in the COMMIT's round trip, elsewhere just before the commit): a change made
     after the call is written too, on both backends alike; an exception writes nothing."""
     from pms.db.uow import unit_of_work
@@ -379,16 +379,16 @@ def test_save_with_commit_writes_what_the_row_holds_when_the_unit_of_work_ends(c
     with unit_of_work(ctx) as uow:
         row, _ = lock_stay(ctx, hotel.id, res.id)
         row.notes = "early"
-        uow.save_with_commit(row)
+        uow.save(row)
         row.notes = "late"  # after the call: still written
-        uow.save_with_commit(row)  # a second call queues nothing more
+        uow.save(row)  # a second call queues nothing more
         assert uow._batch.count((type(row), row.id)) == 1
     with read_scope(ctx):
         assert Reservation.get_by_id(res.id).notes == "late"
     with pytest.raises(RuntimeError), unit_of_work(ctx) as uow:
         row, _ = lock_stay(ctx, hotel.id, res.id)
         row.notes = "never"
-        uow.save_with_commit(row)
+        uow.save(row)
         raise RuntimeError("abort")
     with read_scope(ctx):
         assert Reservation.get_by_id(res.id).notes == "late"
@@ -409,11 +409,11 @@ def test_two_objects_of_one_locked_row_share_its_versions(ctx, database):
     with unit_of_work(ctx) as uow:
         first = load_reservation(ctx, hotel.id, res.id, lock=True)
         first.notes = "first"
-        uow.save_with_commit(first)
+        uow.save(first)
         uow.emit("hotel:pms:reservation:updated", first, {"n": 1})
         second = Reservation.get_by_id(res.id)  # another object of the row (its old version)
         second.notes = "second"
-        uow.save_with_commit(second)
+        uow.save(second)
         uow.emit("hotel:pms:reservation:updated", second, {"n": 2})
     with read_scope(ctx):
         stored = Reservation.get_by_id(res.id)
