@@ -6,32 +6,18 @@ migrations (SQLite)."""
 from __future__ import annotations
 
 import json
-import uuid
-from datetime import UTC, datetime
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
 
-from cli.main import app as cli_app
-from pms import wiring
-from pms.context import Ctx
-from pms.db.database import db, make_database
-from pms.db.migrator import migrate
-from pms.devkeys import all_scopes
 from pms.schemas import catalog as cs
 from pms.services.catalog import catalog
+from tests.cli.migrated import migrated_database, run_cli
 
 
 @pytest.fixture
 def cli_env(tmp_path):
-    url = f"sqlite:///{tmp_path}/config.db"
-    migrate(url)
-    previous = db.obj
-    db.initialize(make_database(url))
-    ctx = Ctx(env_id=uuid.uuid4(), sub="t", client_kind="user", scopes=frozenset(all_scopes()),
-              now=datetime.now(UTC))
-    with wiring.installed():
+    with migrated_database(tmp_path, "config") as (ctx, env):
         for code in ("SRC", "NEW"):
             prop = catalog.create_property(ctx, msgspec.convert(
                 {"propertyCode": code, "timezone": "UTC", "currencyCode": "EUR"}, cs.PropertyIn))
@@ -42,20 +28,14 @@ def cli_env(tmp_path):
                     {"code": "DBL", "name": "Double"}, cs.RoomTypeIn))
                 catalog.create_child(ctx, catalog.RATE_PLAN, prop.id, msgspec.convert(
                     {"code": "BB", "name": "B&B", "package_codes": ["BRKF"]}, cs.RatePlanIn))
-        yield ctx, {"PMS_DATABASE_URL": url, "PMS_MIGRATION_DATABASE_URL": url}
-    if not db.is_closed():
-        db.close()
-    db.initialize(previous)
+        yield ctx, env
 
-
-def _cli(env, *args):
-    return CliRunner().invoke(cli_app, list(args), env=env)
 
 
 def test_export_dry_run_apply_then_unchanged(cli_env, tmp_path):
     ctx, env = cli_env
     path = tmp_path / "bundle.json"
-    done = _cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "SRC",
+    done = run_cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "SRC",
                 "--out", str(path), "--json")
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)
@@ -64,7 +44,7 @@ def test_export_dry_run_apply_then_unchanged(cli_env, tmp_path):
     assert [p["code"] for p in bundle["rate_plans"]] == ["BB"]
 
     def apply(*flags):
-        result = _cli(env, "config", "apply", str(path), "--env", str(ctx.env_id),
+        result = run_cli(env, "config", "apply", str(path), "--env", str(ctx.env_id),
                       "--property", "NEW", "--json", *flags)
         assert result.exit_code == 0, result.output
         return json.loads(result.output)
@@ -77,7 +57,7 @@ def test_export_dry_run_apply_then_unchanged(cli_env, tmp_path):
     again = apply("--dry-run")
     assert {c["action"] for c in again["changes"]} == {"unchanged"}
     # without --out: the bundle on stdout, the same content
-    printed = _cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "NEW")
+    printed = run_cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "NEW")
     assert printed.exit_code == 0, printed.output
     assert json.loads(printed.output)["content_hash"] == bundle["content_hash"]
 
@@ -86,13 +66,13 @@ def test_a_bad_bundle_exits_2_and_an_unknown_property_1(cli_env, tmp_path):
     ctx, env = cli_env
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"bundle_version": 7}))
-    result = _cli(env, "config", "apply", str(bad), "--env", str(ctx.env_id), "--property", "NEW")
+    result = run_cli(env, "config", "apply", str(bad), "--env", str(ctx.env_id), "--property", "NEW")
     assert result.exit_code == 2 and "not a valid bundle" in result.output
     orphan = tmp_path / "orphan.json"
     orphan.write_text(json.dumps({"bundle_version": 1, "rate_plans": [
         {"code": "BB", "name": "B&B", "package_codes": ["NOPE"]}]}))
-    result = _cli(env, "config", "apply", str(orphan), "--env", str(ctx.env_id),
+    result = run_cli(env, "config", "apply", str(orphan), "--env", str(ctx.env_id),
                   "--property", "NEW", "--dry-run")
     assert result.exit_code == 2 and "rate_plans[0].package_codes" in result.output
-    result = _cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "NOPE")
+    result = run_cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "NOPE")
     assert result.exit_code == 1

@@ -18,19 +18,10 @@ from pms.models import Profile, RatePlan
 from pms.schemas.common import to_data
 from pms.schemas.companies import LinkedRatePlan, RateLinksIn, RateLinksOut
 from pms.services.corporate.companies import company_access
+from pms.services.inventory.availability import negotiated_plan_ids
 from pms.services.rates.negotiated_plans import require_negotiated
 
 FIELD = "rate_plan_ids"
-
-
-def _linked_ids(company: Profile) -> list[uuid.UUID]:
-    out = []
-    for raw in (company.preferences or {}).get("negotiated_rate_plan_ids") or []:
-        try:
-            out.append(uuid.UUID(str(raw)))
-        except ValueError:
-            continue
-    return out
 
 
 def _out(company: Profile, plans: list[RatePlan]) -> RateLinksOut:
@@ -52,7 +43,7 @@ def get_rate_links(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID) -> R
     """The company's linked plans. Raises NotFound: no such property or company."""
     with read_scope(ctx):
         company = company_access(ctx, property_id, company_id).company
-        return _out(company, _plans(_linked_ids(company)))
+        return _out(company, _plans(negotiated_plan_ids(company)))
 
 
 def set_rate_links(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
@@ -66,7 +57,7 @@ def set_rate_links(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
     with unit_of_work(ctx) as uow:
         company = company_access(ctx, property_id, company_id, lock=True).company
         plans = require_negotiated(body.rate_plan_ids, FIELD)
-        before_ids = _linked_ids(company)
+        before_ids = negotiated_plan_ids(company)
         out = _out(company, plans)
         if before_ids == out.rate_plan_ids:
             return out
