@@ -146,10 +146,28 @@ def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ct
     for t in threads:
         t.join()
     assert not errors, errors
+    assert_claim_order_is_version_order(ctx)
     events = relayed(ctx, bus, queue)
     projection = Projection()
     projection.apply(events)
     assert_projection_is_the_search(ctx, hotel, types, projection)
+
+
+def assert_claim_order_is_version_order(ctx):
+    """The relay claims by (created_at, id) and holds a later version back while an earlier one
+    of its aggregate is unpublished: an ARI row built before a concurrent writer's but committed
+    after it must not sort first (its created_at is taken after the stream's lock)."""
+    from pms.db.uow import read_scope
+    from pms.models import OutboxEvent
+
+    with read_scope(ctx):
+        rows = list(OutboxEvent.select(OutboxEvent.subject, OutboxEvent.aggregate_version)
+                    .where(OutboxEvent.type == ARI_UPDATED)
+                    .order_by(OutboxEvent.created_at, OutboxEvent.id).tuples())
+    by_subject: dict[str, list[int]] = {}
+    for subject, version in rows:
+        by_subject.setdefault(subject, []).append(version)
+    assert by_subject and all(v == sorted(v) for v in by_subject.values()), by_subject
 
 
 @pytest.fixture

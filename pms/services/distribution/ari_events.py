@@ -357,7 +357,13 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
         # the outbox's write function takes the row as one jsonb document (migration 030): the
         # version, its key and (without the take's counts) the nights are set over it in SQL
         call = sql[len("SELECT "):].partition("(")[0]
-        overrides = ["'aggregate_version', v.version", "'idempotency_key', %s || v.version"]
+        # created_at is taken after the stream row's lock (clock_timestamp, per row of `v`), so
+        # the relay's claim order (created_at) is the version order: a row built before a
+        # concurrent booking's but committed after it (a higher version) would otherwise sort
+        # first, and a claim whose batch ends between the two holds it back for a second
+        # (pms.relay.claim: a later version waits for its aggregate's earlier ones)
+        overrides = ["'aggregate_version', v.version", "'idempotency_key', %s || v.version",
+                     "'created_at', clock_timestamp()"]
         params += [values[0], f"{ARI_UPDATED}:{subject}:"]
         if known is None:
             overrides.append("'data', " + _NIGHTS.format(sellable=sellable.sql))
@@ -378,6 +384,8 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
         elif column == "idempotency_key":
             exprs.append("%s || v.version")
             params.append(f"{ARI_UPDATED}:{subject}:")
+        elif column == "created_at":  # after the stream's lock: version order (above)
+            exprs.append("clock_timestamp()")
         elif column == "data" and known is not None:
             exprs.append("%s::jsonb")
             params.append(value)
