@@ -7,13 +7,14 @@ from typing import Any
 
 import falcon
 
+from pms.api.resources.jobs import started_or_done
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.api.transitions import transition_resource
 from pms.domain.states import BLOCK_TRIGGERS
 from pms.schemas import room_blocks as s
 from pms.schemas.common import Page
-from pms.schemas.jobs import JobOut, job_out
+from pms.schemas.jobs import JobOut
 from pms.schemas.reservations import reservation_out
 from pms.services.groups import block_bulk, room_blocks
 
@@ -156,18 +157,9 @@ class BlockRoomingList:
                           "what it can. Refused rows name what blocks them (code, nights).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
-        _job_or_answer(resp, *room_blocks.rooming_list(req.context.ctx, property_id, id, body))
+        started_or_done(resp, *room_blocks.rooming_list(req.context.ctx, property_id, id, body))
 
 
-def _job_or_answer(resp: falcon.Response, job: Any, answer: Any) -> None:
-    """202 with the queued job, or 200 with a dry run's answer."""
-    if job is not None:
-        resp.media = job_out(job)
-        resp.status = 202
-        resp.location = f"/v1/jobs/{job.id}"
-    else:
-        resp.media = answer
-        resp.status = 200
 
 
 BULK = ("202 with the job (poll /v1/jobs/{id}, its progress, then its result: every row's "
@@ -188,8 +180,8 @@ class BlockBulkCancel:
                           "CONFIRMED reservation of the block.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.BulkCancelIn) -> None:  # noqa: A002
-        _job_or_answer(resp, *block_bulk.start_bulk(req.context.ctx, property_id, id,
-                                                    block_bulk.BULK_CANCEL, body))
+        started_or_done(resp, *block_bulk.start_bulk(req.context.ctx, property_id, id,
+                                                     block_bulk.BULK_CANCEL, body))
 
 
 class BlockBulkDateChange:
@@ -205,8 +197,8 @@ class BlockBulkDateChange:
                           "is re-priced at the block's rate plan.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.BulkDateChangeIn) -> None:  # noqa: A002
-        _job_or_answer(resp, *block_bulk.start_bulk(req.context.ctx, property_id, id,
-                                                    block_bulk.BULK_DATE_CHANGE, body))
+        started_or_done(resp, *block_bulk.start_bulk(req.context.ctx, property_id, id,
+                                                     block_bulk.BULK_DATE_CHANGE, body))
 
 
 class BlockPickup:
