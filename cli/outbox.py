@@ -285,6 +285,7 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
     settings = _settings()
     from workers import actors
     from workers.broker import is_stub
+    from workers.enqueue import reaction_batching
     from workers.publisher import build_publisher
     from workers.relay import OutboxRelay
     from workers.subscriptions import default_subscribers
@@ -296,8 +297,11 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
 
         worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
         worker.start()
-    relay_ = OutboxRelay(build_publisher(settings), batch_size=batch_size, idle_interval=idle,
-                         subscribers=default_subscribers(), push_audit=audit,
+    publisher = build_publisher(settings)
+    relay_ = OutboxRelay(publisher, batch_size=batch_size, idle_interval=idle,
+                         subscribers=default_subscribers(
+                             batching=reaction_batching(publisher, actors.broker)),
+                         push_audit=audit,
                          env_id=_uuid(env, "--env"),
                          retention=timedelta(days=settings.outbox_retention_days))
     try:

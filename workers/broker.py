@@ -2,7 +2,8 @@
 
 `stub://` (the embedded default) gives a StubBroker whose messages are run by worker threads
 inside the web or CLI process (see workers.runtime); anything else is RabbitMQ with publisher
-confirms and bounded connection waits. Nothing here runs at import.
+confirms and bounded connection waits, whose enqueues the relay's reactions can gather and send
+together (workers.enqueue). Nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 import dramatiq
-from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import CurrentMessage
 
 from pms.config import Settings
+from workers.enqueue import BatchingBroker
 from workers.middleware import WorkerBoot
 from workers.tracing import TraceMessages
 
@@ -50,7 +51,7 @@ def build_broker(settings: Settings) -> dramatiq.Broker:
         broker = StubBroker()
         broker.emit_after("process_boot")
     else:
-        broker = RabbitmqBroker(url=bounded_amqp_url(settings.broker_url), confirm_delivery=True)
+        broker = BatchingBroker(url=bounded_amqp_url(settings.broker_url), confirm_delivery=True)
     broker.add_middleware(CurrentMessage())
     broker.add_middleware(WorkerBoot(settings))
     broker.add_middleware(TraceMessages())  # the sender's traceparent rides on each message

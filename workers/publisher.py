@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -52,17 +53,30 @@ def amqp_parameters(url: str, *, connect_timeout: float = 3.0, heartbeat: int = 
     return params
 
 
-class _Inflight:
-    """One `publish_many` call's bookkeeping: delivery tag -> index, outcomes, returns. Local to
-    the call; the channel callbacks reach it only while that call runs."""
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One AMQP message for the pipelined channel: a CloudEvent to the event exchange, or an
+    actor message to its queue through the default exchange (workers.enqueue)."""
 
-    def __init__(self, events: list[dict[str, Any]], *, require_route: bool = False) -> None:
+    exchange: str
+    routing_key: str
+    body: bytes
+    properties: pika.BasicProperties
+    message_id: str
+
+
+class _Inflight:
+    """One batch's bookkeeping: delivery tag -> index, outcomes, returns. The channel callbacks
+    reach it while it is in flight (from `start_sending` to the end of its `finish_many`)."""
+
+    def __init__(self, message_ids: list[str], *, require_route: bool = False) -> None:
         self.require_route = require_route  # audit rows: unroutable = nobody takes them yet
-        self.outcomes: list[Exception | None] = [BrokerUnavailable("not confirmed")] * len(events)
+        self.outcomes: list[Exception | None] = (
+            [BrokerUnavailable("not confirmed")] * len(message_ids))
         self.pending: dict[int, int] = {}
         self.returned: set[str] = set()
         self.unroutable = 0  # confirmed, but no queue was bound for them (still delivered)
-        self.message_ids = [e["id"] for e in events]
+        self.message_ids = message_ids
 
     def confirm(self, method: Any) -> None:
         nack = isinstance(method, pika.spec.Basic.Nack)
@@ -109,7 +123,9 @@ class AmqpEventPublisher:
         self._channel: Any = None
         self._pipe: Any = None
         self._next_tag = 1
-        self._inflight: _Inflight | None = None
+        # batches sent and not yet finished: the relay's batch of events, and the reactions'
+        # messages of the batch before it (workers.enqueue), share the pipe
+        self._inflight: list[_Inflight] = []
         self._owner: int | None = None
         self.confirm_timeout = confirm_timeout
         self.unroutable = 0  # events confirmed with no queue bound for them (delivered)
@@ -193,10 +209,12 @@ class AmqpEventPublisher:
         return pipe
 
     def _on_confirm(self, frame: Any) -> None:
-        # Confirms arrive only while publish_many drives the connection (same thread); one
-        # that arrives with no call in progress belongs to an abandoned batch and is dropped.
-        batch = self._inflight
-        if batch is not None:
+        # Confirms arrive only while this thread drives the connection; each batch in flight
+        # takes the tags it sent (they are numbered across batches). One that belongs to no
+        # batch in flight belongs to an abandoned one and is dropped.
+        for batch in self._inflight:
+            if not batch.pending:
+                continue
             batch.confirm(frame.method)
             if not batch.pending and self._connection is not None:
                 # PERF: process_data_events(time_limit) only returns early for BlockingChannel
@@ -205,8 +223,8 @@ class AmqpEventPublisher:
                 self._connection.call_later(0, _nothing)
 
     def _on_return(self, _channel: Any, _method: Any, props: Any, _body: bytes) -> None:
-        if self._inflight is not None:
-            self._inflight.returned.add(props.message_id)
+        for batch in self._inflight:  # message ids are unique: only its batch knows it
+            batch.returned.add(props.message_id)
 
     def publish_many(self, events: list[dict[str, Any]], *,
                      require_route: bool = False) -> list[Exception | None]:
@@ -221,22 +239,30 @@ class AmqpEventPublisher:
 
     def start_many(self, events: list[dict[str, Any]], *,
                    require_route: bool = False) -> _Inflight:
-        """Send a batch without waiting for its confirms; `finish_many` waits for them (the
-        relay marks the previous batch and claims the next one meanwhile). One batch in flight
-        at a time."""
+        """Send a batch of events without waiting for its confirms; `finish_many` waits for
+        them (the relay marks the previous batch and claims the next one meanwhile)."""
+        return self.start_sending([self._outgoing(e) for e in events],
+                                  require_route=require_route)
+
+    def send_many(self, messages: list[Outgoing], *,
+                  require_route: bool = False) -> list[Exception | None]:
+        """`publish_many` for messages built by the caller (any exchange, any routing key)."""
+        return self.finish_many(self.start_sending(messages, require_route=require_route))
+
+    def start_sending(self, messages: list[Outgoing], *,
+                      require_route: bool = False) -> _Inflight:
+        """Send messages without waiting for their confirms (see `start_many`). Several
+        batches may be in flight; each `finish_many` waits for its own."""
         self._check_thread()
-        if self._inflight is not None:
-            raise RuntimeError("a batch is already in flight on this publisher")
-        batch = _Inflight(events, require_route=require_route)
-        if not events:
+        batch = _Inflight([m.message_id for m in messages], require_route=require_route)
+        if not messages:
             return batch
         try:
             pipe = self._open_pipe()
-            self._inflight = batch
-            for index, event in enumerate(events):
-                pipe._impl.basic_publish(self.exchange, routing_key_of(event["type"]),
-                                         _body(event), properties=self._props(event),
-                                         mandatory=True)
+            self._inflight.append(batch)
+            for index, message in enumerate(messages):
+                pipe._impl.basic_publish(message.exchange, message.routing_key, message.body,
+                                         properties=message.properties, mandatory=True)
                 batch.pending[self._next_tag] = index
                 self._next_tag += 1
             # pika only buffers: one turn of its I/O loop hands the batch to the socket now,
@@ -263,15 +289,21 @@ class AmqpEventPublisher:
         except (pika.exceptions.AMQPError, OSError, AttributeError) as exc:
             self._give_up(batch, BrokerUnavailable(f"{type(exc).__name__} {exc}"))
         finally:
-            if self._inflight is batch:
-                self._inflight = None
+            if batch in self._inflight:
+                self._inflight.remove(batch)
         self.unroutable += batch.unroutable
         return list(batch.outcomes)
 
     def _give_up(self, batch: _Inflight, exc: Exception) -> None:
-        self._inflight = None
+        """The connection is gone: every batch in flight on it failed."""
+        for other in [batch, *self._inflight]:
+            other.fail_pending(exc)
+        self._inflight = []
         self.abort()
-        batch.fail_pending(exc)
+
+    def _outgoing(self, event: dict[str, Any]) -> Outgoing:
+        return Outgoing(self.exchange, routing_key_of(event["type"]), _body(event),
+                        self._props(event), event["id"])
 
     def _props(self, event: dict[str, Any]) -> pika.BasicProperties:
         return pika.BasicProperties(
@@ -280,7 +312,11 @@ class AmqpEventPublisher:
 
     def abort(self) -> None:
         """Give up on the connection without waiting: a graceful close would wait for the
-        broker's close-ok, which a stalled or partitioned broker never sends."""
+        broker's close-ok, which a stalled or partitioned broker never sends. Batches in
+        flight on it will never be confirmed: they fail now."""
+        for batch in self._inflight:
+            batch.fail_pending(BrokerUnavailable("the connection was abandoned"))
+        self._inflight = []
         self._pipe = None
         connection, self._connection, self._channel = self._connection, None, None
         if connection is not None:

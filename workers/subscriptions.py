@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pms.relay.core import ReactionBatch, Reactions
+
 Event = dict[str, Any]
 
 NIGHT_AUDIT_TYPES = ("hotel:pms:night_audit:housekeeping_done", "hotel:pms:night_audit:completed")
@@ -72,7 +74,9 @@ def _on_key_command(event: Event) -> None:
     actors.sync_digital_key.send(event["envid"], event["subject"])
 
 
-def default_subscribers() -> dict[str, list[Callable[[Event], None]]]:
+def default_subscribers(*, batching: Callable[[], ReactionBatch] | None = None) -> Reactions:
+    """The reactions by event type; `batching` gathers a pass's enqueues to send them together
+    (the `--follow` relay on RabbitMQ: workers.enqueue)."""
     subs: dict[str, list[Callable[[Event], None]]] = {
         "hotel:pms:reservation:created": [_on_created],
         "hotel:pms:reservation:registration_stored": [_on_registration],
@@ -84,4 +88,4 @@ def default_subscribers() -> dict[str, list[Callable[[Event], None]]]:
         subs[type_] = [_on_night_audit]
     for type_ in KEY_COMMAND_TYPES:  # issue 29
         subs[type_] = [_on_key_command]
-    return subs
+    return Reactions(subs, batching=batching)

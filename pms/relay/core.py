@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,6 +47,27 @@ class Publisher(Protocol):
 
 
 Subscriber = Callable[[dict[str, Any]], None]
+
+
+class ReactionBatch(Protocol):
+    """What one pass of reactions sends, gathered to go to the broker together: one wait for
+    all the confirms instead of one per message (workers.enqueue)."""
+
+    def row(self, key: Any) -> AbstractContextManager[None]:
+        """Messages sent inside belong to the row `key`."""
+
+    def flush(self) -> dict[Any, str]:
+        """Send what was gathered; the rows whose messages the broker did not take, with why."""
+
+
+class Reactions(dict[str, list[Subscriber]]):
+    """Event type -> reactions (the internal subscribers), and optionally `batching`: a
+    factory of ReactionBatch, so a pass of reactions costs one broker round trip."""
+
+    def __init__(self, mapping: Mapping[str, list[Subscriber]] = {},  # noqa: B006 - read only
+                 *, batching: Callable[[], ReactionBatch] | None = None) -> None:
+        super().__init__(mapping)
+        self.batching = batching
 
 
 # The counters of a batch's RelayResult, summed by a relay's totals (workers.relay.RelayTotals).
@@ -103,5 +124,5 @@ def update_chosen(model: Any, key: Any, candidates: peewee.ModelSelect,
 
 __all__ = ["BASE_BACKOFF_S", "COUNTERS", "DEFAULT_LEASE_S", "MAX_ATTEMPTS", "MAX_BACKOFF_S",
            "MAX_DISPATCH_ATTEMPTS", "BrokerUnavailable", "PublishRejected", "Publisher",
-           "RelayResult", "Subscriber", "bookkeeping", "compute_backoff", "new_owner",
+           "ReactionBatch", "Reactions", "RelayResult", "Subscriber", "bookkeeping", "compute_backoff", "new_owner",
            "update_chosen"]

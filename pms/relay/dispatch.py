@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -82,7 +83,12 @@ def dispatch_rows(rows: list[Any], subscribers: dict[str, list[Subscriber]], *, 
     """Run the reactions of rows, then record each row's outcome. Returns (dispatched, failed).
     A failure backs the reaction off (and parks it after `max_attempts`: dispatch_next_at NULL)
     and stops the pass: the rows after it are left due, untried (a failing enqueue is most often
-    a broker that is down, which each row would wait for in turn). The publish is untouched."""
+    a broker that is down, which each row would wait for in turn). The publish is untouched.
+    With `Reactions.batching`, the pass's messages go to the broker together at its end; the
+    first row whose messages the broker did not take is the failure, the rows after it are
+    left due, untried (their messages may have gone: reactions are idempotent)."""
+    batching = getattr(subscribers, "batching", None)
+    batch = batching() if batching is not None else None
     ok: list[Any] = []
     failed: list[tuple[Any, str]] = []
     untried: list[Any] = []
@@ -93,14 +99,23 @@ def dispatch_rows(rows: list[Any], subscribers: dict[str, list[Subscriber]], *, 
         event = envelope(row)
         try:
             with trace.use(event.get("traceparent")):  # what the reactions send carries it
-                for subscriber in subscribers.get(row.type, ()):
-                    subscriber(event)
+                with batch.row(row.id) if batch is not None else nullcontext():
+                    for subscriber in subscribers.get(row.type, ()):
+                        subscriber(event)
         except Exception as exc:  # noqa: BLE001 - recorded on the row, retried with backoff
             failed.append((row, f"{type(exc).__name__}: {exc}"[:1000]))
             continue
-        ok.append(row.id)
+        ok.append(row)
+    if batch is not None:
+        refused = batch.flush()
+        for index, row in enumerate(ok):
+            if row.id in refused:
+                untried.extend(r.id for r in ok[index + 1:])
+                failed.insert(0, (row, refused[row.id][:1000]))
+                ok = ok[:index]
+                break
     with unscoped(), bookkeeping():
-        _update_ids('"dispatched_at" = %s', [_ts(now)], ok, None)
+        _update_ids('"dispatched_at" = %s', [_ts(now)], [row.id for row in ok], None)
         _update_ids('"dispatch_next_at" = %s', [_ts(now)], untried, None)
         for row, error in failed:
             attempts = row.dispatch_attempts + 1

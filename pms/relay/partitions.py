@@ -17,6 +17,11 @@ from pms.models.platform import OUTBOX_PARTITIONS, OutboxEvent
 from pms.models.relay import RelayNode, RelayPartition
 from pms.relay.core import DEFAULT_LEASE_S, bookkeeping, update_chosen
 
+# The longest a relay goes between heartbeats: how soon partitions are shared with a relay that
+# started (measured: with the third of a 30 s lease instead, the second relay of the `ari`
+# bench held nothing for its first 20 s while the first one fell behind).
+REBALANCE_S = 2.0
+
 
 class PartitionLease:
     """This relay's share of the outbox partitions, kept by heartbeats.
@@ -35,10 +40,14 @@ class PartitionLease:
         self.renewed_at: datetime | None = None
 
     def due(self, now: datetime) -> bool:
-        """Heartbeat now? Every third of the lease (and at once when it holds none yet)."""
+        """Heartbeat now? Every third of the lease or every REBALANCE_S, whichever is
+        sooner (and at once when it holds none yet), so that a relay that starts beside a
+        running one gets its share within seconds, not a lease or two later: the running one
+        gives back at its next heartbeat, the new one takes at its own."""
         if self.renewed_at is None or len(self.owned) < self.target:
             return True
-        return (now - self.renewed_at).total_seconds() >= self.lease_s / 3
+        period = min(self.lease_s / 3, REBALANCE_S)
+        return (now - self.renewed_at).total_seconds() >= period
 
     def heartbeat(self, now: datetime) -> frozenset[int]:
         until = now + timedelta(seconds=self.lease_s)

@@ -158,6 +158,29 @@ def test_partitions_are_shared_fairly_and_a_dead_relays_are_taken_over(ctx, data
     assert owners() == set()
 
 
+def test_a_relay_started_beside_a_running_one_gets_its_share_within_seconds(ctx, database):
+    # Was: heartbeats every third of the lease (10 s of the default 30 s), so the running relay
+    # gave back at its next one and the new relay took at its own: up to 20 s with nothing to
+    # do while the first relay fell behind (the `ari` bench's second relay).
+    from pms.relay.partitions import REBALANCE_S
+
+    t0 = datetime.now(UTC)
+    a = relay.PartitionLease("relay-a", lease_s=30)
+    b = relay.PartitionLease("relay-b", lease_s=30)
+    try:
+        assert len(a.heartbeat(t0)) == OUTBOX_PARTITIONS
+        assert b.heartbeat(t0) == frozenset()
+        soon = t0 + timedelta(seconds=REBALANCE_S)
+        assert not a.due(t0 + timedelta(seconds=REBALANCE_S / 2))
+        assert a.due(soon) and b.due(soon)
+        assert len(a.heartbeat(soon)) == OUTBOX_PARTITIONS // 2
+        assert len(b.heartbeat(soon)) == OUTBOX_PARTITIONS // 2
+        assert REBALANCE_S <= 5
+    finally:
+        a.release()
+        b.release()
+
+
 def test_a_later_row_waits_while_an_earlier_row_of_its_aggregate_backs_off(ctx, database):
     row = make_aggregate(ctx, versions=3)
     other = make_aggregate(ctx)
