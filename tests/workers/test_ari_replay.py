@@ -1,7 +1,8 @@
-"""Issue 35: a random history of bookings, cancels, out-of-order periods and sell-limit writes
-(and the same from parallel writers), relayed from the real outbox rows to the real RabbitMQ,
-applied by a consumer in aggregateversion order: its projection equals the search night by
-night (PostgreSQL)."""
+"""Issue 35: a random history of bookings, cancels, out-of-order periods, sell-limit and
+rate-plan allotment writes (and the same from parallel writers), relayed from the real outbox
+rows to the real RabbitMQ, applied by a consumer in aggregateversion order: its projection equals
+the search night by night, and its allotment map each night equals the plan's rooms left
+(PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ import pytest
 
 from pms.db.database import db
 from pms.db.locking import LockTimeout
-from pms.errors import MaintenanceConflict, PmsError, RoomTypeUnavailable
+from pms.errors import AllotmentExhausted, MaintenanceConflict, PmsError, RoomTypeUnavailable
 from pms.schemas.availability import AvailabilityIn
-from pms.schemas.inventory import MaintenanceIn, SellLimitIn
+from pms.schemas.inventory import AllotmentIn, AllotmentQuery, MaintenanceIn, SellLimitIn
 from pms.services.distribution.ari_events import ARI_UPDATED
 from pms.services.housekeeping import maintenance
-from pms.services.inventory import availability, inventory
+from pms.services.inventory import allotments, availability, inventory
 from pms.services.reservations import reservations
 from tests.factories import (
     load_rates,
@@ -70,12 +71,23 @@ def assert_projection_is_the_search(ctx, hotel, types, projection):
             assert rt.room_type_id in types
             held = projection.sellable.get((str(rt.room_type_id), day.isoformat()))
             assert held == rt.available, (day, rt.code)
+    last = hotel.today + timedelta(days=WINDOW - 1)
+    left = allotments.list_allotments(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
+        {"from_date": str(hotel.today), "to_date": str(last)}, AllotmentQuery)).data
+    plan = str(hotel.rate_plan.id)
+    expected = {(str(n.room_type_id), n.date.isoformat()): {plan: n.left} for n in left}
+    for rt in types:
+        for i in range(WINDOW):
+            key = (str(rt), (hotel.today + timedelta(days=i)).isoformat())
+            # a night never told of an allotment, or told an empty map, has none
+            assert projection.allotments.get(key, {}) == expected.get(key, {}), key
+    return expected
 
 
 def random_change(ctx, hotel, types, rng, live, periods):
     rt = rng.choice(list(types))
     start = hotel.today + timedelta(days=rng.randrange(WINDOW - 1))
-    kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit"])
+    kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit", "allot"])
     try:
         if kind == "book":
             row = make_reservation(ctx, hotel, room_type_id=str(rt),
@@ -100,7 +112,12 @@ def random_change(ctx, hotel, types, rng, live, periods):
                 {"room_type_id": str(rt), "from_date": start.isoformat(),
                  "to_date": str(start + timedelta(days=rng.randint(0, 3))),
                  "sell_limit": rng.choice([None, 0, 1, 2])}, SellLimitIn))
-    except (RoomTypeUnavailable, MaintenanceConflict, LockTimeout):
+        elif kind == "allot":
+            allotments.set_allotments(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
+                {"room_type_id": str(rt), "from_date": start.isoformat(),
+                 "to_date": str(start + timedelta(days=rng.randint(0, 3))),
+                 "allotment": rng.choice([None, 0, 1, 2])}, AllotmentIn))
+    except (RoomTypeUnavailable, AllotmentExhausted, MaintenanceConflict, LockTimeout):
         pass
 
 
@@ -116,7 +133,7 @@ def test_a_random_history_replayed_from_the_bus_is_the_search_night_by_night(ctx
     assert events
     projection = Projection()
     projection.apply(list(reversed(events)))  # (order of arrival does not matter)
-    assert_projection_is_the_search(ctx, hotel, types, projection)
+    assert assert_projection_is_the_search(ctx, hotel, types, projection)  # allotments too
 
 
 def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ctx, database,
