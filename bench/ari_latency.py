@@ -4,7 +4,7 @@ under booking load, and ARI events per booking (issue 35).
 A throwaway PostgreSQL database (bench/pgdb.py, migrated), a hotel of three room types of R
 rooms with 90 days of rates; W threads book (1 to 3 nights, random arrivals, a cancel now and
 then) for S seconds through the services, each in its own transaction; meanwhile the outbox relay
-(`pms-cli outbox relay --follow` processes, `--relays`, as production runs them) publishes to a
+(the Procfile's `relay` line, `--relays` processes, as production runs them) publishes to a
 throwaway exchange on RabbitMQ (PMS_TEST_AMQP_URL or the local default) and a consumer reads the
 `hotel.pms.ari.#` messages. Each request's `now` is unique; the event's `time` is that `now`, so
 each ARI message is matched to the request that caused it, and its latency is counted from that
@@ -46,21 +46,34 @@ def _drained(env: uuid.UUID, deadline: float) -> None:
         time.sleep(0.2)
 
 
-def start_relays(app_url: str, owner_url: str, amqp_url: str, exchange: str,
-                 relays: int) -> list[Any]:
-    """The relay as production runs it: `pms-cli outbox relay --follow` processes of their own
-    (sharing the partitions by lease), publishing to `exchange`."""
-    import os
-    import subprocess
+def procfile_command(process: str) -> list[str]:
+    """The Procfile's command line of `process`, its program from this virtualenv."""
+    import shlex
     import sys
     from pathlib import Path
+
+    procfile = Path(__file__).resolve().parent.parent / "Procfile"
+    for line in procfile.read_text().splitlines():
+        name, _, command = line.partition(":")
+        if name.strip() == process:
+            argv = shlex.split(command)
+            return [str(Path(sys.executable).with_name(argv[0])), *argv[1:]]
+    raise LookupError(f"no {process!r} process in {procfile}")
+
+
+def start_relays(app_url: str, owner_url: str, amqp_url: str, exchange: str,
+                 relays: int) -> list[Any]:
+    """The relay as production runs it: `relays` processes of the Procfile's `relay` line
+    (`pms-cli outbox relay --follow`, its default idle interval and audit push; they share the
+    partitions by lease), publishing to `exchange`."""
+    import os
+    import subprocess
 
     relay_env = {**os.environ, "PMS_DATABASE_URL": app_url,
                  "PMS_MIGRATION_DATABASE_URL": owner_url, "PMS_BROKER_URL": amqp_url,
                  "PMS_EVENT_EXCHANGE": exchange, "PMS_PLATFORM_URL": "embedded"}
-    cli = str(Path(sys.executable).with_name("pms-cli"))
-    return [subprocess.Popen([cli, "outbox", "relay", "--follow", "--idle", "0.05",
-                              "--no-audit"], env=relay_env, stdout=subprocess.DEVNULL,
+    argv = procfile_command("relay")
+    return [subprocess.Popen(argv, env=relay_env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL) for _ in range(relays)]
 
 

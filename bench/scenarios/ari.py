@@ -1,7 +1,7 @@
 """ARI on the bus under the bench's booking load (issue 35): `POST .../reservations` from wrk
 (the `reservations` scenario's load: a random room type of 10, a random 2-night stay in the next
 year, 32 clients) against gunicorn, while the outbox relay runs as production runs it (two
-`pms-cli outbox relay --follow` processes, bench/ari_latency.py `start_relays`) and publishes to
+processes of the Procfile's `relay` line, bench/ari_latency.py `start_relays`) and publishes to
 a throwaway exchange on the real RabbitMQ (`--broker` if it is amqp://, else PMS_TEST_AMQP_URL
 or the local default), where a consumer reads the `hotel.pms.ari.#` messages.
 
