@@ -43,6 +43,13 @@ _COUNTS_PG = Statement.text("allotments.counts", postgres=f"""
       AND (%(room_type)s::uuid IS NULL OR a.room_type_id = %(room_type)s::uuid)
     ORDER BY a.rate_plan_id, a.room_type_id, a.date""")
 
+# The booking's guard (migration 046), queued with its COMMIT where it skipped the count on a
+# plan it read without allotments before its night locks (`has_allotments` at that version):
+# the transaction fails (40001, 503 retry) when an allotment of the plan was set on the nights
+# meanwhile. PostgreSQL only: SQLite's write transaction is serialized whole (BEGIN IMMEDIATE).
+ALLOTMENT_GUARD = Statement.text("allotments.guard", postgres=(
+    "SELECT pms_allotment_guard(%(env)s, %(plan)s, %(room_type)s, %(nights)s::date[])"))
+
 _ALLOTMENT_ROWS = Statement.build("allotments.rows", lambda: (
     RatePlanAllotment.select(RatePlanAllotment.rate_plan, RatePlanAllotment.room_type,
                              RatePlanAllotment.date, RatePlanAllotment.allotment)

@@ -10,7 +10,9 @@ The rule holds under the booking's night locks: `check` runs AFTER the booking's
 the nights of the room type (`pms.services.inventory.inventory.take_rooms`; an edit's
 `lock_inventory`), so two bookings of the same plan and nights count one after the other and
 can never sell past the allotment (proved with parallel requests on PostgreSQL against a control
-that counts before the locks: tests/services/test_allotments.py).
+that counts before the locks: tests/concurrency/test_allotment_race.py). `set_allotments` takes
+the same night locks, so a count never straddles a write; a booking that skipped the count on a
+plan it read without allotments (before its locks) sends a guard with its COMMIT (`_guard`).
 
 Every change of a plan's rooms left (a write here, a booking, an edit, a cancel, a no-show, an
 early check-out of a plan with an allotment on those nights) touches the room type's ARI event
@@ -27,6 +29,8 @@ from datetime import date, timedelta
 from typing import Any
 
 from pms.context import Ctx
+from pms.db import locking
+from pms.db.current import current_unit_of_work
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.availability import allotment_left
 from pms.domain.stay import date_span
@@ -34,11 +38,12 @@ from pms.errors import AllotmentExhausted, NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
 from pms.models.property import RoomType
 from pms.models.rates import RatePlanAllotment
-from pms.queries.allotments import allotment_counts, has_allotments
+from pms.queries.allotments import ALLOTMENT_GUARD, allotment_counts, has_allotments
 from pms.schemas import inventory as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
 from pms.services.distribution import ari_events
+from pms.services.inventory.night_locks import lock_days
 
 MAX_DAYS = 366
 
@@ -51,6 +56,14 @@ class _TestHooks:
 
     pause_after_check: Any = None
     check_before_lock: bool = False
+    # an allotment write paused after its rows are written (its night locks held); the control
+    # that writes without the nights' locks (a cancel's count then misses the new allotment)
+    pause_after_write: Any = None
+    write_without_lock: bool = False
+    # a booking paused after it read its rate plan, before its night locks; the control that
+    # sends no guard with a booking that skipped the count
+    pause_before_lock: Any = None
+    no_guard: bool = False
 
 
 TEST_HOOKS = _TestHooks()
@@ -73,6 +86,7 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
     Raises: AllotmentExhausted (409, `nights`)."""
     if plan_version is not None and not has_allotments(property_id, rate_plan_id=rate_plan_id,
                                                        version=plan_version):
+        _guard(rate_plan_id, room_type_id, nights)
         if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY (as below)
             TEST_HOOKS.pause_after_check()
         return
@@ -99,6 +113,18 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
                              for o in capped})
 
 
+def _guard(rate_plan_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date]) -> None:
+    """The plan was read without allotments at the version the booking read BEFORE its night
+    locks, and an allotment write commits under those same locks: queue the guard that fails
+    the COMMIT (503 retry) if one was set on these nights meanwhile (migration 046; SQLite:
+    nothing, its write transaction is serialized whole). No round trip of its own."""
+    uow = current_unit_of_work()
+    if uow is None or TEST_HOOKS.no_guard:
+        return
+    uow.write(ALLOTMENT_GUARD, {"plan": rate_plan_id, "room_type": room_type_id,
+                                "nights": sorted(set(nights))}, otherwise=lambda: None)
+
+
 def released(property_id: uuid.UUID, room_type_id: uuid.UUID, reservation: Any,
              nights: Sequence[date]) -> None:
     """`reservation` (its rate plan's) gave `nights` back (a cancel, a no-show, an edit, an
@@ -114,6 +140,8 @@ def released(property_id: uuid.UUID, room_type_id: uuid.UUID, reservation: Any,
     wanted = {(d - first).days for d in nights}
     known = {first + timedelta(days=o): {plan: allotment_left(*counts[o]) or 0}
              for o in sorted(counts) if o in wanted}
+    if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY: counted, the locks held
+        TEST_HOOKS.pause_after_check()
     if known:
         ari_events.touch(property_id, room_type_id, list(known), allotments=known)
 
@@ -146,6 +174,13 @@ def set_allotments(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
                  & (RatePlanAllotment.rate_plan == rate_plan_id)
                  & (RatePlanAllotment.room_type == body.room_type_id)
                  & RatePlanAllotment.date.in_(days))
+        # the nights' locks, as a booking's count and a release's take them (in date order):
+        # a count never sees an allotment change half-way, and the ARI events of both follow
+        # the commit order (tests/workers/test_ari_replay.py, tests/concurrency/
+        # test_allotment_race.py)
+        if not TEST_HOOKS.write_without_lock:
+            with locking.lock_errors():
+                lock_days(property_id, body.room_type_id, days)
         RatePlanAllotment.delete().where(match).execute()
         if body.allotment is not None:
             RatePlanAllotment.insert_many([
@@ -153,6 +188,8 @@ def set_allotments(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
                  "room_type": body.room_type_id, "date": day, "allotment": body.allotment}
                 for day in days]).execute()
         ari_events.touch(property_id, body.room_type_id, days, allotments=True)
+        if TEST_HOOKS.pause_after_write is not None:  # TEST-ONLY: hold the locks a while
+            TEST_HOOKS.pause_after_write()
         out = _read(property_id, rate_plan_id, body.room_type_id, body.from_date, body.to_date)
         out.data = [n for n in out.data if n.date in set(days)]
         plan = RatePlan.get_by_id(rate_plan_id)

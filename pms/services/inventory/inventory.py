@@ -48,6 +48,10 @@ from pms.services.inventory.inventory_counts import (  # noqa: F401 - night_coun
     night_counts,
     physical_counts,
 )
+from pms.services.inventory.night_locks import (  # noqa: F401 - ensure_days re-exported
+    ensure_days,
+    lock_days,
+)
 
 log = logging.getLogger("pms.inventory")
 
@@ -66,41 +70,6 @@ def _check_args(nights: Sequence[date], count: int) -> list[date]:
         raise ValidationFailed("a stay has at least one night",
                                errors=[{"field": "nights", "message": "empty"}])
     return ordered
-
-
-def ensure_days(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date]) -> None:
-    """Insert the missing InventoryDay rows (concurrent inserts of the same row are ignored)."""
-    have = {d for (d,) in InventoryDay.select(InventoryDay.date).where(
-        (InventoryDay.room_type == room_type_id) & InventoryDay.date.in_(list(nights))).tuples()}
-    missing = [n for n in nights if n not in have]
-    if missing:
-        InventoryDay.insert_many([
-            {"id": uuid.uuid4(), "property": property_id, "room_type": room_type_id, "date": n}
-            for n in missing
-        ]).on_conflict_ignore().execute()
-
-
-def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
-              nights: Sequence[date]) -> list[InventoryDay]:
-    """Ensure and lock the rows of `nights` in date order (PostgreSQL FOR UPDATE; SQLite's
-    write transaction already holds the database lock). Call inside a write transaction."""
-    if not db.in_transaction():
-        raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
-
-    def locked() -> list[InventoryDay]:  # a fresh query each time (peewee caches results)
-        return list(locking.for_update(
-            InventoryDay.select()
-            .where((InventoryDay.room_type == room_type_id) & InventoryDay.date.in_(list(nights)))
-            .order_by(InventoryDay.date)))
-
-    rows = locked()
-    if len(rows) < len(set(nights)):  # PERF: lock first; create a missing calendar only then
-        ensure_days(property_id, room_type_id, nights)
-        rows = locked()
-    # issue 35: every change of what can be sold locks its nights here (or takes them on the
-    # booking's fast path, `_take_in_one`): the unit of work emits their ARI event
-    ari_events.touch(property_id, room_type_id, nights)
-    return rows
 
 
 def lock_inventory(property_id: uuid.UUID,

@@ -476,6 +476,8 @@ def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
     then check the rate plan's allotment under those same locks (issue 35)."""
     early = allotments.TEST_HOOKS.check_before_lock  # TEST-ONLY control order
     version = getattr(refs.rate_plan, "version", None)
+    if allotments.TEST_HOOKS.pause_before_lock is not None:  # TEST-ONLY: plan read, not locked
+        allotments.TEST_HOOKS.pause_before_lock()
     if early:
         allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
                          plan_version=version)
