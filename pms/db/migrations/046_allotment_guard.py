@@ -11,7 +11,8 @@ the ARI events would hold the plan's rooms left as the write counted them, one t
 guard runs after the locks (a statement of its own: a snapshot taken after them) and fails
 the transaction as a serialization failure (40001: 503 `lock_timeout`, Retry-After) when an
 allotment row of the plan and room type exists on one of the nights; the retry reads the plan
-again and counts. Its statement keeps the plan made once per server connection (as 015).
+again and counts. Its statement keeps the plan made once per server connection (as 015), a probe of the
+allotments' unique key however small the table was when the plan was made (as 020).
 The function is frozen here, as migrations are.
 """
 
@@ -22,7 +23,8 @@ GUARD_FUNCTION = """
 CREATE OR REPLACE FUNCTION pms_allotment_guard(p_env uuid, p_plan uuid, p_room_type uuid,
                                                p_nights date[])
 RETURNS void LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan AS $fn$
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off AS $fn$
 BEGIN
     IF EXISTS (SELECT 1 FROM rate_plan_allotment a
                WHERE a.env_id = p_env AND a.rate_plan_id = p_plan
