@@ -135,7 +135,7 @@ def _write_during_a_counted_cancel(ctx, *, without_lock: bool) -> tuple[bool, ob
     def pause():
         if threading.current_thread().name == "cancel":
             counted.set()
-            go.wait(10)
+            go.wait(30)
 
     allotments.TEST_HOOKS.pause_after_check = pause
     allotments.TEST_HOOKS.write_without_lock = without_lock
@@ -145,11 +145,13 @@ def _write_during_a_counted_cancel(ctx, *, without_lock: bool) -> tuple[bool, ob
             ctx, hotel.id, booked.id), errors)
         assert counted.wait(10)
         write = _in_thread("write", lambda: allot(ctx, hotel, 0, 1, 2), errors)
-        write.join(1.0)  # with the night locks the write waits for the cancel's COMMIT
+        # with the night locks the write waits for the cancel's COMMIT (still there after a
+        # second); without them it ends while the cancel is paused (however loaded the machine)
+        write.join(1.0 if not without_lock else 20)
         waited = write.is_alive()
         go.set()
-        cancel.join(10)
-        write.join(10)
+        cancel.join(30)
+        write.join(30)
     finally:
         allotments.TEST_HOOKS.pause_after_check = None
         allotments.TEST_HOOKS.write_without_lock = False
@@ -196,7 +198,7 @@ def _booking_across_a_first_allotment(ctx, *, guard: bool) -> tuple[list[BaseExc
         assert paused.wait(10)
         allot(ctx, hotel, 0, 1, 1)
         go.set()
-        book.join(10)
+        book.join(30)
     finally:
         allotments.TEST_HOOKS.pause_before_lock = None
         allotments.TEST_HOOKS.no_guard = False

@@ -196,7 +196,7 @@ def hooks():
     TEST_HOOKS.read_before_lock = False
 
 
-def _push_racing_a_booking(ctx, hotel, hooks):
+def _push_racing_a_booking(ctx, hotel, hooks, *, expect_wait: bool = True):
     """A re-push of this month pauses after reading its nights; meanwhile a booking of one of
     them tries to commit. Returns (whether the booking waited for the push, the events)."""
     from pms.services.distribution import ari_push
@@ -206,7 +206,7 @@ def _push_racing_a_booking(ctx, hotel, hooks):
     def pause():
         if threading.current_thread().name == "push":
             read.set()
-            go.wait(10)
+            go.wait(30)
 
     hooks.pause_after_read = pause
     errors = []
@@ -232,11 +232,13 @@ def _push_racing_a_booking(ctx, hotel, hooks):
     assert read.wait(10)
     b = threading.Thread(target=book, name="book")
     b.start()
-    b.join(1.0)  # with the guard the booking's COMMIT waits for the push's stream lock
+    # with the guard the booking's COMMIT waits for the push's stream lock (still there after
+    # a second); without it the booking ends while the push is paused (however loaded)
+    b.join(1.0 if expect_wait else 20)
     waited = b.is_alive()
     go.set()
-    p.join(10)
-    b.join(10)
+    p.join(30)
+    b.join(30)
     assert not errors, errors
     from tests.services.test_ari_events import ari_rows
 
@@ -267,7 +269,7 @@ def test_control_read_before_the_stream_lock_loses_the_booking(ctx, database, ho
     between with a lower version; the push's stale night then wins in every projection."""
     hooks.read_before_lock = True
     hotel = make_booking_hotel(ctx, rooms=3)
-    waited, events = _push_racing_a_booking(ctx, hotel, hooks)
+    waited, events = _push_racing_a_booking(ctx, hotel, hooks, expect_wait=False)
     assert not waited
     held, searched = _today_in_projection(ctx, hotel, events)
     assert (held, searched) == (3, 2)
