@@ -119,17 +119,17 @@ WITH "mine" AS MATERIALIZED (
       AND "partition" = ANY (ARRAY(SELECT "partition" FROM "mine")){env}
     ORDER BY "created_at", "id" LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED),
-"held" AS (
-    SELECT p."id", MAX(CASE WHEN b."parked_at" IS NOT NULL THEN %(behind_parked)s
-                            WHEN b."lease_owner" = %(owner)s THEN %(now)s
-                            ELSE GREATEST(b."next_attempt_at", COALESCE(b."lease_until", %(now)s),
-                                          %(in_a_second)s) END) AS "resume"
-    FROM "picked" p JOIN "outbox_event" b
-      ON b."env_id" = p."env_id" AND b."subject" = p."subject"
-     AND b."aggregate_version" < p."aggregate_version"
-    WHERE COALESCE(b."published_at", 'infinity') = 'infinity'
-      AND b."id" <> ALL (ARRAY(SELECT "id" FROM "picked"))
-    GROUP BY p."id")
+"held" AS MATERIALIZED (
+    SELECT p."id", x."resume" FROM "picked" p CROSS JOIN LATERAL (
+        SELECT MAX(CASE WHEN b."parked_at" IS NOT NULL THEN %(behind_parked)s
+                        WHEN b."lease_owner" = %(owner)s THEN %(now)s
+                        ELSE GREATEST(b."next_attempt_at", COALESCE(b."lease_until", %(now)s),
+                                      %(in_a_second)s) END) AS "resume"
+        FROM "outbox_event" b
+        WHERE b."env_id" = p."env_id" AND b."subject" = p."subject"
+          AND b."aggregate_version" < p."aggregate_version" AND b."published_at" IS NULL
+          AND b."id" <> ALL (ARRAY(SELECT "id" FROM "picked"))) x
+    WHERE x."resume" IS NOT NULL)
 UPDATE "outbox_event" o SET
     "lease_owner" = CASE WHEN h."resume" IS NULL THEN %(owner)s END,
     "lease_until" = CASE WHEN h."resume" IS NULL THEN %(until)s END,
@@ -138,17 +138,20 @@ FROM "picked" p LEFT JOIN "held" h ON h."id" = p."id"
 WHERE o."id" = p."id"
 RETURNING h."resume" IS NOT NULL, """ + ", ".join(f'o."{name}"' for name in _FIELD_NAMES)
 
-# NOTE: one statement, but no subquery correlated with the backlog: `picked` is materialized
-# and LIMITed, so `held` probes the (env_id, subject, aggregate_version) index at most `limit`
-# times, or at worst hash-joins one scan of the table. (A NOT EXISTS correlated with the due
-# rows once ran as a nested loop over a 20,000-row backlog whose statistics were stale; arrays
-# of the picked aggregates as one scan were planned on the pending-rows index: 0.3 s.) The
-# blockers are the unpublished rows, parked ones included (issue 25: a parked row blocks the
-# later rows of its aggregate). The COALESCE spells "unpublished" so that the partial indexes
-# of unpublished rows (env_id, created_at; WHERE published_at IS NULL) do not match it: with
-# stale statistics the planner took such an index for a handful of rows and walked the env's
-# whole backlog once per picked row (2 s; with `published_at IS NULL` spelled plainly the
-# relay bench's 20,000-row claim hit the 5 s statement timeout).
+# NOTE: one statement. `picked` is materialized and LIMITed, and `held` probes, once per picked
+# row (LATERAL, correlated on the index's key), the pending versions' index (env_id, subject,
+# aggregate_version; WHERE published_at IS NULL, migration 047): what it reads is the picked
+# aggregate's own backlog, never its history nor the env's backlog. The blockers are the
+# unpublished rows, parked ones included (issue 25: a parked row blocks the later rows of its
+# aggregate). Why this shape (tests/workers/test_relay_claim_history.py):
+# - A join of `picked` with the table, planned on statistics taken while nothing was pending (the
+#   usual state of an outbox), estimated one picked row and scanned the whole index once per
+#   picked row without an index condition: on the full (env_id, subject, aggregate_version)
+#   index that is every version ever written, and an ARI stream gets one per booking of its room
+#   type (100,000 published rows, half on four ARI streams: past the 5 s statement timeout;
+#   under `make bench` the load's ARI events waited 11 s at p95).
+# - Correlated on the pending rows by (env_id, created_at), a probe once walked the env's whole
+#   backlog per picked row (2 s); keyed by (env_id, subject) it reads one aggregate's.
 _CLAIM_ANY_ENV = Statement.text("relay.claim", tenant_free=True,
                                 postgres=_CLAIM_SQL.format(env=""))
 _CLAIM_ONE_ENV = Statement.text("relay.claim_env", tenant_free=True,
