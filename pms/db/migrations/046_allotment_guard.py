@@ -11,9 +11,9 @@ the ARI events would hold the plan's rooms left as the write counted them, one t
 guard runs after the locks (a statement of its own: a snapshot taken after them) and fails
 the transaction as a serialization failure (40001: 503 `lock_timeout`, Retry-After) when an
 allotment row of the plan and room type exists on one of the nights; the retry reads the plan
-again and counts. Its statement keeps the plan made once per server connection (as 015), a probe of the
-allotments' unique key however small the table was when the plan was made (as 020).
-The function is frozen here, as migrations are.
+again and counts. Its statement keeps the plan made once per server connection (as 015), a
+probe of the allotments' unique key however small the table was when the plan was made (as
+020). The function is frozen here, as migrations are.
 """
 
 import peewee as pw
