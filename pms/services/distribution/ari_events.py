@@ -4,8 +4,8 @@ calendar month of nights touched, emitted in the transaction of the change.
 ONE place: whatever changes what can be sold calls `touch` inside its unit of work (the
 inventory row locks do it for bookings, edits, cancels, no-shows, early check-outs, maintenance,
 sell limits and allotments: `pms.services.inventory.night_locks.lock_days` and the booking's
-fast path; rate and restriction writes name their rate plans). At the end of the unit of work, still inside its
-transaction, `_flush` bumps each touched room type's ARI stream (`ari_stream`, locked in room
+fast path; rate and restriction writes name their rate plans). At the end of the unit of work,
+still inside its transaction, `_flush` bumps each touched room type's ARI stream (`ari_stream`, locked in room
 type id order, so the events' `aggregateversion` follows commit order), THEN reads the nights
 back with the search's own statements (`pms.queries.availability.load_sellable`, the reference
 formula of `pms.domain.availability`), so an event always carries what a search would answer
