@@ -5,11 +5,12 @@ ONE place: whatever changes what can be sold calls `touch` inside its unit of wo
 inventory row locks do it for bookings, edits, cancels, no-shows, early check-outs, maintenance,
 sell limits and allotments: `pms.services.inventory.night_locks.lock_days` and the booking's
 fast path; rate and restriction writes name their rate plans). At the end of the unit of work,
-still inside its transaction, `_flush` bumps each touched room type's ARI stream (`ari_stream`, locked in room
-type id order, so the events' `aggregateversion` follows commit order), THEN reads the nights
-back with the search's own statements (`pms.queries.availability.load_sellable`, the reference
-formula of `pms.domain.availability`), so an event always carries what a search would answer
-once it commits. A future seller of nights (blocks) hooks in with one `touch` call.
+still inside its transaction, `_flush` bumps each touched room type's ARI stream (`ari_stream`,
+locked in room type id order, so the events' `aggregateversion` follows commit order), THEN
+reads the nights back with the search's own statements
+(`pms.queries.availability.load_sellable`, the reference formula of `pms.domain.availability`),
+so an event always carries what a search would answer once it commits. A future seller of nights
+(blocks) hooks in with one `touch` call.
 
 Event data: `property_id`, `room_type_id`, `nights: [{date, sellable, rates: {rate_plan_id:
 amount}}]` (rates only where they changed, else `{}`; amounts in canonical text, see
