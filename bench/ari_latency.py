@@ -1,5 +1,5 @@
 """`python -m bench.ari_latency [--seconds S] [--writers W] [--rooms R]`: ARI publish latency
-under booking load, and ARI events per booking (issue 35).
+under booking load, and ARI events per booking.
 
 A throwaway PostgreSQL database (bench/pgdb.py, migrated), a hotel of three room types of R
 rooms with 90 days of rates; W threads book (1 to 3 nights, random arrivals, a cancel now and

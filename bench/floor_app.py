@@ -2,7 +2,7 @@
 `POST /v1/properties/{id}/profiles`) written by hand in psycopg2, behind bare Falcon + msgspec
 (no middleware), served under the same gunicorn settings as the service
 (`bench.floor_app:from_environment()`), against the same schema as the same service role, so
-row-level security and every foreign key and index apply. They answer issue 10's question
+row-level security and every foreign key and index apply. They answer the write path's question
 "what would it take": what hand-written Python reaches on this stack and this machine, measured
 in the same run as the service (bench/scenarios/floor.py and properties.py).
 
@@ -31,7 +31,7 @@ What one `POST /v1/properties/{id}/reservations` does here, as the service does 
 No SQL `PREPARE` (PgBouncer's transaction mode cannot carry it; banned in this codebase): every
 statement is plain text, parsed and planned on each request. (The service now keeps the plans of
 its two heaviest booking statements in PL/pgSQL functions, migrations 012 and 013; the floor
-stays plain hand-written SQL, as issue 10 defines it.)
+stays plain hand-written SQL, as the floor is defined.)
 
 What the booking floor leaves out (none of it is on the benchmark's request shape): restriction rules
 (any restriction on the stay answers 422), promo codes, packages, guest profiles, folding by
@@ -155,7 +155,7 @@ VALUES (%(id)s, now(), now(), %(env)s, 1, 'GUEST', %(first)s, %(last)s, %(email)
   '{"negotiated_rate_plan_ids":[],"sso_provider":null}'::jsonb, %(prop)s);
 """ + journal_sql("profile", "Profile")
 
-# The profile create as ONE call (issue 10's "what it would take": the whole transaction in the
+# The profile create as ONE call ("what it would take": the whole transaction in the
 # database, one round trip, one implicit transaction with the settings): the same reads and
 # writes as the 2 round trips above, in a PL/pgSQL function the bench installs in its own
 # database (install_one_call; the service has no such function). NULL when it created the

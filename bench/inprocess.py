@@ -1,6 +1,6 @@
 """`python -m bench.inprocess <case> [--requests N] [--rooms-per-type R] [--profile] [--floor]
 [--width W]`: the CPU of one request of a use case, in this process, without gunicorn or wrk
-(issue 10's method: where a request's CPU goes, on a quiet or a loaded machine alike).
+(where a request's CPU goes, on a quiet or a loaded machine alike).
 
 Cases: `get` (GET /v1/properties/{id}), `profile` (POST .../profiles), `booking` (POST
 .../reservations with an Idempotency-Key), `availability` (POST .../availability: the

@@ -236,7 +236,7 @@ class Bench:
         assert self.db is not None, "call start() first"
         return {"PMS_DATABASE_URL": self.db.app_url, "PMS_MIGRATION_DATABASE_URL": self.db.owner_url,
                 "PMS_JWKS_URL": self.settings.jwks_url, "PMS_BROKER_URL": self.broker_url,
-                "PMS_PLATFORM_URL": "embedded",  # issue 28: explicit, no fallback on PostgreSQL
+                "PMS_PLATFORM_URL": "embedded",  # explicit, no fallback on PostgreSQL
                 # as in production, the web process does not relay: the relay is its own process
                 "PMS_EMBEDDED_RUNTIME": "0",
                 **self.server_env}

@@ -1,4 +1,5 @@
-"""`pms-cli ari push`: push a property's ARI again (issue 35), for a channel that lost its state.
+"""`pms-cli ari push`: push a property's ARI again, for a channel that lost its state;
+`pms-cli ari digest`: the hashes a channel compares with its own (`GET .../ari/digest`).
 
 Queues the push as a job (the same job as `POST .../ari/push`) and runs it here at once: 365 days
 from each property's business date, or only `--month` months (YYYY-MM, repeatable). A worker
@@ -66,3 +67,33 @@ def push(
                 r["seconds"]) for r in results])
     if any(r["status"] != "SUCCEEDED" for r in results):
         raise typer.Exit(1)
+
+
+@app.command("digest")
+def digest(
+    env: str = typer.Option(..., "--env", help="Env id (UUID)."),
+    property_code: str = typer.Option(..., "--property", help="The property, by code."),
+    first: str = typer.Option(None, "--from", help="First month (YYYY-MM); default: the "
+                              "full push's 365 nights from the business date."),
+    last: str = typer.Option(None, "--to", help="Last month (YYYY-MM)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output (the API's)."),
+) -> None:
+    """The ARI digest: one SHA-256 per room type and month, over the nights a push sends."""
+    from pms.context import system_ctx
+    from pms.errors import PmsError
+    from pms.services.distribution import ari_push
+
+    env_id = parse_uuid(env)
+    open_database(load_settings())
+    ctx = system_ctx(env_id, sub="pms-cli ari digest")
+    props = env_properties(ctx, property_code)
+    if not props:
+        fail("no such property", 1)
+    try:
+        out = ari_push.digest(ctx, props[0].id, first, last)
+    except PmsError as exc:
+        fail(str(exc), 2)
+    emit(out, as_json=as_json, title=f"ARI digest {property_code} {out['from']}..{out['to']}",
+         columns=["room type", "month", "from", "to", "nights", "hash"],
+         rows=[(d["room_type_id"], d["month"], d["from_date"], d["to_date"], d["nights"],
+                d["hash"]) for d in out["data"]])

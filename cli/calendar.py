@@ -2,7 +2,7 @@
 
 Room types get their `inventory_day` rows for the horizon (PMS_CALENDAR_HORIZON_DAYS, 550 days
 by default) when they are created, and the night audit extends them by the day it rolls. This
-command is the upgrade path for room types created before that (a database older than issue 10),
+command is the upgrade path for room types created before that (a database older than the calendar horizon),
 and the way to widen the window at once after raising the horizon. One short transaction and one
 set-based statement per property; safe to re-run (rows that exist are left as they are), so a
 second run adds 0 rows. Without it nothing is wrong, only slower: a booking of a night without

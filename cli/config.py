@@ -1,4 +1,4 @@
-"""`pms-cli config export|apply` (issue 37): a property's configuration bundle, the same service
+"""`pms-cli config export|apply`: a property's configuration bundle, the same service
 as `GET/POST /v1/properties/{id}/config-bundle` (pms/services/admin/config_bundles.py).
 
 `export --property CODE [--out FILE]` writes the bundle (JSON) to FILE or stdout. `apply
@@ -23,9 +23,14 @@ app = typer.Typer(help="Configuration bundles: export a property's configuration
 
 def _property(env: str, code: str, sub: str):  # noqa: ANN202
     from pms.context import system_ctx
+    from pms.services.admin.config_bundles import SECTION_RESOURCES, section_scope
 
     open_database(load_settings())
-    ctx = system_ctx(parse_uuid(env), sub=sub)
+    # the operator's tool holds every section's scopes; the env's policies still decide for
+    # its machine subject (docs/guides/authorization.md)
+    scopes = frozenset(section_scope(name, write=write) for name in SECTION_RESOURCES
+                       for write in (False, True))
+    ctx = system_ctx(parse_uuid(env), sub=sub).with_(scopes=scopes)
     found = env_properties(ctx, code)
     if not found:
         fail(f"no property {code} in this env", 1)

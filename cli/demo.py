@@ -11,15 +11,16 @@ import typer
 from cli.output import emit, open_database
 from pms.config import Settings, load_settings
 
-app = typer.Typer(help="Demo data.", no_args_is_help=True)
+app = typer.Typer(help="Demo data.")
 
 DEMO_ENV_ID = uuid.UUID("00000000-0000-4000-8000-00000000de00")
 DEMO_CODE = "DEMO1"
 
 
-def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
+def seed_demo(settings: Settings, env_id: uuid.UUID, *, now: Any = None) -> dict[str, Any]:
     """Create the demo hotel in `env_id` unless it exists; return what is there (the caller
-    has bound the database and holds the connection scope)."""
+    has bound the database and holds the connection scope). `now`: the moment it opens (its
+    business date, its rates from then; the living month opens it in the past)."""
     from pms.context import system_ctx
     from pms.db.uow import read_scope
     from pms.models import Property, RatePlan, Room, RoomType
@@ -33,6 +34,8 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
     from pms.services.profiles import profiles
 
     ctx = system_ctx(env_id, sub="demo-seed")
+    if now is not None:
+        ctx = ctx.with_(now=now)
     with read_scope(ctx):
         prop = Property.get_or_none(Property.code == DEMO_CODE)
     created = prop is None
@@ -70,7 +73,7 @@ def seed_demo(settings: Settings, env_id: uuid.UUID) -> dict[str, Any]:
             hook(ctx, prop)
     # also on a demo hotel seeded before the codes were part of it (idempotent)
     seed_transaction_codes(ctx, prop)
-    # issue 32: the env's lists of values and module settings, as the platform's event would
+    # the env's lists of values and module settings, as the platform's event would
     initialize_environment(env_id, ledger=build_platform(settings).ledger,
                            source_event_id="demo-seed")
     day = seed_business_date(ctx, prop.id)
@@ -108,6 +111,53 @@ def seed_business_date(ctx: Any, property_id: Any) -> Any:
 
 # Later capabilities (rates, inventory) add their demo data here: fn(ctx, property).
 SEED_HOOKS: list[Any] = []
+
+
+DEMO_DAYS = 30
+
+
+def seed_living_demo(settings: Settings, env_id: uuid.UUID, *, days: int = DEMO_DAYS,
+                     progress: Any = None) -> dict[str, Any]:
+    """The demo hotel with a lived month: opened `days` days ago, its past lived and the month
+    ahead booked through the API (cli.hotelsim.demo_month) when it is new; as it is otherwise.
+    `days` 0: opened today, nothing lived."""
+    from cli.hotelsim.demo_month import live_month, opening_moment
+
+    opened = opening_moment(days) if days > 0 else None
+    summary = seed_demo(settings, env_id, now=opened)
+    if summary["created"] and days > 0:
+        month = live_month(settings, env_id, summary["property_id"], days=days, opened=opened,
+                           progress=progress)
+        summary = {**summary, **{f"month_{k}": v for k, v in month.items()},
+                   "business_date": month["business_date"]}
+    return summary
+
+
+@app.callback(invoke_without_command=True)
+def demo(ctx: typer.Context,
+         days: int = typer.Option(None, "--days", min=0, max=365,
+                                  help="Open the demo hotel DAYS days ago and live them through "
+                                       "the API: a month of history and the month ahead booked."),
+         env: uuid.UUID = typer.Option(DEMO_ENV_ID, "--env", help="Tenant env id."),
+         json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Demo data: `pms-cli demo --days 30` makes a demo hotel with a lived month."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if days is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+    settings = load_settings()
+    open_database(settings)
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=json_out) as bar:
+        task = bar.add_task("living the demo month", total=days)
+        summary = seed_living_demo(settings, env, days=days,
+                                   progress=lambda done, _total: bar.update(task, completed=done))
+    if not summary["created"]:
+        summary["note"] = "the demo hotel exists: its month was lived when it was made"
+    emit(summary, as_json=json_out, title="Demo hotel", columns=["field", "value"],
+         rows=[[k, v] for k, v in summary.items()])
 
 
 @app.command()

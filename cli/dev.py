@@ -1,4 +1,5 @@
-"""`pms-cli dev keys|token`: the development key set and tokens (local file:// JWKS only)."""
+"""`pms-cli dev keys|token`: the development key set and tokens (the embedded default only:
+SQLite, the stub broker and a local file:// JWKS)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,19 @@ app = typer.Typer(help="Development keys and tokens (refuses a non-local JWKS)."
 
 
 def _local_settings():  # noqa: ANN202
+    """The settings, when they are the embedded default's; exit 1 otherwise (a key pair or a
+    token minted for a production configuration would be trusted by whatever names it)."""
     settings = load_settings()
     if not settings.jwks_is_local_file:
         fail("PMS_JWKS_URL is not a local file:// key set; dev keys and tokens are refused")
+    if not settings.development:
+        fail("this is a production configuration (PostgreSQL or an AMQP broker, see "
+             "PMS_DATABASE_URL and PMS_BROKER_URL); dev keys and tokens are refused")
     return settings
 
 
 def _generate(generate_keys, settings, **kw):  # noqa: ANN001, ANN003, ANN202
-    """generate_keys, a key set these commands did not make refused with exit 2 (issue 28)."""
+    """generate_keys, a key set these commands did not make refused with exit 2."""
     from pms.devkeys import ForeignKeySet
 
     try:

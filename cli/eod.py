@@ -48,7 +48,7 @@ def _properties(ctx: Any, code: str | None) -> list[Any]:
 
 
 def _run_one(ctx: Any, platform: Any, prop: Any, day: date | None, dry_run: bool,
-             progress: Progress | None) -> dict[str, Any]:
+             progress: Progress | None, override_reason: str | None = None) -> dict[str, Any]:
     from pms.errors import PmsError
     from pms.schemas.common import to_data
     from pms.services.night_audit.end_of_day import STEPS, Hooks, run_night_audit
@@ -68,10 +68,15 @@ def _run_one(ctx: Any, platform: Any, prop: Any, day: date | None, dry_run: bool
     try:
         out = run_night_audit(ctx, prop.id, business_date=day, dry_run=dry_run,
                               hooks=Hooks(ledger=getattr(platform, "ledger", None),
-                                          progress=on_step))
+                                          progress=on_step),
+                              override_reason=override_reason)
         result = to_data(out)
     except PmsError as exc:
-        result = {"status": "FAILED", "error": exc.detail, "steps": [], "business_date": None}
+        error = exc.detail
+        if exc.code == "business_date_not_over":
+            error += " (--override-reason 'why' closes it now)"
+        result = {"status": "REFUSED" if exc.status == 409 else "FAILED", "error": error,
+                  "code": exc.code, "steps": [], "business_date": None}
     if progress is not None and dry_run:
         for step in STEPS:
             on_step(step, "done", 0)
@@ -86,9 +91,16 @@ def end_of_day(
     all_properties: bool = typer.Option(False, "--all", help="Every property of the env."),
     business_date: str = typer.Option(None, "--business-date", help="YYYY-MM-DD to close."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be done."),
+    override_reason: str = typer.Option(
+        None, "--override-reason",
+        help="Close a business date the property's local date has not passed yet; the reason "
+             "(1-500 characters) is audited."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Run the night audit (no-shows, room and tax charges, housekeeping, figures, date roll)."""
+    """Run the night audit (no-shows, room and tax charges, housekeeping, figures, date roll).
+
+    A business date closes once the property's local date has passed it; before that the run
+    is refused (status REFUSED, exit 1) unless --override-reason says why."""
     # closing a business date is not undone by re-running: no default of "every property"
     require_property_choice(property_code, all_properties, "to close")
     day = None
@@ -97,17 +109,22 @@ def end_of_day(
             day = date.fromisoformat(business_date)
         except ValueError:
             fail(f"--business-date must be YYYY-MM-DD, not {business_date!r}", 2)
+    if override_reason is not None and not (override_reason.strip()
+                                            and len(override_reason) <= 500):
+        fail("--override-reason must be 1 to 500 characters", 2)
     ctx, platform, _ = _setup(env)
     props = _properties(ctx, property_code)
     if not props:
         fail("no such property" if property_code else "the env has no property", 1)
     results = []
     if as_json:
-        results = [_run_one(ctx, platform, p, day, dry_run, None) for p in props]
+        results = [_run_one(ctx, platform, p, day, dry_run, None, override_reason)
+                   for p in props]
     else:
         with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                       console=console, transient=False) as progress:
-            results = [_run_one(ctx, platform, p, day, dry_run, progress) for p in props]
+            results = [_run_one(ctx, platform, p, day, dry_run, progress, override_reason)
+                       for p in props]
     failed = [r for r in results if r["status"] not in ("DONE", "PREVIEW")]
     emit({"results": results, "failed": len(failed)}, as_json=as_json,
          title="Night audit" + (" (dry run)" if dry_run else ""),

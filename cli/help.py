@@ -32,7 +32,15 @@ class _BareHelp:
 
 
 class Command(_BareHelp, TyperCommand):
-    """A command whose `--help` shows no type."""
+    """A command whose `--help` shows no type (after `--help`, nor after an argument: its
+    metavar, e.g. `[NAME]...`, says what it takes)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            if param.param_type_name == "argument" and param.metavar:
+                param.display_type_rich = lambda ctx: ""
+        return params
 
 
 class Group(_BareHelp, TyperGroup):

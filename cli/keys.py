@@ -1,7 +1,8 @@
-"""`pms-cli keys sweep`: the digital keys' sweeper for one env (issue 29): writes EXPIRED (with
+"""`pms-cli keys sweep`: the digital keys' sweeper for one env: writes EXPIRED (with
 a `digital_key:expired` event) for live keys past valid_until, then sends due lock commands
 again (pending or failed ones, and online revocations never confirmed). Safe to re-run and to
-run on several hosts at once; schedule it (cron, a scheduler process) every few minutes."""
+run on several hosts at once. The `digital_keys.sweep` schedule runs it for every env without
+a cron line (pms.scheduling); this command sweeps one env now."""
 
 from __future__ import annotations
 

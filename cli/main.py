@@ -10,9 +10,12 @@ from cli import calendar as calendar_cli
 from cli import config as config_cli
 from cli import db, demo, dev, eod, openapi, output, serve
 from cli import email as email_cli
+from cli import fiscal as fiscal_cli
 from cli import keys as keys_cli
 from cli import outbox as outbox_cli
 from cli import platform as platform_cli
+from cli import privacy as privacy_cli
+from cli import schedules as schedules_cli
 from cli.help import set_metavars
 
 app = typer.Typer(help="Hotel PMS maintenance: database, server, dev tokens, demo data, "
@@ -28,9 +31,12 @@ app.add_typer(outbox_cli.app, name="outbox")
 app.add_typer(platform_cli.app, name="platform")
 app.add_typer(email_cli.app, name="email")
 app.add_typer(calendar_cli.app, name="calendar")
-app.add_typer(keys_cli.app, name="keys")  # issue 29
-app.add_typer(ari_cli.app, name="ari")  # issue 35
-app.add_typer(config_cli.app, name="config")  # issue 37: configuration bundles
+app.add_typer(keys_cli.app, name="keys")
+app.add_typer(schedules_cli.app, name="schedules")
+app.add_typer(ari_cli.app, name="ari")
+app.add_typer(config_cli.app, name="config")  # configuration bundles
+app.add_typer(fiscal_cli.app, name="fiscal")
+app.add_typer(privacy_cli.app, name="privacy")
 
 
 @app.callback()

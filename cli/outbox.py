@@ -202,7 +202,7 @@ def replay(ids: list[str] = typer.Option(None, "--id", help="Row id (repeatable)
             console.print(_rows_table(f"Would re-publish {len(chosen)} rows", rows))
         return
     subscribers = default_subscribers()
-    # Parked reactions of the chosen rows run again (issue 25); with `--parked`, a row parked
+    # Parked reactions of the chosen rows run again; with `--parked`, a row parked
     # only for its reactions (published, its reactions tried too often) is not published again.
     with _scope():
         reaction_parked, reactions_only = outbox_ops.parked_reactions(chosen)
@@ -245,25 +245,13 @@ def _replay_reactions(settings: Settings, ids: list[uuid.UUID],
         return 0, 0
     from pms.relay import sweep as relay
     from pms.relay.clock import database_now
-    from workers import actors
-    from workers.broker import is_stub
+    from workers.runtime import embedded_worker
 
-    worker = None
-    if is_stub(settings):
-        import dramatiq
-
-        worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
-        worker.start()
-    try:
+    with embedded_worker(settings) as join:
         with _scope():
             done = relay.replay_reactions(ids, subscribers, now=database_now())
-        if worker is not None:
-            for queue in list(actors.broker.get_declared_queues()):
-                actors.broker.join(queue, fail_fast=False)
+        join()
         return done
-    finally:
-        if worker is not None:
-            worker.stop()
 
 
 @app.command()
@@ -281,36 +269,30 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
     over a stopped relay's partitions when its lease runs out."""
     if once == follow:
         fail("choose exactly one of --once or --follow", 2)
-    refuse_to_serve(load_settings(), "the relay", PLATFORM_ONLY)  # issue 28
+    refuse_to_serve(load_settings(), "the relay", PLATFORM_ONLY)
     settings = _settings()
     from workers import actors
-    from workers.broker import is_stub
     from workers.enqueue import reaction_batching
     from workers.publisher import build_publisher
     from workers.relay import OutboxRelay
+    from workers.runtime import embedded_worker
     from workers.subscriptions import default_subscribers
 
     stop = threading.Event()
-    worker = None
-    if is_stub(settings):
-        import dramatiq
-
-        worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
-        worker.start()
-    publisher = build_publisher(settings)
-    relay_ = OutboxRelay(publisher, batch_size=batch_size, idle_interval=idle,
-                         subscribers=default_subscribers(
-                             batching=reaction_batching(publisher, actors.broker)),
-                         push_audit=audit,
-                         env_id=_uuid(env, "--env"),
-                         retention=timedelta(days=settings.outbox_retention_days))
-    try:
+    with embedded_worker(settings) as join:
+        publisher = build_publisher(settings)
+        relay_ = OutboxRelay(publisher, batch_size=batch_size, idle_interval=idle,
+                             subscribers=default_subscribers(
+                                 batching=reaction_batching(publisher, actors.broker)),
+                             push_audit=audit,
+                             env_id=_uuid(env, "--env"),
+                             retention=timedelta(days=settings.outbox_retention_days),
+                             # --follow: the scheduler thread below runs the purges
+                             purge_every=None if follow else 3600.0)
         if once:
             with _scope():
                 totals = relay_.run_once()
-            if worker is not None:
-                for queue in list(actors.broker.get_declared_queues()):
-                    actors.broker.join(queue, fail_fast=False)
+            join()
             emit(totals.as_dict(), as_json=json_out, title="Relay",
                  columns=["claimed", "published", "failed", "parked", "audit pushed",
                           "broker error"],
@@ -324,7 +306,9 @@ def relay(once: bool = typer.Option(False, "--once", help="Publish what is due, 
         leave_command_scope()  # each sweep owns its connection (pms.db.iteration)
         console.print(f"relaying to {settings.event_exchange} ({settings.broker_url.split('@')[-1]});"
                       " Ctrl-C to stop", highlight=False)
+        from pms.platform import build_platform
+        from pms.scheduling import start_thread as start_scheduler
+
+        # the service's recurring work (key sweeper, purges, reconciler): pms.scheduling
+        start_scheduler(build_platform(settings), stop)
         relay_.run_forever(stop)
-    finally:
-        if worker is not None:
-            worker.stop()

@@ -124,7 +124,7 @@ def end_command() -> None:
 
 def refuse_to_serve(settings, process: str, reads: tuple[str, ...] | None = None) -> None:  # noqa: ANN001
     """Exit 2 naming the variables when a serving command would fall back to a development
-    default outside the embedded one (issue 28, pms/startup.py)."""
+    default outside the embedded one (pms/startup.py)."""
     from pms.startup import WEB, development_fallbacks
 
     problems = development_fallbacks(settings, WEB if reads is None else reads)

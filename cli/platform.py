@@ -44,7 +44,7 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
     from workers.consumer import PlatformEventConsumer
 
     settings = load_settings()
-    refuse_to_serve(settings, "the platform consumer", PLATFORM_ONLY)  # issue 28
+    refuse_to_serve(settings, "the platform consumer", PLATFORM_ONLY)
     if not settings.broker_url.startswith(("amqp://", "amqps://")):
         fail("platform consume needs PMS_BROKER_URL=amqp://... (the embedded stub:// has no bus)", 2)
     open_database(settings)
@@ -54,7 +54,7 @@ def consume(queue: str = typer.Option(DEFAULT_QUEUE, "--queue", help="Durable qu
         settings.broker_url, settings.event_exchange, queue,
         lambda env_id, event_id: initialize_environment(env_id, ledger=ledger,
                                                         source_event_id=event_id),
-        source=settings.platform_event_source)
+        source=settings.platform_event_source, queue_type=settings.broker_queue_type)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -23,10 +23,13 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
                                       "PostgreSQL)."),
           prepare: bool = typer.Option(True, help="Keys, migrations and demo data first "
                                                   "(embedded default only)."),
+          demo_days: int = typer.Option(30, "--demo-days", envvar="PMS_DEMO_DAYS", min=0,
+                                        max=365, help="A new demo hotel lives this many days "
+                                        "before today through the API (0: opened today)."),
           ) -> None:
     """Serve the API under gunicorn."""
     settings = load_settings()
-    refuse_to_serve(settings, "pms-cli serve")  # issue 28: no development fallback in production
+    refuse_to_serve(settings, "pms-cli serve")  # no development fallback in production
     port = port or settings.port
     env = dict(os.environ, PORT=str(port), PMS_HOST=host)
     if workers:
@@ -35,13 +38,13 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
         # one SQLite file, written by every worker: more processes only queue on its lock
         env["WEB_CONCURRENCY"] = "2"
     if prepare and settings.jwks_is_local_file:
-        from cli.demo import DEMO_ENV_ID, seed_demo
+        from cli.demo import DEMO_ENV_ID, seed_living_demo
         from pms.db.migrator import migrate
         from pms.devkeys import ForeignKeySet, generate_keys, mint_token
 
         try:
             generate_keys(settings)
-        except ForeignKeySet as exc:  # issue 28: never written over; no demo token from it
+        except ForeignKeySet as exc:  # never written over; no demo token from it
             fail(f"{exc}; start with --no-prepare to serve with it", 2)
         if not settings.is_postgres:
             migrate(settings.migration_database_url, service_url=settings.database_url)
@@ -49,7 +52,7 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
 
         init_db(settings.database_url, pool_size=2)
         with connection_scope():  # released before the server starts
-            summary = seed_demo(settings, DEMO_ENV_ID)
+            summary = seed_living_demo(settings, DEMO_ENV_ID, days=demo_days)
         token = mint_token(settings, env_id=DEMO_ENV_ID, ttl_s=12 * 3600)
         token_file = write_token(settings.home, token)
         # the gateway's part for the admin console on loopback (embedded default only: the
@@ -60,6 +63,11 @@ def serve(port: int = typer.Option(None, help="Port (default $PORT or 8000)."),
         url_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
         typer.echo(f"\nDemo env:      {DEMO_ENV_ID}")
         typer.echo(f"Demo property: {prop} (business date {summary['business_date']})")
+        if "month_reservations" in summary:
+            typer.echo(f"Demo month:    {summary['month_reservations']} reservations, "
+                       f"{summary['month_in_house']} in house, "
+                       f"{summary['month_arrivals_today']} arrivals and "
+                       f"{summary['month_departures_today']} departures today")
         typer.echo(f"Token (12 h):  written to {shown}")
         typer.echo(f"Serving on:    http://{url_host}:{port}  (document: /v1/openapi.json)")
         typer.echo(f"Admin console: http://{url_host}:{port}/admin/  (signed in as the demo staff)")

@@ -25,6 +25,7 @@ from pms.api.middleware import (
 )
 from pms.api.public import PublicDocumentMiddleware
 from pms.api.readroute import ReadRouteMiddleware
+from pms.api.reference import ReferenceFilesMiddleware
 from pms.api.tracing import TraceMiddleware
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
@@ -54,7 +55,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
                jwks: JwksCache | None = None, broker_check: Any = None,
                replicas: ReplicaSet | None = None) -> falcon.App:
     """Build the WSGI app. Binds the database if `db` is not given already bound; the hot
-    standbys are `replicas`, else those of the settings (issue 36)."""
+    standbys are `replicas`, else those of the settings."""
     from pms.db.database import db as proxy
     from pms.db.database import init_db
 
@@ -79,26 +80,27 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     json_handler = MsgspecJSONHandler()
     idempotency = IdempotencyMiddleware(settings.idempotency_ttl_hours, dumps)
     body = BodyMiddleware(settings.limits.max_body_bytes)
-    gate = GateMiddleware()  # its table is the route table, loaded below
+    gate = GateMiddleware(body)  # its table is the route table, loaded below; it reads the body
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
         middleware=[
             RequestIdMiddleware(),
             InflightMiddleware(inflight),
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
-            PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token (issue 27)
-            *console_middleware(settings),  # issue 37: /admin/ files; the dev gateway's part
+            PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token
+            *console_middleware(settings),  # /admin/ files; the dev gateway's part
+            ReferenceFilesMiddleware(),  # /reference/: the document rendered, no token
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
-            TraceMiddleware(),  # ctx.traceparent current for every outbound call (issue 27)
+            TraceMiddleware(),  # ctx.traceparent current for every outbound call
             body,
             CardDataMiddleware(),
             # NOTE: before IdempotencyMiddleware: process_response runs in reverse order, so
             # the connection scope ends after the Idempotency-Key record is written in it.
             DatabaseMiddleware(),
             # NOTE: before IdempotencyMiddleware: process_resource runs in list order, so the
-            # scope, kind and holder checks come before any stored answer is looked up (issue 28)
+            # scope, kind and holder checks come before any stored answer is looked up
             gate,
-            # NOTE (issue 36): after the gate (the caller is known and allowed) and before
+            # NOTE: after the gate (the caller is known and allowed) and before
             # IdempotencyMiddleware (process_response in reverse: the caller's write mark is
             # left after the Idempotency-Key record committed)
             *([ReadRouteMiddleware(replicas)] if replicas is not None else []),
@@ -115,13 +117,13 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     # the Idempotency-Key claim that rides in a request transaction's first round trip
     app.add_error_handler(PreludeRefused, idempotency.claim_refused)
     deps.routes = add_routes(app, deps)
-    body.allow_routes(route_body_limits(deps.routes))  # issue 32: image uploads
+    body.allow_routes(route_body_limits(deps.routes))  # image uploads
     gate.load(deps.routes)
     return app
 
 
 def replica_set(settings: Settings, primary: Any) -> ReplicaSet | None:
-    """The hot standbys GET requests may read from (issue 36), or None: none configured, or
+    """The hot standbys GET requests may read from, or None: none configured, or
     a primary that is not PostgreSQL."""
     if not settings.database_replica_urls or not isinstance(primary, PmsPostgresDatabase):
         return None
@@ -140,7 +142,7 @@ def get_app() -> falcon.App:
     configure_logging(settings.log_level)
     from pms.startup import refuse_development_fallbacks
 
-    refuse_development_fallbacks(settings, "web")  # issue 28 (gunicorn_conf checks it first)
+    refuse_development_fallbacks(settings, "web")  # (gunicorn_conf checks it first)
     import os
 
     from pms import wiring

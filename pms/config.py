@@ -23,7 +23,7 @@ EMBEDDED_PLATFORM = "embedded"
 DEFAULT_CALENDAR_HORIZON_DAYS = 550
 MAX_CALENDAR_HORIZON_DAYS = 3660
 
-# Issue 28: the key set is read again once it is this old (seconds; PMS_JWKS_MAX_AGE_SECONDS,
+# the key set is read again once it is this old (seconds; PMS_JWKS_MAX_AGE_SECONDS,
 # 1..3600), and platform events are accepted only from this CloudEvents source.
 DEFAULT_JWKS_MAX_AGE_S = 300.0
 MAX_JWKS_MAX_AGE_S = 3600.0
@@ -61,12 +61,23 @@ class Settings:
     database_url: str = field(default_factory=lambda: embedded_database_url(default_home()))
     migration_database_url: str = field(
         default_factory=lambda: embedded_database_url(default_home()))
+    # PMS_BROKER_URL: `stub://` (the embedded in-process broker) or the AMQP URL of RabbitMQ;
+    # a comma-separated list of amqp(s):// URLs names the nodes of a cluster, tried in turn on
+    # every connect and reconnect (the workers, the relay, the platform consumer)
     broker_url: str = "stub://"
+    # PMS_BROKER_QUEUE_TYPE: how the worker's queues (with their delay and dead-letter queues)
+    # and the platform consumer's queue and dead-letter queue are declared: "classic" (one
+    # node's queue, the single development broker) or "quorum" (replicated over a cluster: a
+    # node lost loses no message). A queue keeps the type it was first declared with.
+    broker_queue_type: str = "classic"
     event_exchange: str = "platform.events"
     jwks_url: str = field(default_factory=lambda: embedded_jwks_url(default_home()))
     jwt_issuer: str = "pms-dev"
     jwt_audience: str = "hotel-pms"
     jwt_algorithms: tuple[str, ...] = ("RS256", "ES256")
+    # the longest lifetime a token may have (exp - iat, and exp - now), in seconds
+    # (PMS_JWT_MAX_LIFETIME_S): a leaked long-lived token stays useful for at most this long
+    jwt_max_lifetime_s: int = 24 * 3600
     platform_url: str = EMBEDDED_PLATFORM
     platform_token_url: str = ""
     platform_client_id: str = ""
@@ -74,7 +85,7 @@ class Settings:
     port: int = 8000
     web_concurrency: int = field(default_factory=lambda: 2 * (os.cpu_count() or 1))
     db_pool_size: int = 8
-    # issue 36: hot standbys for the reads of GET requests (PMS_DATABASE_REPLICA_URLS, comma
+    # hot standbys for the reads of GET requests (PMS_DATABASE_REPLICA_URLS, comma
     # separated; none by default), and how far behind one may be and still serve them
     database_replica_urls: tuple[str, ...] = ()
     replica_max_lag_s: float = 30.0
@@ -83,13 +94,15 @@ class Settings:
     log_level: str = "INFO"
     idempotency_ttl_hours: int = 72
     outbox_retention_days: int = 7
+    # how often a long-running process checks for due schedules (pms.scheduling)
+    schedule_check_seconds: float = 15.0
     calendar_horizon_days: int = DEFAULT_CALENDAR_HORIZON_DAYS
     # stub:// only: run the Dramatiq worker threads and the relay inside the web process.
     # Off for processes that share a database with a real relay (test servers, benchmarks).
     embedded_runtime: bool = True
     limits: Limits = field(default_factory=Limits)
     home: Path = field(default_factory=lambda: default_home())
-    # Issue 28 (README "Keys, configuration and what leaves the service"):
+    # (README "Keys, configuration and what leaves the service"):
     # how old the cached key set may grow before it is read again (PMS_JWKS_MAX_AGE_SECONDS)
     jwks_max_age_s: float = DEFAULT_JWKS_MAX_AGE_S
     # the CloudEvents `source` the platform consumer accepts (PMS_PLATFORM_EVENT_SOURCE)
@@ -97,7 +110,7 @@ class Settings:
     # the variables that were unset and took their development default (load_settings); a
     # serving process outside the embedded default refuses to start while any is here
     defaulted: frozenset[str] = frozenset()
-    # issue 37: the demo token `pms-cli serve` wrote, added to the admin console's calls from
+    # the demo token `pms-cli serve` wrote, added to the admin console's calls from
     # the loopback interface, on the embedded default only (pms/api/console.py)
     console_token_file: Path | None = None
 
@@ -105,6 +118,11 @@ class Settings:
     def development(self) -> bool:
         """The embedded default: SQLite and the in-process stub broker (no PostgreSQL, AMQP)."""
         return not self.is_postgres and self.broker_url.startswith("stub://")
+
+    @property
+    def broker_urls(self) -> tuple[str, ...]:
+        """The broker addresses of PMS_BROKER_URL, in the order they are tried."""
+        return broker_urls(self.broker_url)
 
     @property
     def is_postgres(self) -> bool:
@@ -237,12 +255,14 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         database_url=database_url,
         migration_database_url=anchor_url(env.get("PMS_MIGRATION_DATABASE_URL") or database_url,
                                           home),
-        broker_url=env.get("PMS_BROKER_URL", base.broker_url),
+        broker_url=checked_broker_url(env.get("PMS_BROKER_URL", base.broker_url)),
+        broker_queue_type=broker_queue_type(env.get("PMS_BROKER_QUEUE_TYPE")),
         event_exchange=env.get("PMS_EVENT_EXCHANGE", base.event_exchange),
         jwks_url=anchor_url(env.get("PMS_JWKS_URL") or embedded_jwks_url(home), home),
         jwt_issuer=env.get("PMS_JWT_ISSUER", base.jwt_issuer),
         jwt_audience=env.get("PMS_JWT_AUDIENCE", base.jwt_audience),
         jwt_algorithms=algorithms,
+        jwt_max_lifetime_s=int(env.get("PMS_JWT_MAX_LIFETIME_S", base.jwt_max_lifetime_s)),
         platform_url=env.get("PMS_PLATFORM_URL", base.platform_url),
         platform_token_url=env.get("PMS_PLATFORM_TOKEN_URL", ""),
         platform_client_id=env.get("PMS_PLATFORM_CLIENT_ID", ""),
@@ -255,6 +275,8 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
         replica_max_lag_bytes=int(env.get("PMS_REPLICA_MAX_LAG_BYTES",
                                           base.replica_max_lag_bytes)),
         drain_seconds=float(env.get("PMS_DRAIN_SECONDS", base.drain_seconds)),
+        schedule_check_seconds=float(env.get("PMS_SCHEDULE_CHECK_SECONDS",
+                                             base.schedule_check_seconds)),
         log_level=env.get("PMS_LOG_LEVEL", base.log_level),
         embedded_runtime=env.get("PMS_EMBEDDED_RUNTIME", "1").lower() not in ("0", "false", "no"),
         calendar_horizon_days=calendar_horizon_days(env.get("PMS_CALENDAR_HORIZON_DAYS")),
@@ -268,8 +290,37 @@ def load_settings(environ: Mapping[str, str] | None = None, *, dotenv: Path | No
     )
 
 
+BROKER_QUEUE_TYPES = ("classic", "quorum")
+
+
+def broker_urls(value: str) -> tuple[str, ...]:
+    """PMS_BROKER_URL split into its addresses (one for `stub://` or a single node)."""
+    return tuple(u.strip() for u in value.split(",") if u.strip())
+
+
+def checked_broker_url(value: str) -> str:
+    """PMS_BROKER_URL as given (spaces around the commas dropped); a list must hold only
+    amqp(s):// URLs, refused at start-up otherwise."""
+    urls = broker_urls(value)
+    if not urls:
+        raise ValueError("PMS_BROKER_URL is empty: stub:// or amqp://... (comma-separated "
+                         "for the nodes of a cluster)")
+    if len(urls) > 1 and not all(u.startswith(("amqp://", "amqps://")) for u in urls):
+        raise ValueError("PMS_BROKER_URL with several addresses takes amqp:// or amqps:// "
+                         "URLs only, comma separated")
+    return ",".join(urls)
+
+
+def broker_queue_type(value: str | None) -> str:
+    """PMS_BROKER_QUEUE_TYPE: classic (unset or empty) or quorum; anything else refused."""
+    kind = (value or "").strip().lower() or "classic"
+    if kind not in BROKER_QUEUE_TYPES:
+        raise ValueError(f"PMS_BROKER_QUEUE_TYPE must be classic or quorum, not {value!r}")
+    return kind
+
+
 def replica_urls(value: str | None) -> tuple[str, ...]:
-    """PMS_DATABASE_REPLICA_URLS: PostgreSQL URLs of hot standbys, comma separated (issue 36)."""
+    """PMS_DATABASE_REPLICA_URLS: PostgreSQL URLs of hot standbys, comma separated."""
     urls = tuple(u.strip() for u in (value or "").split(",") if u.strip())
     for url in urls:
         if not url.startswith(("postgres://", "postgresql://")):

@@ -27,7 +27,7 @@ class Ctx:
     # the server's id of this request's Idempotency-Key claim (its record's id), when the key
     # was claimed in a transaction of its own: the first committed change marks the record
     idempotency_claim: uuid.UUID | None = None
-    # issue 30: the X-Kiosk-Session a kiosk token presented (None for every other kind); the
+    # the X-Kiosk-Session a kiosk token presented (None for every other kind); the
     # kiosk actions (pms.services.kiosk.kiosk_sessions.admit) check it against the stored session
     kiosk_session: str | None = None
 

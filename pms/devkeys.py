@@ -21,14 +21,22 @@ from pms.config import Settings
 ALL_RESOURCES = (
     "properties", "rates", "inventory", "reservations", "frontdesk", "folios", "profiles",
     "companies", "company_users", "negotiated_rates", "company_payment_methods", "rate_links",
+    "company_receivables",  # a company's receivable (credit limit): env-level, its own scope
     "housekeeping", "blocks", "events", "feedback", "kiosk", "reports", "settings", "lov",
     "jobs", "eod", "health", "policy",
+    "privacy",  # a data-protection officer's reads (who read a person's data)
 )
+
+
+# the second pair of eyes on a credit override (docs/guides/corporate-accounts.md)
+CREDIT_OVERRIDE_APPROVE = "hotel:pms:credit_overrides:approve"
+# a pick-up beyond a block's allocation (docs/guides/groups-and-events.md)
+BLOCK_OVERPICK = "hotel:pms:blocks:overpick"
 
 
 def all_scopes() -> list[str]:
     scopes = [f"hotel:pms:{r}:{a}" for r in ALL_RESOURCES for a in ("read", "write")]
-    return scopes + ["hotel:pms:admin"]
+    return scopes + ["hotel:pms:admin", CREDIT_OVERRIDE_APPROVE, BLOCK_OVERPICK]
 
 
 class ForeignKeySet(RuntimeError):
@@ -36,7 +44,7 @@ class ForeignKeySet(RuntimeError):
 
 
 def marker_path(settings: Settings) -> Path:
-    """The file beside a generated key set that says the dev commands made it (issue 28)."""
+    """The file beside a generated key set that says the dev commands made it."""
     return settings.jwks_path.with_name(settings.jwks_path.name + ".pms-dev-keys")
 
 
@@ -61,7 +69,7 @@ def _made_here(settings: Settings) -> bool:
 def generate_keys(settings: Settings, *, kid: str | None = None, force: bool = False) -> str:
     """Write the JWKS (public) and the private JWK next to it; return the key id.
 
-    Issue 28: a key set is written only where there is none, or where the dev commands made
+    a key set is written only where there is none, or where the dev commands made
     the one there (a marker file beside it, `marker_path`). A key set they did not make, say an
     identity provider's mounted at the path, is never overwritten (ForeignKeySet), even with
     `force`; with its private key beside it, the existing key id is returned unchanged.

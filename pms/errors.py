@@ -136,7 +136,7 @@ class RoomTypeUnavailable(Conflict):
 
 class AllotmentExhausted(Conflict):
     """Raised when a booking would sell more rooms on a rate plan than its allotment allows on
-    some night (issue 35; `nights` in the problem body lists them)."""
+    some night (`nights` in the problem body lists them)."""
 
     code = "allotment_exhausted"
 
@@ -202,7 +202,7 @@ class MaintenanceConflict(Conflict):
     code = "maintenance_conflict"
 
 
-# -- settings and images (issue 32) ---------------------------------------------------------------
+# -- settings and images ---------------------------------------------------------------
 
 class PreconditionFailed(PmsError):
     """Raised when If-Match names a version that is no longer current."""
@@ -216,7 +216,7 @@ class PreconditionRequired(PmsError):
     status, code, title = 428, "precondition_required", "Precondition required"
 
 
-# -- digital keys, kiosk config, feedback (issue 29) ----------------------------------------------
+# -- digital keys, kiosk config, feedback ----------------------------------------------
 
 class KeyLimitReached(Conflict):
     """Raised when a stay already holds max_keys_per_stay live keys (staff may override)."""
@@ -235,7 +235,7 @@ class FeedbackNotAllowed(Conflict):
 
     code = "feedback_not_allowed"
 
-# -- issue 25 (items 5-6): a commit whose outcome the database could not tell ------------------
+# -- a commit whose outcome the database could not tell ------------------
 
 class CommitOutcomeUnknown(PmsError):
     """Raised when the connection was lost while the transaction's COMMIT was on its way and the
@@ -243,10 +243,10 @@ class CommitOutcomeUnknown(PmsError):
     the load balancer never retries: the change may have been made."""
 
     status, code, title = 500, "commit_outcome_unknown", "Commit outcome unknown"
-# -- corporate accounts (issue 31) ---------------------------------------------------------------
+# -- corporate accounts ---------------------------------------------------------------
 
 class CompanyRoleForbidden(Forbidden):
-    """Raised when a company user's role does not allow the operation (the role table, README)."""
+    """Raised when a company user's role does not allow the operation (the role table of pms.domain.companies)."""
 
     code = "company_role_forbidden"
 
@@ -269,6 +269,19 @@ class ReceivableAccountRequired(Conflict):
     code = "receivable_account_required"
 
 
+class ReceivableAccountInUse(Conflict):
+    """Raised when a receivable account's currency would change while anything is open on it
+    (a balance or credit, stays routed to the company, ACTIVE credit overrides)."""
+
+    code = "receivable_account_in_use"
+
+
+class PaymentMethodInUse(Conflict):
+    """Raised when deleting a company payment method that open stays are routed through."""
+
+    code = "payment_method_in_use"
+
+
 class CreditLimitExceeded(Conflict):
     """Raised when billing to a company would take its exposure over its credit limit."""
 
@@ -281,7 +294,7 @@ class SecondStaffRequired(Forbidden):
     code = "second_staff_required"
 
 
-# -- banquet events on function spaces (issue 34) ------------------------------------------------
+# -- banquet events on function spaces ------------------------------------------------
 
 class SpaceTaken(Conflict):
     """Raised when an event in a deducting state would overlap another on an element space
@@ -302,7 +315,7 @@ class StockExhausted(Conflict):
     code = "stock_exhausted"
 
 
-# -- the kiosk (issue 30) --------------------------------------------------------------------------
+# -- the kiosk --------------------------------------------------------------------------
 
 class KioskLocked(Conflict):
     """Raised for every kiosk action (lookup, check-in, key, check-out, walk-in) while the

@@ -1,5 +1,5 @@
-"""What an event's `data` carries to every consumer of the bus (issue 28, README "Event data
-and personal data").
+"""What an event's `data` carries to every consumer of the bus
+(docs/decisions/keys-configuration-and-events.md, "What events carry to every consumer").
 
 CONTRACT §4 makes `data` the aggregate as the API returns it. The bus, though, reaches every
 service that binds `hotel.pms.#`, with no scope and no holder between them and the data, while
@@ -11,12 +11,14 @@ with the scope that guards it (`GET .../profiles/{id}`, `GET .../reservations/{i
 - `profile.*`: the profile's identity and shape, never its contact data: no names, email,
   phone, address, preferences or loyalty number; booleans say which of them the profile has
   (`has_email`, `has_phone`, `has_address`, `has_loyalty_number`). A company profile keeps its
-  `company_name` (a business, not a person).
+  `company_name` (a business, not a person). The standing consent (`consents`: the purposes
+  granted) is a flag set, not personal data: it is kept, so a marketing system reads it here.
 - `reservation_comment.*`: a comment marked `internal` (the default: a staff note) is published
   without its `text` (`text_withheld: true`); a comment for the guest keeps it.
 
 The outbox row and the audit journal keep the whole aggregate (the journal is the record of
-who did what; its push, `hotel.pms.audit.recorded`, is for the audit service alone). Every
+who did what). Its push goes to the routing key `audit.pms.recorded`, outside `hotel.pms.#`,
+and names the changed fields without their values (pms.relay.audit_push). Every
 other event type is published as the API returns it. Views run on the relay, once per
 published event, never on the request path.
 """
@@ -26,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-PROFILE_KEPT = ("profile_id", "id", "kind", "external_ref", "language", "created_at",
-                "updated_at")
+PROFILE_KEPT = ("profile_id", "id", "kind", "external_ref", "language", "consents",
+                "created_at", "updated_at")
 PROFILE_PRESENCE = {"has_email": "email", "has_phone": "phone", "has_address": "address",
                     "has_loyalty_number": "loyalty_number"}
 

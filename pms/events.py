@@ -20,7 +20,11 @@ def routing_key(type_: str) -> str:
 
 
 def envelope(row: Any) -> dict[str, Any]:
-    """The structured-mode CloudEvent of an outbox row; `data` as its type's consumer view."""
+    """The structured-mode CloudEvent of an outbox row; `data` as its type's consumer view.
+
+    `aggregatetype` names the stream `aggregateversion` counts, with `subject`: a room type's
+    own events, its `inventory` events and its `ari` events share the subject and are three
+    streams, each rising by one, so a consumer dropping stale events keys by the pair."""
     time = row.time.astimezone(UTC)
     event: dict[str, Any] = {
         "specversion": SPECVERSION,
@@ -32,8 +36,9 @@ def envelope(row: Any) -> dict[str, Any]:
         "datacontenttype": "application/json",
         "envid": str(row.env_id),
         "idempotencykey": row.idempotency_key,
+        "aggregatetype": row.aggregate_type,
         "aggregateversion": row.aggregate_version,
-        "data": consumer_data(row.type, row.data),  # issue 28: pms/event_views.py
+        "data": consumer_data(row.type, row.data),  # pms/event_views.py
     }
     if row.property_id:
         event["propertyid"] = str(row.property_id)

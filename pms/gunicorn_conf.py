@@ -2,7 +2,7 @@
 
 - An instance-wide in-flight gauge: the master creates a small shared file; `pre_fork` gives
   each worker a slot, so `/v1/health` reports the sum over every worker of the instance.
-- Draining (README "Deploys and pooling"): on SIGTERM the master first lowers readiness
+- Draining (docs/operations/deploys.md): on SIGTERM the master first lowers readiness
   (`/v1/health` answers 503 `draining`) and keeps serving every request for PMS_DRAIN_SECONDS, so
   the load balancer's health checks take the instance out of rotation before it stops taking
   work; then it refuses what still arrives on kept-alive connections (503, retried elsewhere by
@@ -45,7 +45,7 @@ _MAX_BODY_BYTES = Limits().max_body_bytes
 # less of both. Threads of one worker share one GIL: while one waits for PostgreSQL another
 # runs, but more than two per worker mostly wait for each other. Default: two workers per CPU,
 # two threads each. Override with WEB_CONCURRENCY / PMS_THREADS / PMS_WORKER_CLASS.
-# Re-checked for issue 10 (GET property paired with bare Falcon, 3 x 5 s pairs, on the box
+# Re-checked with the write path (GET property paired with bare Falcon, 3 x 5 s pairs, on the box
 # loaded by other work, load average 6-10): 4 x 1 gave 1.24-1.38 ms server CPU per GET and a
 # paired ratio of 0.24; 4 x 2 gave 1.06-1.50 ms and 0.27. Still 4 x 2.
 # PMS_HOST: the address to listen on (all by default, as a container needs; `pms-cli serve`, the
@@ -58,7 +58,7 @@ timeout = 30
 # The whole shutdown budget from SIGTERM, drain included (see _install_drain); below the
 # orchestrator's 30 s grace, so SIGKILL never interrupts a request we accepted.
 graceful_timeout = 25
-DEFAULT_DRAIN_S = 10.0  # > HAProxy's inter 2s x fall 2 (+ a slow check) in README's config
+DEFAULT_DRAIN_S = 10.0  # > HAProxy's inter 2s x fall 2 (+ a slow check) in docs/operations/deploys.md
 keepalive = 5
 # Each worker's heartbeat (gunicorn's WorkerTmp: one utime() per pass of its event loop, so
 # several per request) on a memory file system rather than the disk-backed default temp dir,
@@ -80,7 +80,7 @@ if getattr(_gunicorn_message, "MAX_REQUEST_LINE", limit_request_line) < limit_re
 
 # What gunicorn still answers itself (a header field over 128 KiB, a line over 16 KiB, a
 # malformed request: the app never sees these) is problem+json too, not its HTML page: its
-# workers write such answers through `gunicorn.util.write_error`, replaced here (issue 27).
+# workers write such answers through `gunicorn.util.write_error`, replaced here.
 _GUNICORN_CODES = {400: "bad_request", 403: "forbidden", 414: "uri_too_long",
                    417: "expectation_failed", 431: "header_too_large", 500: "internal_error",
                    501: "not_implemented"}
@@ -141,7 +141,7 @@ _state: dict[str, object] = {}
 
 
 def _refuse_development_fallbacks(server) -> None:  # noqa: ANN001
-    """Issue 28: outside the embedded default, the master refuses to start while PMS_JWKS_URL
+    """outside the embedded default, the master refuses to start while PMS_JWKS_URL
     or PMS_PLATFORM_URL is unset (pms/startup.py), before any worker is forked."""
     import sys
 

@@ -1,4 +1,4 @@
-"""Card numbers kept out of the logs (issue 28): a request path may carry one where an id is
+"""Card numbers kept out of the logs: a request path may carry one where an id is
 expected (`PUT .../rooms/4111111111111111`), and the access line and the error lines log paths.
 
 `mask_card_numbers` replaces every digit of a PAN-like run with `*`: a run of at least

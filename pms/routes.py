@@ -33,7 +33,7 @@ def all_routes() -> list[Route]:
     from pms.api.resources import companies as company_routes
     from pms.api.resources import end_of_day as eod_routes
 
-    # issue 29: digital keys, kiosk config, feedback and guest payment methods
+    # digital keys, kiosk config, feedback and guest payment methods
     from pms.api.resources import feedback as feedback_routes
     from pms.api.resources import folios as folio_reads
     from pms.api.resources import frontdesk as frontdesk_routes
@@ -64,20 +64,21 @@ def all_routes() -> list[Route]:
         *reservation_routes.ROUTES,
         *frontdesk_routes.ROUTES,
         *housekeeping.ROUTES,
-        *_lov_settings_images(),  # issue 32
-        *key_routes.ROUTES, *kiosk_routes.ROUTES, *feedback_routes.ROUTES,  # issue 29
+        *_lov_settings_images(),
+        *key_routes.ROUTES, *kiosk_routes.ROUTES, *feedback_routes.ROUTES,
         *company_routes.ROUTES,
 
-        *_banquets(),  # issue 34
-        *_ari(),  # issue 35
-        *_blocks(),  # issue 33
-        *_config_bundles(),  # issue 37
+        *_banquets(),
+        *_ari(),
+        *_blocks(),
+        *_config_bundles(),
+        *_privacy(),
     ]
     return [*domain, *_admin(domain), *_policies()]
 
 
 def _admin(domain: list[Route]) -> list[Route]:
-    """Issue 37: admin page definitions, admin lists and the submit aliases, derived from the
+    """admin page definitions, admin lists and the submit aliases, derived from the
     admin registry and the domain routes it names (pms/api/admin.py)."""
     from pms.api import admin
 
@@ -85,42 +86,49 @@ def _admin(domain: list[Route]) -> list[Route]:
 
 
 def _policies() -> list[Route]:
-    """Issue 37: policy administration (policy sets, relations, attributes)."""
+    """policy administration (policy sets, relations, attributes)."""
     from pms.api.resources import policies
 
     return policies.ROUTES
 
 
 def _ari() -> list[Route]:
-    """Issue 35: the ARI digest and re-push."""
+    """the ARI digest and re-push."""
     from pms.api.resources import ari
 
     return ari.ROUTES
 
 
 def _config_bundles() -> list[Route]:
-    """Issue 37: a property's configuration bundle (export, dry run, apply)."""
+    """a property's configuration bundle (export, dry run, apply)."""
     from pms.api.resources import config_bundles
 
     return config_bundles.ROUTES
 
 
+def _privacy() -> list[Route]:
+    """A guest's data rights (consents)."""
+    from pms.api.resources import privacy
+
+    return privacy.ROUTES
+
+
 def _blocks() -> list[Route]:
-    """Issue 33: room blocks."""
+    """room blocks."""
     from pms.api.resources import blocks
 
     return blocks.ROUTES
 
 
 def _banquets() -> list[Route]:
-    """Issue 34: function spaces, banquet events, their resources and posting."""
+    """function spaces, banquet events, their resources and posting."""
     from pms.api.resources import banquets
 
     return banquets.ROUTES
 
 
 def _lov_settings_images() -> list[Route]:
-    """Issue 32: lists of values, settings, property images."""
+    """lists of values, settings, property images."""
     from pms.api.resources import images, lov, settings
 
     return [*lov.ROUTES, *settings.ROUTES, *images.ROUTES]
@@ -143,6 +151,6 @@ def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) ->
 
 def route_body_limits(routes: list[Route]) -> list[tuple[str, str, int]]:
     """(METHOD, path template, bytes) of the operations declaring their own body limit
-    (`@endpoint(max_body=...)`, issue 32); the body middleware applies them."""
+    (`@endpoint(max_body=...)`); the body middleware applies them."""
     return [(method, path, spec.max_body) for method, path, _fn, spec in operations(routes)
             if spec.max_body is not None]

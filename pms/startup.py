@@ -1,4 +1,4 @@
-"""Start-up refusals: a production process never falls back to a development default (issue 28).
+"""Start-up refusals: a production process never falls back to a development default.
 
 Every variable has an embedded default so that `make run` serves on a fresh machine (CONTRACT
 §1). Two of those defaults are development stand-ins that must never serve real traffic:

@@ -46,14 +46,14 @@ class Wiring:
     # the window a concurrent refund would need).
     pause_after_open_check: Callable[[], None] | None = None
     pause_after_credit_check: Callable[[], None] | None = None
-    # TEST-ONLY, likewise (issue 29): after a key issue counted the stay's live keys, before
+    # TEST-ONLY, likewise: after a key issue counted the stay's live keys, before
     # it writes the new one (the window a concurrent issue for the same stay would need).
     pause_after_key_count: Callable[[], None] | None = None
     # TEST-ONLY, likewise: after a holder's booking counted the holder's future reservations
     # (booking limits), and after a feedback submission read its stay's row (feedback).
     pause_after_guest_count: Callable[[], None] | None = None
     pause_after_feedback_read: Callable[[], None] | None = None
-    # TEST-ONLY, likewise (issue 30): after a kiosk lookup read its terminal's failure budget,
+    # TEST-ONLY, likewise: after a kiosk lookup read its terminal's failure budget,
     # before it records the outcome (the window concurrent misses of one terminal would need).
     pause_after_lookup_budget: Callable[[], None] | None = None
     # Days of calendar rows kept ahead per room type (Settings.calendar_horizon_days,
@@ -117,7 +117,7 @@ def for_web(environ: Mapping[str, str]) -> Wiring:
     (the control test shows the oversell); PMS_TEST_PAUSE_AFTER_CHECK_MS widens the window
     between the availability check and the write (pretix's sleep-after-quota-check);
     PMS_TEST_PAUSE_AFTER_LOOKUP_BUDGET_MS the kiosk lookup's, between its read of the terminal's
-    failure budget and its write (issue 30)."""
+    failure budget and its write."""
     locking_enabled = environ.get("PMS_TEST_DISABLE_LOCKING") != "1"
     if not locking_enabled:
         log.warning("TEST-ONLY: row locking is disabled (PMS_TEST_DISABLE_LOCKING=1)")
@@ -131,7 +131,7 @@ def for_web(environ: Mapping[str, str]) -> Wiring:
 
     lookup_ms = int(environ.get("PMS_TEST_PAUSE_AFTER_LOOKUP_BUDGET_MS", "0") or 0)
     lookup_pause = None
-    if lookup_ms > 0:  # issue 30: the kiosk lookup's budget read and write
+    if lookup_ms > 0:  # the kiosk lookup's budget read and write
         log.warning("TEST-ONLY: pausing %s ms after the kiosk lookup's budget read", lookup_ms)
 
         def lookup_pause() -> None:

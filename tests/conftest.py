@@ -60,6 +60,7 @@ _PROCESS_TREE_PATHS = (
     "tests/ops/test_gunicorn.py",          # gunicorn drain timing
     "tests/ops/test_hostile_http.py",      # a gunicorn per test
     "tests/cli/test_serve.py",             # `pms-cli serve` under gunicorn
+    "tests/simulation/",                   # the Procfile's web (+ worker, relay) per database
 )
 
 
@@ -90,7 +91,7 @@ def keydir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def base_settings(keydir: Path) -> Settings:
-    # home: where the embedded object store keeps uploaded images (issue 32), never the checkout
+    # home: where the embedded object store keeps uploaded images, never the checkout
     settings = Settings(jwks_url=f"file://{keydir}/jwks.json", home=keydir / "home")
     generate_keys(settings)
     return settings
@@ -232,4 +233,20 @@ class Api:
 
 @pytest.fixture
 def api(app: falcon.App, settings: Settings, env_id: uuid.UUID) -> Api:
+    return Api(falcon.testing.TestClient(app), settings, env_id)
+
+
+@pytest.fixture
+def platform(settings: Settings) -> Any:
+    """The embedded platform bundle (payments, locks, email sandboxes) of `kapi`'s app."""
+    from pms.platform import build_platform
+
+    return build_platform(settings)
+
+
+@pytest.fixture
+def kapi(settings: Settings, database: Any, clock: FixedClock, env_id: uuid.UUID,
+         platform: Any) -> Api:
+    """The API with a platform bundle the test can look into (payments, locks, email)."""
+    app = create_app(settings, db=database, clock=clock, platform=platform)
     return Api(falcon.testing.TestClient(app), settings, env_id)

@@ -62,7 +62,7 @@ def make_profile(ctx: Ctx, property_id: uuid.UUID, **over: Any) -> Any:
     return row
 
 
-# -- reservations and front desk (issue 3) -------------------------------------------------------
+# -- reservations and front desk -------------------------------------------------------
 
 class Hotel:
     """A property with one room type, its rooms and a rate plan with rates loaded."""
@@ -150,7 +150,7 @@ def make_fb_stay(ctx: Ctx) -> tuple[Hotel, Any, Any]:
 
 
 def pay_folio(ctx: Ctx, reservation: Any, amount: Any) -> Any:
-    """Record a captured payment directly (cashiering routes are issue 5's)."""
+    """Record a captured payment directly (without the cashiering routes)."""
     from pms.db.uow import unit_of_work
     from pms.models import FolioPayment
     from pms.services.cashiering.folios import guest_folio
@@ -184,7 +184,7 @@ def make_hotel(ctx: Ctx, *, rooms: int = 2, amount: str = "100.00", from_date: A
     from types import SimpleNamespace
 
     start = from_date or date(2030, 1, 1)
-    # bookings from 2030 lie beyond the default 550-day horizon (issue 28): the longest one
+    # bookings from 2030 lie beyond the default 550-day horizon: the longest one
     prop = make_property(ctx, bookingHorizonDays=3660)
     room_type = make_room_type(ctx, prop.id, max_occupancy=max_occupancy)
     room_rows = [make_room(ctx, prop.id, room_type.id) for _ in range(rooms)]

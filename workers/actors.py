@@ -12,6 +12,7 @@ The outbox relay does not run here: it is the `relay` process type (`pms-cli out
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import date
 from functools import lru_cache
@@ -23,12 +24,15 @@ from dramatiq.middleware import CurrentMessage
 from pms.config import load_settings
 from pms.context import Ctx
 from pms.errors import InvalidTransition, NotFound, ValidationFailed
+from pms.failures import public_error
 from pms.startup import PLATFORM_ONLY, refuse_development_fallbacks
 from workers.broker import build_broker
 from workers.middleware import tenant_actor
 
+log = logging.getLogger("workers.actors")
+
 SETTINGS = load_settings()
-# issue 28: the worker calls the platform; no sandbox fallback outside the embedded default
+# the worker calls the platform; no sandbox fallback outside the embedded default
 refuse_development_fallbacks(SETTINGS, "worker", PLATFORM_ONLY)
 broker = build_broker(SETTINGS)
 dramatiq.set_broker(broker)
@@ -121,11 +125,12 @@ def run_job(ctx: Ctx, job_id: str) -> None:
     except Exception as exc:
         retries = message.options.get("retries", 0) if message is not None else JOB_RETRIES
         if retries >= JOB_RETRIES or isinstance(exc, PERMANENT):
-            jobs.fail_job(ctx, uuid.UUID(job_id), f"gave up: {type(exc).__name__}: {exc}")
+            jobs.fail_job(ctx, uuid.UUID(job_id), public_error(
+                exc, log, "job (gave up)", prefix="gave up: ", job_id=job_id))
         raise
 
 
-# -- digital keys (issue 29) -----------------------------------------------------------------------
+# -- digital keys -----------------------------------------------------------------------
 
 @tenant_actor(max_retries=20, min_backoff=2000, max_backoff=10 * MINUTE_MS,
               time_limit=MINUTE_MS, throws=PERMANENT)
@@ -136,13 +141,7 @@ def sync_digital_key(ctx: Ctx, key_id: str) -> None:
 
     sync_lock(ctx, uuid.UUID(key_id), _platform().locks)
 
-
-@tenant_actor(max_retries=3, time_limit=5 * MINUTE_MS, throws=PERMANENT)
-def sweep_digital_keys(ctx: Ctx) -> None:
-    """The keys' sweeper for one env: EXPIRED (with events), then due lock commands again."""
-    from pms.services.keys.keys import sweep
-
-    sweep(ctx, _platform().locks)
+# The keys' sweeper is no actor: the `digital_keys.sweep` schedule runs it (pms.scheduling).
 
 
 # -- platform ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 A leaf (it imports nothing of workers/): `workers.middleware.WorkerBoot` calls it from the
 broker's middleware, and the broker is built by the actors module, which workers.runtime
-imports, so living in workers.runtime would close an import cycle (issue 16).
+imports, so living in workers.runtime would close an import cycle.
 """
 
 from __future__ import annotations

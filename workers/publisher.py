@@ -4,11 +4,18 @@
 `PMS_EVENT_EXCHANGE` with routing key = type with ':' -> '.', `message_id` = event id, persistent
 delivery, publisher confirms and the `mandatory` flag, and returns only once the broker confirmed.
 A message the broker accepted but could route to no queue (returned) is DELIVERED: the bus has
-no subscriber for it yet, which is no fault of the event (issue 25); the publisher counts them
+no subscriber for it yet, which is no fault of the event; the publisher counts them
 (`unroutable`). A nacked message raises `PublishRejected` (that row backs off); anything that
 breaks the connection raises `BrokerUnavailable` (the relay backs off). Connection set-up,
 socket reads, blocked connections (broker alarms) and missed heartbeats are all bounded, so an
 outage or a partition cannot hang the relay.
+
+The URL may name several nodes of a cluster, comma separated (PMS_BROKER_URL): each connect
+tries them in turn, beginning with the node of the last good connection; once a connection
+breaks, the next connect begins with the node after it, so a lost node costs one refused (or
+timed-out) attempt, not one per reconnect. Rows whose confirms the lost node never sent stay
+unpublished and go again: a consumer may see an event twice, under the same message id (the
+outbox row id), never lose one.
 """
 
 from __future__ import annotations
@@ -53,6 +60,50 @@ def amqp_parameters(url: str, *, connect_timeout: float = 3.0, heartbeat: int = 
     return params
 
 
+def amqp_urls(url: str) -> list[str]:
+    """The addresses of a broker URL: one, or the comma-separated nodes of a cluster."""
+    urls = [u.strip() for u in url.split(",") if u.strip()]
+    if not urls:
+        raise ValueError("no broker URL")
+    return urls
+
+
+def amqp_parameter_list(url: str, **bounds: Any) -> list[pika.URLParameters]:
+    """`amqp_parameters` for each address of `url` (see `amqp_urls`), in order."""
+    return [amqp_parameters(u, **bounds) for u in amqp_urls(url)]
+
+
+class AddressRing:
+    """The broker's addresses in the order the next connect tries them: the node that served
+    last first, and after a broken connection the node after the one that broke."""
+
+    def __init__(self, params: list[pika.URLParameters]) -> None:
+        self.params = params
+        self.start = 0
+
+    def order(self) -> list[pika.URLParameters]:
+        return self.params[self.start:] + self.params[:self.start]
+
+    def connected(self, connection: Any) -> None:
+        """Remember which node the connection reached (pika tried them in `order`)."""
+        used = getattr(getattr(connection, "_impl", None), "params", None)
+        for index, params in enumerate(self.params):
+            if params is used:
+                self.start = index
+                return
+
+    def broke(self) -> None:
+        """The node of the last connection failed: begin the next connect after it."""
+        if len(self.params) > 1:
+            self.start = (self.start + 1) % len(self.params)
+
+    @property
+    def current(self) -> str:
+        """host:port of the node tried first (for logs)."""
+        params = self.params[self.start]
+        return f"{params.host}:{params.port}"
+
+
 @dataclass(frozen=True, slots=True)
 class Outgoing:
     """One AMQP message for the pipelined channel: a CloudEvent to the event exchange, or an
@@ -76,6 +127,7 @@ class _Inflight:
         self.pending: dict[int, int] = {}
         self.returned: set[str] = set()
         self.unroutable = 0  # confirmed, but no queue was bound for them (still delivered)
+        self.nacked = False
         self.message_ids = message_ids
 
     def confirm(self, method: Any) -> None:
@@ -88,6 +140,7 @@ class _Inflight:
                 continue
             if nack:
                 self.outcomes[index] = PublishRejected("nacked by the broker")
+                self.nacked = True
                 continue
             if self.message_ids[index] in self.returned:
                 if self.require_route:
@@ -116,8 +169,9 @@ class AmqpEventPublisher:
                  declare_exchange: bool = True, confirm_timeout: float = 15.0) -> None:
         self.url = url
         self.exchange = exchange
-        self.params = amqp_parameters(url, connect_timeout=connect_timeout, heartbeat=heartbeat,
-                                      blocked_timeout=blocked_timeout)
+        self.addresses = AddressRing(amqp_parameter_list(
+            url, connect_timeout=connect_timeout, heartbeat=heartbeat,
+            blocked_timeout=blocked_timeout))
         self.declare_exchange = declare_exchange
         self._connection: pika.BlockingConnection | None = None
         self._channel: Any = None
@@ -147,7 +201,8 @@ class AmqpEventPublisher:
             return self._channel
         self.abort()
         try:
-            self._connection = pika.BlockingConnection(self.params)
+            self._connection = pika.BlockingConnection(self.addresses.order())
+            self.addresses.connected(self._connection)
             channel = self._connection.channel()
             channel.confirm_delivery()
             if self.declare_exchange:
@@ -174,6 +229,7 @@ class AmqpEventPublisher:
                 raise PublishRejected("unroutable: no queue is bound for this routing key") from exc
             self.unroutable += 1  # accepted, no subscriber yet: delivered (module docstring)
         except pika.exceptions.NackError as exc:
+            self.abort()  # see finish_many: the next publish goes on a new connection
             raise PublishRejected("nacked by the broker") from exc
         except (pika.exceptions.AMQPError, OSError) as exc:
             self.abort()
@@ -292,6 +348,13 @@ class AmqpEventPublisher:
             if batch in self._inflight:
                 self._inflight.remove(batch)
         self.unroutable += batch.unroutable
+        if batch.nacked:
+            # A nack is the broker's own failure, and it can stick to the channel: one opened
+            # on a surviving node while a quorum queue's leader was being replaced went on
+            # nacking every publish to that queue for minutes (RabbitMQ 3.10), though the
+            # queue had a new leader. The next batch goes on a new connection (the batches
+            # still in flight fail as unconfirmed and go again).
+            self.abort()
         return list(batch.outcomes)
 
     def _give_up(self, batch: _Inflight, exc: Exception) -> None:
@@ -301,9 +364,14 @@ class AmqpEventPublisher:
         self._inflight = []
         self.abort()
 
-    def _outgoing(self, event: dict[str, Any]) -> Outgoing:
-        return Outgoing(self.exchange, routing_key_of(event["type"]), _body(event),
-                        self._props(event), event["id"])
+    def _outgoing(self, event: dict[str, Any], routing_key: str | None = None) -> Outgoing:
+        return Outgoing(self.exchange, routing_key or routing_key_of(event["type"]),
+                        _body(event), self._props(event), event["id"])
+
+    def message(self, event: dict[str, Any], *, routing_key: str) -> Outgoing:
+        """The message of a CloudEvent on the event exchange under another routing key than
+        its type's (the audit push: pms.relay.audit_push), for `send_many`."""
+        return self._outgoing(event, routing_key)
 
     def _props(self, event: dict[str, Any]) -> pika.BasicProperties:
         return pika.BasicProperties(
@@ -320,6 +388,7 @@ class AmqpEventPublisher:
         self._pipe = None
         connection, self._connection, self._channel = self._connection, None, None
         if connection is not None:
+            self.addresses.broke()  # a connection is abandoned only when it failed
             threading.Thread(target=_quiet_close, args=(connection,), daemon=True,
                              name="pms-amqp-abandon").start()
 

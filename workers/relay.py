@@ -74,7 +74,7 @@ class OutboxRelay:
                  idle_interval: float = 0.3, max_broker_backoff: float = 5.0,
                  subscribers: dict[str, list[Subscriber]] | None = None,
                  push_audit: bool = False, retention: timedelta = timedelta(days=7),
-                 purge_every: float = 3600.0, env_id: uuid.UUID | None = None,
+                 purge_every: float | None = 3600.0, env_id: uuid.UUID | None = None,
                  now: Callable[[], datetime] | None = None,
                  lease_s: float = relay.DEFAULT_LEASE_S,
                  max_attempts: int = relay.MAX_ATTEMPTS, owner: str | None = None) -> None:
@@ -208,7 +208,9 @@ class OutboxRelay:
                     # each sweep owns its connection: a dead one goes with the sweep
                     with iteration_scope():
                         totals = self.sweep(stop=stop)
-                        if time.monotonic() - self._last_purge >= self.purge_every:
+                        # None: the process's scheduler runs the purges (pms.scheduling)
+                        if (self.purge_every is not None
+                                and time.monotonic() - self._last_purge >= self.purge_every):
                             self._last_purge = time.monotonic()
                             log.info("outbox purge: %s", self.purge())
                 except Exception:  # noqa: BLE001 - e.g. the database restarting; try again

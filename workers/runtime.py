@@ -7,7 +7,9 @@
 - `start_embedded(settings)`: the embedded default: Dramatiq worker threads on the in-process
   StubBroker, and a relay thread publishing to the in-memory bus; the only after-commit hook,
   added here to the process's wiring (`pms.wiring.add_after_emit`, taken out again by
-  `Runtime.shutdown`), wakes that relay (its loop would find the rows anyway).
+  `Runtime.shutdown`), wakes that relay (its loop would find the rows anyway); and the
+  scheduler thread (pms.scheduling: the key sweeper, the purges, the reconciler), so the
+  embedded default sweeps without a cron line.
 - `wire_worker(settings)` (workers.boot; the `worker` process type, from
   workers.middleware.WorkerBoot after Dramatiq booted the process): binds the database. Actors
   open their own tenant and connection scope per message; nothing else is registered.
@@ -20,13 +22,16 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from pms.config import Settings
 from workers.boot import wire_worker
 
-__all__ = ["Runtime", "start_embedded", "start_for_web", "wire_worker"]
+__all__ = ["Runtime", "embedded_worker", "settle_embedded", "start_embedded", "start_for_web",
+           "wire_worker"]
 
 log = logging.getLogger("pms.runtime")
 
@@ -60,6 +65,8 @@ def start_embedded(settings: Settings, *, worker_threads: int = 2,
     import dramatiq
 
     from pms import wiring
+    from pms.platform import build_platform
+    from pms.scheduling import start_thread as start_scheduler
     from workers import actors
     from workers.publisher import build_publisher
     from workers.relay import OutboxRelay
@@ -70,11 +77,12 @@ def start_embedded(settings: Settings, *, worker_threads: int = 2,
                                      worker_timeout=100)
     runtime.worker.start()
     runtime.relay = OutboxRelay(build_publisher(settings), subscribers=default_subscribers(),
-                                idle_interval=idle_interval)
+                                idle_interval=idle_interval, purge_every=None)
     thread = threading.Thread(target=runtime.relay.run_forever, args=(runtime.stop,),
                               name="pms-embedded-relay", daemon=True)
     thread.start()
     runtime.threads.append(thread)
+    runtime.threads.append(start_scheduler(build_platform(settings), runtime.stop))
     runtime.nudge = lambda events, relay=runtime.relay: relay.wake()
     wiring.add_after_emit(runtime.nudge)
     return runtime
@@ -87,3 +95,60 @@ def start_for_web(settings: Settings) -> Runtime:
     if is_stub(settings) and settings.embedded_runtime:
         return start_embedded(settings)
     return Runtime()
+
+
+@contextmanager
+def embedded_worker(settings: Settings) -> Iterator[Callable[[], None]]:
+    """With the embedded StubBroker: Dramatiq worker threads for a one-shot command, and a
+    `join()` that waits until every message enqueued so far has run (a no-op on a real broker,
+    whose `worker` processes run them)."""
+    from workers import actors
+    from workers.broker import is_stub
+
+    if not is_stub(settings):
+        yield lambda: None
+        return
+    import dramatiq
+
+    worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
+    worker.start()
+
+    def join() -> None:
+        for queue in list(actors.broker.get_declared_queues()):
+            actors.broker.join(queue, fail_fast=False)
+
+    try:
+        yield join
+    finally:
+        worker.stop()
+
+
+def settle_embedded(settings: Settings, join: Callable[[], None], *,
+                    max_rounds: int = 20) -> int:
+    """The embedded default's background work, done now and in the caller's thread: relay every
+    due outbox row and run the reactions it enqueues (`join`, from `embedded_worker`: one
+    worker for the caller's whole run, as Dramatiq wires each worker into the broker for good),
+    again until nothing is due (reactions write events of their own). A seeded demo hotel is
+    then the hotel its events made (housekeeping tasks, notifications) before it serves.
+    Returns the rows published; 0 on a real broker, where the relay and worker processes do
+    this."""
+    from workers.broker import is_stub
+
+    if not is_stub(settings):
+        return 0
+    from workers.publisher import build_publisher
+    from workers.relay import OutboxRelay
+    from workers.subscriptions import default_subscribers
+
+    relay = OutboxRelay(build_publisher(settings), subscribers=default_subscribers())
+    published = 0
+    try:
+        for _ in range(max_rounds):
+            totals = relay.sweep()
+            join()
+            published += totals.published
+            if not totals.claimed and not totals.dispatched:
+                break
+    finally:
+        relay.release()
+    return published

@@ -63,7 +63,7 @@ def _on_job_queued(event: Event) -> None:
     actors.run_job.send(event["envid"], event["subject"])
 
 
-# issue 29: a digital key's change of intent is sent to its lock (at least once, retried)
+# a digital key's change of intent is sent to its lock (at least once, retried)
 KEY_COMMAND_TYPES = tuple(f"hotel:pms:digital_key:{action}" for action in (
     "issued", "activated", "deactivated", "revoked", "validity_changed"))
 
@@ -86,6 +86,6 @@ def default_subscribers(*, batching: Callable[[], ReactionBatch] | None = None) 
     }
     for type_ in NIGHT_AUDIT_TYPES:
         subs[type_] = [_on_night_audit]
-    for type_ in KEY_COMMAND_TYPES:  # issue 29
+    for type_ in KEY_COMMAND_TYPES:
         subs[type_] = [_on_key_command]
     return Reactions(subs, batching=batching)

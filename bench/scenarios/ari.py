@@ -1,4 +1,4 @@
-"""ARI on the bus under the bench's booking load (issue 35): `POST .../reservations` from wrk
+"""ARI on the bus under the bench's booking load: `POST .../reservations` from wrk
 (the `reservations` scenario's load: a random room type of 10, a random 2-night stay in the next
 year, 32 clients) against gunicorn, while the outbox relay runs as production runs it (two
 processes of the Procfile's `relay` line, bench/ari_latency.py `start_relays`) and publishes to

@@ -2,9 +2,9 @@
 10 room types and 5 public rate plans (every offer priced night by night, 50 offers x 30 nights
 per response), 32 concurrent clients, beside pgbench tpcb-like measured in the same run.
 
-Goals (issue 10): one client alone p50 at most 10 ms (the service's own latency; on a 2-core box
+Goals: one client alone p50 at most 10 ms (the service's own latency; on a 2-core box
 32 concurrent clients mostly measure queueing), and 32 clients at least 4x the 76 req/s of
-issue 10's day (304 req/s). Statements and round trips per search come from the in-process
+the search's first measured day (304 req/s). Statements and round trips per search come from the in-process
 counting pass (bench/statements.py).
 """
 

@@ -1,4 +1,4 @@
-"""Room blocks (issue 33): a rooming list of 500 picked up from a DEFINITE block, then the same
+"""Room blocks: a rooming list of 500 picked up from a DEFINITE block, then the same
 500 reservations moved by a day (bulk date change) and cancelled (bulk cancel), each job's time
 per reservation next to a single booking's (all in-process through the services, same database),
 and the availability search (one client, p50, goal <= 10 ms) with 50 active blocks on the

@@ -1,4 +1,4 @@
-"""Chain-sized data (issue 36): a stated fraction of a chain loaded in bulk, measured against one
+"""Chain-sized data: a stated fraction of a chain loaded in bulk, measured against one
 hotel.
 
 `load_chain` builds TENANTS envs with PROPERTIES properties of ROOMS rooms in all, one room type
@@ -127,7 +127,7 @@ def audit_all(bench: Any, loaded: list[Loaded],
     for n, (env_id, property_id, _, _) in enumerate(loaded, 1):
         ctx = system_ctx(env_id, sub="bench-seed")
         started = time.perf_counter()
-        out = run_night_audit(ctx, property_id, hooks=Hooks(ledger=EmbeddedLedger()))
+        out = run_night_audit(ctx, property_id, hooks=Hooks(ledger=EmbeddedLedger()), override_reason="bench: back-to-back audits")
         spent += time.perf_counter() - started
         if out.status != "DONE":
             raise RuntimeError(f"night audit failed: {out.error}")

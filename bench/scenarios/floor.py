@@ -1,4 +1,4 @@
-"""The floor (issue 10): the same booking hand-written in psycopg2 in 3 round trips behind bare
+"""The floor: the same booking hand-written in psycopg2 in 3 round trips behind bare
 Falcon + msgspec (bench/floor_app.py), under the same gunicorn settings, against the same schema
 with RLS, measured in alternating runs with the service's own booking, interleaved with pgbench
 tpcb-like (tpcb-like, app, floor, tpcb-like, app, floor, ...), each on a hotel of its own shaped like the

@@ -1,4 +1,4 @@
-"""The front desk's writes (issue 10: "apply the same pattern to ... check-in, check-out, folio
+"""The front desk's writes ("apply the same pattern to ... check-in, check-out, folio
 charge and payment"), each request on its own stay or folio:
 
 - `POST .../reservations/{id}/check-in` (`{}`: the first free room of the booked type, picked
@@ -18,7 +18,7 @@ share of the slice's paths and stops when they are used up, never repeating a st
 runs last at most SLICE / CEILING seconds (`slice_seconds`), so that the slice outlasts them.
 Charges and payments cycle over the folios (a folio takes many). Statements and round trips
 per request come from the in-process counting pass over stays kept apart for it. No goal is
-set (issue 10 names none for these); the figures are there so that no scenario gets slower.
+set (no goal is named for these); the figures are there so that no scenario gets slower.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The spine's two paths: `GET /v1/properties/{id}` (token verified, tenant checked, one indexed
-read) against the bare Falcon baseline (goal, issue 10: at least 45% of its req/s), and
+read) against the bare Falcon baseline (goal, at least 45% of its req/s), and
 `POST /v1/properties/{id}/profiles` (a write with its outbox and audit rows, a fresh
-Idempotency-Key and email per request) against pgbench tpcb-like (goal, issue 10: at least 40%
+Idempotency-Key and email per request) against pgbench tpcb-like (goal, at least 40%
 of its transactions per second; its runs interleaved with tpcb-like's, see
 `Bench.tpcb_interleaved`). Statements and round trips per request come from the
 in-process counting pass (bench/statements.py).

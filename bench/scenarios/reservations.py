@@ -1,8 +1,8 @@
 """Reservation create: `POST /v1/properties/{id}/reservations` for 2 nights in a random room type
 (of 10) on a random arrival date in the next year, with a fresh Idempotency-Key per request,
-32 concurrent clients, against pgbench tpcb-like measured in the same run (goal, issue 10: 25% or
+32 concurrent clients, against pgbench tpcb-like measured in the same run (goal, 25% or
 more of its transactions per second; 35% the aim). The calendar is the one room type creation
-makes (PMS_CALENDAR_HORIZON_DAYS, 550 days: the whole year booked here); before issue 10's
+makes (PMS_CALENDAR_HORIZON_DAYS, 550 days: the whole year booked here); before the write path's
 calendar horizon it started empty and a night's first booking made its row (4.24 round trips
 per booking instead of 4). Each request prices the stay, locks and updates the nights'
 inventory rows and writes the reservation, its outbox row and its audit row in one transaction.

@@ -1,4 +1,4 @@
-"""The admin surface (issue 37): page definitions, admin lists and form-submit aliases, built
+"""The admin surface: page definitions, admin lists and form-submit aliases, built
 from one registry.
 
 `PAGES` holds one `PageDef` per page: its read scope's resource, where its rows come from
@@ -23,6 +23,7 @@ never imports the route table back (tests/unit/test_import_graph.py).
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,19 +42,22 @@ from pms.domain.machine import Machine
 from pms.errors import NotFound, ValidationFailed
 from pms.models import (
     BanquetEvent,
-    CompanyReceivableAccount,
+    CompanyPaymentMethod,
     CompanyUser,
     HousekeepingTask,
     KioskConfig,
     Profile,
     RatePlan,
     Reservation,
+    Room,
     RoomBlock,
+    RoomType,
     SettingsDocument,
 )
 from pms.schemas.common import Cursor, Limit
 from pms.services.admin import admin_lists
-from pms.services.admin.admin_lists import AdminRows, ListSource
+from pms.services.admin.admin_lists import AdminRows, ListSource, Lookup, model_has
+from pms.services.catalog import lov, settings
 from pms.services.night_audit.reports import REPORTS
 
 ADMIN_SCOPE = "hotel:pms:admin"
@@ -62,16 +66,36 @@ P = "/v1/properties/{property_id}"
 
 # -- registry ---------------------------------------------------------------------------------
 
+INPUT = ""  # a path parameter the user enters (a toolbar action's company, say)
+PROPERTY = "property_id"  # the row's property, else the property picked
+
+
 @dataclass(frozen=True)
 class Action:
     """A page action: a domain route (METHOD, path as in the route table), optionally the
-    transition it fires (its `allowed_from` states come from the machine)."""
+    transition it fires (its `allowed_from` states come from the machine), and where each of
+    its path parameters comes from (`params`: parameter -> the row's column, or INPUT).
+    `{property_id}` is the row's property or the property picked unless `params` says
+    otherwise. An action with a parameter from the row is a row action; else a toolbar one."""
 
     name: str
     method: str
     path: str
     machine: Machine[Any] | None = None
     trigger: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+
+    def param_map(self) -> dict[str, str]:
+        return {name: self.params.get(name, PROPERTY if name == "property_id" else "")
+                for name in path_params(self.path)}
+
+    @property
+    def on_row(self) -> bool:
+        return any(source not in (INPUT, PROPERTY) for source in self.param_map().values())
+
+
+def path_params(path: str) -> list[str]:
+    return re.findall(r"\{([^}:]+)[^}]*\}", path)
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,15 @@ class PageDef:
     lovs: dict[str, str] = field(default_factory=dict)  # form field -> list name
     actions: tuple[Action, ...] = ()
     layout: tuple[tuple[str, ...], ...] = ()  # rows of form fields (the rest follow)
+    # the scopes the domain routes that read these rows need beyond the page's own: a list
+    # never shows what its domain reads would refuse (front desk rows are reservations)
+    also_read: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ("id", "name", "path")  # a callable source's row keys
+
+    @property
+    def list_columns(self) -> list[str]:
+        source = self.source
+        return ["id", *source.shown] if isinstance(source, ListSource) else list(self.columns)
 
     @property
     def read_scope(self) -> str:
@@ -96,6 +129,29 @@ def _report_rows(ctx: Ctx, **_kw: Any) -> AdminRows:
                      next_cursor=None, estimated_total=len(names))
 
 
+def _system_rows(ctx: Ctx, **_kw: Any) -> AdminRows:
+    """The env's external systems, one row each (`id` is the system's code)."""
+    systems = settings.get_external_systems(ctx).systems
+    rows = [{"id": code, **{k: system.get(k) for k in SYSTEM_COLUMNS}}
+            for code, system in sorted(systems.items())]
+    return AdminRows(rows=rows, next_cursor=None, estimated_total=len(rows))
+
+
+SYSTEM_COLUMNS = ("kind", "name", "endpoint_url", "secret_ref", "active")
+SYSTEM = "/v1/settings/external-systems/{code}"
+
+
+def _lov_rows(ctx: Ctx, **_kw: Any) -> AdminRows:
+    """The entries of the env's own lists, one row each (the others derive from elsewhere)."""
+    rows = [{"id": f"{name}/{item.code}", "list": name, "code": item.code, "name": item.name,
+             "description": item.description, "active": item.active,
+             "sort_order": item.sort_order} for name, item in lov.own_entries(ctx)]
+    return AdminRows(rows=rows, next_cursor=None, estimated_total=len(rows))
+
+
+LOV_ENTRY = "/v1/lov/{list}/{code}"
+
+
 def _company() -> Any:
     return Profile.kind == "COMPANY"
 
@@ -106,47 +162,55 @@ EVT = f"{P}/events/{{id}}"
 BLK = f"{P}/blocks/{{id}}"
 RM, CPMM, EM = st.RESERVATION_MACHINE, st.COMPANY_PAYMENT_METHOD_MACHINE, st.EVENT_MACHINE
 BM = st.BLOCK_MACHINE
+ROW = {"id": "id"}  # the row is the path's {id}
+COMPANY_ROW = {"profile_id": "company_profile_id", "id": "id"}  # a row of a company's
 
 PAGES: dict[str, PageDef] = {p.page: p for p in (
     PageDef("reservations", "Reservations", "reservations",
             ListSource(Reservation, ("property_id", "confirmation_number", "status",
                                      "arrival_date", "departure_date", "guest_last_name",
                                      "room_type_id", "rate_plan_id"),
-                       filters=("status", "arrival_date", "confirmation_number")),
+                       filters=("status", "arrival_date", "confirmation_number"),
+                       lookups=(Lookup("room_type", "room_type_id", RoomType, "name"),
+                                Lookup("rate_plan", "rate_plan_id", RatePlan, "code"))),
             form=("POST", f"{P}/reservations"),
             lovs={"room_type_id": "room-types", "rate_plan_id": "rate-plans",
                   "source": "reservation-sources", "channel": "reservation-channels"},
             actions=(Action("create", "POST", f"{P}/reservations"),
-                     Action("edit", "PUT", RES, RM, "edit"),
-                     Action("cancel", "POST", f"{RES}/cancel", RM, "cancel"),
+                     Action("edit", "PUT", RES, RM, "edit", ROW),
+                     Action("cancel", "POST", f"{RES}/cancel", RM, "cancel", ROW),
                      Action("walk_in", "POST", f"{P}/walk-in")),
             layout=(("arrival_date", "departure_date"), ("room_type_id", "rate_plan_id"))),
     PageDef("frontdesk", "Front desk", "frontdesk",
             ListSource(Reservation, ("property_id", "confirmation_number", "status",
                                      "arrival_date", "departure_date", "guest_last_name",
                                      "room_id"),
-                       filters=("status", "arrival_date")),
-            actions=(Action("check_in", "POST", f"{RES}/check-in", RM, "check_in"),
-                     Action("check_out", "POST", f"{RES}/check-out", RM, "check_out"),
-                     Action("no_show", "POST", f"{RES}/no-show", RM, "no_show"),
-                     Action("assign_room", "PUT", f"{RES}/room", RM, "assign_room"))),
+                       filters=("status", "arrival_date"),
+                       lookups=(Lookup("room_number", "room_id", Room, "room_number"),)),
+            also_read=("reservations:read",),
+            actions=(Action("check_in", "POST", f"{RES}/check-in", RM, "check_in", ROW),
+                     Action("check_out", "POST", f"{RES}/check-out", RM, "check_out", ROW),
+                     Action("no_show", "POST", f"{RES}/no-show", RM, "no_show", ROW),
+                     Action("assign_room", "PUT", f"{RES}/room", RM, "assign_room", ROW))),
     PageDef("housekeeping", "Housekeeping", "housekeeping",
             ListSource(HousekeepingTask, ("property_id", "room_id", "kind", "status",
                                           "assignee", "business_date"),
-                       filters=("status", "kind")),
+                       filters=("status", "kind"),
+                       lookups=(Lookup("room_number", "room_id", Room, "room_number"),)),
             form=("POST", f"{P}/housekeeping/tasks"),
             lovs={"kind": "housekeeping-task-kinds"},
             actions=(Action("create_task", "POST", f"{P}/housekeeping/tasks"),
-                     Action("update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}"),
-                     Action("set_room_status", "PUT", f"{P}/housekeeping/{{room_number}}"))),
+                     Action("update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params=ROW),
+                     Action("set_room_status", "PUT", f"{P}/housekeeping/{{room_number}}",
+                            params={"room_number": "room_number"}))),
     PageDef("rates", "Rate plans", "rates",
             ListSource(RatePlan, ("property_id", "code", "name", "currency", "negotiated",
                                   "active"), filters=("code", "active")),
             form=("POST", f"{P}/rate-plans"),
             actions=(Action("create", "POST", f"{P}/rate-plans"),
-                     Action("edit", "PUT", f"{P}/rate-plans/{{id}}"),
-                     Action("delete", "DELETE", f"{P}/rate-plans/{{id}}"),
-                     Action("set_rates", "PUT", f"{P}/rate-plans/{{id}}/rates"))),
+                     Action("edit", "PUT", f"{P}/rate-plans/{{id}}", params=ROW),
+                     Action("delete", "DELETE", f"{P}/rate-plans/{{id}}", params=ROW),
+                     Action("set_rates", "PUT", f"{P}/rate-plans/{{id}}/rates", params=ROW))),
     PageDef("blocks", "Room blocks", "blocks",
             ListSource(RoomBlock, ("property_id", "code", "name", "status", "arrival_date",
                                    "departure_date", "cutoff_date", "rate_plan_id",
@@ -155,13 +219,13 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             form=("POST", f"{P}/blocks"),
             lovs={"rate_plan_id": "rate-plans", "room_type_id": "room-types"},
             actions=(Action("create", "POST", f"{P}/blocks"),
-                     Action("edit", "PUT", BLK, BM, "edit"),
-                     *(Action(t, "POST", f"{BLK}/{t}", BM, t) for t in st.BLOCK_TRIGGERS),
-                     Action("set_allocation", "PUT", f"{BLK}/allocation", BM, "edit"),
-                     Action("pick_up", "POST", f"{BLK}/reservations", BM, "pick"),
-                     Action("rooming_list", "POST", f"{BLK}/rooming-list", BM, "pick"),
-                     Action("wash", "POST", f"{BLK}/wash", BM, "edit"),
-                     Action("cut_off", "POST", f"{BLK}/cut-off", BM, "cut_off")),
+                     Action("edit", "PUT", BLK, BM, "edit", ROW),
+                     *(Action(t, "POST", f"{BLK}/{t}", BM, t, ROW) for t in st.BLOCK_TRIGGERS),
+                     Action("set_allocation", "PUT", f"{BLK}/allocation", BM, "edit", ROW),
+                     Action("pick_up", "POST", f"{BLK}/reservations", BM, "pick", ROW),
+                     Action("rooming_list", "POST", f"{BLK}/rooming-list", BM, "pick", ROW),
+                     Action("wash", "POST", f"{BLK}/wash", BM, "edit", ROW),
+                     Action("cut_off", "POST", f"{BLK}/cut-off", BM, "cut_off", ROW)),
             layout=(("code", "name"), ("arrival_date", "departure_date"))),
     PageDef("events", "Banquet events", "events",
             ListSource(BanquetEvent, ("property_id", "name", "status", "space_id",
@@ -169,8 +233,8 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                        filters=("status",)),
             form=("POST", f"{P}/events"),
             actions=(Action("create", "POST", f"{P}/events"),
-                     Action("edit", "PUT", EVT),
-                     *(Action(t, "POST", f"{EVT}/{t}", EM, t)
+                     Action("edit", "PUT", EVT, params=ROW),
+                     *(Action(t, "POST", f"{EVT}/{t}", EM, t, ROW)
                        for t in ("tentative", "definite", "actual", "close", "cancel", "lose")))),
     PageDef("profiles", "Guest profiles", "profiles",
             ListSource(Profile, ("kind", "first_name", "last_name", "company_name", "email",
@@ -178,34 +242,53 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                        property_field=None),
             form=("POST", f"{P}/profiles"),
             actions=(Action("create", "POST", f"{P}/profiles"),
-                     Action("set_loyalty_number", "PUT", f"{P}/profiles/{{id}}/loyalty-number"))),
+                     Action("set_loyalty_number", "PUT", f"{P}/profiles/{{id}}/loyalty-number",
+                            params=ROW))),
     PageDef("reports", "Reports", "reports", _report_rows),
     PageDef("settings", "Settings", "settings",
             ListSource(SettingsDocument, ("kind", "scope_key", "property_id", "document"),
-                       filters=("kind",), property_field=None),
-            form=("PUT", "/v1/settings/external-systems"),
-            actions=(Action("set_external_systems", "PUT", "/v1/settings/external-systems"),)),
+                       filters=("kind",), property_field=None)),
+    # one system at a time: adding or editing one never touches the others
+    PageDef("external-systems", "External systems", "settings", _system_rows,
+            form=("PUT", SYSTEM), columns=("id", *SYSTEM_COLUMNS),
+            actions=(Action("add_system", "PUT", SYSTEM, params={"code": INPUT}),
+                     Action("edit_system", "PUT", SYSTEM, params={"code": "id"}),
+                     Action("remove_system", "DELETE", SYSTEM, params={"code": "id"}))),
+    PageDef("lists-of-values", "Lists of values", "lov", _lov_rows,
+            form=("PUT", LOV_ENTRY),
+            columns=("id", "list", "code", "name", "description", "active", "sort_order"),
+            actions=(Action("add_entry", "PUT", LOV_ENTRY, params={"list": INPUT, "code": INPUT}),
+                     Action("edit_entry", "PUT", LOV_ENTRY,
+                            params={"list": "list", "code": "code"}),
+                     Action("remove_entry", "DELETE", LOV_ENTRY,
+                            params={"list": "list", "code": "code"}))),
     PageDef("companies", "Companies", "companies",
             ListSource(Profile, ("company_name", "email", "external_ref", "preferences"),
                        condition=_company, property_field=None),
             form=("PUT", f"{P}/companies/{{profile_id}}/receivable-account"),
             actions=(Action("provision_admin", "PUT",
-                            f"{P}/companies/{{profile_id}}/admin-provisioning"),
+                            f"{P}/companies/{{profile_id}}/admin-provisioning",
+                            params={"profile_id": "id"}),
                      Action("set_receivable_account", "PUT",
-                            f"{P}/companies/{{profile_id}}/receivable-account"))),
+                            f"{P}/companies/{{profile_id}}/receivable-account",
+                            params={"profile_id": "id"}))),
     PageDef("company_users", "Company users", "company_users",
             ListSource(CompanyUser, ("company_profile_id", "traveler_profile_id", "role"),
                        filters=("company_profile_id", "role"), property_field=None),
             form=("POST", f"{P}/companies/{{profile_id}}/users"),
-            actions=(Action("add_user", "POST", f"{P}/companies/{{profile_id}}/users"),
+            # a company's first user has no row to start from: the toolbar asks for the company
+            actions=(Action("add_user", "POST", f"{P}/companies/{{profile_id}}/users",
+                            params={"profile_id": INPUT}),
                      Action("remove_user", "DELETE",
-                            f"{P}/companies/{{profile_id}}/users/{{id}}"))),
+                            f"{P}/companies/{{profile_id}}/users/{{id}}", params=COMPANY_ROW))),
     PageDef("negotiated_rates", "Negotiated rates", "negotiated_rates",
             ListSource(RatePlan, ("property_id", "code", "name", "currency", "active"),
                        condition=lambda: RatePlan.negotiated == True),  # noqa: E712
             form=("PUT", f"{P}/companies/{{profile_id}}/rate-links"),
+            # the row is a rate plan: the company to link is entered
             actions=(Action("link_companies", "PUT",
-                            f"{P}/companies/{{profile_id}}/rate-links"),)),
+                            f"{P}/companies/{{profile_id}}/rate-links",
+                            params={"property_id": "property_id", "profile_id": INPUT}),)),
     PageDef("kiosk-config", "Kiosk configuration", "kiosk",
             ListSource(KioskConfig, ("property_id", "enabled_modes", "add_on_package_codes",
                                      "lockdown", "max_keys_per_stay")),
@@ -213,21 +296,27 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             lovs={"enabled_modes": "kiosk-modes"},
             actions=(Action("configure", "PUT", f"{P}/kiosk-config"),)),
     PageDef("corporate-accounts", "Corporate accounts", "companies",
-            ListSource(CompanyReceivableAccount, ("company_profile_id", "credit_limit",
-                                                  "currency"), property_field=None),
-            form=("PUT", f"{P}/companies/{{profile_id}}/receivable-account"),
+            # the companies' payment methods, the rows the approvals act on
+            ListSource(CompanyPaymentMethod, ("company_profile_id", "payment_method_id",
+                                              "label", "status", "reason", "brand", "last4",
+                                              "exp_month", "exp_year"),
+                       filters=("status", "company_profile_id"), property_field=None),
+            form=("POST", CPM),
             actions=(Action("set_receivable_account", "PUT",
-                            f"{P}/companies/{{profile_id}}/receivable-account"),
-                     Action("submit_payment_method", "POST", CPM),
+                            f"{P}/companies/{{profile_id}}/receivable-account",
+                            params={"profile_id": "company_profile_id"}),
+                     Action("submit_payment_method", "POST", CPM,
+                            params={"profile_id": INPUT}),
                      Action("approve_payment_method", "POST", f"{CPM}/{{id}}/approve", CPMM,
-                            "approve_postpay"),
+                            "approve_postpay", COMPANY_ROW),
                      Action("reject_payment_method", "POST", f"{CPM}/{{id}}/reject", CPMM,
-                            "reject"),
+                            "reject", COMPANY_ROW),
                      Action("suspend_payment_method", "POST", f"{CPM}/{{id}}/suspend", CPMM,
-                            "suspend"),
+                            "suspend", COMPANY_ROW),
                      Action("resubmit_payment_method", "POST", f"{CPM}/{{id}}/resubmit", CPMM,
-                            "resubmit"),
-                     Action("remove_payment_method", "DELETE", f"{CPM}/{{id}}"))),
+                            "resubmit", COMPANY_ROW),
+                     Action("remove_payment_method", "DELETE", f"{CPM}/{{id}}",
+                            params=COMPANY_ROW))),
 )}
 
 
@@ -277,8 +366,82 @@ def alias_table(routes: list[Route]) -> dict[tuple[str, str], tuple[str, Endpoin
     return out
 
 
+class RegistryError(LookupError):
+    """A page names what does not exist: the app refuses to start."""
+
+
+def _columns_of(page: PageDef) -> set[str]:
+    return set(page.list_columns)
+
+
+def _source_problems(page: PageDef) -> list[str]:
+    source, out = page.source, []
+    if not isinstance(source, ListSource):
+        return out
+    model = source.model
+    for name in (*source.columns, *source.filters):
+        if not model_has(model, name):
+            out.append(f"{name} is not a field of {model.__name__}")
+    out += [f"filter {name} has no query type" for name in source.filters
+            if name not in FILTER_TYPES]
+    out += [f"lookup {lk.name} does not resolve" for lk in source.lookups
+            if not model_has(model, lk.via) or not model_has(lk.model, lk.field)]
+    return out
+
+
+def _route_problems(page: PageDef, index: dict[tuple[str, str], Any]) -> list[str]:
+    out: list[str] = []
+    bodies: set[str] = set()
+    for key in [*((a.method, a.path) for a in page.actions), *([page.form] if page.form else [])]:
+        if key not in index:
+            out.append(f"no domain route {key}")
+            continue
+        spec = spec_of(index[key][1])
+        if spec is not None and spec.body is not None:
+            bodies |= set(form_schema(spec.body, {}).get("properties", {}))
+    lists = set(lov.list_names())
+    for field_name, list_name in page.lovs.items():
+        if list_name not in lists:
+            out.append(f"no list of values {list_name}")
+        if field_name not in bodies:
+            out.append(f"{field_name} (list {list_name}) is no field of its forms")
+    return out
+
+
+def _param_problems(page: PageDef) -> list[str]:
+    out: list[str] = []
+    columns = _columns_of(page)
+    for action in page.actions:
+        stray = set(action.params) - set(path_params(action.path))
+        if stray:
+            out.append(f"action {action.name} maps {sorted(stray)}, not parameters of "
+                       f"{action.path}")
+        out += [f"action {action.name}'s {{{name}}} comes from {column}, not a column of "
+                "the list" for name, column in action.param_map().items()
+                if column not in (INPUT, PROPERTY, *columns)]
+    return out
+
+
+def registry_problems(pages: dict[str, PageDef], routes: list[Route]) -> list[str]:
+    """Everything a page names that does not resolve: its columns and filters (fields of its
+    model), its lookups, its lists of values (lists GET /v1/lov serves, fields of its forms),
+    its actions' domain routes and where each path parameter comes from."""
+    index = _domain_index(routes)
+    return [f"admin page {page.page}: {problem}" for page in pages.values()
+            for problem in (*_source_problems(page), *_route_problems(page, index),
+                            *_param_problems(page))]
+
+
+def validate_registry(pages: dict[str, PageDef], routes: list[Route]) -> None:
+    problems = registry_problems(pages, routes)
+    if problems:
+        raise RegistryError("the admin registry does not resolve: " + "; ".join(problems))
+
+
 def admin_routes(domain_routes: list[Route]) -> list[Route]:
-    """The admin routes: page definitions, one list per page, and the submit aliases."""
+    """The admin routes: page definitions, one list per page, and the submit aliases. A
+    registry that does not resolve refuses (the app does not start)."""
+    validate_registry(PAGES, domain_routes)
     index = _domain_index(domain_routes)
     by_template: dict[str, dict[str, Any]] = {}
     classes: dict[str, set[type]] = {}
@@ -310,19 +473,42 @@ def admin_routes(domain_routes: list[Route]) -> list[Route]:
 
 # -- derived: page definitions ---------------------------------------------------------------
 
-class AdminListQuery(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
+class AdminListQuery(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What every admin list takes; each list's query adds its own filters (`list_query`),
+    so a filter the list does not have is refused (422), never ignored."""
+
     limit: Limit = 50
     cursor: Cursor | None = None
-    property_id: uuid.UUID | None = None
-    status: Annotated[str, msgspec.Meta(max_length=32)] | None = None
-    kind: Annotated[str, msgspec.Meta(max_length=32)] | None = None
-    code: Annotated[str, msgspec.Meta(max_length=64)] | None = None
-    active: bool | None = None
-    role: Annotated[str, msgspec.Meta(max_length=32)] | None = None
-    arrival_date: date | None = None
-    confirmation_number: Annotated[str, msgspec.Meta(max_length=64)] | None = None
-    email_normalized: Annotated[str, msgspec.Meta(max_length=254)] | None = None
-    company_profile_id: uuid.UUID | None = None
+
+
+# the type of each filter a list may declare (its column's values as a query string gives them)
+FILTER_TYPES: dict[str, Any] = {
+    "property_id": uuid.UUID,
+    "status": Annotated[str, msgspec.Meta(max_length=32)],
+    "kind": Annotated[str, msgspec.Meta(max_length=32)],
+    "code": Annotated[str, msgspec.Meta(max_length=64)],
+    "active": bool,
+    "role": Annotated[str, msgspec.Meta(max_length=32)],
+    "arrival_date": date,
+    "confirmation_number": Annotated[str, msgspec.Meta(max_length=64)],
+    "email_normalized": Annotated[str, msgspec.Meta(max_length=254)],
+    "company_profile_id": uuid.UUID,
+}
+
+
+def list_filters(page: PageDef) -> list[str]:
+    source = page.source
+    if not isinstance(source, ListSource):
+        return []
+    return [*(["property_id"] if source.property_field else []), *source.filters]
+
+
+def list_query(page: PageDef) -> type:
+    """The page's list query: limit, cursor and the page's own filters, nothing else."""
+    name = "AdminListQuery" + "".join(ch for ch in page.page.title() if ch.isalnum())
+    return msgspec.defstruct(name, [(f, FILTER_TYPES[f] | None, None)
+                                    for f in list_filters(page)],
+                             bases=(AdminListQuery,), kw_only=True, forbid_unknown_fields=True)
 
 
 class AdminPage(msgspec.Struct, kw_only=True):
@@ -339,6 +525,10 @@ class ActionOut(msgspec.Struct, kw_only=True):
     scope: str
     allowed_from: list[str] | None = None
     schema: dict[str, Any] | None = None  # its body's JSON Schema (None: no body)
+    # path parameter -> the row's column it takes, "property_id" (the row's property, else
+    # the property picked) or "" (the user enters it); `on_row`: a row action, else toolbar
+    params: dict[str, str] = {}
+    on_row: bool = False
 
 
 class PageOut(msgspec.Struct, kw_only=True):
@@ -390,6 +580,7 @@ def page_definition(page: PageDef, scopes: frozenset[str],
         actions.append(ActionOut(name=action.name, method=action.method, path=path,
                                  domain_path=action.path, scope=spec.scope,
                                  allowed_from=_allowed_from(action),
+                                 params=action.param_map(), on_row=action.on_row,
                                  schema=(form_schema(spec.body, page.lovs)
                                          if spec.body is not None else None)))
     schema = None
@@ -405,14 +596,11 @@ def page_definition(page: PageDef, scopes: frozenset[str],
         {"type": "HorizontalLayout", "elements": [
             {"type": "Control", "scope": f"#/properties/{f}"} for f in row]}
         for row in rows]}
-    source = page.source
-    columns = ["id", *source.columns] if isinstance(source, ListSource) else ["id", "name",
-                                                                                "path"]
-    filters = ([*(["property_id"] if source.property_field else []), *source.filters]
-               if isinstance(source, ListSource) else [])
+    filters = list_filters(page)
     return PageOut(page=page.page, title=page.title, resource=page.resource,
                    read_scope=page.read_scope, data_url=f"/v1/admin/{page.page}",
-                   schema=schema, ui_schema=ui_schema, list_columns=columns, filters=filters,
+                   schema=schema, ui_schema=ui_schema, list_columns=page.list_columns,
+                   filters=filters,
                    lovs=dict(page.lovs), actions=actions,
                    form_action=next((a.name for a in actions
                                      if page.form == (a.method, a.domain_path)), None))
@@ -463,25 +651,34 @@ class PageIndex:
         scopes = req.context.ctx.scopes
         resp.media = PageIndexOut(data=[
             PageSummary(page=p.page, title=p.title, url=f"/v1/admin/ui/{p.page}")
-            for p in PAGES.values() if p.read_scope in scopes])
+            for p in PAGES.values()
+            if {p.read_scope, *(f"hotel:pms:{a}" for a in p.also_read)} <= scopes])
 
 
 def _list_resource(page: PageDef) -> type:
     source = page.source
 
-    @endpoint(f"{page.resource}:read", query=AdminListQuery, response=AdminPage,
-              summary=f"Admin list: {page.title}",
+    query_type = list_query(page)
+
+    @endpoint(f"{page.resource}:read", also=page.also_read, query=query_type,
+              response=AdminPage, summary=f"Admin list: {page.title}",
               description="The page's rows in the caller's env, keyset paged (limit, cursor), "
                           "with estimated_total (the planner's estimate, never a full count). "
-                          "Filters: see the page definition's `filters`.")
+                          "Filters: see the page definition's `filters`. Policies apply row "
+                          "by row: a property a rule denies is left out, and a set that "
+                          "allows only some properties lists only theirs "
+                          "(docs/guides/authorization.md).")
     def on_get(self: Any, req: falcon.Request, resp: falcon.Response,
-               query: AdminListQuery) -> None:
+               query: Any) -> None:
         ctx = req.context.ctx
         if isinstance(source, ListSource):
             filters = {k: getattr(query, k) for k in source.filters}
-            found = admin_lists.admin_rows(ctx, source, property_id=query.property_id,
+            found = admin_lists.admin_rows(ctx, source,
+                                           property_id=getattr(query, "property_id", None),
                                            filters=filters, limit=query.limit,
-                                           cursor=query.cursor)
+                                           cursor=query.cursor,
+                                           rows=getattr(req.context, "policy_rows",
+                                                        admin_lists.NO_FILTER))
         else:
             if query.cursor is not None:  # one short page: no cursor names a place in it
                 decode_cursor(query.cursor)
@@ -496,4 +693,5 @@ def _list_resource(page: PageDef) -> type:
         self.deps = deps
 
     name = "AdminList" + "".join(ch for ch in page.page.title() if ch.isalnum())
-    return type(name, (), {"__init__": init, "on_get": on_get})
+    # the gate hands a list across properties the policies' row filter (pms.api.gate)
+    return type(name, (), {"__init__": init, "on_get": on_get, "policy_rows": True})

@@ -1,7 +1,7 @@
 """Bearer-token verification against the identity provider's key set (CONTRACT §2).
 
 `JwksCache` keeps the last good key set and reads it again once it is older than its maximum
-age (PMS_JWKS_MAX_AGE_SECONDS, issue 28); an unknown `kid` triggers at most one refetch per
+age (PMS_JWKS_MAX_AGE_SECONDS); an unknown `kid` triggers at most one refetch per
 cooldown, a failed refetch keeps the cached keys (an identity-provider outage must not become a
 401 outage), and fetches time out after 2 s, follow no redirects and read at most 64 KiB.
 `AuthMiddleware` runs before routing: no bearer -> 401 before anything else; bad token -> 401;
@@ -39,6 +39,9 @@ TENANT_HEADER = "X-Platform-Env-Id"
 _TENANT_WSGI = "HTTP_" + TENANT_HEADER.upper().replace("-", "_")
 REQUEST_ID_HEADER = "X-Platform-Request-Id"
 FORBIDDEN_HEADERS = ("jku", "x5u", "jwk", "x5c")
+# RFC 8725 §3.11 / RFC 9068: a `typ` header, when present, says this is an access token (a
+# JWT of another kind, an ID token or a logout token, is not accepted in its place)
+ACCEPTED_TYPES = frozenset({"jwt", "at+jwt", "application/jwt", "application/at+jwt"})
 REQUIRED_CLAIMS = ["exp", "iat", "iss", "aud", "sub"]
 LEEWAY_S = 30
 MAX_JWKS_BYTES = 64 * 1024
@@ -122,7 +125,7 @@ def _load_keys(doc: dict[str, Any], previous: dict[str, tuple[str, Any]] | None 
 class JwksCache:
     """Thread-safe key-set cache: read again once older than `max_age_s`, stale only on error.
 
-    Issue 28: a key the identity provider withdraws must stop being trusted without a restart.
+    a key the identity provider withdraws must stop being trusted without a restart.
     The set is re-read once it is `max_age_s` old (PMS_JWKS_MAX_AGE_SECONDS, 5 minutes by
     default): the first request to see it stale fetches while the others go on with the cached
     set (never a fetch per request). A successful fetch replaces the set whole, so a dropped kid
@@ -260,6 +263,7 @@ class TokenVerifier:
         self.issuer = settings.jwt_issuer
         self.audience = settings.jwt_audience
         self.algorithms = [a for a in settings.jwt_algorithms if a in ("RS256", "ES256", "EdDSA")]
+        self.max_lifetime_s = settings.jwt_max_lifetime_s
         self.jwks = jwks
         self.clock = clock
         self.verified = VerifiedTokens(cache_size) if cache_size > 0 else None
@@ -292,6 +296,10 @@ class TokenVerifier:
         if any(h in header for h in FORBIDDEN_HEADERS):
             raise Unauthorized("token headers jku/x5u/jwk/x5c are not accepted",
                                code="invalid_token")
+        typ = header.get("typ")
+        if typ is not None and (not isinstance(typ, str) or typ.lower() not in ACCEPTED_TYPES):
+            raise Unauthorized("the token's typ is not an access token's (JWT or at+jwt)",
+                               code="invalid_token")
         kid = header.get("kid")
         if not isinstance(kid, str):
             raise Unauthorized("token has no key id", code="invalid_token")
@@ -304,11 +312,11 @@ class TokenVerifier:
         try:
             claims = jwt.decode(
                 token, key=key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
-                leeway=LEEWAY_S, options={"require": REQUIRED_CLAIMS,
-                                          "verify_iat": False},
+                # every time claim is judged on the app's clock below (one source of time
+                # for the token and the request it authorizes), not on PyJWT's wall clock
+                leeway=LEEWAY_S, options={"require": REQUIRED_CLAIMS, "verify_iat": False,
+                                          "verify_exp": False, "verify_nbf": False},
             )
-        except jwt.ExpiredSignatureError as exc:
-            raise Unauthorized("the token has expired", code="token_expired") from exc
         except jwt.PyJWTError as exc:
             raise Unauthorized(f"the token is not valid: {exc}", code="invalid_token") from exc
         check_numeric_dates(claims)
@@ -317,6 +325,7 @@ class TokenVerifier:
         if "nbf" in claims and float(claims["nbf"]) > now + LEEWAY_S:
             raise Unauthorized("the token is not valid yet", code="invalid_token")
         check_issued_and_audience(claims, self.audience, now)
+        check_lifetime(claims, self.max_lifetime_s, now)
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise Unauthorized("the token has no subject", code="invalid_token")
         check_session_claims(claims)
@@ -324,7 +333,7 @@ class TokenVerifier:
 
 
 def check_issued_and_audience(claims: dict[str, Any], audience: str, now: float) -> None:
-    """Issue 28: CONTRACT §2 says `aud` must match exactly, so a list passes only when it is our
+    """CONTRACT §2 says `aud` must match exactly, so a list passes only when it is our
     audience alone (PyJWT accepts any list that contains it); and a token issued in the future
     (`iat` beyond the leeway) is refused (PyJWT does not check `iat` against the clock)."""
     aud = claims.get("aud")
@@ -333,6 +342,15 @@ def check_issued_and_audience(claims: dict[str, Any], audience: str, now: float)
                            code="invalid_token")
     if float(claims["iat"]) > now + LEEWAY_S:
         raise Unauthorized("the token was issued in the future", code="invalid_token")
+
+
+def check_lifetime(claims: dict[str, Any], max_lifetime_s: int, now: float) -> None:
+    """A token lives at most `max_lifetime_s` (settings.jwt_max_lifetime_s): refused when
+    `exp - iat` or `exp - now` is longer (beyond the leeway)."""
+    exp = float(claims["exp"])
+    if exp - float(claims["iat"]) > max_lifetime_s + LEEWAY_S or exp - now > max_lifetime_s + LEEWAY_S:
+        raise Unauthorized(f"the token lives longer than {max_lifetime_s} s",
+                           code="token_lifetime_too_long")
 
 
 def check_numeric_dates(claims: dict[str, Any]) -> None:
@@ -377,8 +395,8 @@ _TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f
 
 
 def valid_traceparent(value: str | None) -> str | None:
-    """The W3C Trace Context `traceparent` to keep, or None (issue 28: it was stored as sent,
-    and one over 64 characters failed every write on PostgreSQL).
+    """The W3C Trace Context `traceparent` to keep, or None (it is stored with every outbox
+    row, in a column of 64 characters: a value that is not a traceparent must not fail a write).
 
     Version 00 is exactly `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lower case,
     ids not all zeros; version ff is invalid; a later version is read by its first 55
@@ -487,7 +505,7 @@ class AuthMiddleware:
             traceparent=valid_traceparent(env.get("HTTP_TRACEPARENT")),
             now=now,
             idempotency_key=env.get("HTTP_IDEMPOTENCY_KEY"),
-            # issue 30: a kiosk terminal's lookup-bound session (only a kiosk token's is read)
+            # a kiosk terminal's lookup-bound session (only a kiosk token's is read)
             kiosk_session=(env.get("HTTP_X_KIOSK_SESSION") or None
                            if identity.client_kind == "kiosk" else None),
         )

@@ -28,29 +28,43 @@ class CardDataMiddleware:
     """Refuse card numbers anywhere in a request body or query string."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        fields: list[str] = []
-        raw: bytes = getattr(req.context, "raw_body", b"") or b""
-        if raw:
-            doc = getattr(req.context, "json_body", None)
-            if doc is not None:
-                # PERF (issue 10): a body whose raw bytes hold no digit run long enough for a
-                # card (exact for ASCII JSON, see may_hold_card_number) skips the field walk
-                if may_hold_card_number(raw):
-                    fields = card_number_paths(doc)
-            elif is_multipart(req.content_type):
-                # issue 32: a form's text fields are scanned, not its files' bytes (an image's
-                # bytes may hold any digit run; it is checked as an image, never stored as text)
-                fields = [name or "body" for name, text in text_parts(raw, req.content_type or "")
-                          if contains_card_number(text)]
-            elif contains_card_number(raw.decode("utf-8", errors="replace")):
-                fields = ["body"]
-        if req.query_string:
-            fields.extend(_query_fields(req))
-        if fields:
-            raise CardDataRefused(
-                "card numbers must never be sent to this service: tokenize the card with the "
-                "payments service and send its payment_method_id",
-                errors=[{"field": f, "message": "looks like a card number"} for f in fields])
+        # a body the route gate reads after its scope check is scanned there (check_body)
+        _refuse(_body_fields(req) if getattr(req.context, "body_loaded", False) else [],
+                _query_fields(req) if req.query_string else [])
+
+
+def check_body(req: falcon.Request) -> None:
+    """Refuse card numbers in a body read after the route gate's scope check."""
+    _refuse(_body_fields(req), [])
+
+
+def _refuse(fields: list[str], query: list[str]) -> None:
+    fields = [*fields, *query]
+    if fields:
+        raise CardDataRefused(
+            "card numbers must never be sent to this service: tokenize the card with the "
+            "payments service and send its payment_method_id",
+            errors=[{"field": f, "message": "looks like a card number"} for f in fields])
+
+
+def _body_fields(req: falcon.Request) -> list[str]:
+    fields: list[str] = []
+    raw: bytes = getattr(req.context, "raw_body", b"") or b""
+    if raw:
+        doc = getattr(req.context, "json_body", None)
+        if doc is not None:
+            # PERF: a body whose raw bytes hold no digit run long enough for a
+            # card (exact for ASCII JSON, see may_hold_card_number) skips the field walk
+            if may_hold_card_number(raw):
+                fields = card_number_paths(doc)
+        elif is_multipart(req.content_type):
+            # a form's text fields are scanned, not its files' bytes (an image's
+            # bytes may hold any digit run; it is checked as an image, never stored as text)
+            fields = [name or "body" for name, text in text_parts(raw, req.content_type or "")
+                      if contains_card_number(text)]
+        elif contains_card_number(raw.decode("utf-8", errors="replace")):
+            fields = ["body"]
+    return fields
 
 
 def _query_fields(req: falcon.Request) -> list[str]:

@@ -1,4 +1,4 @@
-"""The reference admin console (issue 37): static files served at `/admin/`, and, in the
+"""The reference admin console: static files served at `/admin/`, and, in the
 embedded default only, the gateway's part for it.
 
 `ConsoleFilesMiddleware` sits before authentication and answers `GET /admin/...` itself from
@@ -102,6 +102,25 @@ def _claims(token: str) -> dict[str, Any]:
         return {}
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _served_here(env: dict[str, Any]) -> bool:
+    """Whether the request names this server at a loopback address: `Host` is 127.0.0.1,
+    localhost or [::1] at the port the server listens on, and `Origin`, when sent, is that
+    same address over http. A DNS-rebinding page (its own host name resolving to 127.0.0.1)
+    or a tunnel's public name fails here, though its peer address is loopback."""
+    host = (env.get("HTTP_HOST") or "").strip().lower()
+    port = str(env.get("SERVER_PORT") or "")
+    name, _, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not name:
+        name, given = host, ""
+    if name not in LOOPBACK_NAMES or (given or "80") != port:
+        return False
+    origin = env.get("HTTP_ORIGIN")
+    return origin is None or origin.strip().lower() == f"http://{host}"
+
+
 class ConsoleGatewayMiddleware:
     """Embedded default only (see `console_gateway`): the demo token for the console's calls."""
 
@@ -123,7 +142,7 @@ class ConsoleGatewayMiddleware:
         env = req.env
         if (env.get("HTTP_AUTHORIZATION") or env.get(CONSOLE_MARK) != "1"
                 or not req.path.startswith("/v1/") or not _loopback(req.remote_addr)
-                or env.get("HTTP_SEC_FETCH_SITE") == "cross-site"):
+                or env.get("HTTP_SEC_FETCH_SITE") == "cross-site" or not _served_here(env)):
             return
         found = self._token()
         if found is None:

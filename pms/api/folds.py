@@ -1,4 +1,4 @@
-"""What a create that folds into an existing row may hand back (issue 28; CONTRACT §2: `write`
+"""What a create that folds into an existing row may hand back (CONTRACT §2: `write`
 does not imply `read`).
 
 A profile create whose email or external reference exists, and a reservation create whose

@@ -35,11 +35,11 @@ the first unit of work that commits a change in that request marks the record `c
 its target in the same transaction (pms.db.uow). A `changed` record answers 409
 `idempotency_response_lost` naming the target (`target_type`, `target_id`) so the client reads
 it instead of repeating it; a record still `running` changed nothing and the key is claimed
-again. (Issue 25: this used to look for an audit row carrying the claimant's request id, which
+again. (this used to look for an audit row carrying the claimant's request id, which
 is the client's `X-Platform-Request-Id` when it sends one: any change made under the same id
 passed for the claimant's.)
 
-Keys belong to their caller (issue 28): the stored key is `caller_key(ctx, key)`, the client's
+Keys belong to their caller: the stored key is `caller_key(ctx, key)`, the client's
 key prefixed with a digest of the token's `sub` and `holder_id` (records are per env already),
 so another caller's same key is a different key and runs fresh. The route gate
 (pms.api.gate) runs before this middleware: a refused request never looks a key up or stores
@@ -83,7 +83,7 @@ NOT_STORED = frozenset({409, 429})
 
 
 def no_store(resp: falcon.Response) -> bool:
-    """An answer marked `Cache-Control: no-store` (issue 30: the kiosk lookup's, which holds a
+    """An answer marked `Cache-Control: no-store` (the kiosk lookup's, which holds a
     session token; secrets are never stored, SPEC rule 3) is not kept for replay: a retry with
     the key runs again."""
     return "no-store" in (resp.get_header("Cache-Control") or "")
@@ -272,7 +272,7 @@ class IdempotencyMiddleware:
         status = resp.status_code
         if status == CommitOutcomeUnknown.status and isinstance(resp.media, dict) and \
                 resp.media.get("code") == CommitOutcomeUnknown.code:
-            # the change may have committed (issue 25): the claim stays `running`, so a retry
+            # the change may have committed: the claim stays `running`, so a retry
             # is 409 while it is fresh, and its recovery then reads the audit row to tell
             return
         with tenant_scope(ctx.env_id), commit_without_waiting(), db.atomic():

@@ -57,7 +57,7 @@ class RequestIdMiddleware:
         access_log.write({
             "request_id": getattr(context, "request_id", None),
             "method": req.method,
-            "path": mask_card_numbers(req.path),  # issue 28: no card number in the access log
+            "path": mask_card_numbers(req.path),  # no card number in the access log
             "status": resp.status_code,
             "duration_ms": round((perf_counter() - started) * 1000, 2)
             if started is not None else None,
@@ -105,7 +105,11 @@ class BodyMiddleware:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        # issue 32: routes with a limit of their own ((method, path pattern, bytes), from the
+        # set by the route gate (pms.api.gate.GateMiddleware): the body is read by `load`
+        # once the scope check passed, not here (a caller without the scope gets 403, and its
+        # body is never read or parsed)
+        self.deferred = False
+        # routes with a limit of their own ((method, path pattern, bytes), from the
         # route table's `@endpoint(max_body=...)`: image uploads); every other one has max_bytes
         self.route_limits: tuple[tuple[str, re.Pattern[str], int], ...] = ()
 
@@ -126,8 +130,24 @@ class BodyMiddleware:
         context.json_body = None
         if "\x00" in req.path or req.env.get("QUERY_STRING"):
             _refuse_nul_outside_body(req)
+        context.body_loaded = False
         if req.method not in _BODY_METHODS:
             return
+        if self.deferred:
+            length = req.content_length  # announced over the limit: refused unread
+            limit = self.limit_for(req) if self.route_limits else self.max_bytes
+            if length is not None and length > limit:
+                raise PayloadTooLarge(f"request bodies are limited to {limit} bytes",
+                                      max_bytes=limit)
+            return
+        self.load(req)
+
+    def load(self, req: falcon.Request) -> None:
+        """Read and inspect the body (once)."""
+        context = req.context
+        if getattr(context, "body_loaded", True) or req.method not in _BODY_METHODS:
+            return
+        context.body_loaded = True
         raw = self._read(req, self.limit_for(req) if self.route_limits else self.max_bytes)
         context.raw_body = raw
         if raw and _declares_json(req.content_type):

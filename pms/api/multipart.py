@@ -1,4 +1,4 @@
-"""`multipart/form-data` request bodies (issue 32: image uploads), parsed from the bytes the body
+"""`multipart/form-data` request bodies (image uploads), parsed from the bytes the body
 middleware read (`req.context.raw_body`) with Falcon's own multipart parser.
 
 `form_fields` returns {name: value}: a part with a filename gives its bytes, any other part its

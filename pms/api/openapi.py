@@ -47,7 +47,7 @@ STANDARD_ERRORS = {
 # tenant header, 403 for tenant and scope, 503 while draining or when the database is
 # unreachable) and the router's 404 for ids that name nothing.
 ALWAYS = frozenset({400, 401, 403, 404, 503})
-# issue 30: what a kiosk token (client_kind kiosk) may do there, beyond "deny"/"open"
+# what a kiosk token (client_kind kiosk) may do there, beyond "deny"/"open"
 KIOSK_ACCESS_DOC = {
     "session": "A kiosk token may call it with hotel:pms:kiosk:write (standing in for the "
                "scope above) and the X-Kiosk-Session of a lookup for this reservation (403 "
@@ -140,7 +140,7 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
                        "schema": {"type": "string", "minLength": 1, "maxLength": 255}})
     if spec.query is not None:
         params.extend(_query_params(spec.query, components))
-    for name, required, doc in spec.headers:  # issue 32: If-Match
+    for name, required, doc in spec.headers:  # If-Match
         params.append({"name": name, "in": "header", "required": required,
                        "description": doc, "schema": {"type": "string", "minLength": 1}})
     op: dict[str, Any] = {
@@ -172,14 +172,14 @@ def _operation(method: str, path: str, spec: EndpointSpec, schema_map: dict[int,
     for status, response in spec.responses:
         responses[str(status)] = _success(response, spec, status, schema_map)
     responses.update({str(code): _problem(code) for code in sorted(error_statuses(method, spec))})
-    if spec.max_body is not None and "413" in responses:  # issue 32: a route's own limit
+    if spec.max_body is not None and "413" in responses:  # a route's own limit
         responses["413"]["description"] = f"Body over {spec.max_body} bytes"
     op["responses"] = responses
     return op
 
 
 def _form_schema(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
-    """A multipart form's schema inline, its byte fields as binary files (issue 32)."""
+    """A multipart form's schema inline, its byte fields as binary files."""
     if "$ref" in schema:
         schema = components[schema["$ref"].rsplit("/", 1)[-1]]
     out = {**schema, "properties": {}}

@@ -1,4 +1,4 @@
-"""The rules that make the OpenAPI document one a client generator can use (issue 27).
+"""The rules that make the OpenAPI document one a client generator can use.
 
 `refine(doc, ops)` rewrites the document `pms.api.openapi.build_document` derives from the route
 table and the msgspec schemas. Every rule is generic (a name, a field name, a status), so a route
@@ -43,7 +43,7 @@ EXTENSIBLE_NOTE = ("Extensible: values may be added later; a client must accept 
 # Operations whose rule-made id reads badly (the rule is `operation_id` below).
 OPERATION_ID_OVERRIDES = {
     ("GET", "/v1/openapi.json"): "getOpenApiDocument",
-    ("GET", "/v1/admin/ui"): "listAdminPages",  # issue 37: the console's page picker
+    ("GET", "/v1/admin/ui"): "listAdminPages",  # the console's page picker
     ("GET", "/v1/availability"): "searchEnvAvailability",
     ("POST", "/v1/properties/{property_id}/availability"): "searchAvailability",
     ("POST", "/v1/properties/{property_id}/corporate-availability"):
@@ -60,6 +60,14 @@ OPERATION_ID_OVERRIDES = {
     ("POST", "/v1/properties/{property_id}/folios/{id}/charges/{charge_id}/correction"):
         "correctFolioCharge",
     ("PUT", "/v1/properties/{property_id}/reservations/{id}/room"): "assignReservationRoom",
+    ("PUT", "/v1/admin/settings/settings/external-systems/{code}"): "updateAdminExternalSystem",
+    ("DELETE", "/v1/admin/settings/settings/external-systems/{code}"):
+        "deleteAdminExternalSystem",
+    ("GET", "/v1/lov/{list}/{code}"): "getLovEntry",
+    ("PUT", "/v1/lov/{list}/{code}"): "updateLovEntry",
+    ("DELETE", "/v1/lov/{list}/{code}"): "deleteLovEntry",
+    ("PUT", "/v1/admin/lov/lov/{list}/{code}"): "updateAdminLovEntry",
+    ("DELETE", "/v1/admin/lov/lov/{list}/{code}"): "deleteAdminLovEntry",
 }
 
 _DECIMAL = {"type": "string", "format": "decimal"}
@@ -69,10 +77,16 @@ _DATES = {"type": "array", "items": {"type": "string", "format": "date"}}
 PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "amount": {**_DECIMAL, "description": "The amount the refused action named"},
     "balance": {**_DECIMAL, "description": "The folio's balance (decimal string)"},
+    "see": {"type": "string", "description": "Where the guest is sent (front_desk)"},
+    "valid_until": {"type": "string", "format": "date-time",
+                    "description": "When the stay's keys end"},
     "business_date": {"type": "string", "format": "date"},
     "current_business_date": {"type": "string", "format": "date",
                               "description": "The property's business date, the one to close"},
     "admin_count": {"type": "integer", "description": "The company's bound ADMINs"},
+    "list_name": {"type": "string", "description": "The list of values the refusal is about"},
+    "editable_lists": {"type": "array", "items": {"type": "string"},
+                       "description": "The lists of values the env edits (its own)"},
     "count": {"type": "integer", "description": "How many there are now (e.g. a stay's live keys)"},
     "credit": {**_DECIMAL, "description": "The credit the folio holds"},
     "credit_limit": {**_DECIMAL, "description": "The company's credit limit"},
@@ -80,10 +94,42 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "current_etag": {"type": "string", "description": "The current ETag: read again, then send "
                                                       "it as If-Match"},
     "decline_code": {"type": "string", "description": "The payments service's decline reason"},
+    "event_status": {"type": "string", "description": "The banquet event's state that refused "
+                     "the action"},
+    "events": {"type": "array", "items": {
+        "type": "object", "required": ["id", "name"],
+        "properties": {"id": _UUID, "name": {"type": "string"}, "status": {"type": "string"},
+                       "start_at": {"type": "string", "format": "date-time"},
+                       "end_at": {"type": "string", "format": "date-time"}}},
+        "description": "The banquet events in the way (a block's, or a function space's "
+                       "during an out-of-order period)"},
     "existing_id": {**_UUID, "description": "The row that already holds this identity"},
+    "blockers": {"type": "array", "items": {"type": "object"},
+                 "description": "What holds an erasure back (an open stay, a balance due)"},
+    "credit_open": {**_DECIMAL, "description": "What is left of the credit to apply"},
+    "invoice_open": {**_DECIMAL, "description": "What is left open on the invoice"},
+    "item_ids": {"type": "array", "items": _UUID,
+                 "description": "The receivable items already invoiced or closed"},
+    "open_amount": {**_DECIMAL, "description": "What is left open on the item"},
+    "active_override_ids": {"type": "array", "items": _UUID,
+                            "description": "The company's ACTIVE credit overrides"},
+    "credit_balance": {**_DECIMAL, "description": "What the hotel holds for the company (a "
+                                                 "paid direct bill reverted)"},
+    "local_date": {"type": "string", "format": "date",
+                   "description": "The property's calendar date now"},
+    "reservation_ids": {"type": "array", "items": _UUID,
+                        "description": "The stays the refusal is about"},
+    "routed_reservation_ids": {"type": "array", "items": _UUID,
+                               "description": "Open stays billed to the company"},
     "exposure": {"type": "object", "description": "The company's exposure: `total` and each "
                   "part (decimal strings)", "additionalProperties": _DECIMAL},
     "folio_id": _UUID,
+    "company_profile_id": {**_UUID, "description": "The company the stay is billed to"},
+    "policy_set_id": {"type": "string", "description": "The policy set whose rule (or whose "
+                      "default_effect deny) refused: docs/guides/authorization.md"},
+    "rule_id": {"type": "string", "description": "The id of the policy rule that refused"},
+    "section": {"type": "string", "description": "The configuration bundle's section whose "
+                "domain scope the token lacks"},
     "header": {"type": "string", "description": "The header that was over the limit"},
     "job_status": {"type": "string"},
     "limit": {"type": "integer", "description": "The bound that was reached"},
@@ -121,7 +167,7 @@ PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
     "target_id": {**_UUID, "description": "The resource the Idempotency-Key's first request "
                                           "made; read it instead of retrying"},
     "target_type": {"type": "string"},
-    # issue 34: banquet events
+    # banquet events
     "conflicting_event_id": {**_UUID, "description": "The banquet event holding the space"},
     "space_id": {**_UUID, "description": "The function space (element) concerned"},
     "available": {"type": "integer", "description": "How many of the item are still free"},
@@ -380,7 +426,7 @@ def operation_id(method: str, path: str, siblings: set[tuple[str, str]],
     if segs[:2] == ["properties", "{property_id}"] and len(segs) > 2:
         segs = segs[2:]
     if segs[:1] == ["admin"] and segs[2:4] == ["properties", "{property_id}"] and len(segs) > 4:
-        segs = ["admin", *segs[4:]]  # a submit alias (issue 37): "admin" + its domain route's
+        segs = ["admin", *segs[4:]]  # a submit alias: "admin" + its domain route's
     words: list[str] = []
     for i, seg in enumerate(segs):
         if seg.startswith("{"):

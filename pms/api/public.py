@@ -1,4 +1,4 @@
-"""Answers that need no token: the OpenAPI document (issue 27). It holds no tenant data, and a
+"""Answers that need no token: the OpenAPI document. It holds no tenant data, and a
 client generator (`openapi-python-client generate --url ...`) must be able to read it.
 
 `PublicDocumentMiddleware` sits before authentication and answers `GET /v1/openapi.json` itself

@@ -1,9 +1,14 @@
-"""Which requests read from a hot standby, and the routing around them (issue 36).
+"""Which requests read from a hot standby, and the routing around them.
 
-A GET on a route of `replica_read` goes to a standby that has replayed past its caller's last
-write (pms.db.replicas), else to the primary; every other request stays on the primary, and a
-write request (POST, PUT, PATCH, DELETE) leaves its caller's mark after its commits. The
-routes that stay on the primary even for GET are named in PRIMARY_READS: money and the
+Routing goes by the operation's intent, not its method. A read (a GET, or an operation declared
+`mutates=False`: a search or a price check whose criteria are a body, `POST .../availability`)
+on a route of `replica_read` goes to a standby that has replayed past its caller's last write
+(pms.db.replicas), else to the primary, and leaves no mark; every other request stays on the
+primary, and a write leaves its caller's mark after its commits. Writes a worker made for the
+caller count as the caller's: an answer that reports a finished job (`adopt_writes`, read on
+the primary after the job's commits) leaves the caller's mark as its own write would, so the
+coordinator's reads after a finished rooming list see its reservations. The routes that stay on
+the primary even for GET are named in PRIMARY_READS: money and the
 front-desk flows that go on to lock (folios, invoices, credit, payment methods, keys, the
 end-of-day, kiosk configuration), job status written by workers (not by the caller), and the
 platform's own documents. Everything else a GET serves (lists, reports, search, the catalog)
@@ -37,14 +42,30 @@ PRIMARY_READS = (
     "/digital-keys", "/boarding-pass", "/kiosk-config",
     "/end-of-day",       # the business date every posting checks
     "/v1/jobs",          # written by workers, not by the caller: its mark cannot cover them
+    "/personal-data",    # an export of a person's data journals who read it
+    "/profiles/{id",     # a profile's read is counted in its access journal ({id:uuid})
+    "/fiscal-documents", "/fiscal-journal",  # documents an auditor reads as committed
     "/v1/health", "/v1/openapi.json",
 )
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def replica_read(method: str, template: str) -> bool:
-    """Whether the operation (METHOD, route template) may read from a hot standby."""
-    return method == "GET" and not any(part in template for part in PRIMARY_READS)
+def read_intent(method: str, spec: Any = None) -> bool:
+    """Whether the operation only reads: a GET, or one declared `mutates=False` (its
+    EndpointSpec, as the gate put it on the request)."""
+    return method == "GET" or (spec is not None and not spec.mutates)
+
+
+def replica_read(method: str, template: str, spec: Any = None) -> bool:
+    """Whether the operation (METHOD, route template, its EndpointSpec) may read from a hot
+    standby."""
+    return read_intent(method, spec) and not any(part in template for part in PRIMARY_READS)
+
+
+def adopt_writes(req: falcon.Request) -> None:
+    """The answer reports writes made for the caller by someone else (a finished job's, made
+    by a worker): leave the caller's mark as after a write of its own."""
+    req.context.adopts_writes = True
 
 
 class Routed:
@@ -111,8 +132,8 @@ class ReadRouteMiddleware:
     def process_resource(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          params: dict[str, Any]) -> None:
         replicas = self.replicas
-        if replicas is None or resource is None or not replica_read(req.method,
-                                                                   req.uri_template or ""):
+        if replicas is None or resource is None or not replica_read(
+                req.method, req.uri_template or "", getattr(req.context, "gated", None)):
             return
         ctx = getattr(req.context, "ctx", None)
         if ctx is None:
@@ -144,7 +165,11 @@ class ReadRouteMiddleware:
             req.context.read_replica = None
             routed.leave()
             return
-        if self.replicas is None or req.method not in WRITE_METHODS:
+        if self.replicas is None:
+            return
+        if not getattr(req.context, "adopts_writes", False) and (
+                req.method not in WRITE_METHODS
+                or read_intent(req.method, getattr(req.context, "gated", None))):
             return
         ctx = getattr(req.context, "ctx", None)
         primary = primary_database()

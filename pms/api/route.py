@@ -4,7 +4,7 @@
 `operations` walks routes into (method, path, responder, spec) rows and refuses a responder
 without an `@endpoint` declaration (CONTRACT §2). This module imports nothing of the API but
 the spec, so the route table (`pms.routes`, which imports every resource) never comes back to
-itself through a resource (issue 16: no import cycles).
+itself through a resource (no import cycles).
 """
 
 from __future__ import annotations

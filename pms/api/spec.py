@@ -11,7 +11,7 @@ token holds), "open" (no holder-owned rows: catalog reads, searches) or "own" (t
 filters by the holder, so another holder's rows answer 404). A new route is therefore closed to
 guests until someone decides otherwise, and tests/api/test_holder_scoping.py checks each class.
 
-Issue 30 adds two kiosk classes: "session" (check-in, key issue, check-out: the kiosk scope
+Two kiosk classes: "session" (check-in, key issue, check-out: the kiosk scope
 stands in for the route's own, and the request must carry the `X-Kiosk-Session` of a lookup,
 else 403 `kiosk_session_invalid`; the service checks it is this terminal's live session for
 this reservation) and "stand_in" (the walk-in: the kiosk scope stands in, no session; the
@@ -19,7 +19,7 @@ service checks the kiosk mode).
 
 `kiosk=` and `anonymous=` classify what a lobby terminal's token (`client_kind` `kiosk`) and an
 anonymous token (`client_kind` `anonymous`) may do there, whatever scopes they carry and whether
-or not they carry a `holder_id` (issue 28): "deny" (the default: 403 `kiosk_not_allowed` /
+or not they carry a `holder_id`: "deny" (the default: 403 `kiosk_not_allowed` /
 `anonymous_not_allowed`) or "open". A route a terminal must never reach (the kiosk config's
 write, which would let a terminal lift its own lockdown) simply keeps the default; nothing but
 an explicit `kiosk="open"` lets a kiosk token in. tests/api/test_client_kinds.py derives every
@@ -43,16 +43,17 @@ import msgspec
 from pms.api.jsonmedia import not_utf8
 from pms.api.multipart import MULTIPART, form_fields, is_multipart
 from pms.errors import BadRequest, Forbidden, UnsupportedMediaType, ValidationFailed
+from pms.schemas.date_bounds import check_dates
 from pms.schemas.money import check_money_form
 
 SCOPE_PREFIX = "hotel:pms:"
 SPEC_ATTR = "__pms_endpoint__"
 GUEST_DENY, GUEST_OPEN, GUEST_OWN = "deny", "open", "own"
 GUEST_ACCESS = (GUEST_DENY, GUEST_OPEN, GUEST_OWN)
-# what kiosk and anonymous tokens may do on a route (issue 28): nothing unless declared open
+# what kiosk and anonymous tokens may do on a route: nothing unless declared open
 KIND_DENY, KIND_OPEN = "deny", "open"
 KIND_ACCESS = (KIND_DENY, KIND_OPEN)
-# issue 30, kiosk tokens only: the kiosk scope stands in for the route's own scope, with a
+# kiosk tokens only: the kiosk scope stands in for the route's own scope, with a
 # lookup-bound session (X-Kiosk-Session: check-in, key issue, check-out) or without one (the
 # walk-in); the service then admits the terminal (pms.services.kiosk.kiosk_sessions)
 KIND_SESSION, KIND_STAND_IN = "session", "stand_in"
@@ -78,7 +79,7 @@ class EndpointSpec:
     also_status: tuple[int, ...] = ()
     also_media: tuple[str, ...] = ()
     responses: tuple[tuple[int, Any], ...] = ()
-    # issue 32: the body's media type (JSON, a +json type such as merge-patch, or multipart
+    # the body's media type (JSON, a +json type such as merge-patch, or multipart
     # form data), this route's own body limit (None: the service's), request headers it reads
     body_media: str = "application/json"
     max_body: int | None = None
@@ -97,7 +98,7 @@ def gate(spec: EndpointSpec, ctx: Any) -> None:
     scopes = ctx.scopes
     kind = ctx.client_kind
     stand_in = kind == "kiosk" and spec.kiosk in (KIND_SESSION, KIND_STAND_IN)
-    # a kiosk token on a kiosk action: its kiosk scope stands in for the route's (issue 30)
+    # a kiosk token on a kiosk action: its kiosk scope stands in for the route's
     for needed in (KIOSK_WRITE_SCOPE,) if stand_in else spec.needed_scopes():
         if needed not in scopes:
             raise Forbidden(f"this operation needs the scope {needed}", code="missing_scope")
@@ -136,7 +137,7 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
     into an existing row), so the OpenAPI document names them; `also_media` the other media
     types a success may have (an invoice as application/pdf); `responses` other success
     statuses with a body of their own type (`{200: NightAuditRunOut}` beside a 202 job).
-    Issue 32: `body_media` is the body's media type (a `+json` type is decoded as JSON;
+    `body_media` is the body's media type (a `+json` type is decoded as JSON;
     `multipart/form-data` is parsed into `body`'s fields, file parts as bytes); `max_body` this
     operation's own body limit (the body middleware applies it by method and path); `headers`
     the request headers it reads, as (name, required, description), for the OpenAPI document;
@@ -176,7 +177,7 @@ def endpoint(scope: str, *, body: type | None = None, query: type | None = None,
                 params["body"] = decode_body(req, body_decoder)
             if query is not None:
                 params["query"] = decode_query(req, query)
-            routed = getattr(context, "read_replica", None)  # issue 36: a GET on a standby
+            routed = getattr(context, "read_replica", None)  # a GET on a standby
             if routed is None:
                 return fn(self, req, resp, **params)
             try:
@@ -230,11 +231,12 @@ def decode_body(req: falcon.Request, decoder: Any) -> Any:
         raise not_utf8(exc) from exc
     # Money fields as the client wrote them (a decimal string; msgspec accepts any Decimal).
     check_money_form(decoder.type, getattr(req.context, "json_body", None))
+    check_dates(value)  # one bound for every date (pms.schemas.date_bounds)
     return value
 
 
 class _FormDecoder:
-    """A `multipart/form-data` body into its schema (issue 32): file parts as bytes, text parts
+    """A `multipart/form-data` body into its schema: file parts as bytes, text parts
     converted as query strings are (`"true"` is a boolean)."""
 
     def __init__(self, schema: type) -> None:
@@ -264,8 +266,10 @@ def decode_query(req: falcon.Request, schema: type) -> Any:
         if isinstance(value, list):
             params[key] = value[-1]
     try:
-        return msgspec.convert(params, schema, strict=False)
+        value = msgspec.convert(params, schema, strict=False)
     except msgspec.ValidationError as exc:
         errors = _field_errors(exc)
         raise ValidationFailed(f"the query string is not valid: {errors[0]['message']}",
                                errors=errors) from exc
+    check_dates(value)
+    return value

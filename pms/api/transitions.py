@@ -4,7 +4,7 @@ declared with `@endpoint` like any other, calling the aggregate's `run(ctx, prop
 trigger, **params)` (params: `query` when the endpoint declares one).
 
 The routes stay one per trigger (`Route(path + "/" + trigger, Resource, trigger)`), so the
-operation ids, summaries and descriptions of the OpenAPI document are what they were."""
+operation ids, summaries and descriptions of the OpenAPI document stay one per trigger too."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ class BaseModel(peewee.Model):
 
     @classmethod
     def build(cls, **values: Any) -> Any:
-        """`cls(**values)` without a descriptor call per field (PERF, issue 10: for the rows a
+        """`cls(**values)` without a descriptor call per field (PERF, for the rows a
         write builds by the handful, the outbox, audit and idempotency rows): the same
         `__data__` (defaults, then the values), every column in it dirty, no related objects.
         A foreign key given as a key value (not a row object) is stored as its accessor
@@ -128,7 +128,7 @@ def _column_plan(field: peewee.Field) -> tuple[str, frozenset[type], bool, Any]:
 
 class _WritePlans:
     """What a model's compiled INSERT or UPDATE needs, worked out once per model and column set
-    (PERF, issue 10: the names, the converters and the defaults were recomputed per row)."""
+    (PERF: the names, the converters and the defaults are not worked out again per row)."""
 
     def __init__(self, model: type[TenantModel]) -> None:
         meta = model._meta
@@ -266,7 +266,7 @@ class TenantSelect(peewee.ModelSelect):
     """A tenant model's SELECT: a join of two tenant models also matches their env in its ON
     clause (`dest.env_id = <scope>`, or `dest.env_id = src.env_id` under `unscoped()` and in
     the compiled statements' builders), so every table of the statement carries its env and
-    probes its `(env_id, ...)` key (issue 26; tests/ops/test_explicit_env_plans.py)."""
+    probes its `(env_id, ...)` key (tests/ops/test_explicit_env_plans.py)."""
 
     def _normalize_join(self, src: Any, dest: Any, on: Any, attr: Any) -> Any:
         on, attr, constructor, join_ctx = super()._normalize_join(src, dest, on, attr)
@@ -519,7 +519,7 @@ class AggregateModel(TenantModel):
 
     version = peewee.IntegerField(default=0)
 
-    # Born (issue 26): a row inserted at version 1 inside a unit of work is declared to it
+    # Born: a row inserted at version 1 inside a unit of work is declared to it
     # (`UnitOfWork.born`: its first event takes version 1 with no version UPDATE), whichever
     # way it is inserted; a row inserted at version 0 takes its first version from its event.
 

@@ -3,7 +3,7 @@
 (pms.db.versioned), which the unit of work imports in turn; and the request's own transaction
 (pms.db.uow.RequestTransaction), whose finished units' writes may still be queued.
 
-`take_pending_writes` is the autoflush (issue 26): the database runs it before each statement
+`take_pending_writes` is the autoflush: the database runs it before each statement
 of the transaction (`pms.db.database`), so the writes a unit of work queued (`UnitOfWork.save`,
 `add`, `write`) go out before anything that could read them."""
 

@@ -11,10 +11,17 @@ What the PostgreSQL class adds to peewee's pooled database, and why (nothing els
   neither BEGIN nor COMMIT. A *prelude* (`prelude()`) may follow the settings in that same
   message, before the first statement: a statement whose result is never read and which signals
   by raising an SQLSTATE of class `PM` (`PreludeRefused`), e.g. the Idempotency-Key claim.
+- **A request's first check** (`check_first()`): a statement that goes out with whichever
+  statement the connection scope sends first (in a transaction or not), right after the
+  settings, and that raises SQLSTATE `PMC01` when what the caller assumed no longer holds (the
+  policy gate's cached version of the env's policies). On that refusal nothing of the message
+  ran: the transaction (if any) is rolled back on the server, the caller's `on_refused` runs
+  (its statements go out on their own), and the statement is sent again, with its BEGIN,
+  settings and preludes, without the check. So a check costs no round trip while it holds.
 - **Statements outside a transaction** are sent as `SET LOCAL ...; <statement>`, which
   PostgreSQL runs as ONE implicit transaction, so the same settings cover the statement and
   vanish with it.
-- **Nothing session-level, ever** (PgBouncer transaction pooling, issue 17): no `options`
+- **Nothing session-level, ever** (PgBouncer transaction pooling): no `options`
   startup parameter, no SQL `PREPARE`, no `SET` without `LOCAL`. A server connection handed to
   the next client carries none of our state. (Plans worth keeping are kept by PL/pgSQL functions
   that migrations create: the server caches their plans per connection, which is no state a
@@ -55,7 +62,7 @@ from pms.db.scope import current_env, is_tenant_free, is_unscoped
 
 
 class _ReadRoute(threading.local):
-    """The database this thread's reads go to instead of the bound one (issue 36): a hot
+    """The database this thread's reads go to instead of the bound one: a hot
     standby chosen for one GET request by pms.api.readroute, else None."""
 
     target: Any = None
@@ -137,9 +144,14 @@ class PreludeRefused(Exception):
         self.sqlstate = sqlstate
 
 
-def _prelude_refusal(exc: BaseException) -> PreludeRefused | None:
+def _sqlstate(exc: BaseException) -> str | None:
     code = getattr(getattr(exc, "orig", exc), "pgcode", None)
-    return PreludeRefused(code) if isinstance(code, str) and code.startswith("PM") else None
+    return code if isinstance(code, str) else None
+
+
+def _prelude_refusal(exc: BaseException) -> PreludeRefused | None:
+    code = _sqlstate(exc)
+    return PreludeRefused(code) if code is not None and code.startswith("PM") else None
 
 
 class UnscopedStatement(RuntimeError):
@@ -157,7 +169,15 @@ class _ScopeState(threading.local):
     nowait = False
     direct_ok = False
     committed = False  # the transaction's COMMIT went out with its last statements
-    announced = False  # the transaction announces its id (announce_xact; issue 25)
+    announced = False  # the transaction announces its id (announce_xact)
+    settings_end = 0  # where the preludes start in pending_begin (a first check goes there)
+    # (sql, params, on_refused, the env it is about): rides only a statement of that env
+    first_check: tuple[str, tuple[Any, ...], Callable[[], None], Any] | None = None
+    side_channel = False  # statements of a refused check's on_refused: implicit, on their own
+
+
+# the SQLSTATE a request's first check raises when its assumption no longer holds
+FIRST_CHECK_REFUSED = "PMC01"
 
 
 class _ScopedConnections:
@@ -194,6 +214,7 @@ class _ScopedConnections:
             yield
         finally:
             state.depth = 0
+            state.first_check = None
             if owns and not self.is_closed():
                 abandoned = self.in_transaction() or self._connection_in_transaction()
                 if abandoned:
@@ -263,7 +284,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         (literals: integers, a UUID and fixed words), and whether they leave the tenant unset
         outside a declared tenant-free path.
 
-        PERF (issue 10): `SET LOCAL` is a utility statement: no plan, no result row. The one
+        PERF: `SET LOCAL` is a utility statement: no plan, no result row. The one
         `SELECT set_config(...)` of four settings it replaces took a GET of a property from
         about 0.24 to 0.20 ms of database CPU, and the client no longer reads a row back
         (measured in-process, alternating runs). `app.cross_env` is sent only when on: a
@@ -297,6 +318,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         state.announced = False
         settings, state.pending_unscoped = self._settings_sql(nowait=state.nowait)
         state.pending_begin = f"{begin}; {settings}; "
+        state.settings_end = len(state.pending_begin)
         state.pending_params = ()
 
     def prelude(self, sql: str, params: tuple[Any, ...] = ()) -> None:
@@ -310,6 +332,26 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
             raise RuntimeError("prelude() needs a begun transaction that has sent nothing yet")
         state.pending_begin += f"{sql}; "
         state.pending_params += tuple(params)
+
+    def check_first(self, sql: str, params: tuple[Any, ...], on_refused: Callable[[], None],
+                    env: Any) -> None:
+        """Send `sql` with the connection scope's next first statement in tenant `env` (see
+        the module docstring; a tenant-free statement cannot see the env's rows); `on_refused`
+        runs when it raises SQLSTATE `PMC01`, before the statement is sent again without it
+        (it may raise instead). Replaces a check not sent yet."""
+        self._scope.first_check = (sql, tuple(params), on_refused, env)
+
+    def _take_check(self) -> tuple[str, tuple[Any, ...], Callable[[], None], Any] | None:
+        state = self._scope
+        check = state.first_check
+        if check is None or state.side_channel or check[3] != current_env():
+            return None
+        state.first_check = None
+        return check
+
+    def check_pending(self) -> bool:
+        """Whether the scope's first check is still waiting for a statement to ride."""
+        return self._scope.first_check is not None
 
     def sent_nothing(self) -> bool:
         """Whether the open transaction is still waiting for its first statement (its BEGIN,
@@ -332,44 +374,77 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
 
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         """peewee's execute_sql, with the pending BEGIN and settings, or the settings of an
-        implicit transaction, and the writes the unit of work queued (the autoflush, see
-        `pms.db.current.take_pending_writes`: read-your-writes at no round trip of its own),
-        sent in the same round trip."""
-        pending = take_pending_writes()
+        implicit transaction, the scope's first check, and the writes the unit of work queued
+        (the autoflush, see `pms.db.current.take_pending_writes`: read-your-writes at no round
+        trip of its own), sent in the same round trip."""
+        state = self._scope
+        pending = None if state.side_channel else take_pending_writes()
         if pending:
             if params is None and "%" in sql:  # (a text psycopg2 must not interpolate)
                 self._send_writes(pending)
             else:
                 sql = "; ".join([*(text for text, _ in pending), sql])
                 params = (*(v for _, values in pending for v in values), *(params or ()))
-        state = self._scope
-        prefix = state.pending_begin
+        own_params = params
+        prefix = None if state.side_channel else state.pending_begin
+        saved = None
         if prefix is not None:
+            saved = (prefix, state.pending_params, state.pending_unscoped, state.settings_end)
             state.pending_begin = None
             unscoped_ = state.pending_unscoped
             if state.pending_params:  # the preludes' values come first, as their placeholders
                 params = (*state.pending_params, *(params or ()))
                 state.pending_params = ()
-        elif not self.in_transaction():
+        elif state.side_channel or not self.in_transaction():
             prefix, unscoped_ = self._settings_sql()
             prefix += "; "
+        check = self._take_check() if prefix is not None else None
+        if check is not None:
+            at = state.settings_end if saved is not None else len(prefix)
+            prefix = f"{prefix[:at]}{check[0]}; {prefix[at:]}"
+            params = (*check[1], *(params or ()))
+        sent = sql
         if prefix is not None:
             if unscoped_ and self.strict_tenancy is not None:
                 self.strict_tenancy(sql)
             # NOTE: peewee always passes a params tuple, so psycopg2 interpolates the whole
             # string: the prefix holds no `%` but its preludes' placeholders (whose values lead
             # the params), and the statement's own are already escaped.
-            sql = prefix + sql
+            sent = prefix + sql
         state.direct_ok = True
         try:
-            return super().execute_sql(sql, params)
+            return super().execute_sql(sent, params)
         except peewee.DatabaseError as exc:
+            if check is not None and _sqlstate(exc) == FIRST_CHECK_REFUSED:
+                state.direct_ok = False
+                self._check_refused(check, saved)
+                return self.execute_sql(sql, own_params)
             refused = _prelude_refusal(exc) if prefix is not None else None
             if refused is not None:
                 raise refused from exc
             raise
         finally:
             state.direct_ok = False
+
+    def _check_refused(self, check: tuple[str, tuple[Any, ...], Callable[[], None], Any],
+                       begun: tuple[str, tuple[Any, ...], bool, int] | None) -> None:
+        """The first check refused: nothing of its message ran. Roll back the transaction it
+        began (an implicit one ended with the error), put its BEGIN back for the statement's
+        second sending, and run the check's `on_refused`, whose statements go on their own."""
+        state = self._scope
+        if begun is not None:
+            state.direct_ok = True
+            try:
+                super().execute_sql("ROLLBACK")
+            finally:
+                state.direct_ok = False
+            (state.pending_begin, state.pending_params, state.pending_unscoped,
+             state.settings_end) = begun
+        state.side_channel = True
+        try:
+            check[2]()
+        finally:
+            state.side_channel = False
 
     def cursor(self, named_cursor: Any = None) -> Any:
         """A cursor for statements of the current transaction; see the module docstring."""
@@ -384,11 +459,20 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
             state.pending_begin = None
             if state.pending_unscoped and self.strict_tenancy is not None:
                 self.strict_tenancy("<direct cursor>")
+            saved = (pending, state.pending_params, state.pending_unscoped, state.settings_end)
             params, state.pending_params = state.pending_params, ()
+            check = self._take_check()
+            if check is not None:
+                at = state.settings_end
+                pending = f"{pending[:at]}{check[0]}; {pending[at:]}"
+                params = (*check[1], *params)
             try:
                 with peewee.__exception_wrapper__:
                     super().cursor().execute(pending.rstrip("; "), params or None)
             except peewee.DatabaseError as exc:
+                if check is not None and _sqlstate(exc) == FIRST_CHECK_REFUSED:
+                    self._check_refused(check, saved)
+                    return self.cursor(named_cursor)
                 refused = _prelude_refusal(exc)
                 if refused is not None:
                     raise refused from exc
@@ -454,7 +538,7 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         finally:
             state.direct_ok = False
 
-    # -- a lost COMMIT (issue 25, item 5; pms.db.commit_outcome) ----------------------------
+    # -- a lost COMMIT (pms.db.commit_outcome) ----------------------------
 
     commit_status_wait_s = commit_outcome.COMMIT_STATUS_WAIT_S
 

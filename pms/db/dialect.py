@@ -1,4 +1,4 @@
-"""The choice between a rule's PostgreSQL fast path and its portable reference (issue 26).
+"""The choice between a rule's PostgreSQL fast path and its portable reference.
 
 A service never asks which database it runs on: where a use case has a PostgreSQL fast path (a
 compiled statement, a PL/pgSQL function, a batched write), the portable reference (the same

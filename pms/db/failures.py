@@ -38,10 +38,15 @@ def driver_error(exc: BaseException) -> BaseException | None:
     """The driver's exception behind `exc` (peewee keeps it as `orig`)."""
     if isinstance(exc, psycopg2.Error | sqlite3.Error):
         return exc
-    if isinstance(exc, peewee.PeeweeException):
-        inner = getattr(exc, "orig", None)  # peewee keeps the driver's exception here
+    # peewee keeps the driver's exception as `orig`; a failed connect inside a statement is
+    # wrapped twice (the pool's connect, then the statement), so follow the chain
+    while isinstance(exc, peewee.PeeweeException):
+        inner = getattr(exc, "orig", None)
         if isinstance(inner, psycopg2.Error | sqlite3.Error):
             return inner
+        if inner is None or inner is exc:
+            return None
+        exc = inner
     return None
 
 

@@ -29,7 +29,7 @@ class JsonField(peewee.Field):
         if value is None:
             return None
         if _encodes_alike(value):
-            # PERF (issue 10): msgspec's encoder, 5-10x faster than json.dumps, for documents
+            # PERF: msgspec's encoder, 5-10x faster than json.dumps, for documents
             # it writes as the same JSON values (sorted keys too; only the spacing, the
             # escaping of non-ASCII text and the exponent of a float's text differ)
             return _encode(value).decode()

@@ -1,4 +1,4 @@
-"""The connection of one iteration of a long-running loop (issue 25).
+"""The connection of one iteration of a long-running loop.
 
 A long-running process (the relay's sweeps, the platform consumer's messages) must own its
 connection per iteration: connect at the start of a sweep or message, close at its end, so a

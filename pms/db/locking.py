@@ -32,7 +32,7 @@ def for_update(query: peewee.ModelSelect, *, skip_locked: bool = False) -> peewe
     """`query` with FOR UPDATE on PostgreSQL (inside a transaction only; `skip_locked`: FOR
     UPDATE SKIP LOCKED). Not locked when the wiring turns locking off (the TEST-ONLY control
     runs, `pms.wiring`). The rows it reads with their lock are declared to the unit of work
-    (`UnitOfWork.locked`, issue 26: their events' versions go with the queued writes), the
+    (`UnitOfWork.locked`, their events' versions go with the queued writes), the
     query's own model's rows only."""
     if not db.in_transaction():
         raise RuntimeError("row locks need a transaction (use unit_of_work)")

@@ -1,4 +1,4 @@
-"""Hot standbys for reads, with read-your-writes (issue 36; GitLab's database load balancing).
+"""Hot standbys for reads, with read-your-writes (GitLab's database load balancing).
 
 - **Where a caller's writes are remembered**: the table `read_mark` on the primary (migration
   036, UNLOGGED: no WAL, nothing replicated), one row per caller (env, `sub`): the primary's WAL

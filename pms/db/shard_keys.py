@@ -1,6 +1,6 @@
-"""The shard-key rule, read from the PostgreSQL catalog (issue 26, "Keys that shard").
+"""The shard-key rule, read from the PostgreSQL catalog ("Keys that shard").
 
-Tenant data is distributed by `env_id` (the shard key; README, "Keys that shard"). So that moving
+Tenant data is distributed by `env_id` (the shard key; docs/architecture.md, "Keys that shard"). So that moving
 to Citus or to `PARTITION BY HASH (env_id)` is mechanical, on every tenant table (a table with an
 `env_id` column):
 - the primary key, every unique constraint and every unique index start with `env_id`;
@@ -31,6 +31,10 @@ GLOBAL_TABLES: dict[str, str] = {
     "relay_node": "live outbox relay processes (heartbeats): the machinery of every tenant",
     "relay_partition": "leases of the 64 outbox partitions to relays: the machinery of every "
                        "tenant",
+    "schedule_tick": "when each recurring task of the service is next due: the machinery of "
+                     "every tenant",
+    "stored_function": "the sha256 of each stored function's SQL file as a migration applied "
+                       "it: the schema's own record (pms.db.function_files)",
 }
 
 _TABLES = """

@@ -1,4 +1,4 @@
-"""The one rule of `updated_at` (issue 25, item 6): every UPDATE of a row of a table that has
+"""The one rule of `updated_at`: every UPDATE of a row of a table that has
 the column stamps it, whichever way the UPDATE is written.
 
 - `BaseModel.save()`, `insert_statement()` and `update_statement()` stamp the row (pms.db.base);

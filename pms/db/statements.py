@@ -1,10 +1,10 @@
 """Statements compiled once per process: SQL text built once, run many times with new values.
 
-Building a query with peewee and compiling it to SQL costs more than running it (issue 10: 200-620
+Building a query with peewee and compiling it to SQL costs more than running it (200-620
 us per compile, several per request). A `Statement` is built ONCE per process and database kind,
 either by peewee (which still describes the tables) or from SQL text, and every later call only
 binds new values to the same text. Nothing is prepared on the server and no session state is
-left behind (PgBouncer transaction pooling, issue 17): the text goes out through
+left behind (PgBouncer transaction pooling): the text goes out through
 `db.execute_sql`, so each call carries the transaction's tenant and timeout settings like any
 other statement, and PostgreSQL parses and plans it as usual.
 
@@ -137,7 +137,7 @@ class Statement:
         (an AggregateModel, or a function that returns it, for a module that cannot import
         the models yet) whose row each result row starts with (its columns in
         `sorted_fields` order), read FOR UPDATE: `one()` declares that row locked to the unit
-        of work (`pms.db.locking.declare_locked`, issue 26), as `for_update` does."""
+        of work (`pms.db.locking.declare_locked`), as `for_update` does."""
         texts = {k: v for k, v in (("postgres", postgres or both), ("sqlite", sqlite or both))
                  if v is not None}
         return cls(name, texts=texts, tenant_free=tenant_free, locks=locks)

@@ -39,7 +39,7 @@ class UnitOfWork:
         self.events: list[OutboxEvent] = []
         self.audits: list[AuditEntry] = []
         self._after_commit: list[Callable[[], None]] = []
-        # work that must run last inside the transaction, after the use case (issue 35: the
+        # work that must run last inside the transaction, after the use case (the
         # ARI events of the nights the use case touched); keyed so a hook registers once
         self._before_commit: dict[str, Callable[[], None]] = {}
         self._born: set[Any] = set()
@@ -57,9 +57,9 @@ class UnitOfWork:
 
     def born(self, row: AggregateModel) -> AggregateModel:
         """Declare `row` created in this unit of work at version 1: its first event takes
-        version 1 without the `version + 1` UPDATE. PERF (issue 10): that UPDATE of a row
+        version 1 without the `version + 1` UPDATE. PERF: that UPDATE of a row
         inserted in the same transaction re-ran its foreign-key checks (0.55 ms on the
-        server). Automatic (issue 26): an AggregateModel row inserted at version 1 inside a
+        server). Automatic: an AggregateModel row inserted at version 1 inside a
         unit of work declares itself (`AggregateModel._write`, `insert_statement`); services
         never call this."""
         if row.version != 1:
@@ -73,7 +73,7 @@ class UnitOfWork:
         statement of its own (PostgreSQL; PERF: the `version + 1 ... RETURNING` UPDATE was a
         round trip per change), the new version being written by the row's queued UPDATE
         (`save`; the version alone when the use case saved the row otherwise). Automatic
-        (issue 26): the locked reads declare their rows (`pms.db.locking.for_update`, a
+: the locked reads declare their rows (`pms.db.locking.for_update`, a
         `Statement` with `locks=`); services never call this. Returns `row`."""
         version = row.__data__.get("version")
         if version is not None:  # (read without its version, a lock alone: nothing to trust)
@@ -126,10 +126,18 @@ class UnitOfWork:
     def emit(self, type_: str, subject: AggregateModel, data: dict[str, Any], *,
              property_id: uuid.UUID | None = None) -> OutboxEvent:
         """Insert the CloudEvent row for a change of `subject` (its version goes up by one; a
-        row `born` in this unit of work is already at 1)."""
+        row `born` in this unit of work is already at 1).
+
+        A row whose changes are announced under several aggregates (a rate plan's
+        `rate_plan`, `rate_schedule`, `restriction` and `rate_plan_allotment` events; a room
+        type's `room_type` and `inventory`: the model says `event_streams = True`) still moves
+        its own version (its ETag, the rate caches' key), but each event's `aggregateversion`
+        is its stream's, (aggregate, subject) (`event_stream`, migration 057): every stream
+        rises by one, and the relay orders and parks by the same stream (pms.relay.claim)."""
         if not isinstance(data, dict):
             raise TypeError("event data must be a dict")
         model = type(subject)
+        aggregate = type_.split(":")[2] if type_.count(":") >= 3 else model.__name__
         if (model, subject.id) in self._born:
             # inserted at version 1 in this unit of work (born): its first change needs no bump
             self._born.discard((model, subject.id))
@@ -150,6 +158,12 @@ class UnitOfWork:
                 raise RuntimeError(f"cannot emit for {model.__name__} {subject.id}: row not found")
             version = row[0]
             subject.version = version
+        if isinstance(data.get("version"), int) and data["version"] != version:
+            # the view was built before the bump: `data` is the aggregate at this version
+            # (CONTRACT §4), so its version is the event's
+            data = {**data, "version": version}
+        if getattr(model, "event_streams", False):
+            version = self._bump_stream(aggregate, subject.id)
         if property_id is None:
             property_id = getattr(subject, "property_id", None)
         subject_id = str(subject.id)
@@ -157,7 +171,7 @@ class UnitOfWork:
             type=type_,
             subject=subject_id,
             partition=outbox_partition(subject_id),  # derived, as OutboxEvent.create does
-            aggregate_type=type_.split(":")[2] if type_.count(":") >= 3 else model.__name__,
+            aggregate_type=aggregate,
             aggregate_version=version,
             property_id=property_id,
             idempotency_key=self._idempotency_key(type_, subject, version),
@@ -170,9 +184,26 @@ class UnitOfWork:
         self.events.append(event)
         return event
 
+    @staticmethod
+    def _bump_stream(aggregate: str, subject_id: Any) -> int:
+        """The next version of the (aggregate, subject) stream, made on first use; the upsert
+        holds the stream row's lock to the COMMIT, so versions follow the commit order."""
+        from pms.db.fields import utcnow
+        from pms.models.platform import EventStream
+
+        now = utcnow()
+        query = (EventStream.insert(id=uuid.uuid4(), aggregate=aggregate, subject=subject_id,
+                                    version=1, created_at=now, updated_at=now)
+                 .on_conflict(conflict_target=[EventStream.env_id, EventStream.aggregate,
+                                               EventStream.subject],
+                              update={EventStream.version: EventStream.version + 1,
+                                      EventStream.updated_at: now})
+                 .returning(EventStream.version))
+        return int(next(iter(query.tuples().execute()))[0])
+
     def _write(self, row: BaseModel) -> None:
         """Insert a journal or outbox row: on PostgreSQL with the batch sent at the end of the
-        unit of work together with its COMMIT (PERF, issue 10: one round trip for them all;
+        unit of work together with its COMMIT (PERF, one round trip for them all;
         nothing in a use case reads them back), elsewhere at once."""
         statement = row.insert_statement() if isinstance(row, TenantModel) else None
         if statement is None:
@@ -308,7 +339,7 @@ def send(statements: list[tuple[str, list[Any]]], *, commit: bool) -> None:
 
 def mask(data: dict[str, Any] | None) -> dict[str, Any] | None:
     """A copy of `data` with secret-looking keys masked (never the caller's dict): one pass
-    that builds the copy (PERF, issue 10: a deepcopy and then a second walk cost 18% of a
+    that builds the copy (PERF, a deepcopy and then a second walk cost 18% of a
     booking's app CPU). Dicts and lists are rebuilt (as plain dicts and lists), immutable
     scalars are shared, anything else is deep-copied unmasked (as before: a tuple's or an
     object's contents were copied, never masked)."""
@@ -369,7 +400,7 @@ def _mask(value: Any) -> Any:
 class RequestTransaction:
     """A request's own write transaction, opened before its use case runs (by the
     Idempotency-Key middleware, so the key's record commits WITH the change: one commit, no
-    separate claim and store transactions; PERF, issue 10). A unit of work opened while it is
+    separate claim and store transactions; PERF). A unit of work opened while it is
     active joins it instead of opening its own; its post-commit work runs after `finish`.
 
     `failed` says a joined unit of work ended by an exception: its writes must not commit, even
@@ -387,7 +418,7 @@ class RequestTransaction:
             raise RuntimeError("a request transaction must not be nested")
         self._stack.enter_context(tenant_scope(self.ctx.env_id))
         self._stack.enter_context(db.atomic(**write_begin_args()))
-        announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
+        announce_xact()  # a COMMIT lost with its connection can be settled
         self._token = _REQUEST_TXN.set(self)
         return self
 
@@ -419,7 +450,7 @@ _REQUEST_TXN = REQUEST_TXN  # (pms.db.current: the autoflush reads it)
 def one_transaction(ctx: Ctx) -> Iterator[None]:
     """Several use cases as ONE transaction: each unit of work opened inside joins it (as in a
     request's own transaction) and they commit together, or nothing does. Joins the request's
-    transaction when one is open (an Idempotency-Key route), else opens one (issue 37: a
+    transaction when one is open (an Idempotency-Key route), else opens one (a
     configuration bundle applies through the domain's own service functions, all or none)."""
     if _REQUEST_TXN.get() is not None and db.in_transaction():
         yield
@@ -435,7 +466,7 @@ def one_transaction(ctx: Ctx) -> Iterator[None]:
         raise RuntimeError("a unit of work inside one_transaction failed")
     changed = next((uow for uow in txn.units if uow.audits), None)
     if ctx.idempotency_claim is not None and changed is not None:
-        mark_claim(changed)  # as a unit of work of its own marks it (issue 25)
+        mark_claim(changed)  # as a unit of work of its own marks it
     txn.finish(commit=True)
 
 
@@ -469,7 +500,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     token = _CURRENT_UOW.set(uow)
     try:
         with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
-            announce_xact()  # a COMMIT lost with its connection can be settled (issue 25)
+            announce_xact()  # a COMMIT lost with its connection can be settled
             yield uow
             uow.run_before_commit()
             if uow.versioned_writes:
@@ -484,7 +515,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
 
 def mark_claim(uow: UnitOfWork) -> None:
     """Mark the request's Idempotency-Key claim `changed`, with the change's target, in the
-    change's own transaction (issue 25; pms.api.idempotency, Recovery): only a still `running`
+    change's own transaction (pms.api.idempotency, Recovery): only a still `running`
     claim, so the first change of the request is the one named. Sent with the COMMIT on
     PostgreSQL."""
     first = uow.audits[0]

@@ -1,4 +1,4 @@
-"""Rows whose every write must move their owner aggregate's version (issue 25, item 6).
+"""Rows whose every write must move their owner aggregate's version.
 
 The availability search keeps a property's rates per process by catalog version
 (pms.queries.availability, the month cache), and the version moves only through events: a

@@ -16,14 +16,14 @@ from datetime import date, timedelta
 
 from pms.domain.states import ReservationStatus
 
-# Issue 28: the last departure a search takes. The search reads its rates by calendar month (the
+# the last departure a search takes. The search reads its rates by calendar month (the
 # month after the stay's last one included), and Python's dates end with 9999-12-31: a stay in
-# December 9999 was a 500 on PostgreSQL. Nothing is sold in year 9999, so it is refused (422),
+# December 9999 would need a month that does not exist. Nothing is sold in year 9999, so it is refused (422),
 # and no ARI event speaks of a night after it (pms.services.distribution.ari_events).
 LAST_SEARCH_DEPARTURE = date(9998, 12, 31)
 
 
-# -- the night-range rule (issue 35: one place for the search's month reads, the ARI events'
+# -- the night-range rule (one place for the search's month reads, the ARI events'
 # months and the digest's): nights are sold before LAST_SEARCH_DEPARTURE and are grouped by
 # calendar month.
 
@@ -64,7 +64,7 @@ def by_month(nights: Iterable[date]) -> list[list[date]]:
     return [out[k] for k in sorted(out)]
 
 
-# -- allotments (issue 35): a cap of rooms sellable on one rate plan per room type and night,
+# -- allotments: a cap of rooms sellable on one rate plan per room type and night,
 # distinct from the room type's sell limit. `sold` is the rate plan's live reservations of the
 # room type that spend the night (CONFIRMED, CHECKED_IN, CHECKED_OUT: a cancel or a no-show
 # gives its nights back, an early check-out the nights after it).

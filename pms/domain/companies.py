@@ -1,5 +1,5 @@
-"""Company roles and what each may do (issue 31): pure data, documented in README
-("Corporate accounts") and tested cell by cell (tests/unit/test_company_roles.py and
+"""Company roles and what each may do: pure data, documented in
+docs/guides/corporate-accounts.md and tested cell by cell (tests/unit/test_company_roles.py and
 tests/api/test_companies.py).
 
 A traveler session (client_kind `user`, holder_id = the traveler's profile) acts on the company

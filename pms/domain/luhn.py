@@ -148,7 +148,7 @@ assert all(not low.startswith("0") for low, _high, _lengths in _BRANDS)
 def may_hold_card_number(raw: bytes) -> bool:
     """False when no key, string or number of the JSON document `raw` (valid JSON, decoded
     with numbers as int or Decimal) can hold a card number, so its `card_number_paths` is
-    empty; True when it may (then walk it). PERF (issue 10): a scan of the raw bytes at C
+    empty; True when it may (then walk it). PERF: a scan of the raw bytes at C
     speed instead of a walk over every field of every request body.
 
     Exact where it says False: the raw text is ASCII without a backslash, so every decoded key
@@ -187,7 +187,7 @@ def card_number_paths(value: Any) -> list[str]:
         path, item = stack.pop()
         if isinstance(item, dict):
             for key, sub in item.items():
-                # issue 28: a key holding a card number is named masked, never echoed
+                # a key holding a card number is named masked, never echoed
                 card_key = contains_card_number(str(key))
                 name = CARD_KEY if card_key else str(key)
                 sub_path = f"{path}.{name}" if path else name

@@ -53,7 +53,7 @@ class Rule:
     closed_to_departure: bool = False
     min_los: int | None = None  # the channels' min_stay_arrival: counted on the arrival date
     max_los: int | None = None  # max_stay_arrival
-    # issue 35: required of every stay that spends this night (the channels' min/max stay
+    # required of every stay that spends this night (the channels' min/max stay
     # through; Booking.com's "minimum stay through")
     min_stay_through: int | None = None
     max_stay_through: int | None = None
@@ -167,7 +167,7 @@ def stay_reasons(nights: list[date], departure: date, rules: Mapping[date, Rule]
     if arrival_rule.max_los is not None and count > arrival_rule.max_los:
         reasons.append(Reason("max_los", f"a stay arriving on {arrival} may have at most "
                                          f"{arrival_rule.max_los} nights", arrival))
-    # issue 35: through-stay lengths, the first night that requires them is named
+    # through-stay lengths, the first night that requires them is named
     through_min = through_max = None
     for night in nights:
         rule = rules.get(night)
@@ -186,7 +186,7 @@ def stay_reasons(nights: list[date], departure: date, rules: Mapping[date, Rule]
 
 
 class PriceMemo:
-    """Work shared by every offer of one search (PERF, issue 10): each distinct nightly amount
+    """Work shared by every offer of one search: each distinct nightly amount
     rounded once per currency, and the priced nights of each distinct run of amounts built once
     (ten room types of one plan usually share their amounts)."""
 
@@ -232,7 +232,7 @@ def price_nights(*, nights: Sequence[date], departure: date, currency: str,
                  allotment: Sequence[int | None] | None = None) -> Quote:
     """`price_stay` with the nightly facts as lists aligned with `nights` (index i is night i):
     `amounts[i]` the rate (None: no rate), `sellable[i]` the rooms for sale, `allotment[i]` the
-    rooms left on the rate plan's allotment (None: none that night; issue 35: a night with none
+    rooms left on the rate plan's allotment (None: none that night; a night with none
     left refuses the plan, `allotment_exhausted`, and caps `available`). `memo` shares the
     rounding and the priced nights between the offers of one search.
     """

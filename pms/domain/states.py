@@ -22,7 +22,7 @@ ROOM_MACHINE = Machine(RoomStatus, {
 })
 
 
-# -- reservations (issue 3) ---------------------------------------------------------------------
+# -- reservations ---------------------------------------------------------------------
 
 class ReservationStatus(StrEnum):
     CONFIRMED = "CONFIRMED"
@@ -99,7 +99,7 @@ SERVICE_REQUEST_MACHINE = Machine(ServiceRequestStatus, {
 SERVICE_REQUEST_INITIAL = ServiceRequestStatus.OPEN
 
 
-# -- housekeeping (issue 4) ---------------------------------------------------------------------
+# -- housekeeping ---------------------------------------------------------------------
 
 class HkStatus(StrEnum):
     CLEAN = "CLEAN"
@@ -168,7 +168,7 @@ HK_TASK_TRIGGER = {HkTaskStatus.IN_PROGRESS: "start", HkTaskStatus.OPEN: "releas
 HK_TASK_INITIAL = HkTaskStatus.OPEN
 
 
-# -- cashiering and night audit (issue 5) ---------------------------------------------------------
+# -- cashiering and night audit ---------------------------------------------------------
 
 class PaymentStatus(StrEnum):
     PENDING = "PENDING"        # recorded, payments service not (yet) answered
@@ -230,7 +230,7 @@ JOB_MACHINE = Machine(JobStatus, {
 JOB_INITIAL = JobStatus.QUEUED
 
 
-# -- digital keys (issue 29) ----------------------------------------------------------------------
+# -- digital keys ----------------------------------------------------------------------
 
 class DigitalKeyStatus(StrEnum):
     INACTIVE = "INACTIVE"
@@ -278,7 +278,7 @@ LOCK_STATE_MACHINE = Machine(LockState, {
     (LockState.FAILED, "fail"): LockState.FAILED,
 })
 LOCK_STATE_INITIAL = LockState.PENDING
-# -- company payment methods (issue 31) ---------------------------------------------------------
+# -- company payment methods ---------------------------------------------------------
 
 class CompanyPaymentMethodStatus(StrEnum):
     PENDING = "PENDING"
@@ -320,7 +320,7 @@ CREDIT_OVERRIDE_INITIAL = CreditOverrideStatus.REQUESTED
 
 
 
-# -- banquet events (issue 34) --------------------------------------------------------------------
+# -- banquet events --------------------------------------------------------------------
 
 class EventStatus(StrEnum):
     INQUIRY = "INQUIRY"
@@ -353,7 +353,7 @@ EVENT_INITIAL = EventStatus.INQUIRY
 EVENT_DEDUCTING = frozenset({EventStatus.TENTATIVE, EventStatus.DEFINITE, EventStatus.ACTUAL})
 
 
-# -- room blocks (issue 33) -----------------------------------------------------------------------
+# -- room blocks -----------------------------------------------------------------------
 
 class BlockStatus(StrEnum):
     INQUIRY = "INQUIRY"

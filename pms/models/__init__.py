@@ -18,11 +18,17 @@ from pms.models.cashiering import (
 )
 from pms.models.catalog import Item, Package, RatePlan
 from pms.models.companies import (
-                                  CompanyBilling,
-                                  CompanyCreditOverride,
-                                  CompanyPaymentMethod,
-                                  CompanyReceivableAccount,
-                                  CompanyUser,
+                                     CompanyArApplication,
+                                     CompanyArItem,
+                                     CompanyBilling,
+                                     CompanyCreditOverride,
+                                     CompanyInvitation,
+                                     CompanyInvoice,
+                                     CompanyInvoiceSequence,
+                                     CompanyPaymentMethod,
+                                     CompanyReceivableAccount,
+                                     CompanyRoutingInstruction,
+                                     CompanyUser,
 )
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.models.environment import EnvironmentSetup, SandboxEmail
@@ -32,7 +38,7 @@ from pms.models.housekeeping import HousekeepingTask
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.keys import DigitalKey
 from pms.models.kiosk import KioskConfig, KioskSession, KioskTerminal
-from pms.models.platform import AuditEntry, IdempotencyRecord, Job, OutboxEvent
+from pms.models.platform import AuditEntry, EventStream, IdempotencyRecord, Job, OutboxEvent
 from pms.models.policies import PolicyAttribute, PolicyRelation, PolicySet, PolicyVersion
 from pms.models.profiles import Profile
 from pms.models.property import Property, Room, RoomType
@@ -49,23 +55,25 @@ from pms.models.settings import LovEntry, PropertyImage, SettingsDocument
 
 ALL_MODELS = [
     Property, RoomType, Room, RatePlan, Item, Package, Profile,
-    OutboxEvent, AuditEntry, IdempotencyRecord, Job,
+    OutboxEvent, AuditEntry, IdempotencyRecord, Job, EventStream,
     Reservation, RoomStay, ReservationComment, ReservationMessage, ServiceRequest,
     Folio, FolioCharge, FolioPayment,
     InventoryDay, Maintenance, RateSchedule, Restriction, RatePlanAllotment, PromoCode,
     TransactionCode, GiftVoucher, Invoice, InvoiceSequence, LedgerPosting,
     NightAuditRun, NightAuditStep,
     HousekeepingTask, EnvironmentSetup, SandboxEmail,
-    LovEntry, SettingsDocument, PropertyImage,  # issue 32
-    DigitalKey, KioskConfig, Feedback, GuestPaymentMethod,  # issue 29
+    LovEntry, SettingsDocument, PropertyImage,
+    DigitalKey, KioskConfig, Feedback, GuestPaymentMethod,
     CompanyUser, CompanyPaymentMethod, CompanyReceivableAccount, CompanyBilling,
-    CompanyCreditOverride,
-    FunctionSpace, BanquetEvent, SpaceBooking, EventResourceItem, EventResource,  # issue 34
-    KioskTerminal, KioskSession,  # issue 30
-    EventPosting,  # issue 34
-    AriStream,  # issue 35
-    RoomBlock, RoomBlockNight,  # issue 33
-    PolicySet, PolicyRelation, PolicyAttribute, PolicyVersion,  # issue 37
+    CompanyCreditOverride, CompanyInvitation,
+    CompanyRoutingInstruction, CompanyArItem, CompanyInvoice, CompanyInvoiceSequence,
+    CompanyArApplication,  # the company's receivable ledger
+    FunctionSpace, BanquetEvent, SpaceBooking, EventResourceItem, EventResource,
+    KioskTerminal, KioskSession,
+    EventPosting,
+    AriStream,
+    RoomBlock, RoomBlockNight,
+    PolicySet, PolicyRelation, PolicyAttribute, PolicyVersion,
 ]
 
 __all__ = [m.__name__ for m in ALL_MODELS] + ["ALL_MODELS"]

@@ -1,4 +1,4 @@
-"""Distribution (issue 35): the ARI stream of each room type.
+"""Distribution: the ARI stream of each room type.
 
 `AriStream` is the aggregate behind `hotel:pms:ari:updated`: one row per room type, its `id`
 the room type's id (so the event's subject is the room type), its `version` the events'

@@ -1,11 +1,12 @@
-"""Banquet events on function spaces (issue 34).
+"""Banquet events on function spaces.
 
 FunctionSpace: a room for events with its capacity per setup style; a combination lists its
 element spaces (`element_ids`; an element's list is empty) and booking it books every element.
 Out-of-order periods are kept on the space (`out_of_order`: [{start, end, reason}]).
 
-BanquetEvent: one event in one space. `block_id` is reserved for the room block of issue 33
-(no such table yet: not a foreign key); the event posts to the folio named on it (`folio_id`).
+BanquetEvent: one event in one space. `block_id` names the room block it belongs to (a column,
+not a foreign key: the block's delete refuses while events link to it, 409 block_has_events);
+the event posts to the folio named on it (`folio_id`), else to its block's master folio.
 
 SpaceBooking: one row per element space an event in a deducting state (TENTATIVE, DEFINITE,
 ACTUAL) holds, over [start - setup, end + tear-down). On PostgreSQL an exclusion constraint
@@ -44,7 +45,7 @@ class BanquetEvent(AggregateModel):
                                       index=False)
     space = peewee.ForeignKeyField(FunctionSpace, backref="events", on_delete="RESTRICT",
                                    index=False)
-    block_id = peewee.UUIDField(null=True)  # issue 33 (room blocks) links it; no FK yet
+    block_id = peewee.UUIDField(null=True)  # its room block (see the module docstring)
     folio_id = peewee.UUIDField(null=True)
     name = peewee.CharField(max_length=200)
     status = peewee.CharField(max_length=16)

@@ -43,28 +43,68 @@ class GiftVoucher(AggregateModel):
 
 
 class Invoice(TenantModel):
-    """The numbered invoice of one closed folio; `document` is the frozen JSON rendition."""
+    """A fiscal document of one closed folio, never updated: an INVOICE, or the CREDIT_NOTE that
+    cancels one (`refers_to_id`, `reason`). The folio's n-th invoice and its credit note share
+    `generation` n; `document` is the frozen JSON rendition (reprints read the same bytes)."""
 
     property = peewee.ForeignKeyField(Property, on_delete="RESTRICT", index=False)
     folio_id = peewee.UUIDField()
+    kind = peewee.CharField(max_length=16, default="INVOICE")
+    generation = peewee.IntegerField(default=0)
+    refers_to_id = peewee.UUIDField(null=True)
+    reason = peewee.CharField(max_length=500, null=True)
     number = peewee.CharField(max_length=32)
     issued_at = UtcDateTimeField()
     document = JsonField()
 
     class Meta:
         table_name = "invoice"
-        indexes = ((("env_id", "folio_id"), True), (("env_id", "property", "number"), True))
+        indexes = ((("env_id", "folio_id", "kind", "generation"), True),
+                   (("env_id", "property", "number"), True))
 
 
 class InvoiceSequence(TenantModel):
-    """The last invoice number of a property (locked while a number is taken)."""
+    """The last number of a property's series of documents (one series per kind; locked while a
+    number is taken, so numbers are gapless)."""
 
     property = peewee.ForeignKeyField(Property, on_delete="RESTRICT", index=False)
+    series = peewee.CharField(max_length=16, default="INVOICE")
     last_number = peewee.IntegerField(default=0)
 
     class Meta:
         table_name = "invoice_sequence"
-        indexes = ((("env_id", "property"), True),)
+        indexes = ((("env_id", "property", "series"), True),)
+
+
+class FiscalJournalEntry(TenantModel):
+    """One link of a property's fiscal chain: a document's content hash and the previous
+    entry's hash, hashed together (pms.services.cashiering.fiscal_journal)."""
+
+    property_id = peewee.UUIDField()
+    seq = peewee.IntegerField()
+    kind = peewee.CharField(max_length=16)
+    document_id = peewee.UUIDField()
+    number = peewee.CharField(max_length=64)
+    recorded_at = UtcDateTimeField()
+    content_hash = peewee.CharField(max_length=64)
+    prev_hash = peewee.CharField(max_length=64)
+    hash = peewee.CharField(max_length=64)
+
+    class Meta:
+        table_name = "fiscal_journal"
+        indexes = ((("env_id", "property_id", "seq"), True),)
+
+
+class FiscalJournalHead(TenantModel):
+    """The end of a property's fiscal chain, locked while an entry is appended."""
+
+    property_id = peewee.UUIDField()
+    last_seq = peewee.IntegerField(default=0)
+    last_hash = peewee.CharField(max_length=64)
+
+    class Meta:
+        table_name = "fiscal_journal_head"
+        indexes = ((("env_id", "property_id"), True),)
 
 
 class LedgerPosting(TenantModel):

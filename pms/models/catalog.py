@@ -9,6 +9,9 @@ from pms.models.property import Property
 
 
 class RatePlan(AggregateModel):
+    # announced under several aggregates (its own, rates, restrictions, allotments or
+    # inventory): each event takes its aggregate's stream version (UnitOfWork.emit)
+    event_streams = True
     property = peewee.ForeignKeyField(Property, backref="rate_plans", on_delete="RESTRICT", index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)

@@ -1,4 +1,4 @@
-"""Stay feedback and guest payment-method references (issue 29).
+"""Stay feedback and guest payment-method references.
 
 Feedback: one row per reservation (unique in the database); a repeat updates it.
 GuestPaymentMethod: a guest profile's reference to a payments-service token

@@ -1,4 +1,4 @@
-"""Folios: the bill of a stay, or the master folio of a room block (issue 34: `block_id` set,
+"""Folios: the bill of a stay, or the master folio of a room block (`block_id` set,
 `reservation` None; one per block, unique index `folio_block_master`, migration 042). Charges
 and payments are separate records (SPEC).
 
@@ -45,7 +45,7 @@ class FolioCharge(TenantModel):
     business_date = peewee.DateField()
     night = peewee.DateField(null=True)
     kind = peewee.CharField(max_length=16, default="charge")  # room, charge, ...
-    # Cashiering (issue 5, migration 005): what the line is and where it came from.
+    # Cashiering (migration 005): what the line is and where it came from.
     transaction_code = peewee.CharField(max_length=32, null=True)
     property_id = peewee.UUIDField(null=True)  # denormalized: the day's lines without a join
     parent_id = peewee.UUIDField(null=True)  # a tax line's charge line
@@ -67,7 +67,7 @@ class FolioPayment(TenantModel):
     method = peewee.CharField(max_length=32)
     payment_method_id = peewee.CharField(max_length=128, null=True)  # payments-service reference
     status = peewee.CharField(max_length=16, default="PENDING")
-    # Cashiering (issue 5, migration 005): two-phase payments through the payments service.
+    # Cashiering (migration 005): two-phase payments through the payments service.
     kind = peewee.CharField(max_length=16, default="PAYMENT")  # PAYMENT | PRE_AUTH
     idempotency_key = peewee.CharField(max_length=255, null=True)
     external_id = peewee.CharField(max_length=64, null=True)
@@ -76,7 +76,7 @@ class FolioPayment(TenantModel):
     voucher_code = peewee.CharField(max_length=32, null=True)
     business_date = peewee.DateField(null=True)
     attempts = peewee.IntegerField(default=0)
-    # Refunds (issue 9, migration 008): a REFUND row's captured payment (null: a cash refund).
+    # Refunds (migration 008): a REFUND row's captured payment (null: a cash refund).
     refund_of = peewee.UUIDField(null=True)
 
     class Meta:

@@ -25,7 +25,7 @@ class InventoryDay(TenantModel):
     oos = peewee.IntegerField(default=0)
     sell_limit = peewee.IntegerField(null=True)
     sold = peewee.IntegerField(default=0)
-    # rooms of deducting room blocks not yet picked up (issue 33; pms.services.groups.room_blocks)
+    # rooms of deducting room blocks not yet picked up (pms.services.groups.room_blocks)
     held = peewee.IntegerField(default=0, constraints=[peewee.SQL("DEFAULT 0")])
 
     class Meta:

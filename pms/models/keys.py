@@ -1,4 +1,4 @@
-"""Digital room keys (issue 29): one key per row, scoped to a reservation and its room.
+"""Digital room keys: one key per row, scoped to a reservation and its room.
 
 No secret is stored: no PIN, no mobile credential, only the lock provider's reference
 (`credential_ref`, SPEC rule 3). `status` is the intended state (DIGITAL_KEY_MACHINE);
@@ -46,6 +46,8 @@ class DigitalKey(AggregateModel):
     # a room move's pair: the new room's key names the old one it replaces, both share pair_id
     pair_id = peewee.UUIDField(null=True)
     replaces_key_id = peewee.UUIDField(null=True)
+    # the profile the key is for: the stay's guest, or a companion named at issue (migration 056)
+    holder_profile_id = peewee.UUIDField(null=True)
 
     class Meta:
         table_name = "digital_key"

@@ -1,4 +1,4 @@
-"""Kiosk configuration (issue 29): one row per property (unique in the database)."""
+"""Kiosk configuration: one row per property (unique in the database)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class KioskConfig(AggregateModel):
 
 
 class KioskTerminal(AggregateModel):
-    """A lobby terminal (issue 30), one row per env and token `sub`: its failed-lookup budget.
+    """A lobby terminal, one row per env and token `sub`: its failed-lookup budget.
 
     `failures` counts the misses since `window_started_at`; at the budget the terminal is
     refused until `blocked_until` (429 with Retry-After). Kept in the database, not in a
@@ -32,6 +32,8 @@ class KioskTerminal(AggregateModel):
     """
 
     terminal = peewee.CharField(max_length=200)
+    # the property the terminal serves, bound at its first lookup (migration 050)
+    property_id = peewee.UUIDField(null=True)
     failures = peewee.IntegerField(default=0)
     window_started_at = UtcDateTimeField(null=True)
     blocked_until = UtcDateTimeField(null=True)
@@ -43,7 +45,7 @@ class KioskTerminal(AggregateModel):
 
 
 class KioskSession(TenantModel):
-    """What a kiosk lookup returned (issue 30): a session bound to the terminal (`sub`), the
+    """What a kiosk lookup returned: a session bound to the terminal (`sub`), the
     property and the reservation, presented as `X-Kiosk-Session`. Only the token's SHA-256 is
     stored. Every lookup writes one row (a miss one already ended, bound to no reservation, its
     token never shown), so a miss and a hit run the same statements."""

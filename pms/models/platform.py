@@ -30,7 +30,7 @@ class OutboxEvent(TenantModel):
     """
 
     # PostgreSQL: inserted through `pms_write_outbox_event` (migration 017), whose INSERT plan
-    # the server keeps per connection (PERF, issue 10); a new column needs a migration that
+    # the server keeps per connection; a new column needs a migration that
     # replaces the function
     _insert_function = "pms_write_outbox_event"
 
@@ -71,11 +71,25 @@ class OutboxEvent(TenantModel):
         )
 
 
+class EventStream(TenantModel):
+    """The version counter of one event stream of a row announced under several aggregates
+    (a rate plan's `rate_schedule` events, a room type's `inventory` events; migration 057):
+    one row per (aggregate, subject), bumped under its row lock by `UnitOfWork.emit`."""
+
+    aggregate = peewee.CharField(max_length=60)
+    subject = peewee.UUIDField()
+    version = peewee.IntegerField(default=0)
+
+    class Meta:
+        table_name = "event_stream"
+        indexes = ((("env_id", "aggregate", "subject"), True),)
+
+
 class AuditEntry(TenantModel):
     """Append-only journal: who did what to which row, before and after, in which request."""
 
     # PostgreSQL: inserted through `pms_write_audit_entry` (migration 017), whose INSERT plan
-    # the server keeps per connection (PERF, issue 10); a new column needs a migration that
+    # the server keeps per connection; a new column needs a migration that
     # replaces the function
     _insert_function = "pms_write_audit_entry"
 
@@ -103,7 +117,7 @@ class IdempotencyRecord(TenantModel):
     """A POST's Idempotency-Key: its request fingerprint and, once done, its response."""
 
     # PostgreSQL: inserted through `pms_write_idempotency_record` (migration 017), whose INSERT plan
-    # the server keeps per connection (PERF, issue 10); a new column needs a migration that
+    # the server keeps per connection; a new column needs a migration that
     # replaces the function
     _insert_function = "pms_write_idempotency_record"
 

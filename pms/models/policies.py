@@ -1,5 +1,5 @@
-"""Policy administration (issue 37): policy sets, relations, attributes and the env's policy
-version (pms.services.admin.policies; README "How policies are evaluated").
+"""Policy administration: policy sets, relations, attributes and the env's policy
+version (pms.services.admin.policies; docs/guides/authorization.md).
 
 A policy set holds rules (JSON: effect, scope patterns, conditions) that narrow what a token's
 scopes allow in its env. Relations are subject-relation-object tuples that rules may name; a
@@ -23,6 +23,8 @@ class PolicySet(AggregateModel):
     description = peewee.CharField(max_length=500, null=True)
     enabled = peewee.BooleanField(default=True)
     rules = JsonField(default=list)
+    # what a request the set's rules govern gets when none of them matches (migration 048)
+    default_effect = peewee.CharField(max_length=8, default="allow")
 
     class Meta:
         table_name = "policy_set"

@@ -21,6 +21,8 @@ class Profile(AggregateModel):
     preferences = JsonField(default=dict)
     loyalty_number = peewee.CharField(max_length=64, null=True)
     origin_property_id = peewee.UUIDField(null=True)
+    # the purposes granted now: the newest consent record of each (pms.services.privacy.consents)
+    consents = JsonField(null=True)
 
     class Meta:
         table_name = "profile"

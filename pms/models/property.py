@@ -8,6 +8,9 @@ from pms.db.base import AggregateModel, JsonField
 
 
 class Property(AggregateModel):
+    # announced under several aggregates (its own, rates, restrictions, allotments or
+    # inventory): each event takes its aggregate's stream version (UnitOfWork.emit)
+    event_streams = True
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)
     timezone = peewee.CharField(max_length=64)
@@ -16,9 +19,9 @@ class Property(AggregateModel):
     display_address = JsonField(null=True)
     contacts = JsonField(null=True)
     business_date = peewee.DateField(null=True)
-    # local "HH:MM" at which stays end (NULL: 11:00); digital keys end then (issue 29)
+    # local "HH:MM" at which stays end (NULL: 11:00); digital keys end then
     check_out_time = peewee.CharField(max_length=5, null=True, default="11:00")
-    # issue 28 (migration 023): what one guest session may book here
+    # (migration 023): what one guest session may book here
     max_guest_bookings = peewee.IntegerField(default=5)
     booking_horizon_days = peewee.IntegerField(default=550)
 
@@ -28,6 +31,9 @@ class Property(AggregateModel):
 
 
 class RoomType(AggregateModel):
+    # announced under several aggregates (its own, rates, restrictions, allotments or
+    # inventory): each event takes its aggregate's stream version (UnitOfWork.emit)
+    event_streams = True
     property = peewee.ForeignKeyField(Property, backref="room_types", on_delete="RESTRICT", index=False)
     code = peewee.CharField(max_length=32)
     name = peewee.CharField(max_length=200)

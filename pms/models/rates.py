@@ -48,7 +48,7 @@ class Restriction(TenantModel):
     date = peewee.DateField()
     min_los = peewee.IntegerField(null=True)
     max_los = peewee.IntegerField(null=True)
-    # issue 35: a length of stay required of every stay that spends this night (min_los and
+    # a length of stay required of every stay that spends this night (min_los and
     # max_los are the channels' min_stay_arrival and max_stay_arrival: counted on arrival)
     min_stay_through = peewee.IntegerField(null=True)
     max_stay_through = peewee.IntegerField(null=True)
@@ -62,7 +62,7 @@ class Restriction(TenantModel):
 
 
 class RatePlanAllotment(TenantModel):
-    """Issue 35: the allotment of a rate plan for one room type and night: at most `allotment`
+    """the allotment of a rate plan for one room type and night: at most `allotment`
     rooms of the type are sold on the plan that night (the channels' per-rate-plan allotment,
     distinct from the room type's sell limit, `InventoryDay.sell_limit`). What the plan has
     sold is not stored: it is its live reservations of the type that spend the night

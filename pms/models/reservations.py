@@ -50,9 +50,15 @@ class Reservation(AggregateModel):
     checked_out_business_date = peewee.DateField(null=True)
     split_from = peewee.UUIDField(null=True)
     notes = peewee.TextField(null=True)
-    block_id = peewee.UUIDField(null=True)  # picked up from a room block (issue 33)
-    # a company_billing row exists (issue 31, migration 040): check-out reads no routing otherwise
+    block_id = peewee.UUIDField(null=True)  # picked up from a room block
+    # a company_billing row exists (migration 040): check-out reads no routing otherwise
     company_billed = peewee.BooleanField(default=False)
+    # a late check-out: the local "HH:MM" the stay leaves on its departure date (its keys end
+    # then), else the property's check-out time (migration 058)
+    departure_time = peewee.CharField(max_length=5, null=True)
+    # the company the stay is booked for, billed to it or not (migration 066): a negotiated
+    # rate's company, a company user's booking, a stay routed to a company
+    company_profile_id = peewee.UUIDField(null=True)
 
     class Meta:
         table_name = "reservation"
@@ -63,8 +69,10 @@ class Reservation(AggregateModel):
             (("env_id", "guest_profile"), False),
             (("env_id", "guest_last_name_normalized"), False),
             (("env_id", "created_at"), False),
-            # issue 35: a rate plan's rooms sold on a night (its allotment, migration 043)
+            # a rate plan's rooms sold on a night (its allotment, migration 043)
             (("env_id", "rate_plan", "room_type", "arrival_date"), False),
+            # a company's production and its users' bookings (migration 066)
+            (("env_id", "company_profile_id", "arrival_date"), False),
         )
 
 

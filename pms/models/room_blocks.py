@@ -1,4 +1,4 @@
-"""Room blocks (issue 33): a block of rooms at a property and its allocation grid.
+"""Room blocks: a block of rooms at a property and its allocation grid.
 
 RoomBlock: code, name, dates ([arrival, departure)), rate plan, optional company profile, status
 (BLOCK_MACHINE, pms/domain/states.py), the cut-off date (default the arrival date), `deducts`
@@ -7,9 +7,11 @@ ACTUAL always, TENTATIVE when the property's `blocks.tentative_deducts_inventory
 went TENTATIVE) and `cut_off_at` (set once, when its unpicked rooms went back to the house).
 
 RoomBlockNight: one row per (block, room type, night): allotted, picked (live reservations of the
-block), washed (rooms a wash took off the allocation), released (unpicked rooms the cut-off gave
-back). Held = allotted - picked while the block deducts and is not cut off, else 0; the sum over
-blocks is kept in `InventoryDay.held` (pms.services.groups.room_blocks).
+block; above allotted when an overpick sold rooms from the house), washed (rooms a wash took off
+the allocation), released (unpicked rooms the cut-off gave back), its own cut-off date (null: the
+block's) and `cut_off_at` (set once, when the night's unpicked rooms went back to the house).
+Held = allotted - picked while the block deducts and neither it nor the night is cut off, else
+0; the sum over blocks is kept in `InventoryDay.held` (pms.services.groups.room_blocks).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class RoomBlock(AggregateModel):
     status = peewee.CharField(max_length=16)
     deducts = peewee.BooleanField(default=False)
     cut_off_at = UtcDateTimeField(null=True)
+    # the sales system's view of the business (migration 060)
+    market_segment = peewee.CharField(max_length=32, null=True)
+    source = peewee.CharField(max_length=32, null=True)
+    owner = peewee.CharField(max_length=120, null=True)  # the sales manager owning it
 
     class Meta:
         table_name = "room_block"
@@ -51,6 +57,8 @@ class RoomBlockNight(TenantModel):
     picked = peewee.IntegerField(default=0)
     washed = peewee.IntegerField(default=0)
     released = peewee.IntegerField(default=0)
+    cutoff_date = peewee.DateField(null=True)  # migration 065; null: the block's cutoff_date
+    cut_off_at = UtcDateTimeField(null=True)
 
     class Meta:
         table_name = "room_block_night"

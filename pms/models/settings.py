@@ -1,7 +1,8 @@
-"""Lists of values, settings documents and property images (issue 32). Fields and indexes only.
+"""Lists of values, settings documents and property images. Fields and indexes only.
 
-`LovEntry` holds the env's own lists (seeded by environment initialization); lists generated from
-the catalog or the transition tables are not stored. `SettingsDocument` is one JSON document per
+`LovEntry` holds the env's own lists (seeded by environment initialization, edited by the env: an
+aggregate, so each change is an event); lists generated from the catalog, the request schemas or
+the transition tables are not stored. `SettingsDocument` is one JSON document per
 (kind, scope): the module configuration of the env (`scope_key` "env") or of one property
 (`scope_key` = the property id), and the env's external systems. `PropertyImage` keeps the object
 key and checksum of an image stored in the object-storage service, never its bytes.
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 import peewee
 
-from pms.db.base import AggregateModel, JsonField, TenantModel
+from pms.db.base import AggregateModel, JsonField
 from pms.models.property import Property
 
 ENV_SCOPE = "env"
 
 
-class LovEntry(TenantModel):
+class LovEntry(AggregateModel):
     """One value of one of the env's lists (`list_name` kebab-case, as in `/v1/lov/{list}`)."""
 
     list_name = peewee.CharField(max_length=64)

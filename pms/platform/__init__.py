@@ -1,4 +1,5 @@
-"""Clients of the platform services (payments, ledger, email, storage), built from settings.
+"""Clients of the platform services (payments, ledger, email, storage, locks, schedules), built
+from settings.
 
 `PMS_PLATFORM_URL=embedded` gives in-process sandboxes with the same contracts; otherwise HTTP
 clients call the gateway under `/proxy/{service}/v1/...`.
@@ -39,8 +40,9 @@ CLIENT_MODULES: dict[str, str] = {
     "payments": "pms.platform.payments",
     "ledger": "pms.platform.ledger",
     "email": "pms.platform.email",
-    "storage": "pms.platform.storage",  # issue 32: property images
-    "locks": "pms.platform.locks",  # issue 29
+    "storage": "pms.platform.storage",  # property images
+    "locks": "pms.platform.locks",
+    "schedules": "pms.platform.schedules",
 }
 
 

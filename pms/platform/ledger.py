@@ -31,10 +31,11 @@ SETTLEMENT_ACCOUNTS = {
     "other_revenue": "Other revenue",
     "payments_clearing": "Card payments clearing",
     "voucher_liability": "Gift vouchers outstanding",
+    "ar_write_off": "Company receivables written off",
 }
 
 
-# Accounts made per counterparty on demand (issue 31): `company_receivable:<company profile id>`
+# Accounts made per counterparty on demand: `company_receivable:<company profile id>`
 # is a company's receivable (direct bill). Created, like the chart, idempotently per env the
 # first time a posting names one.
 ON_DEMAND_PREFIXES = {"company_receivable:": "Company receivable"}

@@ -1,4 +1,4 @@
-"""Client of the door-lock service (issue 29): digital keys' commands and the lock's own reports.
+"""Client of the door-lock service: digital keys' commands and the lock's own reports.
 
 Three parts with one contract, as the payments client: the `LocksClient` protocol, the embedded
 in-process sandbox (`PMS_PLATFORM_URL=embedded`) and the HTTP client for the gateway

@@ -9,19 +9,29 @@ credentials). Only payment_method_id references cross this boundary, never card 
 failures (timeout, outage, 5xx) raise `PaymentsUnavailable`; a decline is a result, not an error.
 Amounts are sent at the currency's scale ("80.00", never "80.0000": `pms.domain.money.to_wire`).
 
-Issue 28: every call carries the tenant env and, for a guest session's payment, its holder
+every call carries the tenant env and, for a guest session's payment, its holder
 (`env_id`, `holder_id`: the HTTP client sends them as `X-Platform-Env-Id` and
 `X-Platform-Holder-Id` and in the metadata), so the payments service can check that a guest
-pays with its own method; `payment_method_owner` asks the service whose a method is (HTTP:
-`GET /proxy/payments/v1/payment-methods/{id}`, its `holder_id`; 404 -> nobody's). The sandbox
+pays with its own method; `payment_method` asks the service whose a method is and what card
+it is (HTTP: `GET /proxy/payments/v1/payment-methods/{id}`, its `holder_id` and `card` brand,
+last4, exp_month, exp_year; 404 -> nobody's, no card), and `require_own_method` refuses one
+that is not the caller's (422 payment_method_not_allowed naming payment_method_id). The sandbox
 knows one kind of owned method: `pm_holder_<holder uuid, 32 hex digits>` (optionally
-`_<suffix>`; payment_method_id allows only letters, digits and `_`) belongs to that holder; the well-known test methods (`pm_card_visa`, the declining ones) to nobody, so
-only staff may use them. A sandbox intent for a holder whose method is not its own declines
-(`payment_method_not_owned`), as the service would.
+`_<suffix>`; payment_method_id allows only letters, digits and `_`) belongs to that holder; the
+well-known test methods (`pm_card_visa`, the declining ones) to nobody, so only staff may use
+them. A sandbox card's brand is the suffix's first word when it names one (`_amex`,
+`_mastercard`; else visa), its last four digits are derived from the method id (two methods
+read apart) and it expires in December two years from now (`pm_card_expired`: last year). A
+holder's method named after a declining one (`pm_holder_<hex>_declined`) declines as it does.
+The 32 hex digits may also be written with the letters g to p for 0 to 9 (`HOLDER_DIGITS`): a
+uuid's hex often holds a run of digits the card-data guard rightly reads as a card number. A
+sandbox intent for a holder whose method is not its own declines (`payment_method_not_owned`),
+as the service would.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -30,12 +40,13 @@ import urllib.parse
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
 
 from pms.config import Settings
 from pms.domain.money import to_wire
-from pms.errors import DependencyUnavailable
+from pms.errors import DependencyUnavailable, ValidationFailed
 from pms.platform import trace
 
 PAYMENT_SCOPES = ("platform:payments:intents:write", "platform:payments:charges:write")
@@ -63,6 +74,22 @@ class PaymentsUnavailable(DependencyUnavailable):
     """Raised when the payments service cannot be reached or fails (the outcome is unknown)."""
 
     code = "payments_unavailable"
+
+
+# the card brands a sandbox method's suffix may name (pm_holder_<hex>_amex)
+SANDBOX_BRANDS = ("visa", "mastercard", "amex", "discover", "jcb", "diners", "unionpay")
+
+
+@dataclass(frozen=True)
+class PaymentMethodInfo:
+    """What the payments service reports of a method: whose it is (None: nobody's or unknown)
+    and its card summary (never the number)."""
+
+    holder_id: str | None
+    brand: str | None = None
+    last4: str | None = None
+    exp_month: int | None = None
+    exp_year: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +126,19 @@ class PaymentsClient(Protocol):
                metadata: dict[str, str] | None = None, env_id: str | None = None,
                holder_id: str | None = None) -> PaymentResult: ...
 
-    def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None: ...
+    def payment_method(self, payment_method_id: str, *, env_id: str) -> PaymentMethodInfo: ...
+
+
+def require_own_method(payments: PaymentsClient, payment_method_id: str, *, env_id: str,
+                       holder_id: str, detail: str, message: str) -> PaymentMethodInfo:
+    """The method's summary when the payments service reports it as `holder_id`'s; else 422
+    payment_method_not_allowed naming payment_method_id (`detail`, `message` say whose it
+    should be). Ask outside any transaction: it is a network call."""
+    info = payments.payment_method(payment_method_id, env_id=env_id)
+    if info.holder_id != holder_id:
+        raise ValidationFailed(detail, code="payment_method_not_allowed",
+                               errors=[{"field": "payment_method_id", "message": message}])
+    return info
 
 
 def _caller(env_id: str | None, holder_id: str | None) -> dict[str, str]:
@@ -131,6 +170,33 @@ def _result(body: dict[str, Any]) -> PaymentResult:
 
 # -- embedded sandbox ---------------------------------------------------------------------------
 
+def _sandbox_decline(payment_method_id: str | None) -> str | None:
+    """The decline code of a declining test method, or of a holder's method named after one
+    (`pm_holder_<hex>_declined`, `_insufficient_funds`, `_expired`); else None."""
+    method = payment_method_id or ""
+    if _sandbox_holder(method) is not None:
+        method = "pm_card_" + method[len(HOLDER_METHOD_PREFIX) + 33:]
+    return DECLINING_METHODS.get(method)
+
+
+# a holder's hex with its digits as the letters g..p (no digit run the card-data guard refuses)
+HOLDER_DIGITS = str.maketrans("0123456789", "ghijklmnop")
+_HOLDER_UNDIGITS = str.maketrans("ghijklmnop", "0123456789")
+
+
+def _sandbox_holder(payment_method_id: str) -> str | None:
+    """The holder of `pm_holder_<32 hex>[_...]` (the digits maybe as g..p), else None."""
+    if not payment_method_id.startswith(HOLDER_METHOD_PREFIX):
+        return None
+    rest = payment_method_id[len(HOLDER_METHOD_PREFIX):]
+    if len(rest) > 32 and rest[32] != "_":
+        return None
+    try:
+        return str(uuid.UUID(hex=rest[:32].translate(_HOLDER_UNDIGITS)))
+    except ValueError:
+        return None
+
+
 @dataclass
 class EmbeddedPayments:
     """In-process sandbox: same contract as the service, replays by idempotency key."""
@@ -146,17 +212,16 @@ class EmbeddedPayments:
                 self._by_key[key] = make()
             return _result(self._by_key[key])
 
-    def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None:
-        """The holder a sandbox method belongs to (`pm_holder_<32 hex>[_...]`), else None."""
-        if not payment_method_id.startswith(HOLDER_METHOD_PREFIX):
-            return None
-        rest = payment_method_id[len(HOLDER_METHOD_PREFIX):]
-        if len(rest) > 32 and rest[32] != "_":
-            return None
-        try:
-            return str(uuid.UUID(hex=rest[:32]))
-        except ValueError:
-            return None
+    def payment_method(self, payment_method_id: str, *, env_id: str) -> PaymentMethodInfo:
+        """The holder a sandbox method belongs to (`pm_holder_<32 hex>[_...]`, else None) and
+        its card summary."""
+        words = payment_method_id.split("_")
+        brand = next((w for w in words[2:] if w in SANDBOX_BRANDS), "visa")
+        digest = int(hashlib.sha256(payment_method_id.encode()).hexdigest(), 16)
+        expired = _sandbox_decline(payment_method_id) == "expired_card"
+        year = date.today().year + (-1 if expired else 2)
+        return PaymentMethodInfo(holder_id=_sandbox_holder(payment_method_id), brand=brand,
+                                 last4=f"{digest % 10000:04d}", exp_month=12, exp_year=year)
 
     def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
                       idempotency_key: str, metadata: dict[str, str] | None = None,
@@ -166,9 +231,9 @@ class EmbeddedPayments:
             raise PaymentsUnavailable("sandbox: payments service unavailable")
 
         def make() -> dict[str, Any]:
-            declined = DECLINING_METHODS.get(payment_method_id)
-            if holder_id and self.payment_method_owner(
-                    payment_method_id, env_id=env_id or "") != holder_id:
+            declined = _sandbox_decline(payment_method_id)
+            if holder_id and self.payment_method(
+                    payment_method_id, env_id=env_id or "").holder_id != holder_id:
                 declined = NOT_OWNED  # the service's own check of a guest's method
             body = {"id": f"pi_{uuid.uuid4().hex[:24]}", "amount": to_wire(amount, currency),
                     "currency": currency, "payment_method_id": payment_method_id,
@@ -209,7 +274,7 @@ class EmbeddedPayments:
                             "decline_code": "intent_not_capturable"}
                 method = intent["payment_method_id"]
                 intent["status"] = SUCCEEDED
-            declined = DECLINING_METHODS.get(method or "")
+            declined = _sandbox_decline(method)
             body = {"id": f"ch_{uuid.uuid4().hex[:24]}", "amount": to_wire(amount, currency),
                     "currency": currency, "status": DECLINED if declined else SUCCEEDED,
                     "decline_code": declined, "payment_intent": intent_id}
@@ -332,6 +397,17 @@ class GatewayHttp:
             raise self.unavailable(f"{method} {path} failed: {type(exc).__name__}") from exc
 
 
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _number(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _json_or_empty(exc: urllib.error.HTTPError) -> dict[str, Any]:
     try:
         return dict(json.loads(exc.read(65536) or b"{}"))
@@ -345,12 +421,16 @@ class HttpPayments:
     def __init__(self, http: GatewayHttp) -> None:
         self.http = http
 
-    def payment_method_owner(self, payment_method_id: str, *, env_id: str) -> str | None:
+    def payment_method(self, payment_method_id: str, *, env_id: str) -> PaymentMethodInfo:
         quoted = urllib.parse.quote(payment_method_id, safe="")
         body = self.http.call("GET", f"/payment-methods/{quoted}", None, env_id=env_id,
                               not_found={})
         owner = body.get("holder_id")
-        return str(owner) if owner else None
+        card = body.get("card") if isinstance(body.get("card"), dict) else {}
+        return PaymentMethodInfo(holder_id=str(owner) if owner else None,
+                                 brand=_text(card.get("brand")), last4=_text(card.get("last4")),
+                                 exp_month=_number(card.get("exp_month")),
+                                 exp_year=_number(card.get("exp_year")))
 
     def create_intent(self, *, amount: Decimal, currency: str, payment_method_id: str,
                       idempotency_key: str, metadata: dict[str, str] | None = None,

@@ -1,5 +1,5 @@
 """The W3C `traceparent` of the work in progress, carried to every outbound call it causes
-(issue 27).
+.
 
 One context variable per thread of work: the API sets it for a request from `ctx.traceparent`
 (pms/api/tracing.py), the relay for each outbox event's reactions (its stored traceparent,

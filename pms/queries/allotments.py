@@ -1,4 +1,4 @@
-"""Read side of allotments (issue 35): per rate plan, room type and night, the allotment and the
+"""Read side of allotments: per rate plan, room type and night, the allotment and the
 rooms the plan has sold (its live reservations of the type that spend the night,
 `pms.domain.availability.ALLOTMENT_STATUSES`), and from them the rooms left
 (`pms.domain.availability.allotment_left`).

@@ -2,7 +2,7 @@
 
 A fixed handful of statements whatever the size of the search, each compiled once per process
 (`pms.db.statements`) and returning plain tuples: never one query per night, room type or plan,
-and no model objects. On PostgreSQL the database does the per-night work (issue 10):
+and no model objects. On PostgreSQL the database does the per-night work:
 
 - the nightly rates come back as one row per (rate plan, room type), the amounts in an array
   ordered by night (50 rows for 30 nights x 10 types x 5 plans, not 1,500);
@@ -64,7 +64,7 @@ class SearchData:
     packages: Mapping[str, PackageLine]
     promo: Promo | None = None
     memo: PriceMemo = field(default_factory=PriceMemo)
-    # issue 35: rooms left on each (rate plan, room type) with an allotment, per night (None: no
+    # rooms left on each (rate plan, room type) with an allotment, per night (None: no
     # allotment that night); loaded with the counts (pms.queries.allotments)
     allotments: dict[tuple[uuid.UUID, uuid.UUID], list[int | None]] = field(default_factory=dict)
     _rules: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Rule]] = field(default_factory=dict)
@@ -191,7 +191,7 @@ SELLABLE_SQL = """
             GROUP BY g.i) x) down
     WHERE t.env_id = %(env)s AND t.property_id = %(property_id)s"""
 _SELLABLE_PG = Statement.text("availability.sellable", postgres=SELLABLE_SQL)
-# The same statement for one room type (issue 35: the ARI event of a booking computes its
+# The same statement for one room type (the ARI event of a booking computes its
 # nights with it, in the batch sent with the COMMIT; pms.services.distribution.ari_events)
 SELLABLE_OF_TYPE_PG = Statement.text("availability.sellable_of_type",
                                      postgres=SELLABLE_SQL + " AND t.id = %(room_type)s")
@@ -209,7 +209,7 @@ def _as_amount(value: Any) -> Decimal:
 
 # -- the rates of a search, cached by month per catalog version (PostgreSQL) --------------------
 #
-# PERF (issue 10: "cached per rate-plan version"): a search reads every (rate plan, room type)'s
+# PERF ("cached per rate-plan version"): a search reads every (rate plan, room type)'s
 # amounts for its nights, 1,500 of them for 30 nights x 10 types x 5 plans, and rates change far
 # less often than guests search. They are kept here by (env, property, catalog version, calendar
 # month). The version is the catalog fingerprint the search has just read in the same round trip
@@ -222,7 +222,7 @@ def _as_amount(value: Any) -> Decimal:
 # uncommitted rate change, under a version a later change could take again) reads them afresh.
 # A search of one (rate plan, room type) reads its few rows by their key and is not cached.
 # Per process, bounded; nothing to share between hosts. A property's months are kept for ONE
-# version, the last one a search read (issue 25): a search that reads another version drops
+# version, the last one a search read: a search that reads another version drops
 # the property's months of the version before, so superseded prices do not wait for the bound.
 # Every writer of rates moves the version: RateSchedule refuses a write whose unit of work
 # emits no event of its plan (pms.db.versioned).

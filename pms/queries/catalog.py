@@ -49,7 +49,7 @@ def list_children(ctx: Ctx, kind: Kind, property_id: uuid.UUID, *, limit: int,
 
 # -- a property's catalog for the searches, cached per version ------------------------------------
 #
-# PERF (issue 10): a search needs the property's room types, rate plans and packages, which change
+# PERF: a search needs the property's room types, rate plans and packages, which change
 # rarely. They are kept per (env, property) in this process and used only while the property's
 # catalog fingerprint, read in the same statement as the property itself on every search, is
 # unchanged: the database stays the source of truth and a change is seen by the next search.

@@ -27,7 +27,7 @@ def _with_room(query: peewee.ModelSelect) -> peewee.ModelSelect:
 
 def list_reservations(ctx: Ctx, property_id: uuid.UUID, q: s.ReservationQuery) -> Page[Any]:
     """A page of the property's reservations, filtered as SPEC names (guest_profile_id,
-    upcoming, last_name, confirmation) plus status and arrival_date."""
+    upcoming, last_name, confirmation) plus status, arrival_date and block_id."""
     with read_scope(ctx):
         prop = load_property(property_id)
         query = _with_room(Reservation.select().where(Reservation.property == property_id))
@@ -44,6 +44,8 @@ def list_reservations(ctx: Ctx, property_id: uuid.UUID, q: s.ReservationQuery) -
             query = query.where(Reservation.status == q.status)
         if q.arrival_date:
             query = query.where(Reservation.arrival_date == q.arrival_date)
+        if q.block_id:
+            query = query.where(Reservation.block_id == q.block_id)
         if q.upcoming is not None:
             today = local_today(ctx.now, prop.timezone)
             live = Reservation.status.not_in([t.value for t in RESERVATION_TERMINAL])

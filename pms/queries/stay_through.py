@@ -1,4 +1,4 @@
-"""Through-stay lengths of stay for the booking's PostgreSQL fast path (issue 35).
+"""Through-stay lengths of stay for the booking's PostgreSQL fast path.
 
 The booking reads its stay's rates and restrictions with its references in one round trip
 (`pms_booking_refs`, whose columns are left alone here); that read predates

@@ -1,5 +1,11 @@
 """Audit push: journal rows to the bus as `hotel:pms:audit:recorded` CloudEvents.
 
+The push has a destination of its own: routing key `audit.pms.recorded`, which no domain
+consumer's `hotel.pms.#` binding matches (only the audit service binds it). And it carries the
+journal row's who/what/when with the names of the fields that changed, never the before/after
+rows themselves (names, email, phone, addresses, staff notes): the audit service reads the row
+through the API when it needs the values.
+
 Claimed by row lease like the outbox (pms.relay.claim): a short committed transaction leases
 a batch to one relay, the publish happens outside any transaction, and only rows still leased by
 that relay are stamped `pushed_at`. Two relays never push the same rows; a relay that dies
@@ -30,7 +36,17 @@ from pms.relay.core import (
     update_chosen,
 )
 
-AUDIT_ROUTING_KEY = "hotel.pms.audit.recorded"
+AUDIT_ROUTING_KEY = "audit.pms.recorded"
+
+
+def changed_fields(before: Any, after: Any) -> list[str]:
+    """The top-level fields a change touched: every field of a created (or deleted) row, the
+    fields whose values differ otherwise."""
+    old = before if isinstance(before, dict) else {}
+    new = after if isinstance(after, dict) else {}
+    if not old or not new:
+        return sorted(old or new)
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
 
 
 def audit_event(row: Any) -> dict[str, Any]:
@@ -46,7 +62,8 @@ def audit_event(row: Any) -> dict[str, Any]:
         "data": {"action": row.action, "target_type": row.target_type,
                  "target_id": row.target_id, "actor_sub": row.actor_sub,
                  "actor_kind": row.actor_kind, "request_id": row.request_id,
-                 "before": row.before, "after": row.after, "reason": row.reason},
+                 "changed_fields": changed_fields(row.before, row.after),
+                 "reason": row.reason},
     }
 
 
@@ -79,15 +96,16 @@ def _claim(*, owner: str, limit: int, now: datetime, lease_s: float,
 
 def _publish(publisher: Publisher, events: list[dict[str, Any]],
              routing_key: str) -> list[Exception | None]:
-    publish_many = getattr(publisher, "publish_many", None)
-    if publish_many is not None and routing_key == AUDIT_ROUTING_KEY:
+    send_many = getattr(publisher, "send_many", None)
+    if send_many is not None:
         # The first row alone probes whether anyone takes audit rows; if nobody does, the
         # sweep stops there instead of sending the whole batch back and forth every time.
         # Unlike the outbox's events, an audit row nobody takes is kept (require_route).
-        outcomes: list[Exception | None] = (publish_many(events[:1], require_route=True)
-                                            if events else [])
+        messages = [publisher.message(e, routing_key=routing_key) for e in events]
+        outcomes: list[Exception | None] = (send_many(messages[:1], require_route=True)
+                                            if messages else [])
         if outcomes and outcomes[0] is None:
-            outcomes += publish_many(events[1:], require_route=True)
+            outcomes += send_many(messages[1:], require_route=True)
         return outcomes
     outcomes = []
     for event in events:
@@ -146,4 +164,4 @@ def _settle(owner: str, *, pushed: list[Any], released: list[Any]) -> None:
                 AuditEntry.id.in_(released[start:start + 500]) & mine).execute()
 
 
-__all__ = ["AUDIT_ROUTING_KEY", "audit_event", "claim_audit", "push_audit_batch"]
+__all__ = ["AUDIT_ROUTING_KEY", "audit_event", "changed_fields", "claim_audit", "push_audit_batch"]

@@ -2,12 +2,18 @@
 to it in one short committed transaction (`lease_owner`, `lease_until`); an expired lease makes
 a row due again.
 
-A row is not leased while an earlier row of its aggregate is unpublished outside the batch (leased
+A stream is what one `aggregateversion` counter numbers: (env_id, aggregate_type, subject),
+`stream_key`. A room type's own events, its `inventory:updated` and its ARI events share a
+subject and are three streams; the claim, the waves, the held-back check, parking and the
+replay's release all go by the stream, never by the subject alone, so one family never waits
+for another.
+
+A row is not leased while an earlier row of its stream is unpublished outside the batch (leased
 by another relay, backing off, PARKED, or in this relay's own batch in flight): it is "held
 back", its `next_attempt_at` pushed to when that earlier row can be done, so it blocks no other
-aggregate. A parked row holds its aggregate's later rows until an operator replays it (issue 25:
-several events carry deltas, see README "Outbox order and parked rows"); the replay makes them
-due at once (`release_behind`).
+stream. A parked row holds its stream's later rows until an operator replays it (several
+events carry deltas, see docs/operations/relay.md); the replay makes them due at
+once (`release_behind`).
 
 PostgreSQL runs the whole claim as ONE statement compiled once per process: the partitions this
 relay holds (FOR SHARE: no takeover until the claim commits), the due rows (FOR UPDATE SKIP
@@ -35,7 +41,7 @@ from pms.models.relay import RelayPartition
 from pms.relay.core import DEFAULT_LEASE_S, bookkeeping, update_chosen
 from pms.relay.marks import Marks
 
-# A row behind a parked row of its aggregate is looked at again this long after (a replay of
+# A row behind a parked row of its stream is looked at again this long after (a replay of
 # the parked row makes it due at once, see release_behind).
 BEHIND_PARKED_S = 60.0
 
@@ -45,7 +51,12 @@ _CLAIM_FIELDS = (OutboxEvent.id, OutboxEvent.env_id, OutboxEvent.type, OutboxEve
                  OutboxEvent.subject, OutboxEvent.property_id, OutboxEvent.idempotency_key,
                  OutboxEvent.time, OutboxEvent.traceparent, OutboxEvent.aggregate_version,
                  OutboxEvent.attempts, OutboxEvent.dispatch_attempts, OutboxEvent.created_at,
-                 OutboxEvent.data, OutboxEvent.dispatched_at)
+                 OutboxEvent.data, OutboxEvent.dispatched_at, OutboxEvent.aggregate_type)
+
+
+def stream_key(row: Any) -> tuple[Any, str, str]:
+    """The stream a row belongs to: what its `aggregate_version` counts."""
+    return (row.env_id, row.aggregate_type, row.subject)
 
 
 def _lease_free(now: datetime) -> Any:
@@ -71,15 +82,15 @@ def _claim(where: Any, order: Sequence[Any], *, owner: str, limit: int, now: dat
 
 
 def in_version_order(rows: list[Any]) -> list[Any]:
-    """A batch in publishing order (RETURNING keeps none): each aggregate's rows by
+    """A batch in publishing order (RETURNING keeps none): each stream's rows by
     `aggregate_version`, whatever their `created_at` says (it comes from the clock of the host
-    that wrote the row, and two hosts' clocks disagree); across aggregates, by `created_at`.
-    Each aggregate's rows take the places its rows hold in the creation order, in version
+    that wrote the row, and two hosts' clocks disagree); across streams, by `created_at`.
+    Each stream's rows take the places its rows hold in the creation order, in version
     order (so its n-th version goes in the n-th wave, see pms.relay.sweep)."""
     rows = sorted(rows, key=lambda r: (r.created_at, str(r.id)))
-    places: dict[tuple[Any, str], list[int]] = {}
+    places: dict[tuple[Any, str, str], list[int]] = {}
     for index, row in enumerate(rows):
-        places.setdefault((row.env_id, row.subject), []).append(index)
+        places.setdefault(stream_key(row), []).append(index)
     out = list(rows)
     for indexes in places.values():
         if len(indexes) > 1:
@@ -113,7 +124,7 @@ WITH "mine" AS MATERIALIZED (
     WHERE "owner" = %(owner)s AND "expires_at" > %(now)s
     FOR SHARE),
 "picked" AS MATERIALIZED (
-    SELECT "id", "env_id", "subject", "aggregate_version" FROM "outbox_event"
+    SELECT "id", "env_id", "subject", "aggregate_type", "aggregate_version" FROM "outbox_event"
     WHERE "published_at" IS NULL AND "parked_at" IS NULL AND "next_attempt_at" <= %(now)s
       AND ("lease_until" IS NULL OR "lease_until" <= %(now)s)
       AND "partition" = ANY (ARRAY(SELECT "partition" FROM "mine")){env}
@@ -127,7 +138,9 @@ WITH "mine" AS MATERIALIZED (
                                       %(in_a_second)s) END) AS "resume"
         FROM "outbox_event" b
         WHERE b."env_id" = p."env_id" AND b."subject" = p."subject"
-          AND b."aggregate_version" < p."aggregate_version" AND b."published_at" IS NULL
+          AND b."aggregate_type" = p."aggregate_type"
+          AND b."aggregate_version" < p."aggregate_version"
+          AND COALESCE(b."published_at", 'infinity') = 'infinity'
           AND b."id" <> ALL (ARRAY(SELECT "id" FROM "picked"))) x
     WHERE x."resume" IS NOT NULL)
 UPDATE "outbox_event" o SET
@@ -139,19 +152,21 @@ WHERE o."id" = p."id"
 RETURNING h."resume" IS NOT NULL, """ + ", ".join(f'o."{name}"' for name in _FIELD_NAMES)
 
 # NOTE: one statement. `picked` is materialized and LIMITed, and `held` probes, once per picked
-# row (LATERAL, correlated on the index's key), the pending versions' index (env_id, subject,
-# aggregate_version; WHERE published_at IS NULL, migration 047): what it reads is the picked
-# aggregate's own backlog, never its history nor the env's backlog. The blockers are the
-# unpublished rows, parked ones included (issue 25: a parked row blocks the later rows of its
-# aggregate). Why this shape (tests/workers/test_relay_claim_history.py):
+# row (LATERAL, correlated on the index's key), the pending streams' index (env_id, subject,
+# aggregate_type, aggregate_version over the unpublished rows, migration 053): what it reads is
+# the picked row's own stream's backlog, never its history nor the env's backlog. The blockers
+# are the unpublished rows, parked ones included (a parked row blocks the later rows of its
+# stream). "Unpublished" is spelled `COALESCE(published_at, 'infinity') = 'infinity'`, the
+# predicate of that index and of no other: the partial index of unpublished rows by
+# (env_id, created_at) (the env-scoped claim's) cannot serve the probe, so no plan walks the
+# env's whole backlog once per picked row (it once did, 2 s per claim, and a planner on stale
+# statistics chose it again). Why this shape (tests/workers/test_relay_claim_history.py):
 # - A join of `picked` with the table, planned on statistics taken while nothing was pending (the
 #   usual state of an outbox), estimated one picked row and scanned the whole index once per
 #   picked row without an index condition: on the full (env_id, subject, aggregate_version)
 #   index that is every version ever written, and an ARI stream gets one per booking of its room
 #   type (100,000 published rows, half on four ARI streams: past the 5 s statement timeout;
 #   under `make bench` the load's ARI events waited 11 s at p95).
-# - Correlated on the pending rows by (env_id, created_at), a probe once walked the env's whole
-#   backlog per picked row (2 s); keyed by (env_id, subject) it reads one aggregate's.
 _CLAIM_ANY_ENV = Statement.text("relay.claim", tenant_free=True,
                                 postgres=_CLAIM_SQL.format(env=""))
 _CLAIM_ONE_ENV = Statement.text("relay.claim_env", tenant_free=True,
@@ -224,24 +239,25 @@ def _uuid(value: Any) -> uuid.UUID:
 
 
 def _held_back(picked: list[Any], now: datetime, owner: str) -> dict[Any, datetime]:
-    """Picked rows behind an earlier pending row of their aggregate that was not picked with
+    """Picked rows behind an earlier pending row of their stream that was not picked with
     them (leased by another relay, or backing off): id -> when to look at them again."""
-    keys = {(c.env_id, c.subject) for c in picked}
+    keys = {stream_key(c) for c in picked}
     earlier = (OutboxEvent.select(OutboxEvent.id, OutboxEvent.env_id, OutboxEvent.subject,
+                                  OutboxEvent.aggregate_type,
                                   OutboxEvent.aggregate_version, OutboxEvent.next_attempt_at,
                                   OutboxEvent.lease_until, OutboxEvent.lease_owner,
                                   OutboxEvent.parked_at)
-               .where(_in(OutboxEvent.env_id, {env for env, _ in keys}, "uuid")
-                      & _in(OutboxEvent.subject, {subject for _, subject in keys}, "text")
+               .where(_in(OutboxEvent.env_id, {env for env, _, _ in keys}, "uuid")
+                      & _in(OutboxEvent.subject, {subject for _, _, subject in keys}, "text")
                       & OutboxEvent.published_at.is_null()  # parked rows block too
                       & ~_id_in([c.id for c in picked])))
-    blockers: dict[tuple[Any, str], list[Any]] = {}
+    blockers: dict[tuple[Any, str, str], list[Any]] = {}
     for row in earlier.namedtuples():
-        if (row.env_id, row.subject) in keys:
-            blockers.setdefault((row.env_id, row.subject), []).append(row)
+        if stream_key(row) in keys:
+            blockers.setdefault(stream_key(row), []).append(row)
     held: dict[Any, datetime] = {}
     for c in picked:
-        before = [b for b in blockers.get((c.env_id, c.subject), ())
+        before = [b for b in blockers.get(stream_key(c), ())
                   if b.aggregate_version < c.aggregate_version]
         if before:
             # Behind a parked row: looked at again every BEHIND_PARKED_S until it is replayed
@@ -285,17 +301,19 @@ def claim_for_replay(ids: Sequence[uuid.UUID], *, owner: str, now: datetime,
 
 
 def release_behind(rows: Sequence[Any], *, now: datetime) -> int:
-    """The later rows of these rows' aggregates, held back (behind a parked row), due now: a
+    """The later rows of these rows' streams, held back (behind a parked row), due now: a
     replayed row is pending again, and the claim holds them only while it is."""
-    aggregates = {(r.env_id, r.subject) for r in rows}
-    if not aggregates:
+    streams = {stream_key(r) for r in rows}
+    if not streams:
         return 0
     count = 0
     with unscoped(), bookkeeping():
-        for env_id in {env for env, _ in aggregates}:
-            subjects = {subject for env, subject in aggregates if env == env_id}
+        for env_id, aggregate_type in {(env, kind) for env, kind, _ in streams}:
+            subjects = {subject for env, kind, subject in streams
+                        if (env, kind) == (env_id, aggregate_type)}
             count += OutboxEvent.update(next_attempt_at=now).where(
-                (OutboxEvent.env_id == env_id) & _in(OutboxEvent.subject, subjects, "text")
+                (OutboxEvent.env_id == env_id) & (OutboxEvent.aggregate_type == aggregate_type)
+                & _in(OutboxEvent.subject, subjects, "text")
                 & OutboxEvent.published_at.is_null() & OutboxEvent.parked_at.is_null()
                 & OutboxEvent.lease_owner.is_null() & (OutboxEvent.attempts == 0)
                 & (OutboxEvent.next_attempt_at > now)).execute()
@@ -308,4 +326,4 @@ def _any(where: Any) -> bool:
 
 
 __all__ = ["BEHIND_PARKED_S", "ClaimedRow", "claim_batch", "claim_for_replay", "in_version_order",
-           "release_behind"]
+           "release_behind", "stream_key"]

@@ -1,4 +1,4 @@
-"""The relay's clock is the database's (issue 25): leases (`lease_until`, partition and node
+"""The relay's clock is the database's: leases (`lease_until`, partition and node
 `expires_at`), `next_attempt_at`, `dispatch_next_at` and every other time one host writes and
 another compares are read from PostgreSQL's clock, never from the host's, whose wall clock may
 be off by milliseconds or minutes from its neighbours'.

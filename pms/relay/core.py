@@ -40,7 +40,7 @@ class Publisher(Protocol):
 
         Raises PublishRejected (row-level: nacked; or unroutable when the caller passes
         `require_route=True`, as the audit push does) or BrokerUnavailable (connection-level).
-        An event the broker accepted but could route to no queue is delivered (issue 25).
+        An event the broker accepted but could route to no queue is delivered.
         A publisher may also offer `publish_many(events) -> [None | exception]` (a whole batch
         in flight, one outcome per event): the relay uses it when present.
         """

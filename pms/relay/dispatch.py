@@ -1,6 +1,6 @@
 """The internal subscribers' own cursor: reactions (Dramatiq enqueues) of outbox rows.
 
-A row's reactions do not depend on the bus (issue 25): they are due from the row's commit,
+A row's reactions do not depend on the bus: they are due from the row's commit,
 whether its publish is confirmed, refused, backing off, parked or waiting for a broker that is
 down. The relay runs them right after a batch's publish for the rows it confirmed (the usual
 case: one pass), and on this cursor for every other row of its partitions (`claim_dispatch` at

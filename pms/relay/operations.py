@@ -197,7 +197,7 @@ def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
 
 def requeue(ids: Sequence[uuid.UUID], *, now: datetime | None = None) -> int:
     """Make rows pending again (parked ones too), keeping their ids (consumers deduplicate on
-    them); the running relay publishes them, then the later rows of their aggregates that a
+    them); the running relay publishes them, then the later rows of their streams that a
     parked row held back. Reactions that already ran are not repeated."""
     from pms.relay.claim import release_behind
 
@@ -210,7 +210,8 @@ def requeue(ids: Sequence[uuid.UUID], *, now: datetime | None = None) -> int:
                 published_at=None, parked_at=None, attempts=0, last_error=None,
                 next_attempt_at=now, lease_owner=None, lease_until=None,
             ).where(OutboxEvent.id.in_(chunk)).returning(
-                OutboxEvent.env_id, OutboxEvent.subject).namedtuples().execute())
+                OutboxEvent.env_id, OutboxEvent.aggregate_type,
+                OutboxEvent.subject).namedtuples().execute())
     count = len(requeued)
     release_behind(requeued, now=now)
     return count

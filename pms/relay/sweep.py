@@ -15,8 +15,10 @@ closes a connection: its entry points (workers/relay.py, cli/outbox.py) hold the
 How a batch goes (no transaction is ever open across broker I/O):
 1. Claim, in its own short committed transaction: the oldest due rows of the partitions this
    relay holds, `FOR UPDATE SKIP LOCKED`, leased (`lease_owner`, `lease_until`).
-2. Publish outside any transaction, in waves: the n-th due row of every aggregate goes in wave
-   n, so a row is sent only after every earlier row of its aggregate was confirmed.
+2. Publish outside any transaction, in waves: the n-th due row of every stream goes in wave
+   n, so a row is sent only after every earlier row of its stream was confirmed (a stream:
+   (env, aggregate type, subject), what one `aggregateversion` counter numbers; a room type's
+   own events, its inventory events and its ARI events are three, pms.relay.claim).
 3. Mark, by id and only rows still leased by this relay: published; or backed off
    (attempts + 1), PARKED after `max_attempts`; or released untried. The long-running relay
    sends a batch's marks in the same round trip and transaction as its next claim.
@@ -56,6 +58,7 @@ from pms.relay.claim import (
     claim_batch,
     claim_for_replay,
     release_behind,
+    stream_key,
 )
 from pms.relay.clock import database_now
 from pms.relay.core import (
@@ -90,11 +93,11 @@ Claim = Callable[[Marks | None], list[Any]]
 # -- publish -------------------------------------------------------------------------------------
 
 def _waves(rows: list[Any]) -> list[list[Any]]:
-    """Wave n holds the n-th row of every aggregate in the batch (in the batch's order)."""
+    """Wave n holds the n-th row of every stream in the batch (in the batch's order)."""
     waves: list[list[Any]] = []
-    seen: dict[tuple[Any, str], int] = {}
+    seen: dict[tuple[Any, str, str], int] = {}
     for row in rows:
-        key = (row.env_id, row.subject)
+        key = stream_key(row)
         n = seen.get(key, 0)
         seen[key] = n + 1
         if n == len(waves):
@@ -128,11 +131,11 @@ def publish_rows(publisher: Publisher, rows: list[Any], *,
     """Publish claimed rows wave by wave (no transaction is open here). `first`, if given,
     gives the outcomes of the first wave, already sent (see relay_stream)."""
     out = Outcomes()
-    stopped: set[tuple[Any, str]] = set()  # aggregates with a failed or unsent earlier row
+    stopped: set[tuple[Any, str, str]] = set()  # streams with a failed or unsent earlier row
     waves = _waves(rows)
     for index, wave in enumerate(waves):
-        ready = [r for r in wave if (r.env_id, r.subject) not in stopped]
-        out.untried.extend(r.id for r in wave if (r.env_id, r.subject) in stopped)
+        ready = [r for r in wave if stream_key(r) not in stopped]
+        out.untried.extend(r.id for r in wave if stream_key(r) in stopped)
         if not ready:
             continue
         if index == 0 and first is not None:
@@ -143,7 +146,7 @@ def publish_rows(publisher: Publisher, rows: list[Any], *,
             if outcome is None:
                 out.published.append(row)
                 continue
-            stopped.add((row.env_id, row.subject))
+            stopped.add(stream_key(row))
             if isinstance(outcome, BrokerUnavailable):
                 out.broker_error = out.broker_error or str(outcome) or "broker unavailable"
                 out.untried.append(row.id)

@@ -1,20 +1,24 @@
-"""Distribution (issue 35): the ARI digest and the re-push job's body."""
+"""Distribution: the ARI digest and the re-push job's body."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Annotated, Literal
 
 import msgspec
 
 from pms.schemas.common import Out, Strict
+from pms.schemas.date_bounds import LAST_MONTH, MONTH_PATTERN
 
-Month = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}-[0-9]{2}$", min_length=7, max_length=7,
-                                    description="a calendar month, YYYY-MM")]
+Month = Annotated[str, msgspec.Meta(pattern=MONTH_PATTERN, min_length=7, max_length=7,
+                                    description=f"a calendar month, YYYY-MM, no later than "
+                                                f"{LAST_MONTH}")]
 
 
 class AriDigestQuery(msgspec.Struct, kw_only=True):
-    """Months from..to (YYYY-MM); by default the business date's month and the 11 after."""
+    """Months from..to (YYYY-MM); by default the full push's 365 nights from the business
+    date; only `from`: that month and the 11 after."""
 
     from_: Month | None = msgspec.field(default=None, name="from")
     to: Month | None = None
@@ -23,6 +27,8 @@ class AriDigestQuery(msgspec.Struct, kw_only=True):
 class AriMonthDigestOut(Out):
     room_type_id: uuid.UUID
     month: str
+    from_date: dt.date  # the first night hashed (the business date in its month)
+    to_date: dt.date  # the last night hashed (the full push's last in its month)
     nights: int
     hash: str
 

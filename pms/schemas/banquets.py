@@ -1,4 +1,4 @@
-"""Function spaces, banquet events, event resources and postings (issue 34)."""
+"""Function spaces, banquet events, event resources and postings."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class BanquetEventIn(Strict):
     teardown_minutes: Minutes = 0
     attendees_guaranteed: Headcount | None = None
     folio_id: uuid.UUID | None = None
-    # the room block the event belongs to (issue 33): the event's dates must lie inside the
+    # the room block the event belongs to: the event's dates must lie inside the
     # block's, give or take BLOCK_SHOULDER_DAYS (pms.services.groups.banquets)
     block_id: uuid.UUID | None = None
 
@@ -113,8 +113,41 @@ class BanquetEventPatch(Strict):
 
 
 class BanquetEventQuery(ListQuery):
+    """Filters: status, space, and the function diary's window: events whose time
+    [start_at, end_at) overlaps [from_at, to_at) (either bound may be left out)."""
+
     status: Annotated[str, msgspec.Meta(max_length=16, pattern=r"^[A-Z]+$")] | None = None
     space_id: uuid.UUID | None = None
+    from_at: Instant | None = None
+    to_at: Instant | None = None
+
+
+class SpaceSlotsQuery(msgspec.Struct, kw_only=True):
+    """A function space's window [from_at, to_at), at most 31 days."""
+
+    from_at: Instant
+    to_at: Instant
+
+
+class SpaceBusyOut(Out):
+    start: datetime
+    end: datetime
+    event_id: uuid.UUID | None  # the event holding it; null for an out-of-order period
+    space_id: uuid.UUID  # the element booked or out of order (the space or one of its parts)
+    reason: str  # "event" or "out_of_order"
+
+
+class SpaceSlotOut(Out):
+    start: datetime
+    end: datetime
+
+
+class SpaceSlotsOut(Out):
+    space_id: uuid.UUID
+    from_at: datetime
+    to_at: datetime
+    busy: list[SpaceBusyOut]
+    free: list[SpaceSlotOut]
 
 
 class BanquetEventOut(Out):

@@ -17,6 +17,9 @@ from pms.schemas.common import Amount, Code, Currency, Cursor, Name, Out, Strict
 
 Category = Literal["room", "tax", "F&B", "mini bar", "other"]
 LedgerAccount = Literal["room_revenue", "fnb_revenue", "other_revenue", "tax_payable"]
+# the one type of a payments-service token reference, wherever one is taken (a guest profile's
+# stored methods, a company's, payments, pre-authorizations, walk-in guarantees, the kiosk): a
+# reference stored is one a payment accepts
 PaymentMethodId = Annotated[str, msgspec.Meta(min_length=3, max_length=128,
                                               pattern=r"^[A-Za-z0-9_]+$",
                                               description="payments-service token reference")]

@@ -31,7 +31,7 @@ from pms.schemas.common import (
 Language = Annotated[str, msgspec.Meta(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length=35)]
 TimeZone = Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="IANA time zone")]
 CheckOutTime = Annotated[str, msgspec.Meta(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$",
-                                           description="local HH:MM (issue 29)")]
+                                           description="local HH:MM")]
 ItemCategory = Literal["room", "tax", "F&B", "mini bar", "other"]
 PackageCalculation = Literal["PER_STAY", "PER_NIGHT", "PER_PERSON", "PER_PERSON_PER_NIGHT"]
 FeeType = Literal["NONE", "FIRST_NIGHT", "PERCENT", "FIXED"]
@@ -52,7 +52,7 @@ class Contacts(Strict, rename="camel"):
     website: Annotated[str, msgspec.Meta(max_length=300)] | None = None
 
 
-# issue 28: future, not cancelled reservations one guest session may hold (0: guests book
+# future, not cancelled reservations one guest session may hold (0: guests book
 # nothing), and how far ahead of the business date any arrival may be
 GuestBookings = Annotated[int, msgspec.Meta(ge=0, le=1000)]
 HorizonDays = Annotated[int, msgspec.Meta(ge=1, le=3660)]

@@ -1,9 +1,9 @@
-"""Corporate accounts (issue 31): company users, admin provisioning, company payment methods."""
+"""Corporate accounts: company users, admin provisioning, company payment methods."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -11,7 +11,16 @@ import msgspec
 
 from pms.domain.money import quantize
 from pms.schemas.cashiering import PaymentMethodId
-from pms.schemas.common import Amount, Currency, Email, ListQuery, Name, Out, Strict
+from pms.schemas.common import (
+    Amount,
+    Currency,
+    Email,
+    ListQuery,
+    Name,
+    Out,
+    SignedAmount,
+    Strict,
+)
 from pms.schemas.profiles import PersonName
 
 Role = Literal["ADMIN", "BOOKER", "TRAVELER", "VIEWER"]
@@ -23,6 +32,10 @@ class CompanyUserIn(Strict):
     role: Role
 
 
+class CompanyUserRoleIn(Strict):
+    role: Role
+
+
 class CompanyUserOut(Out):
     id: uuid.UUID
     company_profile_id: uuid.UUID
@@ -31,10 +44,32 @@ class CompanyUserOut(Out):
     created_at: datetime
 
 
+class CompanyInvitationOut(Out):
+    """A company ADMIN's request to bind a traveler: status PENDING, ACCEPTED, DECLINED or
+    EXPIRED (a PENDING one past `expires_at`); `company_user_id` once accepted."""
+
+    id: uuid.UUID
+    company_profile_id: uuid.UUID
+    traveler_profile_id: uuid.UUID
+    role: str
+    status: str
+    expires_at: datetime
+    created_at: datetime
+    decided_at: datetime | None = None
+    company_user_id: uuid.UUID | None = None
+
+
 class AdminProvisioningIn(Strict):
     email: Email
     first_name: PersonName
     last_name: PersonName
+
+
+class IdentityProviderIn(Strict):
+    """The company's identity provider (`preferences.sso_provider`); null: none (its users are
+    then managed by a bound ADMIN)."""
+
+    sso_provider: Annotated[str, msgspec.Meta(min_length=1, max_length=120)] | None
 
 
 class AdminProvisioningOut(Out):
@@ -51,7 +86,8 @@ class CompanyPaymentMethodIn(Strict):
 
 
 class RateLinksIn(Strict):
-    """The negotiated rate plans the company is linked to (replaces the list; [] unlinks all)."""
+    """The path property's negotiated rate plans the company is linked to (replaces that
+    property's links; [] unlinks all of them; other properties' links stay)."""
     rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)]
 
 
@@ -64,9 +100,12 @@ class LinkedRatePlan(Out):
 
 
 class RateLinksOut(Out):
+    """The company's links to the path property's plans (`property_id`)."""
+
     company_profile_id: uuid.UUID
     rate_plan_ids: list[uuid.UUID]
     rate_plans: list[LinkedRatePlan]
+    property_id: uuid.UUID | None = None
 
 
 class ApproveIn(Strict):
@@ -82,12 +121,21 @@ class CompanyPaymentMethodQuery(ListQuery, kw_only=True):
 
 
 class CompanyPaymentMethodOut(Out):
+    """A company payment method; `approval` (SPEC's field: PENDING, POSTPAY, BILL_TO_COMPANY,
+    REJECTED) is its only lifecycle (kept in the row's `status` column). brand, last4,
+    exp_month and exp_year are the card as the payments service reported it at submission
+    (what the approver checks; null on a method submitted before the service was asked)."""
+
     id: uuid.UUID
     company_profile_id: uuid.UUID
     payment_method_id: str
     label: str | None
-    status: str
+    approval: str
     reason: str | None
+    brand: str | None
+    last4: str | None
+    exp_month: int | None
+    exp_year: int | None
     created_at: datetime
     updated_at: datetime
 
@@ -98,13 +146,29 @@ def company_user_out(row: object) -> CompanyUserOut:
                           role=row.role, created_at=row.created_at)  # type: ignore[attr-defined]
 
 
+def invitation_out(row: object, now: datetime | None = None,
+                   company_user_id: uuid.UUID | None = None) -> CompanyInvitationOut:
+    """The invitation as the API shows it; `now` past `expires_at` reads a PENDING one as
+    EXPIRED (nothing sweeps them: an expired invitation simply can no longer be accepted)."""
+    r: object = row
+    status = r.status  # type: ignore[attr-defined]
+    if status == "PENDING" and now is not None and r.expires_at <= now:  # type: ignore[attr-defined]
+        status = "EXPIRED"
+    return CompanyInvitationOut(
+        id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
+        traveler_profile_id=r.traveler_profile_id, role=r.role,  # type: ignore[attr-defined]
+        status=status, expires_at=r.expires_at, created_at=r.created_at,  # type: ignore[attr-defined]
+        decided_at=r.decided_at, company_user_id=company_user_id)  # type: ignore[attr-defined]
+
+
 def payment_method_out(row: object) -> CompanyPaymentMethodOut:
     r: object = row
     return CompanyPaymentMethodOut(
         id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
         payment_method_id=r.payment_method_id, label=r.label,  # type: ignore[attr-defined]
-        status=r.status, reason=r.reason, created_at=r.created_at,  # type: ignore[attr-defined]
-        updated_at=r.updated_at)  # type: ignore[attr-defined]
+        approval=r.status, reason=r.reason, brand=r.brand,  # type: ignore[attr-defined]
+        last4=r.last4, exp_month=r.exp_month, exp_year=r.exp_year,  # type: ignore[attr-defined]
+        created_at=r.created_at, updated_at=r.updated_at)  # type: ignore[attr-defined]
 
 
 class ReceivableAccountIn(Strict):
@@ -119,6 +183,7 @@ class ReceivableAccountOut(Out):
     currency: str
     updated_at: datetime
     open_balance: Amount = Decimal(0)  # what the company owes (direct bill at check-out)
+    credit_balance: Amount = Decimal(0)  # what the hotel holds for it (a paid bill reverted)
 
 
 class ExposureOut(Out):
@@ -146,6 +211,7 @@ class ReceivablePaymentIn(Strict):
     amount: Amount
     currency: Currency
     reference: Reference  # the remittance's reference (bank transfer, cheque number)
+    invoice_id: uuid.UUID | None = None  # applied to this invoice (the rest held as credit)
 
 
 class ReceivablePaymentOut(Out):
@@ -162,6 +228,7 @@ def receivable_account_out(row: object) -> ReceivableAccountOut:
     return ReceivableAccountOut(id=r.id, company_profile_id=r.company_profile_id,  # type: ignore[attr-defined]
                                 credit_limit=r.credit_limit, currency=r.currency,  # type: ignore[attr-defined]
                                 open_balance=quantize(Decimal(r.open_balance or 0), r.currency),  # type: ignore[attr-defined]
+                                credit_balance=quantize(Decimal(r.credit_balance or 0), r.currency),  # type: ignore[attr-defined]
                                 updated_at=r.updated_at)  # type: ignore[attr-defined]
 
 
@@ -194,15 +261,42 @@ def credit_override_out(row: object) -> CreditOverrideOut:
         decided_by=r.decided_by, created_at=r.created_at)  # type: ignore[attr-defined]
 
 
-# -- a stay billed to a company (direct bill, issue 31) ----------------------------------------
+# -- a stay billed to a company (direct bill) ----------------------------------------
+
+Category = Annotated[str, msgspec.Meta(min_length=1, max_length=16,
+                                        description="a folio line category (room, tax, ...)")]
+Code = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+
+
+class RoutingIn(Strict):
+    """Which folio lines the company pays: lines of these `categories` (case-insensitive) or
+    `transaction_codes`; a tax line goes with the line it taxes; naming neither: every line.
+    `cap`: the most the company pays of a stay (null: no cap)."""
+
+    categories: Annotated[list[Category], msgspec.Meta(max_length=20)] | None = None
+    transaction_codes: Annotated[list[Code], msgspec.Meta(max_length=50)] | None = None
+    cap: Amount | None = None
+
+
+class RoutingOut(Out):
+    company_profile_id: uuid.UUID
+    categories: list[str] | None
+    transaction_codes: list[str] | None
+    cap: Amount | None
+    updated_at: datetime | None = None
+
 
 class CompanyBillingIn(Strict):
     """Route a stay's folio to a company through one of its approved payment methods; `cap`:
-    the most the company pays (null: the whole balance; the guest pays the rest)."""
+    the most the company pays (null: the whole balance; the guest pays the rest);
+    `categories` / `transaction_codes`: the lines it pays (RoutingIn). Naming none of the
+    three: the company's contract routing applies."""
 
     company_profile_id: uuid.UUID
     company_payment_method_id: uuid.UUID
     cap: Amount | None = None
+    categories: Annotated[list[Category], msgspec.Meta(max_length=20)] | None = None
+    transaction_codes: Annotated[list[Code], msgspec.Meta(max_length=50)] | None = None
 
 
 class CompanyBillingOut(Out):
@@ -224,3 +318,199 @@ class CompanyBillingOut(Out):
     company_pays: Amount
     guest_pays: Decimal
     routed_by: str | None = None
+    categories: list[str] | None = None
+    transaction_codes: list[str] | None = None
+
+
+# -- the company's receivable ledger -----------------------------------------------------------
+
+class ArItemOut(Out):
+    """An entry of the company's receivable: `amount` signed (what it adds to what the company
+    owes); `open_amount` of a DIRECT_BILL what is still owed of it, of a PAYMENT or REVERSAL
+    the credit not yet applied."""
+
+    id: uuid.UUID
+    company_profile_id: uuid.UUID
+    property_id: uuid.UUID
+    kind: str
+    amount: SignedAmount
+    open_amount: Amount
+    currency: str
+    business_date: date
+    reservation_id: uuid.UUID | None
+    folio_id: uuid.UUID | None
+    lines: list[dict[str, str]] | None
+    of_item_id: uuid.UUID | None
+    invoice_id: uuid.UUID | None
+    reference: str | None
+    created_at: datetime
+
+
+class ArItemQuery(ListQuery, kw_only=True):
+    open: bool = False  # only items with something left to match
+
+
+class InvoiceIn(Strict):
+    """Group open items into a numbered invoice: `item_ids` (open DIRECT_BILL items not on an
+    invoice yet), or all such items dated up to `through_date` (default: all)."""
+
+    item_ids: Annotated[list[uuid.UUID], msgspec.Meta(min_length=1, max_length=500)] | None = None
+    through_date: date | None = None
+    series: Annotated[str, msgspec.Meta(pattern=r"^[A-Z0-9]{1,8}$")] = "AR"
+    due_days: Annotated[int, msgspec.Meta(ge=0, le=365)] = 30
+
+
+class InvoiceOut(Out):
+    id: uuid.UUID
+    company_profile_id: uuid.UUID
+    property_id: uuid.UUID
+    series: str
+    number: str
+    issued_on: date
+    due_on: date
+    total: Amount
+    open_amount: Amount
+    currency: str
+    status: Literal["OPEN", "PAID"]
+    items: list[ArItemOut]
+
+
+class ApplyIn(Strict):
+    invoice_id: uuid.UUID
+    amount: Amount | None = None  # default: as much as both have
+
+
+class WriteOffIn(Strict):
+    item_id: uuid.UUID
+    amount: Amount
+    reason: Reason
+
+
+class AgingQuery(msgspec.Struct, kw_only=True):
+    as_of: date | None = None  # default: the property's business date
+
+
+class AgingOut(Out):
+    """Open items by age (days since billed): current (under 30), 30, 60, 90+; less the
+    unapplied credit, `net` equals open_balance less credit_balance of the account."""
+
+    company_profile_id: uuid.UUID
+    as_of: date
+    currency: str
+    current: Amount
+    days_30: Amount
+    days_60: Amount
+    days_90_plus: Amount
+    total_open: Amount
+    unapplied_credit: Amount
+    net: SignedAmount
+
+
+class StatementQuery(msgspec.Struct, kw_only=True):
+    from_date: date | None = None
+    to_date: date | None = None
+
+
+class StatementLine(Out):
+    business_date: date
+    kind: str
+    item_id: uuid.UUID
+    amount: SignedAmount
+    balance: SignedAmount
+    reference: str | None
+    reservation_id: uuid.UUID | None
+    invoice_number: str | None
+
+
+class StatementOut(Out):
+    """Every entry dated in the period with the running balance: opening plus the entries is
+    closing; over all time closing equals open_balance less credit_balance (and the ledger's
+    `company_receivable:<company>`)."""
+
+    company_profile_id: uuid.UUID
+    currency: str
+    from_date: date | None
+    to_date: date | None
+    opening_balance: SignedAmount
+    lines: list[StatementLine]
+    closing_balance: SignedAmount
+
+
+# -- the company's stays: production, "our bookings" -----------------------------------------
+
+class EnvLevelQuery(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The query of an env-level company route: none. A `property_id` is refused (422), so an
+    env-level field is never decided for one property."""
+
+
+class ProductionQuery(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Nights from `from_date` to `to_date` (both included; at most 1096 days); `property_id`
+    narrows the report to one property (and the request is then decided for it)."""
+
+    from_date: date
+    to_date: date
+    property_id: uuid.UUID | None = None
+
+
+class ProductionRow(Out):
+    """One property's month: the company's room nights and room revenue (the nightly room
+    prices of its stays' nights in the month, in the property's currency), and how many of
+    its stays had a night in it."""
+
+    property_id: uuid.UUID
+    property_code: str
+    month: str
+    currency: str
+    room_nights: int
+    room_revenue: Amount
+    stays: int
+
+
+class ProductionSum(Out):
+    currency: str
+    room_nights: int
+    room_revenue: Amount
+
+
+class ProductionOut(Out):
+    """A company's production over a date range, by property and month (CONFIRMED,
+    CHECKED_IN and CHECKED_OUT stays booked for it; cancelled and no-show stays produce
+    nothing), with the sums per currency."""
+
+    company_profile_id: uuid.UUID
+    from_date: date
+    to_date: date
+    rows: list[ProductionRow]
+    sums: list[ProductionSum]
+
+
+BookingStatus = Literal["CONFIRMED", "CHECKED_IN", "CHECKED_OUT", "CANCELLED", "NO_SHOW"]
+
+
+class CompanyBookingQuery(ListQuery, kw_only=True):
+    """Filters of the company's bookings at the property (keyset pages in booking order)."""
+
+    status: BookingStatus | None = None
+    arrival_from: date | None = None
+    arrival_to: date | None = None
+    traveler_profile_id: uuid.UUID | None = None
+
+
+class CompanyBookingOut(Out):
+    """A stay booked for the company, as its users see it (no prices: the stay's amounts are
+    the hotel's books, shown on the reservation to its guest and to staff)."""
+
+    id: uuid.UUID
+    confirmation_number: str
+    property_id: uuid.UUID
+    status: str
+    arrival_date: date
+    departure_date: date
+    nights: int
+    room_type_id: uuid.UUID
+    guest_profile_id: uuid.UUID | None
+    guest_first_name: str | None
+    guest_last_name: str | None
+    company_profile_id: uuid.UUID
+    billed_to_company: bool
+    created_at: datetime

@@ -1,4 +1,4 @@
-"""Shapes of a property's configuration bundle (issue 37, "Beyond the anchors").
+"""Shapes of a property's configuration bundle ("Beyond the anchors").
 
 A bundle's sections are lists of the SAME request schemas the domain routes validate (a room
 type is a `RoomTypeIn`, a rate plan a `RatePlanIn`, the kiosk configuration a `KioskConfigIn`,
@@ -16,9 +16,9 @@ from typing import Annotated, Literal
 import msgspec
 
 from pms.schemas.catalog import ItemIn, PackageIn, RatePlanIn, RoomTypeIn
-from pms.schemas.common import Code, Out, Strict
+from pms.schemas.common import Out, Strict
 from pms.schemas.kiosk import KioskConfigIn
-from pms.schemas.settings import ListName, ModulesPatch
+from pms.schemas.settings import ListName, LovCode, ModulesPatch
 
 BUNDLE_VERSION = 1
 MAX_ROWS = 200  # rows per section
@@ -50,7 +50,8 @@ class ConfigBundle(Strict):
     # the property's own module settings (its overrides of the env's), a merge patch
     settings: ModulesPatch | None = None
     # the env's stored lists of values, by name: their codes (env-wide; compared, never written)
-    lovs: Annotated[dict[ListName, Annotated[list[Code], msgspec.Meta(max_length=MAX_ROWS)]],
+    lovs: Annotated[dict[ListName, Annotated[list[LovCode],
+                                             msgspec.Meta(max_length=MAX_ROWS)]],
                     msgspec.Meta(max_length=50)] | None = None
 
 

@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from pms.domain.states import AuditRunStatus
 from pms.schemas.common import Cursor, Limit, Out, Strict
 
+OverrideReason = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=500, pattern=r"\S",
+    description="Close a business date the property's local date has not passed yet (staff "
+                "only); the reason is audited")]
+
 
 class EndOfDayIn(Strict):
     business_date: date | None = None
     dry_run: bool = False
+    override_reason: OverrideReason | None = None
 
 
 class EndOfDayQuery(msgspec.Struct, kw_only=True):

@@ -1,4 +1,4 @@
-"""Stay feedback and guest payment-method references (issue 29)."""
+"""Stay feedback and guest payment-method references."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 
 import msgspec
 
+from pms.schemas.cashiering import PaymentMethodId
 from pms.schemas.common import ListQuery, Out, Strict
 
 Rating = Annotated[int, msgspec.Meta(ge=1, le=5)]
@@ -34,8 +35,6 @@ class FeedbackOut(Out):
     updated_at: datetime
 
 
-PaymentMethodId = Annotated[str, msgspec.Meta(min_length=3, max_length=255,
-                                              pattern=r"^[A-Za-z0-9][A-Za-z0-9_:.-]*$")]
 Brand = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9 _-]+$")]
 LastFour = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}$")]
 

@@ -157,3 +157,30 @@ class PaymentResultOut(Out):
 
 class InvoiceQuery(msgspec.Struct, kw_only=True):
     format: Annotated[str, msgspec.Meta(max_length=16)] = "json"
+
+
+class FiscalDocumentOut(Out):
+    """A fiscal document of a folio as listed: an INVOICE, or a CREDIT_NOTE cancelling the
+    invoice `refers_to_id` for `reason`. The whole document: GET .../fiscal-documents/{id}."""
+
+    id: uuid.UUID
+    kind: Literal["INVOICE", "CREDIT_NOTE"]
+    number: str
+    issued_at: str
+    folio_id: uuid.UUID
+    charges_total: str
+    currency: str
+    refers_to_id: uuid.UUID | None = None
+    reason: str | None = None
+
+
+class FiscalVerificationOut(Out):
+    """The property's fiscal chain checked: every entry links to the one before, every document
+    matches what was chained and is in the chain."""
+
+    ok: bool
+    entries: int
+    documents: int
+    last_hash: str
+    problems: list[str]
+    problem_count: int

@@ -40,6 +40,23 @@ class InventoryOut(Out):
     next_cursor: str | None = None
 
 
+class AffectedBlockOut(Out):
+    """A room block a capacity cut undercuts: it holds rooms on `nights` where rooms sold and
+    held by blocks now exceed the capacity (the cut is kept; the block keeps its rooms)."""
+
+    block_id: uuid.UUID
+    code: str
+    name: str
+    status: str
+    nights: list[date]
+
+
+class SellLimitOut(InventoryOut):
+    """The inventory of the range after a sell-limit change, with the blocks it undercuts."""
+
+    affected_blocks: list[AffectedBlockOut] = []
+
+
 class SellLimitIn(Strict):
     """Set (or, with null, remove) the sell limit of a room type for a range of nights.
 
@@ -86,6 +103,12 @@ class MaintenanceOut(Out):
     created_at: datetime
 
 
+class MaintenanceCreatedOut(MaintenanceOut):
+    """A new maintenance period, with the room blocks it undercuts."""
+
+    affected_blocks: list[AffectedBlockOut] = []
+
+
 def maintenance_out(row: object, room: object) -> MaintenanceOut:
     return MaintenanceOut(id=row.id, property_id=row.property_id, room_id=row.room_id,
                           room_number=room.room_number, room_type_id=room.room_type_id,
@@ -93,7 +116,7 @@ def maintenance_out(row: object, room: object) -> MaintenanceOut:
                           reason=row.reason, active=row.active, created_at=row.created_at)
 
 
-# -- allotments per rate plan (issue 35) --------------------------------------------------------
+# -- allotments per rate plan --------------------------------------------------------
 
 class AllotmentIn(Strict):
     """Set (or, with null, remove) a rate plan's allotment of one room type for a range of

@@ -1,4 +1,4 @@
-"""Digital keys (issue 29): request and response shapes."""
+"""Digital keys: request and response shapes."""
 
 from __future__ import annotations
 
@@ -18,10 +18,16 @@ class KeyIn(Strict):
     reservation_id: uuid.UUID
     key_type: KeyType
     override_reason: Reason | None = msgspec.field(default=None)
+    # the profile the key is for (a companion sharing the room); the stay's guest when omitted
+    holder_profile_id: uuid.UUID | None = None
 
 
 class KeyQuery(ListQuery):
     reservation_id: uuid.UUID
+
+
+class RoomKeyQuery(ListQuery):
+    room_number: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
 
 
 class LockStateOut(Out):
@@ -55,6 +61,7 @@ class KeyOut(Out):
     revocation: RevocationOut | None
     pair_id: uuid.UUID | None
     replaces_key_id: uuid.UUID | None
+    holder_profile_id: uuid.UUID | None
     issued_by: str
     override_reason: str | None
     created_at: datetime

@@ -1,4 +1,4 @@
-"""Policy administration (issue 37): policy sets and their rules, relations, attributes.
+"""Policy administration: policy sets and their rules, relations, attributes.
 
 Bodies carry no tenant: a policy lives in the env of the request (the header), and `env_id`
 is an unknown field like everywhere (422). No field of a rule names an env.
@@ -32,14 +32,17 @@ ObjectKind = Literal["property", "company"]
 
 
 class RelationCondition(Strict):
-    """The subject must hold `relation` to the object the request's path names (the
-    property of `{property_id}`, the company of `{profile_id}`)."""
+    """The subject must hold `relation` to the request's target of that kind (its property or
+    company, wherever the request names it: docs/guides/authorization.md)."""
 
     relation: Label
     object: ObjectKind
 
 
-class Rule(Strict):
+class Rule(Strict, kw_only=True):
+    # the rule's name in its set (a 403 and a decision name it); the server numbers a rule
+    # sent without one r1, r2, ... by its place in the set
+    id: Label | None = None
     effect: Effect
     scopes: Annotated[list[ScopePattern], msgspec.Meta(min_length=1, max_length=50)]
     client_kinds: Annotated[list[ClientKind], msgspec.Meta(max_length=5)] | None = None
@@ -57,6 +60,9 @@ class PolicySetIn(Strict):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
     description: Annotated[str, msgspec.Meta(max_length=500)] | None = None
     enabled: bool = True
+    # what a request the set's rules govern gets when none of its rules holds: allow (the
+    # scopes decide) or deny (the set's allow rules are the only way through)
+    default_effect: Effect = "allow"
     rules: Rules = []
 
 
@@ -65,6 +71,7 @@ class PolicySetOut(Out):
     name: str
     description: str | None
     enabled: bool
+    default_effect: str
     rules: list[Rule]
     version: int
     created_at: datetime
@@ -120,3 +127,24 @@ class AttributeOut(Out):
 class AttributeQuery(ListQuery, forbid_unknown_fields=False):
     target_kind: TargetKind | None = None
     target_id: Value | None = None
+
+
+class DecisionIn(Strict, kw_only=True):
+    """A question for the policy decision point: would this caller, with these scopes, be
+    allowed on this target? (The token's own scopes are not checked: only the policies.)"""
+
+    sub: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    client_kind: ClientKind = "user"
+    holder_id: uuid.UUID | None = None
+    scopes: Annotated[list[Annotated[str, msgspec.Meta(min_length=1, max_length=100)]],
+                      msgspec.Meta(min_length=1, max_length=20)]
+    property_id: uuid.UUID | None = None
+    company_profile_id: uuid.UUID | None = None
+
+
+class DecisionOut(Out):
+    decision: Literal["allow", "deny"]
+    reason: str
+    policy_set_id: str | None = None
+    rule_id: str | None = None
+    effect: Literal["allow", "deny"] | None = None

@@ -58,6 +58,8 @@ class ProfileOut(Out):
     address: Address | None
     preferences: PreferencesOut
     loyalty_number: str | None
+    # the standing consent: purposes whose newest record grants them (GET .../consents/current)
+    consents: list[str]
     created_at: datetime
     updated_at: datetime
 
@@ -69,5 +71,6 @@ def profile_out(p: object) -> ProfileOut:
         language=p.language,
         address=msgspec.convert(p.address, Address) if p.address else None,
         preferences=msgspec.convert(p.preferences or {}, PreferencesOut),
-        loyalty_number=p.loyalty_number, created_at=p.created_at, updated_at=p.updated_at,
+        loyalty_number=p.loyalty_number, consents=sorted(p.consents or ()),
+        created_at=p.created_at, updated_at=p.updated_at,
     )

@@ -74,7 +74,7 @@ class RestrictionIn(Strict):
     rate_plan_id: uuid.UUID | None = None
     min_los: Los | None = None  # today's names of min_stay_arrival / max_stay_arrival
     max_los: Los | None = None
-    # issue 35: the channel managers' names. *_arrival: counted on the arrival date (min_los
+    # the channel managers' names. *_arrival: counted on the arrival date (min_los
     # and max_los, which keep working; both names given must agree); *_through: required of
     # every stay that spends one of these nights
     min_stay_arrival: Los | None = None

@@ -15,6 +15,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pms.domain.states import MessageStatus, ReservationStatus, ServiceRequestStatus
+from pms.schemas.cashiering import PaymentMethodId
 from pms.schemas.common import ListQuery, NightPriceOut, Out, RoomNumber, Strict, Text
 
 PersonName = Annotated[str, msgspec.Meta(min_length=1, max_length=120)]
@@ -49,15 +50,23 @@ class ReservationIn(Strict):
     channel: Channel = "WEB"
     promo_code: PromoCode | None = None
     notes: Text | None = None
-    # the company a booking on a negotiated plan is for (issue 31: the rate fence)
+    # the company a booking on a negotiated plan is for (the rate fence)
     company_profile_id: uuid.UUID | None = None
-    # billed to that company through one of its approved payment methods (issue 31)
+    # billed to that company through one of its approved payment methods
     company_payment_method_id: uuid.UUID | None = None
+
+
+# a local time of day at the property, "HH:MM" (24 h)
+LocalTime = Annotated[str, msgspec.Meta(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$",
+                                        description='local time at the property, "HH:MM"')]
 
 
 class ReservationPatch(Strict):
     arrival_date: date | UnsetType = UNSET
     departure_date: date | UnsetType = UNSET
+    # a late check-out: the stay leaves at this local time on its departure date (its keys
+    # end then); null goes back to the property's check-out time
+    departure_time: LocalTime | None | UnsetType = UNSET
     adults: Adults | UnsetType = UNSET
     children: Children | UnsetType = UNSET
     room_type_id: uuid.UUID | UnsetType = UNSET
@@ -65,6 +74,8 @@ class ReservationPatch(Strict):
     promo_code: PromoCode | None | UnsetType = UNSET
     guest: GuestIn | UnsetType = UNSET
     notes: Text | None | UnsetType = UNSET
+    # the company the stay is booked for (staff only; null clears it)
+    company_profile_id: uuid.UUID | None | UnsetType = UNSET
 
 
 class WalkInIn(Strict):
@@ -76,10 +87,9 @@ class WalkInIn(Strict):
     adults: Adults = 1
     children: Children = 0
     guest_profile_id: uuid.UUID | None = None
-    # issue 30: the guarantee, a payments-service token reference (required at a kiosk): the
+    # the guarantee, a payments-service token reference (required at a kiosk): the
     # stay's total is pre-authorized (a payment intent with manual confirmation, SPEC rule 8)
-    payment_method_id: Annotated[str, msgspec.Meta(
-        min_length=3, max_length=128, pattern=r"^[A-Za-z0-9_]+$",
+    payment_method_id: Annotated[PaymentMethodId, msgspec.Meta(
         description="payments-service token reference: the stay's total is pre-authorized "
                     "(required for kiosk tokens)")] | None = None
 
@@ -102,6 +112,8 @@ class RegistrationIn(Strict):
 class CheckInIn(Strict):
     room_number: RoomNumber | None = None
     room_id: uuid.UUID | None = None
+    # staff only: check in to a room that is not CLEAN/INSPECTED knowingly (audited)
+    dirty_room_reason: Reason | None = None
 
 
 class RoomAssignIn(Strict):
@@ -143,6 +155,7 @@ class ReservationQuery(ListQuery):
     confirmation: Annotated[str, msgspec.Meta(min_length=1, max_length=64)] | None = None
     status: Literal["CONFIRMED", "CHECKED_IN", "CHECKED_OUT", "CANCELLED", "NO_SHOW"] | None = None
     arrival_date: date | None = None
+    block_id: uuid.UUID | None = None  # a room block's reservations (its rooming list)
 
 
 # -- responses ----------------------------------------------------------------------------------
@@ -154,6 +167,7 @@ class ReservationOut(Out):
     status: ReservationStatus
     arrival_date: date
     departure_date: date
+    departure_time: str | None
     nights: int
     adults: int
     children: int
@@ -184,7 +198,9 @@ class ReservationOut(Out):
     version: int
     created_at: datetime
     updated_at: datetime
-    block_id: uuid.UUID | None = None  # picked up from a room block (issue 33)
+    block_id: uuid.UUID | None = None  # picked up from a room block
+    # the company the stay is booked for, billed to it or not
+    company_profile_id: uuid.UUID | None = None
 
 
 class SplitOut(Out):
@@ -237,7 +253,7 @@ class ServiceRequestOut(Out):
 
 
 def reservation_out(r: object) -> ReservationOut:
-    """The response shape of a reservation row. PERF (issue 10): a change builds it for its
+    """The response shape of a reservation row. PERF: a change builds it for its
     event and again for its response; the second call returns the first one's object when the
     row holds the same data (every column value, mutable ones compared by content, and the
     room number), so callers only serialize it, never change it."""
@@ -273,7 +289,7 @@ def _reservation_out(r: Any, room_number: str | None) -> ReservationOut:
     return ReservationOut(
         id=r.id, confirmation_number=r.confirmation_number, property_id=r.property_id,
         status=r.status, arrival_date=r.arrival_date, departure_date=r.departure_date,
-        nights=(r.departure_date - r.arrival_date).days, adults=r.adults, children=r.children,
+        departure_time=getattr(r, "departure_time", None), nights=(r.departure_date - r.arrival_date).days, adults=r.adults, children=r.children,
         room_type_id=r.room_type_id, rate_plan_id=r.rate_plan_id,
         guest_profile_id=r.guest_profile_id, guest_first_name=r.guest_first_name,
         guest_last_name=r.guest_last_name, source=r.source, channel=r.channel,
@@ -289,6 +305,7 @@ def _reservation_out(r: Any, room_number: str | None) -> ReservationOut:
         checked_out_at=r.checked_out_at, split_from=r.split_from, notes=r.notes,
         version=r.version, created_at=r.created_at, updated_at=r.updated_at,
         block_id=getattr(r, "block_id", None),
+        company_profile_id=getattr(r, "company_profile_id", None),
     )
 
 
@@ -310,7 +327,7 @@ def service_request_out(s: object) -> ServiceRequestOut:
 
 
 class GuaranteeOut(Out):
-    """A walk-in's guarantee (issue 30): the pre-authorization of the stay's total on its guest
+    """A walk-in's guarantee: the pre-authorization of the stay's total on its guest
     folio (AUTHORIZED; PENDING while the payments service did not answer, reconciled later)."""
 
     payment_id: uuid.UUID

@@ -1,9 +1,10 @@
-"""Room blocks (issue 33): the block, its allocation grid, pick-up, cut-off, wash, the receipt."""
+"""Room blocks: the block, its allocation grid, pick-up, cut-off, wash, the receipt."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -17,15 +18,21 @@ Rooms = Annotated[int, msgspec.Meta(ge=0, le=10000)]
 
 class AllocationCell(Strict):
     """Rooms allotted to the block for one room type on one night (or, with to_date, on every
-    night from `date` to `to_date` inclusive)."""
+    night from `date` to `to_date` inclusive); `cutoff_date`: the day those nights' unpicked
+    rooms go back to the house (on or before the night; left out: the block's cut-off date)."""
 
     room_type_id: uuid.UUID
     date: date
     allotted: Rooms
     to_date: date | None = None
+    cutoff_date: date | None = None
 
 
 Grid = Annotated[list[AllocationCell], msgspec.Meta(max_length=2000)]
+
+
+# the sales manager who owns the block (a user name or id, as the sales system names them)
+Owner = Annotated[str, msgspec.Meta(min_length=1, max_length=120)]
 
 
 class BlockIn(Strict):
@@ -37,12 +44,31 @@ class BlockIn(Strict):
     company_profile_id: uuid.UUID | None = None
     cutoff_date: date | None = None  # default: the arrival date
     allocation: Grid = []
+    market_segment: Code | None = None
+    source: Code | None = None
+    owner: Owner | None = None
 
 
 class BlockPatch(Strict):
     name: Name | UnsetType = UNSET
     cutoff_date: date | UnsetType = UNSET
     company_profile_id: uuid.UUID | None | UnsetType = UNSET
+    market_segment: Code | None | UnsetType = UNSET
+    source: Code | None | UnsetType = UNSET
+    owner: Owner | None | UnsetType = UNSET
+
+
+class BlockDatesIn(Strict):
+    """The block's new dates: the same number of nights elsewhere moves the grid; other dates
+    keep the nights inside them and add new ones at 0 (or as `allocation` sets them).
+    `cutoff_date` left out keeps its distance to the arrival; `move_pickups` on a move moves
+    the block's CONFIRMED reservations by the same days."""
+
+    arrival_date: date
+    departure_date: date
+    cutoff_date: date | None = None
+    move_pickups: bool = False
+    allocation: Grid = []
 
 
 class AllocationIn(Strict):
@@ -70,7 +96,22 @@ class TransitionQuery(msgspec.Struct, kw_only=True):
 
 
 class BlockQuery(ListQuery, kw_only=True):
+    """Filters, all optional and combined: status, arrivals from..to (both included), the
+    block's code (exact, case-insensitive), its company, market segment and owner."""
+
     status: Annotated[str, msgspec.Meta(max_length=16, pattern=r"^[A-Z]+$")] | None = None
+    arrival_from: date | None = None
+    arrival_to: date | None = None
+    code: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
+    company_profile_id: uuid.UUID | None = None
+    market_segment: Code | None = None
+    owner: Owner | None = None
+
+
+class BlockReservationQuery(ListQuery, kw_only=True):
+    """A block's reservations (its rooming list), by status."""
+
+    status: Literal["CONFIRMED", "CHECKED_IN", "CHECKED_OUT", "CANCELLED", "NO_SHOW"] | None = None
 
 
 class PickupIn(ReservationIn, kw_only=True):
@@ -88,6 +129,8 @@ class NightOut(Out):
     washed: int
     released: int
     held: int
+    cutoff_date: date  # the night's own cut-off date, else the block's
+    cut_off: bool  # its unpicked rooms went back to the house
 
 
 class BlockOut(Out):
@@ -100,6 +143,9 @@ class BlockOut(Out):
     cutoff_date: date
     rate_plan_id: uuid.UUID
     company_profile_id: uuid.UUID | None
+    market_segment: str | None
+    source: str | None
+    owner: str | None  # the sales manager owning it
     folio_id: uuid.UUID | None
     status: str
     deducts: bool
@@ -111,6 +157,16 @@ class BlockOut(Out):
     version: int
     created_at: datetime
     updated_at: datetime
+
+
+class MasterFolioSettledOut(Out):
+    """The block with its master folio closed (its balance at the close: 0)."""
+
+    block: BlockOut
+    folio_id: uuid.UUID
+    folio_status: str
+    closed_at: datetime | None
+    balance: str
 
 
 class HeldChangeOut(Out):
@@ -175,7 +231,7 @@ class RoomingListIn(Strict):
 
 class RoomingRowOut(Out):
     index: int
-    outcome: str  # valid | created | refused | not_applied | rolled_back
+    outcome: str  # valid | created | existing | refused | not_applied | rolled_back
     reservation_id: uuid.UUID | None = None
     confirmation_number: str | None = None
     code: str | None = None
@@ -242,3 +298,41 @@ class BulkOut(Out):
     changed: int
     refused: int
     rows: list[BulkRowOut]
+
+
+class AttritionNightOut(Out):
+    room_type_id: uuid.UUID
+    date: date
+    contracted: int  # the grid before washes: current + washed
+    current: int  # allotted now
+    picked: int
+    washed: int
+    released: int  # given to the house at the cut-off
+    pickup_percent: Decimal  # picked of contracted, 0 when nothing was contracted
+
+
+class WashOut(Out):
+    at: datetime
+    actor_sub: str
+    rooms: int  # rooms washed by this wash, all nights together
+    reason: str | None
+
+
+class AttritionOut(Out):
+    """Contract against pick-up: what a sales manager reads before an attrition clause."""
+
+    block_id: uuid.UUID
+    code: str
+    status: str
+    contracted: int
+    current: int
+    picked: int
+    washed: int
+    released: int
+    pickup_percent: Decimal  # picked of contracted
+    current_pickup_percent: Decimal  # picked of current
+    currency: str
+    room_revenue: Decimal  # room totals of the block's stays that are not cancelled or no-show
+    reservations: int  # those stays
+    by_night: list[AttritionNightOut]
+    washes: list[WashOut]  # oldest first

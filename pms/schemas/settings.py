@@ -1,4 +1,4 @@
-"""Shapes of lists of values, settings and property images (issue 32).
+"""Shapes of lists of values, settings and property images.
 
 Module settings: one msgspec schema per module (unknown fields refused, types checked); the
 defaults of a new env are the schemas' defaults (`DEFAULT_MODULES`), so there is one place to
@@ -13,12 +13,27 @@ from typing import Annotated, Any
 
 import msgspec
 
-from pms.schemas.common import Cursor, Limit, Out
+from pms.schemas.common import Cursor, Limit, Out, Strict
 
 # -- lists of values ------------------------------------------------------------------------------
 
 ListName = Annotated[str, msgspec.Meta(min_length=1, max_length=64,
                                        pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
+
+# a stored list's code as the env keeps it (LovEntry.code): the seeded folio categories are
+# `F&B` and `mini bar`, so a code is any text without surrounding blanks, not a catalog Code
+LovCode = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^\S(.*\S)?$")]
+
+
+class LovEntryIn(Strict):
+    """One entry of an env's own list, as `PUT /v1/lov/{list}/{code}` sets it (the code is the
+    path's)."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    description: Annotated[str, msgspec.Meta(max_length=2000)] | None = None
+    active: bool = True
+    # where the entry sorts in its list; absent: a new entry goes last, a replaced one stays
+    sort_order: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] | None = None
 
 
 class LovItemOut(Out, omit_defaults=True):
@@ -31,16 +46,19 @@ class LovItemOut(Out, omit_defaults=True):
     id: uuid.UUID | None = None
 
 
-class LovQuery(msgspec.Struct, kw_only=True):
+class LovEntryQuery(msgspec.Struct, kw_only=True):
+    parent: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
+        "The parent of a dependent list: a property id for room-types, rate-plans, "
+        "transaction-codes and packages; a state for the {machine}-next-statuses lists"))
+    ] | None = None
+
+
+class LovQuery(LovEntryQuery, kw_only=True):
     limit: Limit = 50
     cursor: Cursor | None = None
     include_inactive: bool = False
     q: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
         "Search: the values whose code or name contains this (case-insensitive)"))
-    ] | None = None
-    parent: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description=(
-        "The parent of a dependent list: a property id for room-types, rate-plans, "
-        "transaction-codes and packages; a state for the {machine}-next-statuses lists"))
     ] | None = None
 
 
@@ -79,6 +97,18 @@ class BlocksModule(_Module):
     tentative_deducts_inventory: bool = False
 
 
+RetentionDays = Annotated[int, msgspec.Meta(ge=1, le=36500, description=(
+    "Days; null: the env's default (PMS_PRIVACY_*_RETENTION_DAYS)"))]
+
+
+class PrivacyModule(_Module):
+    # Retention per property (GDPR Art. 5(1)(e)), read by pms.services.privacy.retention; a
+    # profile known to several properties is kept for the longest of their rules.
+    profile_retention_days: RetentionDays | None = None  # no stay for this long: erased
+    registration_retention_days: RetentionDays | None = None  # after departure: cleared
+    message_retention_days: RetentionDays | None = None  # after departure: bodies removed
+
+
 MODULE_SCHEMAS: dict[str, type[_Module]] = {
     "housekeeping": HousekeepingModule,
     "notifications": NotificationsModule,
@@ -86,6 +116,7 @@ MODULE_SCHEMAS: dict[str, type[_Module]] = {
     "digital_keys": DigitalKeysModule,
     "night_audit": NightAuditModule,
     "blocks": BlocksModule,
+    "privacy": PrivacyModule,
 }
 DEFAULT_MODULES: dict[str, dict[str, Any]] = {
     name: msgspec.to_builtins(schema()) for name, schema in MODULE_SCHEMAS.items()}
@@ -100,6 +131,7 @@ class ModulesDocument(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     digital_keys: DigitalKeysModule = msgspec.field(default_factory=DigitalKeysModule)
     night_audit: NightAuditModule = msgspec.field(default_factory=NightAuditModule)
     blocks: BlocksModule = msgspec.field(default_factory=BlocksModule)
+    privacy: PrivacyModule = msgspec.field(default_factory=PrivacyModule)
 
 
 Key = Annotated[str, msgspec.Meta(max_length=64)]

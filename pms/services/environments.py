@@ -2,7 +2,7 @@
 
 First event for an env: one row with the default lists of values and module settings, its audit
 row and a `hotel:pms:environment:initialized` event; in the same transaction the lists of values
-(`lov_entry`) and the module settings document are seeded, missing rows only (issue 32). Then, outside the transaction, the ledger's
+(`lov_entry`) and the module settings document are seeded, missing rows only. Then, outside the transaction, the ledger's
 folio-settlement accounts are ensured (created on demand and idempotently by the ledger service);
 the outcome is recorded in a second short unit of work. A ledger outage leaves the env
 initialized with `ledger_accounts_ready = false` and the error recorded: the next event for the
@@ -26,10 +26,10 @@ from pms.schemas.settings import DEFAULT_MODULES
 from pms.services.catalog.lov import SEEDED_LISTS, seed_lists
 from pms.services.catalog.settings import seed_modules
 
-# issue 32: the lists seeded as `lov_entry` rows (pms/services/catalog/lov.py), one place for both
+# the lists seeded as `lov_entry` rows (pms/services/catalog/lov.py), one place for both
 DEFAULT_LISTS_OF_VALUES: dict[str, list[str]] = {
     name.replace("-", "_"): [item.code for item in items] for name, items in SEEDED_LISTS.items()}
-# issue 32: the module schemas' defaults (pms/schemas/settings.py), one place for both
+# the module schemas' defaults (pms/schemas/settings.py), one place for both
 DEFAULT_MODULE_SETTINGS: dict[str, dict[str, Any]] = DEFAULT_MODULES
 
 
@@ -78,7 +78,7 @@ def initialize_environment(env_id: uuid.UUID, *, ledger: Any,
                 lists_of_values=copy.deepcopy(DEFAULT_LISTS_OF_VALUES),
                 module_settings=copy.deepcopy(DEFAULT_MODULE_SETTINGS))
             created = True
-        # issue 32: the env's lists of values and default module settings as rows, missing ones
+        # the env's lists of values and default module settings as rows, missing ones
         # only (an env initialized before them gets them with its next event)
         seeded = seed_lists(ctx) + int(seed_modules(ctx))
         if created:

@@ -1,4 +1,4 @@
-"""Who made a row that a create folded into (issue 28): read from the audit journal, which every
+"""Who made a row that a create folded into: read from the audit journal, which every
 change writes in its own transaction and which is never purged."""
 
 from __future__ import annotations

@@ -23,27 +23,27 @@ from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.states import JOB_INITIAL, JOB_MACHINE, JobStatus
-from pms.errors import Conflict, NotFound
+from pms.errors import Forbidden, NotFound
+from pms.failures import public_error
 from pms.models import Property
 from pms.models.platform import Job, OutboxEvent
 from pms.schemas.common import to_data
 from pms.schemas.end_of_day import EndOfDayIn, NightAuditRunOut
 from pms.schemas.jobs import job_out
+from pms.services.job_records import (
+    PRIVACY_EXPORT,
+    ROOMING_LIST,
+    JobNotFinished,
+    as_requester,
+    record_queued,
+)
 from pms.services.reservations.reservations import business_date as current_business_date
 
 log = logging.getLogger("pms.jobs")
 END_OF_DAY = "end_of_day"
-ROOMING_LIST = "rooming_list"  # issue 33: pms.services.groups.room_blocks
-# issue 33: a block's bulk cancel and date change (pms.services.groups.block_bulk)
+# a block's bulk cancel and date change (pms.services.groups.block_bulk)
 BLOCK_JOBS = frozenset({ROOMING_LIST, "block_bulk_cancel", "block_bulk_date_change"})
-JOB_QUEUED = "hotel:pms:job:queued"
-ARI_PUSH = "ari_push"  # issue 35 (pms.services.distribution.ari_push)
-
-
-class JobNotFinished(Conflict):
-    """Raised when the result of a job that has not finished is asked for."""
-
-    code = "job_not_finished"
+ARI_PUSH = "ari_push"  # (pms.services.distribution.ari_push)
 
 
 def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, platform: Any = None
@@ -54,9 +54,17 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
 
     Raises:
         NotFound: no such property.
+        Forbidden (403 override_not_allowed): `override_reason` from a caller that is not
+            staff (a user token without a holder).
+        Conflict (409 business_date_not_current, business_date_not_over): see
+            `end_of_day.check_closable`.
     """
     from pms.services.night_audit import end_of_day as eod
 
+    if body.override_reason is not None and (ctx.client_kind != "user"
+                                             or ctx.holder_id is not None):
+        raise Forbidden("only staff (a user token) may override the night audit's calendar",
+                        code="override_not_allowed")
     if body.dry_run:
         return None, eod.run_night_audit(ctx, property_id, business_date=body.business_date,
                                          dry_run=True)
@@ -65,9 +73,10 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
         if prop is None:
             raise NotFound("no such property")
         day = body.business_date or current_business_date(prop, ctx.now)
-        eod.check_closable(prop, day, ctx.now)
+        eod.check_closable(prop, day, ctx.now, override_reason=body.override_reason)
     with lock_errors(), unit_of_work(ctx) as uow:
-        run, done = eod.claim_in(uow, ctx, property_id, day)
+        run, done = eod.claim_in(uow, ctx, property_id, day,
+                                 override_reason=body.override_reason)
         job = None
         if not done:
             job = Job.create(kind=END_OF_DAY, status=JOB_INITIAL.value, property_id=property_id,
@@ -79,30 +88,36 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
     return job, None
 
 
-def record_queued(uow: UnitOfWork, job: Job) -> None:
-    """The job's audit row and its `hotel:pms:job:queued` event, in the caller's transaction.
-
-    NOTE: written here rather than through `uow.emit`, which bumps a `version` column: a job is
-    born once and never changes as an aggregate, so its only event is version 1.
-    """
-    data = to_data(job_out(job))
-    uow.audit("job.queued", job, after=data)
-    uow.events.append(OutboxEvent.create(
-        type=JOB_QUEUED, subject=str(job.id), aggregate_type="job", aggregate_version=1,
-        property_id=job.property_id, idempotency_key=f"{JOB_QUEUED}:{job.id}:1", data=data,
-        traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now))
+JOB_FINISHED = {"succeed": "succeeded", "fail": "failed"}  # trigger -> the event's action
 
 
 def _transition(ctx: Ctx, job_id: uuid.UUID, trigger: str, *, allowed: tuple[JobStatus, ...],
                 **values: Any) -> bool:
-    """Apply `trigger` to the job if its status is one of `allowed` (under its row lock)."""
-    with unit_of_work(ctx):
+    """Apply `trigger` to the job if its status is one of `allowed` (under its row lock).
+    A job that finishes records `hotel:pms:job:succeeded` or `hotel:pms:job:failed` (the job
+    as `GET /v1/jobs/{id}` answers it, its result included) in the same transaction, so a
+    caller learns a push's, a rooming list's or a bulk change's outcome without polling."""
+    with unit_of_work(ctx) as uow:
         job = for_update(Job.select().where(Job.id == job_id)).first()
         if job is None or job.status not in allowed or not JOB_MACHINE.can(job.status, trigger):
             return False
         values["status"] = JOB_MACHINE.transition(job.status, trigger).value
         Job.update(**values).where(Job.id == job_id).execute()
+        if trigger in JOB_FINISHED:
+            _record_finished(uow, Job.get_by_id(job_id), JOB_FINISHED[trigger])
         return True
+
+
+def _record_finished(uow: UnitOfWork, job: Job, action: str) -> None:
+    """The finished job's audit row and event, with its result: its stream's second and last
+    version (the first is `job:queued`; running is no change a subscriber acts on)."""
+    event_type = f"hotel:pms:job:{action}"
+    data = {**to_data(job_out(job)), "result": job.result}
+    uow.audit(f"job.{action}", job, after=data)
+    uow.events.append(OutboxEvent.create(
+        type=event_type, subject=str(job.id), aggregate_type="job", aggregate_version=2,
+        property_id=job.property_id, idempotency_key=f"{event_type}:{job.id}:2", data=data,
+        traceparent=uow.ctx.traceparent, request_id=uow.ctx.request_id, time=uow.ctx.now))
 
 
 def _take(ctx: Ctx, job_id: uuid.UUID, *, resume: bool) -> bool:
@@ -136,11 +151,14 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
     try:
         with read_scope(ctx):
             job = Job.get_by_id(job_id)
-        if job.kind == ARI_PUSH:  # issue 35: an ARI re-push (pms.services.distribution.ari_push)
+        if job.kind == ARI_PUSH:  # an ARI re-push (pms.services.distribution.ari_push)
             _run_ari_push(ctx, job)
             return
-        if job.kind in BLOCK_JOBS:  # issue 33
+        if job.kind in BLOCK_JOBS:
             _run_block_job(ctx, job)
+            return
+        if job.kind == PRIVACY_EXPORT:  # a person's data (pms.services.privacy.export_jobs)
+            _run_privacy_export(ctx, job, platform)
             return
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
@@ -149,8 +167,7 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
     except BaseException as exc:
         # NOTE: BaseException on purpose: a time limit or a shutdown interrupt must not leave
         # the job RUNNING; the interrupt is re-raised after the job is marked.
-        log.exception("job failed", extra={"job_id": str(job_id)})
-        fail_job(ctx, job_id, f"{type(exc).__name__}: {exc}")
+        fail_job(ctx, job_id, public_error(exc, log, "job", job_id=str(job_id)))
         if not isinstance(exc, Exception):
             raise
         return
@@ -160,7 +177,7 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
 
 
 def start_ari_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> Job:
-    """Queue an ARI re-push (issue 35) of `months` ("YYYY-MM"), or of 365 days from the
+    """Queue an ARI re-push of `months` ("YYYY-MM"), or of 365 days from the
     business date, with its `job:queued` event. Raises NotFound, ValidationFailed."""
     from pms.services.distribution import ari_push
 
@@ -181,8 +198,19 @@ def _run_ari_push(ctx: Ctx, job: Job) -> None:
                 finished_at=dt.datetime.now(dt.UTC))
 
 
+def _run_privacy_export(ctx: Ctx, job: Job, platform: Any) -> None:
+    from pms.services.privacy import export_jobs
+
+    store = getattr(platform, "storage", None)
+    if store is None:
+        raise RuntimeError("a privacy export needs the object storage")
+    result = export_jobs.run(as_requester(ctx, job), job, store=store)
+    _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
+                finished_at=dt.datetime.now(dt.UTC))
+
+
 def _run_block_job(ctx: Ctx, job: Job) -> None:
-    """Issue 33: a block's rooming list (pms.services.groups.room_blocks) or bulk cancel or
+    """a block's rooming list (pms.services.groups.room_blocks) or bulk cancel or
     date change (pms.services.groups.block_bulk), its progress kept on the job's result as it
     goes."""
     from pms.services.groups.block_bulk import run_bulk
@@ -194,7 +222,7 @@ def _run_block_job(ctx: Ctx, job: Job) -> None:
                 Job.id == job.id).execute()
 
     run = run_rooming_list if job.kind == ROOMING_LIST else run_bulk
-    result = run(ctx, job, progress=progress)
+    result = run(as_requester(ctx, job), job, progress=progress)
     _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
                 finished_at=dt.datetime.now(dt.UTC))
 

@@ -1,4 +1,4 @@
-"""One rule for ids in a request body (issue 27): an id that names nothing the caller can see
+"""One rule for ids in a request body: an id that names nothing the caller can see
 is 422 naming the field, not 404 (that is for an id in the path) and not whatever availability
 or state check would come next. tests/api/test_body_references.py checks every body's uuid
 fields."""

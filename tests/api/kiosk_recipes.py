@@ -1,4 +1,4 @@
-"""Shared steps of the kiosk tests (issue 30): a configured hotel, kiosk tokens, lookups."""
+"""Shared steps of the kiosk tests: a configured hotel, kiosk tokens, lookups."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
-from tests.helpers import RawBody, random_ref
+from tests.helpers import RawBody, owned_method, random_ref
 
 
 class World:
@@ -96,6 +96,16 @@ RECIPES: dict[tuple[str, str], Recipe] = {
     ("PUT", f"{P}/profiles/{{id}}/loyalty-number"): lambda w: (
         w.fill(f"{P}/profiles/{{id}}/loyalty-number", {"id": w.profile_id}),
         {"loyalty_number": "LOY-" + uuid.uuid4().hex[:8]}),
+    ("POST", f"{P}/profiles/{{id}}/consents"): lambda w: (
+        w.fill(f"{P}/profiles/{{id}}/consents", {"id": w.profile_id}),
+        {"purpose": "MARKETING_EMAIL", "granted": True, "source": "DESK", "text_version": "v1"}),
+    ("POST", f"{P}/profiles/{{id}}/personal-data/exports"): lambda w: (
+        w.fill(f"{P}/profiles/{{id}}/personal-data/exports", {"id": w.profile_id}), None),
+    # a fresh profile: one with no stay is erased at once (the world's guest has stays)
+    ("POST", f"{P}/profiles/{{id}}/erasure"): lambda w: (
+        w.fill(f"{P}/profiles/{{id}}/erasure", {"id": w._post(w.fill(f"{P}/profiles"), {
+            "first_name": "Eve", "last_name": "Gone",
+            "email": f"{random_ref('e')}@example.com"})["id"]}), {}),
 }
 
 # Room deletes need the room unreferenced; the world's room is. Room types/rate plans/items/
@@ -106,7 +116,7 @@ RECIPES[("DELETE", f"{P}/room-types/{{id}}")] = lambda w: (
         "code": random_ref("RT"), "name": "Spare"})["id"]}), None)
 
 
-# -- cashiering, night audit (issue 5) -------------------------------------------------------------
+# -- cashiering, night audit -------------------------------------------------------------
 
 def _cashiering_stay(w: World) -> dict[str, Any]:
     """A second hotel of the world's env with a checked-in stay, a transaction code and a charge
@@ -190,7 +200,8 @@ def _refund(w: World) -> tuple[str, Any]:
 
 def _end_of_day(w: World) -> tuple[str, Any]:
     # the job stays QUEUED (no relay runs in API tests): only the request's rows are counted
-    return f"{_cashiering_stay(w)['base']}/end-of-day", {}
+    # (the business date is the local date: closing it needs the staff override)
+    return f"{_cashiering_stay(w)['base']}/end-of-day", {"override_reason": "test: early close"}
 
 
 RECIPES.update({
@@ -224,13 +235,14 @@ RECIPES.update({
         {"folio_type": "EXTRA"}),
     ("POST", f"{P}/end-of-day"): _end_of_day,
     ("POST", "/v1/jobs"): lambda w: ("/v1/jobs", {
-        "kind": "end_of_day", "property_id": _end_of_day(w)[0].split("/")[3]}),
+        "kind": "end_of_day", "property_id": _end_of_day(w)[0].split("/")[3],
+        "input": {"override_reason": "test: early close"}}),
 })
 World._tc_id = property(lambda w: w._post(w.fill(f"{P}/transaction-codes"), {  # type: ignore[attr-defined]
     "code": random_ref("TC")[:30], "name": "Laundry", "category": "other"})["id"])
 
 
-# -- rates, inventory, maintenance (issue 3, engineer A) --------------------------------------------
+# -- rates, inventory, maintenance (engineer A) --------------------------------------------
 
 def _promo_id(w: World) -> str:
     return w._post(w.fill(f"{P}/promo-codes"), {"code": random_ref("PC")[:30].replace("-", ""),
@@ -278,7 +290,7 @@ RECIPES.update({
 })
 
 
-# -- reservations and front desk (issue 3) ---------------------------------------------------------
+# -- reservations and front desk ---------------------------------------------------------
 
 def _stay_hotel(w: World) -> dict[str, Any]:
     """A hotel of the world's env with rates loaded (built through the services; cached)."""
@@ -370,7 +382,7 @@ RECIPES.update({
 })
 
 
-# -- housekeeping (issue 4) -------------------------------------------------------------------
+# -- housekeeping -------------------------------------------------------------------
 
 def _hk_room_number(w: World) -> str:
     if getattr(w, "_hk_room_number", None) is None:
@@ -397,7 +409,7 @@ RECIPES.update({
 })
 
 
-# -- lists of values, settings, property images (issue 32) ------------------------------------
+# -- lists of values, settings, property images ------------------------------------
 
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -428,7 +440,7 @@ def _uploaded_image(w: World) -> str:
     return resp.json["id"]
 
 
-# -- corporate accounts (issue 31) ------------------------------------------------------------
+# -- corporate accounts ------------------------------------------------------------
 
 CO = f"{P}/companies/{{profile_id}}"
 
@@ -449,9 +461,24 @@ def _traveler(w: World) -> str:
                                              "email": f"{random_ref('tr')}@example.com"})["id"]
 
 
+def _invitation(w: World, action: str) -> str:
+    """The answer path of a fresh invitation by a company ADMIN (answered by staff here, on
+    the traveler's behalf)."""
+    from pms.devkeys import mint_token
+
+    admin, traveler = _traveler(w), _traveler(w)
+    w._post(_co(w, "/users"), {"traveler_profile_id": admin, "role": "ADMIN"})
+    token = mint_token(w.api.settings, env_id=w.api.env_id, client_kind="user",
+                       holder_id=admin)
+    resp = w.api.post(_co(w, "/users"), {"traveler_profile_id": traveler, "role": "BOOKER"},
+                      token=token)
+    assert resp.status_code == 202, resp.text
+    return w.fill(f"{P}/profiles/{traveler}/company-invitations/{resp.json['id']}/{action}")
+
+
 def _company_pm(w: World, *then: tuple[str, dict[str, Any]]) -> str:
     pm = w._post(_co(w, "/payment-methods"),
-                 {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]})["id"]
+                 {"payment_method_id": owned_method(_company_id(w))})["id"]
     for action, body in then:
         w._post(_co(w, f"/payment-methods/{pm}/{action}"), body)
     return pm
@@ -462,15 +489,31 @@ RECIPES.update({
         "traveler_profile_id": _traveler(w), "role": "BOOKER"}),
     ("DELETE", f"{CO}/users/{{id}}"): lambda w: (_co(w, "/users/") + w._post(
         _co(w, "/users"), {"traveler_profile_id": _traveler(w), "role": "VIEWER"})["id"], None),
+    ("PATCH", f"{CO}/users/{{id}}"): lambda w: (_co(w, "/users/") + w._post(
+        _co(w, "/users"), {"traveler_profile_id": _traveler(w), "role": "VIEWER"})["id"],
+        {"role": "BOOKER"}),
+    ("POST", f"{P}/profiles/{{id}}/company-invitations/{{invitation_id}}/accept"):
+        lambda w: (_invitation(w, "accept"), None),
+    ("POST", f"{P}/profiles/{{id}}/company-invitations/{{invitation_id}}/decline"):
+        lambda w: (_invitation(w, "decline"), None),
+    ("PUT", f"{CO}/identity-provider"): lambda w: (_co(w, "/identity-provider"), {
+        "sso_provider": "okta"}),
     ("PUT", f"{CO}/receivable-account"): lambda w: (_co(w, "/receivable-account"), {
         "credit_limit": "1500.00", "currency": "EUR"}),
+    # a read whose query names its range (required): the walks ask it with one
+    ("GET", "/v1/companies/{profile_id}/production"): lambda w: (
+        f"/v1/companies/{_company_id(w)}/production?from_date=2030-01-01&to_date=2030-12-31",
+        None),
+    ("PUT", "/v1/companies/{profile_id}/receivable"): lambda w: (
+        f"/v1/companies/{_company_id(w)}/receivable", {"credit_limit": "1500.00",
+                                                        "currency": "EUR"}),
     ("PUT", f"{CO}/admin-provisioning"): lambda w: (_co(w, "/admin-provisioning"), {
         "email": f"{random_ref('ad')}@example.com", "first_name": "Ann", "last_name": "Admin"}),
     ("PUT", f"{CO}/rate-links"): lambda w: (_co(w, "/rate-links"), {"rate_plan_ids": [
         w._post(w.fill(f"{P}/rate-plans"), {"code": random_ref("NG"), "name": "Corporate",
                                             "negotiated": True})["id"]]}),
     ("POST", f"{CO}/payment-methods"): lambda w: (_co(w, "/payment-methods"), {
-        "payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10], "label": "Corporate Amex"}),
+        "payment_method_id": owned_method(_company_id(w)), "label": "Corporate Amex"}),
     ("DELETE", f"{CO}/payment-methods/{{id}}"): lambda w: (
         _co(w, "/payment-methods/") + _company_pm(w), None),
     ("POST", f"{CO}/payment-methods/{{id}}/approve"): lambda w: (
@@ -516,7 +559,7 @@ RECIPES.update({
 })
 
 
-# -- lists of values, settings, property images (issue 32), continued ---------------------------
+# -- lists of values, settings, property images, continued ---------------------------
 
 RECIPES.update({
     ("PATCH", "/v1/settings/modules"): _modules_patch,
@@ -534,7 +577,32 @@ RECIPES.update({
 })
 
 
-# -- digital keys, kiosk config, feedback, guest payment methods (issue 29) ---------------------
+def _lov_entry(w: World) -> str:
+    """The URL of a new entry of one of the env's own lists."""
+    url = "/v1/lov/cancellation-reasons/" + random_ref("R")
+    assert w.api.put(url, {"name": "A reason"}).status_code == 201
+    return url
+
+
+def _system(w: World) -> str:
+    """The URL of a new external system (the others untouched)."""
+    url = "/v1/settings/external-systems/pos-" + uuid.uuid4().hex[:8]
+    resp = w.api.put(url, {"kind": "pos", "identifiers": {"outlet": "1"}})
+    assert resp.status_code == 201, resp.text
+    return url
+
+
+RECIPES.update({
+    # a replace of an entry the env has (elsewhere the same PUT makes that env's own)
+    ("PUT", "/v1/lov/{list}/{code}"): lambda w: (_lov_entry(w), {"name": "Weather"}),
+    ("DELETE", "/v1/lov/{list}/{code}"): lambda w: (_lov_entry(w), None),
+    ("PUT", "/v1/settings/external-systems/{code}"): lambda w: (
+        _system(w), _SYSTEMS["systems"]["channel-manager"]),
+    ("DELETE", "/v1/settings/external-systems/{code}"): lambda w: (_system(w), None),
+})
+
+
+# -- digital keys, kiosk config, feedback, guest payment methods ---------------------
 
 def _key_stay(w: World) -> tuple[str, str]:
     """(base URL of the stay hotel, id of a new CHECKED_IN reservation)."""
@@ -567,9 +635,14 @@ def _feedback(w: World) -> tuple[str, Any]:
     return f"{base}/feedback", {"reservation_id": reservation_id, "rating": 4}
 
 
+def _owned_method(w: World, suffix: str) -> str:
+    """A sandbox method the payments service reports as the world's guest profile's."""
+    return owned_method(w.profile_id, suffix)
+
+
 def _payment_method(w: World) -> str:
     w._post(w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id}),
-            {"payment_method_id": "pm_card_mastercard"})
+            {"payment_method_id": _owned_method(w, "mastercard")})
     return w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id})
 
 
@@ -584,11 +657,17 @@ RECIPES.update({
     ("POST", f"{P}/feedback"): _feedback,
     ("POST", f"{P}/profiles/{{id}}/payment-methods"): lambda w: (
         w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id}),
-        {"payment_method_id": "pm_card_visa", "brand": "visa", "last4": "4242",
+        {"payment_method_id": _owned_method(w, "visa"), "brand": "visa", "last4": "4242",
          "exp_month": 12, "exp_year": 2030}),
     ("DELETE", f"{P}/profiles/{{id}}/payment-methods"): lambda w: (
-        _payment_method(w) + "?payment_method_id=pm_card_mastercard", None),
+        _payment_method(w) + f"?payment_method_id={_owned_method(w, 'mastercard')}", None),
+    ("POST", f"{P}/kiosk/reservations/{{id}}/add-ons"): lambda w: _kiosk_call(
+        w, "/add-ons", {"package_code": "BRKF"}),
+    ("POST", f"{P}/kiosk/reservations/{{id}}/check-out"): lambda w: _kiosk_call(
+        w, "/check-out", {"payment_method_id": "pm_card_visa"}),
     # reads that need a query (tenancy: another env's ids answer 404, not 422)
+    ("GET", f"{P}/digital-keys/live"): lambda w: (
+        w.fill(f"{P}/digital-keys/live") + "?room_number=101", None),
     ("GET", f"{P}/digital-keys"): lambda w: (
         "{}/digital-keys?reservation_id={}".format(*_key_stay(w)), None),
     ("POST", f"{CO}/credit-overrides"): lambda w: (_co(w, "/credit-overrides"), {
@@ -603,7 +682,7 @@ RECIPES.update({
 })
 
 
-# -- banquet events on function spaces (issue 34) ------------------------------------------------
+# -- banquet events on function spaces ------------------------------------------------
 
 def _banquet_hotel(w: World) -> dict[str, Any]:
     """The stay hotel with a transaction code BQ and a checked-in stay's folio (cached)."""
@@ -696,6 +775,8 @@ RECIPES.update({
     ("PATCH", f"{P}/function-spaces/{{id}}"): lambda w: (
         _bq_fs_item(w), {"capacities": {"BOARDROOM": 12}}),
     ("DELETE", f"{P}/function-spaces/{{id}}"): lambda w: (_bq_fs_item(w), None),
+    ("GET", f"{P}/function-spaces/{{id}}/slots"): lambda w: (
+        _bq_fs_item(w) + "/slots?from_at=2031-01-01T09:00:00Z&to_at=2031-01-01T18:00:00Z", None),
     ("POST", f"{P}/event-resource-items"): lambda w: (
         f"{_banquet_hotel(w)['base']}/event-resource-items",
         {"code": random_ref("EQ"), "name": "Screen", "kind": "EQUIPMENT", "stock": 3,
@@ -723,8 +804,43 @@ RECIPES.update({
 })
 
 
+def _kiosk_call(w: World, suffix: str, body: dict[str, Any]) -> tuple[str, Any]:
+    """A terminal's request on an in-house stay of the stay hotel, through its session: the
+    kiosk offers a BRKF add-on, the terminal looks the stay up, then sends `body` with its
+    kiosk token and session (a kiosk-only route answers the terminal, not the desk)."""
+    from pms.db.uow import read_scope
+    from pms.devkeys import mint_token
+    from pms.models import Reservation
+    from pms.schemas.kiosk import KioskConfigIn
+    from pms.services.kiosk import kiosk
+    from tests.api.kiosk_recipes import ALL_MODES, KIOSK_SCOPES, TERMINAL
+    from tests.factories import make_package
+
+    s = _stay_hotel(w)
+    if not s.get("kiosk_addons"):
+        make_package(s["ctx"], s["hotel"].id, code="BRKF", name="Breakfast", price="15.00",
+                     calculation="PER_PERSON_PER_NIGHT")
+        kiosk.put_config(s["ctx"], s["hotel"].id, KioskConfigIn(
+            enabled_modes=list(ALL_MODES), add_on_package_codes=["BRKF"], lockdown=False,
+            max_keys_per_stay=3))
+        s["kiosk_addons"] = True
+    url = _stay(w, state="PAID", nights=1)
+    with read_scope(s["ctx"]):
+        row = Reservation.get_by_id(uuid.UUID(url.rsplit("/", 1)[1]))
+    token = mint_token(w.api.settings, env_id=w.api.env_id, client_kind="kiosk", sub=TERMINAL,
+                       scopes=KIOSK_SCOPES)
+    found = w.api.post(f"{s['base']}/kiosk/lookup", {
+        "last_name": row.guest_last_name, "confirmation_number": row.confirmation_number},
+        token=token)
+    assert found.status_code == 200, found.text
+    headers = {"Authorization": f"Bearer {token}",
+               "X-Kiosk-Session": found.json["kiosk_session"]}
+    return (url.replace("/reservations/", "/kiosk/reservations/") + suffix,
+            RawBody(json=body, headers=headers))
+
+
 # --- h30 ---
-# the kiosk lookup (issue 30): a today's arrival of the stay hotel, the kiosk configured
+# the kiosk lookup: a today's arrival of the stay hotel, the kiosk configured
 
 def _kiosk_lookup(w: World) -> tuple[str, Any]:
     from tests.api.kiosk_recipes import configure
@@ -745,14 +861,14 @@ RECIPES.update({("POST", f"{P}/kiosk/lookup"): _kiosk_lookup})
 
 
 # --- h35 ---
-# issue 35: the ARI re-push job (a job row with its `job:queued` event and audit row)
+# the ARI re-push job (a job row with its `job:queued` event and audit row)
 RECIPES.update({
     ("POST", f"{P}/ari/push"): lambda w: (w.fill(f"{P}/ari/push"), {"months": ["2031-01"]}),
 })
 
 
 # --- h33 ---
-# Room blocks (issue 33): each recipe makes a new block of the stay hotel, one room allotted on
+# Room blocks: each recipe makes a new block of the stay hotel, one room allotted on
 # a night of its own (so DEFINITE blocks never run the hotel's three rooms out).
 
 def _blk(w: World, *moves: str, picked: bool = False) -> str:
@@ -853,6 +969,35 @@ def _blk_rooming(w: World) -> tuple[str, Any]:
 
 
 RECIPES[("POST", f"{P}/blocks/{{id}}/rooming-list")] = _blk_rooming
+
+
+def _blk_overpick(w: World) -> tuple[str, Any]:
+    """An overpick inside the allocation (a plain pick-up through the overpick route)."""
+    url, body = _blk_pick(w)
+    return url.rsplit("/", 1)[0] + "/overpicks", body
+
+
+def _blk_dates(w: World) -> tuple[str, Any]:
+    """A DEFINITE block moved a day later (its held room follows)."""
+    from datetime import timedelta
+
+    from pms.db.uow import read_scope
+    from pms.services.groups import room_blocks
+
+    s = _stay_hotel(w)
+    url = _blk(w, "definite")
+    with read_scope(s["ctx"]):
+        block = room_blocks.load_block(s["hotel"].id, uuid.UUID(url.rsplit("/", 1)[1]))
+    return url + "/dates", {
+        "arrival_date": (block.arrival_date + timedelta(days=1)).isoformat(),
+        "departure_date": (block.departure_date + timedelta(days=1)).isoformat()}
+
+
+RECIPES[("POST", f"{P}/blocks/{{id}}/overpicks")] = _blk_overpick
+RECIPES[("POST", f"{P}/blocks/{{id}}/dates")] = _blk_dates
+# an inquiry that never took a guest has ended: its empty master folio is settled
+RECIPES[("POST", f"{P}/blocks/{{id}}/master-folio/settle")] = lambda w: (
+    _blk(w) + "/master-folio/settle", None)
 # the block's bulk jobs: a DEFINITE block with one room picked up (the job is queued: 202)
 RECIPES[("POST", f"{P}/blocks/{{id}}/reservations/bulk-cancel")] = lambda w: (
     _blk(w, "definite", picked=True) + "/reservations/bulk-cancel", {})
@@ -861,7 +1006,7 @@ RECIPES[("POST", f"{P}/blocks/{{id}}/reservations/bulk-date-change")] = lambda w
 
 
 # --- h31 ---
-# Routing a stay's folio to a company (issue 31): a CONFIRMED stay of the stay hotel, a company
+# Routing a stay's folio to a company: a CONFIRMED stay of the stay hotel, a company
 # there with an approved POSTPAY method (no receivable account needed).
 
 def _h31_route_stay(w: World) -> tuple[str, Any]:
@@ -870,7 +1015,7 @@ def _h31_route_stay(w: World) -> tuple[str, Any]:
                                                 "company_name": random_ref("Co")})["id"]
     base = f"{s['base']}/companies/{company}"
     pm = w._post(f"{base}/payment-methods",
-                 {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]})["id"]
+                 {"payment_method_id": owned_method(company)})["id"]
     w._post(f"{base}/payment-methods/{pm}/approve", {"approval": "POSTPAY"})
     return _stay(w) + "/company-billing", {"company_profile_id": company,
                                            "company_payment_method_id": pm, "cap": "50.00"}
@@ -900,6 +1045,46 @@ def _h31_receivable_payment(w: World) -> tuple[str, Any]:
                                                     "reference": "WIRE-1"}
 
 
+def _ar_item(w: World, kind: str = "DIRECT_BILL") -> str:
+    """An item of the company's receivable (100.00 open, written here as a check-out or a
+    payment leaves it, to keep the recipes short)."""
+    from datetime import date
+    from decimal import Decimal
+
+    from pms.context import Ctx
+    from pms.db.uow import unit_of_work
+    from pms.models import CompanyArItem
+
+    w.api.put(_co(w, "/receivable-account"), {"credit_limit": "1500.00", "currency": "EUR"})
+    company = uuid.UUID(_company_id(w))
+    prop = uuid.UUID(_co(w).split("/")[3])
+    with unit_of_work(Ctx(env_id=w.api.env_id, sub="recipe")):
+        item = CompanyArItem.create(
+            company_profile_id=company, property_id=prop, kind=kind, currency="EUR",
+            amount=Decimal("100.00") * (1 if kind == "DIRECT_BILL" else -1),
+            open_amount=Decimal("100.00"), business_date=date(2031, 1, 1))
+    return str(item.id)
+
+
+def _ar_apply(w: World) -> tuple[str, Any]:
+    _ar_item(w)
+    invoice = w._post(_co(w, "/receivable-account/invoices"), {})["id"]
+    return (_co(w, f"/receivable-account/items/{_ar_item(w, 'PAYMENT')}/apply"),
+            {"invoice_id": invoice})
+
+
+RECIPES.update({
+    ("POST", f"{CO}/receivable-account/invoices"): lambda w: (
+        _co(w, "/receivable-account/invoices"), {"item_ids": [_ar_item(w)]}),
+    ("POST", f"{CO}/receivable-account/items/{{id}}/apply"): _ar_apply,
+    ("POST", f"{CO}/receivable-account/write-offs"): lambda w: (
+        _co(w, "/receivable-account/write-offs"), {"item_id": _ar_item(w), "amount": "1.00",
+                                                   "reason": "goodwill"}),
+    ("PUT", f"{CO}/routing-instructions"): lambda w: (
+        _co(w, "/routing-instructions"), {"categories": ["room", "tax"]}),
+})
+
+
 RECIPES.update({
     ("PUT", f"{P}/reservations/{{id}}/company-billing"): _h31_route_stay,
     ("DELETE", f"{P}/reservations/{{id}}/company-billing"): _h31_unroute_stay,
@@ -908,7 +1093,7 @@ RECIPES.update({
 
 
 # --- h37 ---
-# Issue 37: every admin submit alias takes its domain route's recipe, at the alias path.
+# every admin submit alias takes its domain route's recipe, at the alias path.
 def _h37_alias_recipes() -> dict[tuple[str, str], Recipe]:
     from pms.api.admin import alias_table
     from pms.routes import all_routes
@@ -930,7 +1115,7 @@ RECIPES.update(_h37_alias_recipes())
 
 
 # --- h37p ---
-# Issue 37: policy administration, each id-bearing route on a row of the owner's env.
+# policy administration, each id-bearing route on a row of the owner's env.
 def _h37p_policy_recipes() -> dict[tuple[str, str], Recipe]:
     bodies: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any] | None]] = {
         "policy-sets": (lambda: {"name": random_ref("ps"), "rules": [
@@ -952,6 +1137,14 @@ def _h37p_policy_recipes() -> dict[tuple[str, str], Recipe]:
         out[("DELETE", f"/v1/admin/{kind}/{{id}}")] = recipe
         if put is not None:
             out[("PUT", f"/v1/admin/{kind}/{{id}}")] = functools.partial(recipe, _body=put)
+
+    def replace_set(w: World) -> tuple[str, Any]:
+        """A policy set is replaced only with its version (If-Match: its ETag)."""
+        made = w._post("/v1/admin/policy-sets", bodies["policy-sets"][0]())
+        return (f"/v1/admin/policy-sets/{made['id']}",
+                RawBody(json={"name": "renamed"}, headers={"If-Match": f'"{made["version"]}"'}))
+
+    out[("PUT", "/v1/admin/policy-sets/{id}")] = replace_set
     return out
 
 
@@ -959,7 +1152,7 @@ RECIPES.update(_h37p_policy_recipes())
 
 
 # --- h36 ---
-# Issue 37 (config bundles): a bundle of one new package applied to the world's property, so the
+# (config bundles): a bundle of one new package applied to the world's property, so the
 # one change is one pair (a bundle of n changes writes n pairs: tests/api/test_config_bundles.py)
 RECIPES.update({
     ("POST", f"{P}/config-bundle"): lambda w: (w.fill(f"{P}/config-bundle") + "?dry_run=false", {

@@ -1,4 +1,4 @@
-"""The admin console's server side (issue 37): its static files at /admin/ (no token, no data),
+"""The admin console's server side: its static files at /admin/ (no token, no data),
 the embedded default's gateway stand-in (the demo token for the console's calls from loopback,
 never in a production configuration), the page index, the actions' body schemas and the LOV
 search the console uses. The console itself runs in Chromium: tests/e2e/test_admin_console.py."""
@@ -79,15 +79,17 @@ def test_a_production_configuration_never_adds_a_token(settings, database, clock
 def test_the_embedded_default_adds_the_demo_token_to_the_consoles_loopback_calls(
         settings, database, clock, token_file, env_id):
     client = _client(settings, database, clock, console_token_file=token_file)
-    ok = client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="127.0.0.1")
+    ok = client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="127.0.0.1",
+                             host="127.0.0.1")
     assert ok.status_code == 200, ok.text
     assert [p["page"] for p in ok.json["data"]] == list(admin.PAGES)
-    assert client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="::1").status_code == 200
+    assert client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="::1",
+                               host="[::1]").status_code == 200
     refused = [
         client.simulate_get("/v1/admin/ui", remote_addr="127.0.0.1"),  # not the console's
         client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="192.0.2.7"),  # remote
         client.simulate_get("/v1/admin/ui", headers={**MARK, "Sec-Fetch-Site": "cross-site"},
-                            remote_addr="127.0.0.1"),
+                            remote_addr="127.0.0.1", host="127.0.0.1"),
     ]
     for resp in refused:
         assert_problem(resp, 401)
@@ -97,7 +99,7 @@ def test_the_embedded_default_adds_the_demo_token_to_the_consoles_loopback_calls
                                headers={**MARK, "Authorization": f"Bearer {narrow}",
                                         "X-Platform-Env-Id": str(env_id)})
     assert_problem(resp, 403)
-    other = client.simulate_get("/v1/admin/ui", remote_addr="127.0.0.1",
+    other = client.simulate_get("/v1/admin/ui", remote_addr="127.0.0.1", host="127.0.0.1",
                                 headers={**MARK, "X-Platform-Env-Id": str(uuid.uuid4())})
     assert_problem(other, 403)
     assert other.json["code"] == "tenant_mismatch"

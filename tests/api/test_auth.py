@@ -352,7 +352,7 @@ def test_fetch_times_out_after_two_seconds():
         listener.close()
 
 
-# -- session claims and NumericDate (issue 9) -------------------------------------------------
+# -- session claims and NumericDate -------------------------------------------------
 
 @pytest.mark.parametrize("holder", [None, "", "   ", "not-a-uuid", 42, ["a"]],
                          ids=["missing", "empty", "blank", "not-uuid", "number", "list"])

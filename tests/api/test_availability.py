@@ -20,7 +20,7 @@ ARR, DEP = "2030-03-01", "2030-03-04"
 def hotel(api):
     prop = api.post("/v1/properties", {"propertyCode": "AV1", "timezone": "Europe/Berlin",
                                        "currencyCode": "EUR",
-                                       # its stays are in 2030: the longest horizon (issue 28)
+                                       # its stays are in 2030: the longest horizon
                                        "bookingHorizonDays": 3660}).json
     base = f"/v1/properties/{prop['id']}"
     rt = api.post(base + "/room-types", {"code": "DBL", "name": "Double", "max_occupancy": 2}).json
@@ -172,7 +172,7 @@ def test_corporate_search_without_negotiated_plans_has_no_fallback(api, hotel):
 
 
 def test_corporate_search_ignores_public_plans_listed_for_the_company(api, hotel, ctx):
-    # issue 31: a company can no longer list a public plan (422 at the profile) ...
+    # a company can no longer list a public plan (422 at the profile) ...
     refused = api.post(hotel["base"] + "/profiles", {
         "kind": "COMPANY", "company_name": f"ACME {uuid.uuid4().hex[:6]}",
         "preferences": {"negotiated_rate_plan_ids": [hotel["bar"]["id"]]}})

@@ -1,4 +1,4 @@
-"""Function spaces, banquet events, resources and posting through the HTTP API (issue 34), on
+"""Function spaces, banquet events, resources and posting through the HTTP API, on
 SQLite and PostgreSQL."""
 
 from __future__ import annotations

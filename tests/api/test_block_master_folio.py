@@ -1,4 +1,4 @@
-"""Issue 34: a room block's master folio (a folio of the block, not of a reservation), opened
+"""a room block's master folio (a folio of the block, not of a reservation), opened
 with the block, read through the folio routes, and the target of its banquet events' posting;
 on SQLite and PostgreSQL."""
 

@@ -1,5 +1,5 @@
 """A JSON body whose string holds bytes that are not UTF-8 is a 400 `malformed_json`
-problem+json on every route that takes a body (issue 25, item 6: it was a 500), whether the
+problem+json on every route that takes a body (it was a 500), whether the
 body says it is JSON (the body inspection every request gets) or says nothing (the responder's
 own decoder). The routes come from the route table, not a hand list."""
 

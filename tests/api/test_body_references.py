@@ -1,4 +1,4 @@
-"""One rule for ids in a request body (issue 27): an id that names nothing the caller can see
+"""One rule for ids in a request body: an id that names nothing the caller can see
 is 422 naming the field, checked before any availability or state check (an unknown id in the
 path stays 404). Derived from the document: every top-level `uuid` field of every request body
 that has a recipe (tests/api/recipes.py), so a route added later is checked the day it has one.

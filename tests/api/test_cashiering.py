@@ -15,7 +15,7 @@ from pms.schemas.cashiering import TransactionCodeIn
 from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 from pms.services.catalog import catalog
 from tests.factories import make_booking_hotel, make_checked_in
-from tests.helpers import assert_problem, counts
+from tests.helpers import EOD_OVERRIDE, assert_problem, counts
 
 
 def add_code(ctx, property_id, code, category, rate="7", inclusive=True, account="fnb_revenue"):
@@ -216,7 +216,7 @@ def test_another_env_cannot_see_or_post_to_the_folio(api, stay):
 def test_folio_of_room_charges_posted_by_audit_match_lines(api, ctx, stay):
     from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 
-    run_night_audit(ctx, stay["hotel"].id, hooks=Hooks())
+    run_night_audit(ctx, stay["hotel"].id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
     folio = api.get(stay["f"]).json
     assert Decimal(folio["charges_total"]) == lines_sum(folio)
     with read_scope(ctx):

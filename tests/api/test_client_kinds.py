@@ -1,4 +1,4 @@
-"""Issue 28 item 4: `client_kind` restricts. Kiosk and anonymous tokens reach only the routes
+"""`client_kind` restricts. Kiosk and anonymous tokens reach only the routes
 declared open to them (`@endpoint(kiosk=..., anonymous=...)`, default deny), whatever scopes
 they carry and with or without a `holder_id`; driven from the route table, so a route added
 later is refused to them until someone declares otherwise (a kiosk config write keeps the
@@ -28,14 +28,18 @@ OPEN_TO_KIOSK_AND_ANONYMOUS = {
     ("GET", P + "/packages"), ("GET", P + "/packages/{id}"),
     ("POST", P + "/promo/validate"), ("POST", P + "/availability"), ("GET", "/v1/availability"),
 }
-# A terminal reads its own configuration (issue 29) and looks stays up (issue 30); anonymous
+# A terminal reads its own configuration and looks stays up; anonymous
 # tokens do not.
-OPEN_TO_KIOSK_ONLY = {("GET", P + "/kiosk-config"), ("POST", P + "/kiosk/lookup")}
-# Issue 30: a kiosk token's kiosk scope stands in for the route's own there, with the
+OPEN_TO_KIOSK_ONLY = {("GET", P + "/kiosk-config"), ("POST", P + "/kiosk/lookup"),
+                      ("GET", P + "/kiosk/add-ons")}
+# a kiosk token's kiosk scope stands in for the route's own there, with the
 # X-Kiosk-Session of a lookup (check-in, key issue, check-out: 403 kiosk_session_invalid
 # without one) or without a session (the walk-in). Anonymous tokens: denied.
 KIOSK_SESSION = {("POST", P + "/reservations/{id}/check-in"),
-                 ("POST", P + "/reservations/{id}/check-out"), ("POST", P + "/digital-keys")}
+                 ("POST", P + "/reservations/{id}/check-out"), ("POST", P + "/digital-keys"),
+                 ("GET", P + "/kiosk/reservations/{id}/folio"),
+                 ("POST", P + "/kiosk/reservations/{id}/add-ons"),
+                 ("POST", P + "/kiosk/reservations/{id}/check-out")}
 KIOSK_STAND_IN = {("POST", P + "/walk-in")}
 
 OPERATIONS = sorted((m, p, s.kiosk, s.anonymous) for m, p, _f, s in operations(all_routes()))
@@ -138,7 +142,7 @@ def test_kiosk_and_anonymous_tokens_cannot_price_a_negotiated_plan(api, ctx):
             "departure_date": (hotel.today + timedelta(days=1)).isoformat(), "adults": 1,
             "code": "NONE", "room_type_id": str(hotel.room_type.id), "rate_plan_id": str(plan.id)}
     url = f"/v1/properties/{hotel.id}/promo/validate"
-    # the control: the company the plan is linked to is quoted its price (issue 31: a quote on
+    # the control: the company the plan is linked to is quoted its price (a quote on
     # a negotiated plan is that company's only; staff naming no company get the 422 too)
     company = api.post(f"/v1/properties/{hotel.id}/profiles", {
         "kind": "COMPANY", "company_name": random_ref("Acme"),

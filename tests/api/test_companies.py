@@ -1,4 +1,4 @@
-"""Corporate accounts (issue 31) through the HTTP API, on SQLite and PostgreSQL: company users
+"""Corporate accounts through the HTTP API, on SQLite and PostgreSQL: company users
 and their roles, holder guards, admin provisioning. Payment methods: test_company_payment_methods.py.
 """
 
@@ -161,10 +161,11 @@ def _users_cells(corp: Corp, role: str) -> dict[CompanyAction, bool]:
     cells[CompanyAction.LIST_OWN_USER] = mine in seen
     added = corp.api.post(f"{corp.base}/users", {"traveler_profile_id": corp.traveler(),
                                                  "role": "VIEWER"}, token=token)
-    assert added.status_code in (201, 403), added.text
+    # a company ADMIN's add is an invitation the traveler accepts (test_corporate_invitations)
+    assert added.status_code in (202, 403), added.text
     if added.status_code == 403:
         assert_problem(added, 403, "company_role_forbidden")
-    cells[CompanyAction.ADD_USER] = added.status_code == 201
+    cells[CompanyAction.ADD_USER] = added.status_code == 202
     removed = corp.api.delete(f"{corp.base}/users/{theirs}", token=token)
     assert removed.status_code in (204, 403), removed.text
     cells[CompanyAction.REMOVE_USER] = removed.status_code == 204
@@ -199,7 +200,11 @@ def test_the_companys_own_profile_token_acts_as_its_admin(corp):
     traveler = corp.traveler()
     resp = corp.api.post(f"{corp.base}/users", {"traveler_profile_id": traveler,
                                                 "role": "BOOKER"}, token=token)
-    assert resp.status_code == 201, resp.text
+    assert resp.status_code == 202 and resp.json["status"] == "PENDING", resp.text
+    accepted = corp.api.post(f"/v1/properties/{corp.prop}/profiles/{traveler}/"
+                             f"company-invitations/{resp.json['id']}/accept", None,
+                             token=corp.token(traveler, "guest"))
+    assert accepted.status_code == 200, accepted.text
     assert len(corp.api.get(f"{corp.base}/users", token=token).json["data"]) == 1
     # ... of its own company only
     other = corp.base.replace(corp.company, corp.other_company)
@@ -228,7 +233,7 @@ def test_a_non_traveler_session_gets_nothing_even_when_its_holder_is_bound(corp,
     me = corp.traveler()
     corp.bind(me, "ADMIN")
     # a guest session finds nothing (404); kiosk and anonymous tokens are refused by the route
-    # gate before anything is looked up (issue 28 item 4: 403 kiosk_/anonymous_not_allowed)
+    # gate before anything is looked up (403 kiosk_/anonymous_not_allowed)
     status, code = (404, None) if kind == "guest" else (403, f"{kind}_not_allowed")
     assert_problem(corp.api.get(f"{corp.base}/users", token=corp.token(me, kind)), status, code)
     assert_problem(corp.api.get(f"{corp.base}/users", token=corp.token(corp.company, kind)),
@@ -247,7 +252,11 @@ def test_provisioning_creates_the_traveler_binds_it_as_admin_stamps_and_emits_on
     assert resp.status_code == 200, resp.text
     assert resp.json["requires_provisioning"] is False and resp.json["provisioned_admin_at"]
     (admin,) = resp.json["admin_profile_ids"]
-    assert counts(ctx) == (before[0] + 1, before[1] + 1)
+    # the profile's create and the binding are their own use cases' changes, with their events
+    assert counts(ctx) == (before[0] + 3, before[1] + 3)
+    assert [e.type for e in outbox_rows(ctx)[-3:]] == [
+        "hotel:pms:profile:created", "hotel:pms:company_user:added",
+        "hotel:pms:company:admin_provisioned"]
     event = outbox_rows(ctx)[-1]
     assert event.type == "hotel:pms:company:admin_provisioned"
     assert event.subject == corp.company and event.data["traveler_profile_id"] == admin

@@ -1,4 +1,4 @@
-"""Stays billed to a company (issue 31) through the HTTP API, on SQLite and PostgreSQL: a
+"""Stays billed to a company through the HTTP API, on SQLite and PostgreSQL: a
 booking names one of the company's approved payment methods; a BILL_TO_COMPANY one is checked
 against the credit limit (409 credit_limit_exceeded with limit, balance by part and needed)."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from pms.devkeys import mint_token
 from tests.factories import make_booking_hotel, reservation_body
-from tests.helpers import assert_problem, counts, outbox_rows, random_ref
+from tests.helpers import assert_problem, counts, outbox_rows, owned_method, random_ref
 
 # make_booking_hotel prices a night at 100.00: reservation_body's two nights are 200.00
 
@@ -40,7 +40,7 @@ class Billing:
 
     def method(self, *moves: tuple[str, dict | None]) -> str:
         pm = self.api.post(f"{self.base}/payment-methods", {
-            "payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]}).json["id"]
+            "payment_method_id": owned_method(self.company)}).json["id"]
         for action, body in moves:
             assert self.api.post(f"{self.base}/payment-methods/{pm}/{action}",
                                  body).status_code == 200

@@ -1,4 +1,4 @@
-"""Direct bill to a company (issue 31) through the HTTP API, on SQLite and PostgreSQL.
+"""Direct bill to a company through the HTTP API, on SQLite and PostgreSQL.
 
 A stay billed to a company through a BILL_TO_COMPANY method has its folio balance moved, at
 check-out, to the company's receivable account (a DIRECT_BILL payment on the folio, the
@@ -22,7 +22,7 @@ import pytest
 from pms.db.uow import read_scope, unit_of_work
 from pms.models import Folio, FolioCharge, FolioPayment, LedgerPosting
 from tests.factories import make_booking_hotel, reservation_body
-from tests.helpers import assert_problem, counts, outbox_rows, random_ref
+from tests.helpers import assert_problem, counts, outbox_rows, owned_method, random_ref
 
 # make_booking_hotel prices a night at 100.00 (no taxes)
 
@@ -44,7 +44,7 @@ class Corp:
 
     def method(self, approval: str, ref: str | None = None) -> str:
         pm = self.api.post(f"{self.base}/payment-methods", {
-            "payment_method_id": ref or "pm_corp_" + uuid.uuid4().hex[:10]}).json["id"]
+            "payment_method_id": ref or owned_method(self.company)}).json["id"]
         assert self.api.post(f"{self.base}/payment-methods/{pm}/approve",
                              {"approval": approval}).status_code == 200
         return pm
@@ -275,7 +275,7 @@ def test_a_postpay_method_is_charged_through_the_payments_service_after_the_stay
 
 
 def test_a_declined_postpay_charge_leaves_the_balance_on_the_closed_folio(corp):
-    declining = corp.method("POSTPAY", ref="pm_card_declined")
+    declining = corp.method("POSTPAY", ref=owned_method(corp.company, "declined"))
     res = corp.book(declining)
     corp.check_in(res)
     assert corp.check_out(res).status_code == 200  # the stay is over; the charge is after it

@@ -1,17 +1,18 @@
-"""Company payment methods (issue 31) through the HTTP API, on SQLite and PostgreSQL: the
+"""Company payment methods through the HTTP API, on SQLite and PostgreSQL: the
 approval machine (every move of its table, the refused ones), who may submit, approve and
 resubmit, the corporate checkout's usable list, events and audit rows, holder guards."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
+from pms.db.uow import unit_of_work
 from pms.domain.companies import ROLE_ACTIONS, CompanyAction, CompanyRole
 from pms.domain.states import COMPANY_PAYMENT_METHOD_MACHINE, CompanyPaymentMethodStatus
+from pms.models import CompanyPaymentMethod
+from pms.platform.payments import EmbeddedPayments
 from tests.api.test_companies import Corp, make_corp
-from tests.helpers import assert_problem, audit_actions, counts, outbox_rows
+from tests.helpers import assert_problem, audit_actions, counts, outbox_rows, owned_method
 
 S = CompanyPaymentMethodStatus
 
@@ -25,12 +26,9 @@ def corp(api) -> Corp:
     return corp
 
 
-def _pm_ref() -> str:
-    return "pm_corp_" + uuid.uuid4().hex[:12]
-
-
 def _submit(corp: Corp, token: str | None = None) -> dict:
-    resp = corp.api.post(f"{corp.base}/payment-methods", {"payment_method_id": _pm_ref(),
+    resp = corp.api.post(f"{corp.base}/payment-methods", {"payment_method_id": owned_method(
+                                                              corp.company),
                                                           "label": "Amex"}, token=token)
     assert resp.status_code == 201, resp.text
     return resp.json
@@ -65,12 +63,75 @@ def _at(corp: Corp, state: S) -> str:
 
 def test_a_submitted_method_is_pending_and_announced(corp, ctx):
     out = _submit(corp)
-    assert out["status"] == "PENDING" and out["reason"] is None
+    assert out["approval"] == "PENDING" and out["reason"] is None
     assert outbox_rows(ctx)[-1].type == "hotel:pms:company_payment_method:submitted"
     assert audit_actions(ctx)[-1] == "company_payment_method.submitted"
     again = corp.api.post(f"{corp.base}/payment-methods",
                           {"payment_method_id": out["payment_method_id"]})
     assert_problem(again, 409, "already_exists")
+
+
+def test_a_token_the_payments_service_does_not_report_as_the_companys_is_refused(corp, ctx):
+    """Nobody's (a well-known test card), the other company's, a traveler's own card: 422
+    naming payment_method_id, nothing stored, no event; staff and the company's ADMIN alike."""
+    traveler = corp.traveler()
+    admin = corp.token(corp.company)  # the company's own session (its ADMIN)
+    before = counts(ctx)
+    for token in (None, admin):
+        for method in ("pm_card_visa", owned_method(corp.other_company),
+                       owned_method(traveler), "pm_holder_nothex"):
+            resp = corp.api.post(f"{corp.base}/payment-methods",
+                                 {"payment_method_id": method}, token=token)
+            problem = assert_problem(resp, 422, "payment_method_not_allowed")
+            assert [e["field"] for e in problem["errors"]] == ["payment_method_id"], method
+    assert counts(ctx) == before
+    assert corp.api.get(f"{corp.base}/payment-methods").json["data"] == []
+
+
+def test_the_approver_sees_the_card_the_payments_service_reports(corp):
+    """The summary (brand, last four digits, expiry) comes from the payments service at
+    submission, never from the submitter, and is what the method's answer, its list and the
+    console's corporate-accounts rows show."""
+    method = owned_method(corp.company, "amex")
+    card = EmbeddedPayments().payment_method(method, env_id=str(corp.api.env_id))
+    assert card.holder_id == corp.company and card.brand == "amex"
+    summary = {"brand": "amex", "last4": card.last4, "exp_month": 12,
+               "exp_year": card.exp_year}
+    made = corp.api.post(f"{corp.base}/payment-methods", {"payment_method_id": method,
+                                                          "label": "Travel card"})
+    assert made.status_code == 201, made.text
+    assert {k: made.json[k] for k in summary} == summary
+    assert len(made.json["last4"]) == 4 and made.json["last4"].isdigit()
+    assert made.json["exp_year"] > 2000
+    listed = corp.api.get(f"{corp.base}/payment-methods").json["data"]
+    assert [{k: m[k] for k in summary} for m in listed] == [summary]
+    rows = corp.api.get("/v1/admin/corporate-accounts",
+                        params={"company_profile_id": corp.company}).json["data"]
+    assert [{k: r[k] for k in summary} for r in rows] == [summary]
+    # card fields in the body are not the submitter's to set
+    resp = corp.api.post(f"{corp.base}/payment-methods", {
+        "payment_method_id": owned_method(corp.company), "last4": "1111"})
+    assert resp.status_code == 422, resp.text
+    two = corp.api.post(f"{corp.base}/payment-methods",
+                        {"payment_method_id": owned_method(corp.company, "visa")}).json
+    assert two["brand"] == "visa"
+
+
+def test_a_resubmitted_method_shows_the_card_the_payments_service_reports_now(corp, ctx):
+    """A method kept without its card (submitted before the service was asked) gets it again
+    when resubmitted: the approver of the new PENDING reads the card that will be charged."""
+    method = _at(corp, S.REJECTED)
+    with unit_of_work(ctx):  # as before 063
+        CompanyPaymentMethod.update(brand=None, last4=None, exp_month=None,
+                                    exp_year=None).where(
+            CompanyPaymentMethod.id == method).execute()
+    again = _do(corp, method, "resubmit")
+    assert again.status_code == 200, again.text
+    card = EmbeddedPayments().payment_method(again.json["payment_method_id"], env_id="")
+    assert again.json["approval"] == "PENDING"
+    assert (again.json["brand"], again.json["last4"], again.json["exp_year"]) == (
+        card.brand, card.last4, card.exp_year)
+    assert outbox_rows(ctx)[-1].data["last4"] == card.last4
 
 
 def test_card_data_is_never_accepted_as_a_reference(corp):
@@ -89,18 +150,18 @@ def test_every_move_follows_the_transition_table(corp, ctx, state, trigger):
     if COMPANY_PAYMENT_METHOD_MACHINE.can(state, trigger):
         assert resp.status_code == 200, resp.text
         new = COMPANY_PAYMENT_METHOD_MACHINE.transition(state, trigger)
-        assert resp.json["status"] == new.value
+        assert resp.json["approval"] == new.value
         assert resp.json["reason"] == (body["reason"] if new == S.REJECTED else None)
         assert counts(ctx) == (before[0] + 1, before[1] + 1)
         event = outbox_rows(ctx)[-1]
         assert event.type == f"hotel:pms:company_payment_method:{EVENT[trigger]}"
-        assert event.data["status"] == new.value and event.subject == pm
+        assert event.data["approval"] == new.value and event.subject == pm
         assert audit_actions(ctx)[-1] == f"company_payment_method.{EVENT[trigger]}"
     else:
         assert_problem(resp, 409, "invalid_transition")
         assert counts(ctx) == before
         listed = corp.api.get(f"{corp.base}/payment-methods").json["data"]
-        assert [m["status"] for m in listed if m["id"] == pm] == [state.value]
+        assert [m["approval"] for m in listed if m["id"] == pm] == [state.value]
 
 
 def test_the_table_is_the_documented_machine():
@@ -165,7 +226,7 @@ def test_the_company_admin_resubmits_a_rejected_method(corp):
     corp.bind(admin, "ADMIN")
     pm = _at(corp, S.REJECTED)
     resp = _do(corp, pm, "resubmit", None, corp.token(admin))
-    assert resp.status_code == 200 and resp.json["status"] == "PENDING"
+    assert resp.status_code == 200 and resp.json["approval"] == "PENDING"
     assert resp.json["reason"] is None
 
 
@@ -183,7 +244,7 @@ def _pm_cells(corp: Corp, role: str) -> dict[CompanyAction, bool]:
     assert pending not in {m["id"] for m in usable.json["data"]}
     cells[CompanyAction.LIST_USABLE_PAYMENT_METHODS] = approved in {m["id"]
                                                                     for m in usable.json["data"]}
-    submitted = corp.api.post(f"{corp.base}/payment-methods", {"payment_method_id": _pm_ref()},
+    submitted = corp.api.post(f"{corp.base}/payment-methods", {"payment_method_id": owned_method(corp.company)},
                               token=token)
     cells[CompanyAction.SUBMIT_PAYMENT_METHOD] = submitted.status_code == 201
     resubmitted = _do(corp, rejected, "resubmit", None, token)
@@ -230,7 +291,7 @@ def test_billing_to_the_company_needs_its_receivable_account(api, ctx):
     corp.api.put(f"{corp.base}/receivable-account", {"credit_limit": "100.00",
                                                      "currency": "EUR"})
     resp = _do(corp, pm, "approve", {"approval": "BILL_TO_COMPANY"})
-    assert resp.status_code == 200 and resp.json["status"] == "BILL_TO_COMPANY"
+    assert resp.status_code == 200 and resp.json["approval"] == "BILL_TO_COMPANY"
 
 
 def test_the_receivable_account_is_set_by_staff_changed_and_audited(api, ctx):

@@ -1,4 +1,4 @@
-"""Configuration bundles (issue 37, "Beyond the anchors"): a property's configuration exports as
+"""Configuration bundles ("Beyond the anchors"): a property's configuration exports as
 one versioned bundle named by codes, and applies to another property of the env with a dry run
 showing the difference first; the apply runs the domain's service functions in one transaction
 (their events and audit rows), never deletes, and refuses a bad bundle with 422 problem+json.
@@ -10,6 +10,8 @@ import json
 import uuid
 
 from pms.context import Ctx
+from pms.platform.ledger import EmbeddedLedger
+from pms.services.environments import initialize_environment
 from tests.helpers import RawBody, assert_problem, audit_actions, outbox_rows
 
 MERGE = "application/merge-patch+json"
@@ -216,3 +218,14 @@ def test_an_apply_with_an_idempotency_key_replays(api):
     assert again.status_code == 200 and again.headers.get("idempotent-replayed") == "true"
     assert again.json == first.json and first.json["counts"]["create"] == 1
     assert len(outbox_rows(ctx)) == events
+
+
+def test_an_initialized_env_round_trips_with_its_seeded_lists(api):
+    """An env's seeded lists hold codes such as `F&B` and `mini bar`: its export applies."""
+    initialize_environment(api.env_id, ledger=EmbeddedLedger())
+    source = _configured(api)
+    bundle = _ok(api.get(_bundle_url(source)))
+    assert {"F&B", "mini bar"} <= set(bundle["lovs"]["folio-item-categories"])
+    dry = _ok(api.post(_bundle_url(_property(api), True), json=bundle))
+    lovs = [c for c in dry["changes"] if c["section"] == "lovs"]
+    assert lovs and {c["action"] for c in lovs} <= {"unchanged", "kept"}, lovs

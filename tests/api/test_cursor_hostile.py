@@ -1,4 +1,4 @@
-"""A malformed pagination cursor is a 422 `invalid_cursor` on every list route (issue 25, item 6:
+"""A malformed pagination cursor is a 422 `invalid_cursor` on every list route (
 `?cursor=WzEsIDJd`, or a null or a boolean inside the decoded cursor, were a 500 on all of them).
 The list routes come from the route table: every GET whose query schema has a `cursor`."""
 
@@ -8,6 +8,7 @@ import base64
 import json
 import re
 import uuid
+from datetime import timedelta
 
 import msgspec
 
@@ -59,11 +60,22 @@ def test_a_malformed_cursor_is_a_422_invalid_cursor_on_every_list_route(api, ctx
     company = make_profile(ctx, hotel.id, kind="COMPANY", company_name="Cursor Co",
                            first_name=None, last_name=None)
     ids = {"property_id": str(hotel.id), "id": str(res.id),
-           "profile_id": str(company.id),  # the corporate lists (issue 31)
-           "list": "reservation-statuses"}  # /v1/lov/{list}: a list that needs no parent
+           "profile_id": str(company.id),  # the corporate lists
+           "list": "reservation-statuses",  # /v1/lov/{list}: a list that needs no parent
+           "room_number": hotel.rooms[0].room_number}  # a room's live keys
+    night = hotel.today + timedelta(days=20)
+    block = api.post(f"/v1/properties/{hotel.id}/blocks", {
+        "code": "CURSOR", "name": "Cursor group", "arrival_date": night.isoformat(),
+        "departure_date": (night + timedelta(days=1)).isoformat(),
+        "rate_plan_id": str(hotel.rate_plan.id),
+        "allocation": [{"room_type_id": str(hotel.room_type.id), "date": night.isoformat(),
+                        "to_date": night.isoformat(), "allotted": 1}]})
+    assert block.status_code == 201, block.text
     wrong = []
     for path, required in _list_routes():
         named = {**ids, "id": str(profile.id)} if "/profiles/{id}" in path else ids
+        if "/blocks/{id}" in path:  # a block's own lists (its rooming list)
+            named = {**named, "id": block.json["id"]}
         concrete = re.sub(r"\{(\w+)\}", lambda m, named=named: named[m.group(1)], path)
         # a required filter gets the reservation's id (digital keys: ?reservation_id=)
         params = {name: ids.get(name, str(res.id)) for name in required}

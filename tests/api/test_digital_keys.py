@@ -1,4 +1,4 @@
-"""Digital keys through the HTTP API (issue 29), on SQLite and PostgreSQL: issue only for a
+"""Digital keys through the HTTP API, on SQLite and PostgreSQL: issue only for a
 checked-in stay with a room, validity from the property's check-out time, activate/deactivate,
 the key limit (with the staff override), revocation at check-out (in its transaction, not
 undone by a revert), the room move's tracked pair, a departure edit moving valid_until,
@@ -195,7 +195,7 @@ def test_guest_and_kiosk_tokens_cannot_override_the_limit(api, ctx, hotel):
     token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
                        holder_id=str(guest.id))
     assert_problem(api.post(url, body, token=token), 403, "override_not_allowed")
-    # A kiosk token reaches no stay at all without its kiosk session (issue 30: the route gate
+    # A kiosk token reaches no stay at all without its kiosk session (the route gate
     # refuses it before the body is read); with one, the service refuses it an override too.
     from tests.api.kiosk_recipes import configure, kiosk_token, session_for, with_session
 

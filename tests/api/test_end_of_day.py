@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation
-from tests.helpers import assert_problem
+from tests.helpers import EOD_OVERRIDE, assert_problem
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def wait_job(api, job_id, timeout=15.0):
 
 def test_end_of_day_runs_as_a_job_and_lands_in_the_log(api, hotel):
     base = f"/v1/properties/{hotel.id}"
-    resp = api.post(f"{base}/end-of-day", {})
+    resp = api.post(f"{base}/end-of-day", {"override_reason": EOD_OVERRIDE})
     assert resp.status_code == 202, resp.text
     assert resp.headers["location"] == f"/v1/jobs/{resp.json['id']}"
     job = wait_job(api, resp.json["id"])
@@ -104,13 +104,14 @@ def test_unknown_job_is_404(api, database):
 
 
 def test_jobs_endpoint_starts_and_lists_the_night_audit(api, hotel):
-    resp = api.post("/v1/jobs", {"kind": "end_of_day", "property_id": str(hotel.id)})
+    resp = api.post("/v1/jobs", {"kind": "end_of_day", "property_id": str(hotel.id),
+                                 "input": {"override_reason": EOD_OVERRIDE}})
     assert resp.status_code == 202, resp.text
     job = wait_job(api, resp.json["id"])
     assert job["status"] == "SUCCEEDED" and job["kind"] == "end_of_day"
     listed = api.get("/v1/jobs").json["data"]
     assert [j["id"] for j in listed] == [job["id"]]
-    # issue 27: an id in the body naming nothing is 422 naming the field (404 is for the path)
+    # an id in the body naming nothing is 422 naming the field (404 is for the path)
     unknown = assert_problem(api.post("/v1/jobs", {"kind": "end_of_day",
                                                     "property_id": str(uuid.uuid4())}), 422)
     assert unknown["errors"][0]["field"] == "property_id"

@@ -1,4 +1,4 @@
-"""Issue 28 item 3: only the property's current business date can be closed; any other date
+"""only the property's current business date can be closed; any other date
 (one without a run) is 409 `business_date_not_current`, and the property stays where it was."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pms.db.uow import read_scope
 from pms.models import Property
 from pms.models.end_of_day import NightAuditRun
 from tests.factories import make_booking_hotel
-from tests.helpers import assert_problem
+from tests.helpers import EOD_OVERRIDE, assert_problem
 
 
 def test_a_date_other_than_the_current_business_date_is_409_and_moves_nothing(api, ctx):
@@ -33,5 +33,6 @@ def test_a_date_other_than_the_current_business_date_is_409_and_moves_nothing(ap
     # the current date is accepted (named or not)
     assert api.post(url, {"business_date": hotel.today.isoformat(),
                           "dry_run": True}).status_code == 200
-    queued = api.post(url, {"business_date": hotel.today.isoformat()})
+    queued = api.post(url, {"business_date": hotel.today.isoformat(),
+                            "override_reason": EOD_OVERRIDE})
     assert queued.status_code == 202, queued.text

@@ -1,4 +1,4 @@
-"""Issue 28, "decide and document": what events carry to every consumer of the bus. Profiles
+"""What events carry to every consumer of the bus. Profiles
 go out without their personal data and internal (staff) comments without their text; the API
 still returns both to a caller with the read scope, and the outbox row and the audit journal
 keep the whole aggregate. Through the HTTP API and the relay, on both backends."""

@@ -1,4 +1,4 @@
-"""Issue 28 item 2 (CONTRACT §2: write does not imply read): a create that folds into an existing
+"""a create that folds into an existing
 row hands it back only to a caller holding the read scope, and a reservation's only to the
 `sub` that made it; anyone else gets 409 without the row's fields. The fold itself still makes
 no second row."""

@@ -1,4 +1,4 @@
-"""The folio of an in-house stay answers plainly what the guest owes (issue 27): `balance_due`
+"""The folio of an in-house stay answers plainly what the guest owes: `balance_due`
 is posted and projected charges less payments; the other balance is `posted_balance` (posted
 charges less payments), so no field named `balance` shows 0.00 beside 180.00 owed."""
 

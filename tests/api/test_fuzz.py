@@ -1,4 +1,4 @@
-"""Fuzzing from the OpenAPI document (issue 9): schemathesis generates requests for every
+"""Fuzzing from the OpenAPI document: schemathesis generates requests for every
 operation of `GET /v1/openapi.json` and sends them to the in-process WSGI app, with staff, guest
 and kiosk tokens; each answer must pass not_a_server_error, response_schema_conformance,
 status_code_conformance and content_type_conformance.
@@ -9,7 +9,7 @@ seed (derandomized), no shrinking. `make fuzz` sets PMS_FUZZ_EXAMPLES higher and
 first, so most requests reach real rows instead of stopping at 404.
 
 Every 2xx answer the pass reaches is kept and parsed afterwards by the client generated from
-the document (tests/clientgen, issue 27): into its operation's generated model and the pydantic
+the document (tests/clientgen): into its operation's generated model and the pydantic
 model of its schema. A route added later is covered the day it is in the document.
 """
 
@@ -131,7 +131,7 @@ def test_fuzz_every_operation_from_the_openapi_document(api, kind, generated_cli
         for mode in modes:
             failures += _fuzz_operation(operation, world, headers, mode, answers)
     assert not failures, f"{len(failures)} failing operation(s):\n" + "\n".join(failures)
-    # every 2xx reached parses into its generated model (issue 27)
+    # every 2xx reached parses into its generated model
     # staff reach most operations; guest and kiosk sessions a few (the rest are 403)
     assert len({a["operation_id"] for a in answers}) >= (40 if kind == "staff" else 5)
     path = tmp_path / "answers.jsonl"

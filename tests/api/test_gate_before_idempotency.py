@@ -1,6 +1,6 @@
-"""Issue 28 item 1: the gate (scope, token kind, holder class) runs before any Idempotency-Key
+"""the gate (scope, token kind, holder class) runs before any Idempotency-Key
 lookup; a key belongs to its caller (env, `sub`, `holder_id`); refused requests store nothing.
-Issue 25: recovering an abandoned key trusts no client-supplied request id."""
+recovering an abandoned key trusts no client-supplied request id."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def _fingerprint(path: str, raw: bytes) -> str:
 
 def test_an_abandoned_claim_is_not_taken_for_changed_by_a_change_under_the_same_request_id(
         api, ctx):
-    """Issue 25: the claimant died before changing anything; another request of the same
+    """the claimant died before changing anything; another request of the same
     client reused its X-Platform-Request-Id and made a change. The retry must run (201), not
     answer 409 idempotency_response_lost naming the other request's row."""
     from tests.api.test_idempotency import _stored

@@ -1,4 +1,4 @@
-"""Issue 28 item 5: a guest cannot sell out the hotel. `maxGuestBookings` (default 5) bounds the
+"""a guest cannot sell out the hotel. `maxGuestBookings` (default 5) bounds the
 future, not cancelled reservations one holder holds at a property (409 `guest_booking_limit`,
 counted under the holder's lock, so parallel bookings cannot pass it together);
 `bookingHorizonDays` (default 550) bounds every caller's arrival (422 `beyond_booking_horizon`).

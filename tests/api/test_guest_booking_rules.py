@@ -1,4 +1,4 @@
-"""What a guest session may book and say (issue 9, twins of the holder-scoping fixes).
+"""What a guest session may book and say (twins of the holder-scoping fixes).
 
 - A negotiated (corporate) rate plan is booked by rate_plan_id only by staff, channels and a
   holder bound to the company it is negotiated for: the rule of the corporate availability
@@ -94,7 +94,7 @@ def test_a_company_session_books_only_the_plans_negotiated_for_it(corp):
 
 
 def test_staff_and_channels_still_book_negotiated_plans(corp):
-    # issue 31 (the rate fence): naming the company the plan is negotiated for
+    # (the rate fence): naming the company the plan is negotiated for
     company = str(corp.company.id)
     staff = corp.api.post(corp.url, corp.body(corp.corp_plan.id, guest={"last_name": "Hopper"},
                                               company_profile_id=company))
@@ -107,7 +107,7 @@ def test_staff_and_channels_still_book_negotiated_plans(corp):
 
 @pytest.mark.parametrize("company", ["none", "other", "unknown", "guest"])
 def test_a_booking_on_a_negotiated_plan_names_a_company_it_is_linked_to(corp, ctx, company):
-    # issue 31: the same fence as the corporate search, for staff too (with a clear answer)
+    # the same fence as the corporate search, for staff too (with a clear answer)
     named = {"none": None, "other": str(corp.other_company.id), "unknown": str(uuid.uuid4()),
              "guest": str(corp.guest.id)}[company]
     body = corp.body(corp.corp_plan.id, guest={"last_name": "Hopper"})
@@ -218,13 +218,13 @@ def test_promo_validation_prices_a_negotiated_plan_only_for_whom_it_is_open(corp
     _same_answer(corp.api.post(url, body, token=token),
                  corp.api.post(url, {**body, "rate_plan_id": str(uuid.uuid4())}, token=token))
     # staff too: the body names no company, and staff cannot book the plan without one
-    # (rate_plan_not_negotiated_for_company), so the quote and the booking agree (issue 31)
+    # (rate_plan_not_negotiated_for_company), so the quote and the booking agree
     assert corp.api.post(url, body).status_code == 422
     assert corp.api.post(url, body, token=corp.token(corp.company.id, kind="user")
                          ).status_code == 200
 
 
-# -- company roles and bookings (issue 31): the booking cells of the role table ------------------
+# -- company roles and bookings: the booking cells of the role table ------------------
 
 def _booking_cells(corp: Corp, ctx: Any, role: str) -> dict[Any, bool]:
     from pms.domain.companies import CompanyAction

@@ -1,4 +1,4 @@
-"""Issue 28 item 6: a guest's pre-authorization uses only a payment method the payments service
+"""a guest's pre-authorization uses only a payment method the payments service
 reports as the guest's own; outbound payment calls carry the env and the holder."""
 
 from __future__ import annotations
@@ -94,7 +94,9 @@ class _Gateway:
                 method = self.path.rsplit("/", 1)[1]
                 if method not in gateway.owners:
                     return self._send(404, {"title": "not found"})
-                return self._send(200, {"id": method, "holder_id": gateway.owners[method]})
+                return self._send(200, {"id": method, "holder_id": gateway.owners[method],
+                                        "card": {"brand": "visa", "last4": "4242",
+                                                 "exp_month": 12, "exp_year": 2031}})
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -125,8 +127,10 @@ def test_the_http_client_asks_the_owner_and_sends_env_and_holder():
                                     platform_token_url=gateway.url + "/token",
                                     platform_client_id="pms", platform_client_secret="s"))
         env, holder = str(uuid.uuid4()), str(uuid.uuid4())
-        assert client.payment_method_owner("pm_mine", env_id=env) == gateway.owners["pm_mine"]
-        assert client.payment_method_owner("pm_unknown", env_id=env) is None
+        assert client.payment_method("pm_mine", env_id=env) == pay.PaymentMethodInfo(
+            holder_id=gateway.owners["pm_mine"], brand="visa", last4="4242", exp_month=12,
+            exp_year=2031)
+        assert client.payment_method("pm_unknown", env_id=env).holder_id is None
         client.create_intent(amount=Decimal("10"), currency="EUR", payment_method_id="pm_mine",
                              idempotency_key="i", env_id=env, holder_id=holder)
     finally:
@@ -164,3 +168,72 @@ def test_a_guests_pre_authorization_reaches_the_payments_service_with_env_and_ho
     intent = platform.payments.intents[payment.external_id]
     assert intent["metadata"]["env_id"] == str(env_id)
     assert intent["metadata"]["holder_id"] == str(guest.id)
+
+
+def _methods_url(hotel_id, profile_id) -> str:  # noqa: ANN001
+    return f"/v1/properties/{hotel_id}/profiles/{profile_id}/payment-methods"
+
+
+def test_a_stored_reference_is_one_a_payment_accepts_one_type_everywhere(api, ctx):
+    """A reference the guest's profile may store is one its payments accept: a reference that
+    payments refuse (`pm:card.visa-1`) is refused when it is added, not after (one type)."""
+    guest, folio, url, token = _guest_stay(api, ctx)
+    methods = _methods_url(folio.property_id, guest.id)
+    for method in ("pm:card.visa-1", f"pm_holder_{guest.id.hex}.visa", "pm-holder"):
+        stored = api.post(methods, {"payment_method_id": method}, token=token)
+        paid = api.post(url, {"amount": "10", "payment_method_id": method}, token=token)
+        assert stored.status_code == paid.status_code == 422, (method, stored.text)
+        assert stored.json["errors"][0]["field"] == "payment_method_id"
+    own = f"pm_holder_{guest.id.hex}_visa"
+    assert api.post(methods, {"payment_method_id": own}, token=token).status_code == 201
+    paid = api.post(url, {"amount": "10", "payment_method_id": own}, token=token)
+    assert paid.status_code in (200, 201), paid.text
+
+
+def test_a_reference_is_kept_only_when_the_payments_service_says_it_is_the_profiles(api, ctx):
+    guest, folio, _, token = _guest_stay(api, ctx)
+    methods = _methods_url(folio.property_id, guest.id)
+    for method in ("pm_card_visa", f"pm_holder_{uuid.uuid4().hex}"):  # nobody's; another's
+        for caller in (token, None):  # the guest itself, and staff for the guest
+            body = assert_problem(api.post(methods, {"payment_method_id": method}, token=caller),
+                                  422, "payment_method_not_allowed")
+            assert body["errors"][0]["field"] == "payment_method_id"
+    assert api.get(methods, token=token).json["data"] == []
+
+
+def test_a_company_profile_is_refused_on_the_guest_route(api, ctx):
+    hotel = make_booking_hotel(ctx, rooms=1)
+    company = make_profile(ctx, hotel.id, kind="COMPANY", company_name="Acme Travel")
+    methods = _methods_url(hotel.id, company.id)
+    assert_problem(api.post(methods, {"payment_method_id": f"pm_holder_{company.id.hex}"}),
+                   422, "profile_is_company")
+    assert api.get(methods).json["data"] == []
+
+
+def test_a_guest_pays_with_its_stored_reference_without_a_second_ownership_lookup(
+        kapi, ctx, platform):
+    """The ownership lookup is made once, when the reference is stored: a guest paying with
+    it is not asked about again by the PMS (the payments service still checks the intent)."""
+    guest, folio, url, token = _guest_stay(kapi, ctx)
+    payments = platform.payments
+    asked: list[str] = []
+    lookup = payments.payment_method
+
+    def counted(payment_method_id, **kw):  # noqa: ANN001, ANN003, ANN202
+        asked.append(payment_method_id)
+        return lookup(payment_method_id, **kw)
+
+    payments.payment_method = counted
+    own = f"pm_holder_{guest.id.hex}_visa"
+    stored = kapi.post(_methods_url(folio.property_id, guest.id), {"payment_method_id": own},
+                       token=token)
+    assert stored.status_code == 201 and asked == [own]
+    asked.clear()
+    paid = kapi.post(url, {"amount": "10", "payment_method_id": own}, token=token)
+    assert paid.status_code in (200, 201), paid.text
+    assert asked == [own]  # the payments service's own check of the intent, not the PMS's
+    asked.clear()
+    other = f"pm_holder_{guest.id.hex}_amex"  # not stored: the PMS asks first
+    paid = kapi.post(url, {"amount": "5", "payment_method_id": other}, token=token)
+    assert paid.status_code in (200, 201), paid.text
+    assert asked == [other, other]

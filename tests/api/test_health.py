@@ -136,3 +136,24 @@ def test_in_flight_returns_to_zero_after_requests(draining_client):
         client.simulate_get("/v1/properties")
     client.simulate_get("/v1/properties/not-a-uuid")
     assert gauge.total() == 0
+
+
+def test_health_keeps_its_payload_when_the_policy_read_fails(api, monkeypatch):
+    """The policies are read from the database; when that read fails (the database in
+    trouble) every gated route fails, but health stays outside policy evaluation and still
+    reports its gauges."""
+    import peewee
+
+    from pms.services.admin.policies import PDP
+
+    def broken(*_args, **_kwargs):
+        raise peewee.OperationalError("the policy read failed")
+
+    monkeypatch.setattr(PDP, "snapshot", broken)
+    monkeypatch.setattr(PDP, "_riding", lambda *_a, **_k: None)  # no cached rules either
+    control = api.get("/v1/properties")
+    assert control.status_code >= 500, control.text  # the read failing does bite
+    resp = api.get(HEALTH)
+    assert resp.status_code == 200, resp.text
+    assert set(resp.json) == {"status", "in_flight", "limits", "version", "checks"}
+    assert resp.json["checks"]["database"]["ok"] is True

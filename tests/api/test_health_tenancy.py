@@ -1,5 +1,5 @@
-"""`GET /v1/health` shows a tenant its own outbox figures, never another tenant's (issue 25,
-item 6); the figures over every tenant (`checks.outbox_platform`) need the scope
+"""`GET /v1/health` shows a tenant its own outbox figures, never another tenant's;
+the figures over every tenant (`checks.outbox_platform`) need the scope
 `hotel:pms:health:operator`."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ guests` until someone decides what a guest may do there. Then, per class:
 - open: a guest token is served (no holder-owned rows are involved);
 - own: a guest token of ANOTHER holder answers 404 on the holder's rows, and the holder's own
   token is served.
-Plus the regressions of issue 9, each named after its rule.
+Plus the regressions found earlier, each named after its rule.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pms.devkeys import mint_token
 from pms.models import Folio
 from pms.routes import all_routes, operations
 from tests.factories import make_booking_hotel, make_checked_in, make_profile, make_reservation
-from tests.helpers import assert_problem, random_ref
+from tests.helpers import assert_problem, owned_method, random_ref
 
 P = "/v1/properties/{property_id}"
 R = P + "/reservations/{id}"
@@ -38,29 +38,42 @@ OPEN = {
     ("GET", P + "/room-types"), ("GET", P + "/room-types/{id}"),
     ("GET", P + "/packages"), ("GET", P + "/packages/{id}"),
     ("POST", P + "/promo/validate"), ("POST", P + "/availability"), ("GET", "/v1/availability"),
-    ("GET", P + "/images"),  # issue 32: a property's pictures, as its room types
+    ("GET", P + "/images"),  # a property's pictures, as its room types
 }
 OWN = {
     ("POST", P + "/profiles"), ("GET", P + "/profiles/{id}"),
-    ("PUT", P + "/profiles/{id}/loyalty-number"), ("POST", P + "/corporate-availability"),
+    ("POST", P + "/corporate-availability"),
     ("GET", P + "/reservations"), ("POST", P + "/reservations"), ("GET", R), ("PUT", R),
     ("POST", R + "/cancel"), ("POST", R + "/pre-check-in"), ("GET", R + "/boarding-pass"),
     ("GET", R + "/messages"), ("POST", R + "/messages"),
     ("GET", R + "/service-requests"), ("POST", R + "/service-requests"),
     ("POST", R + "/check-in"), ("POST", R + "/check-out"),
     ("GET", R + "/folio"), ("GET", R + "/folios"), ("GET", P + "/folios"), ("GET", F),
-    ("POST", F + "/pre-authorizations"), ("GET", F + "/invoice"),
-    # issue 29: a guest's keys, feedback and payment methods are its own stays' and profile's
+    ("POST", F + "/pre-authorizations"), ("GET", F + "/invoice"), ("GET", F + "/documents"),
+    # a guest's keys, feedback and payment methods are its own stays' and profile's
     ("GET", P + "/digital-keys"), ("POST", P + "/digital-keys"),
     ("POST", P + "/digital-keys/{id}/activate"), ("POST", P + "/digital-keys/{id}/deactivate"),
     ("GET", P + "/feedback"), ("POST", P + "/feedback"),
     ("GET", P + "/profiles/{id}/payment-methods"), ("POST", P + "/profiles/{id}/payment-methods"),
     ("DELETE", P + "/profiles/{id}/payment-methods"),
-    # corporate accounts (issue 31): a traveler session bound to the company, or the company's
+    # a guest's data rights are its own: consents, the export of its data, its erasure
+    ("GET", P + "/profiles/{id}/consents"), ("GET", P + "/profiles/{id}/consents/current"),
+    ("POST", P + "/profiles/{id}/consents"), ("POST", P + "/profiles/{id}/erasure"),
+    ("GET", P + "/profiles/{id}/personal-data"),
+    ("POST", P + "/profiles/{id}/personal-data/exports"),
+    ("GET", P + "/profiles/{id}/personal-data/exports/{job_id}"),
+    ("GET", P + "/profiles/{id}/personal-data/exports/{job_id}/archive"),
+    # a traveler answers a company's invitation on its own profile only
+    ("GET", P + "/profiles/{id}/company-invitations"),
+    ("POST", P + "/profiles/{id}/company-invitations/{invitation_id}/accept"),
+    ("POST", P + "/profiles/{id}/company-invitations/{invitation_id}/decline"),
+    # corporate accounts: a traveler session bound to the company, or the company's
     # own profile; the owner here is the company's own token (client_kind user)
     ("GET", C + "/users"), ("POST", C + "/users"), ("DELETE", C + "/users/{id}"),
+    ("PATCH", C + "/users/{id}"),
     ("GET", C + "/payment-methods"), ("POST", C + "/payment-methods"),
     ("DELETE", C + "/payment-methods/{id}"), ("POST", C + "/payment-methods/{id}/resubmit"),
+    ("GET", C + "/bookings"),  # "our bookings": the company's stays, by the caller's role
 }
 
 OPERATIONS = sorted((m, p, s.guest) for m, p, _f, s in operations(all_routes()))
@@ -142,12 +155,25 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
     if path.startswith(C):
         ids["profile_id"] = s.company.id
         ids["id"] = _company_row(s, path)
+    if "{invitation_id}" in path:  # a company's invitation of holder A (by its own token)
+        invited = s.api.post(f"{s.base}/companies/{s.company.id}/users",
+                             {"traveler_profile_id": str(s.mine.id), "role": "VIEWER"},
+                             token=s.token(s.company.id, "user"))
+        assert invited.status_code == 202, invited.text
+        ids["invitation_id"] = invited.json["id"]
+    if "{job_id}" in path:  # an export job of holder A's
+        from pms.services.privacy import export_jobs
+
+        ids["job_id"] = export_jobs.start(s.ctx, s.hotel.id, s.mine.id).id
     url = path
     for name, value in ids.items():
         url = url.replace("{" + name + "}", str(value))
     bodies: dict[tuple[str, str], Any] = {
         ("POST", P + "/profiles"): {"last_name": "Intruder", "email": s.mine.email},
         ("PUT", P + "/profiles/{id}/loyalty-number"): {"loyalty_number": "GOLD-1"},
+        ("POST", P + "/profiles/{id}/consents"): {"purpose": "PROFILING", "granted": True,
+                                                  "source": "GUEST_PORTAL", "text_version": "v1"},
+        ("POST", P + "/profiles/{id}/erasure"): {"dry_run": True},
         ("POST", P + "/corporate-availability"): {**_stay_body(s),
                                                   "company_profile_id": str(s.company.id)},
         ("POST", P + "/reservations"): {
@@ -158,11 +184,12 @@ def _target(s: Scene, method: str, path: str) -> tuple[str, Any]:
         ("POST", R + "/messages"): {"direction": "incoming", "body": "Late arrival"},
         ("POST", R + "/service-requests"): {"kind": "towels"},
         ("POST", R + "/check-in"): {},
-        # the sandbox's method of holder A (a guest pays only with its own, issue 28)
+        # the sandbox's method of holder A (a guest pays only with its own)
         ("POST", F + "/pre-authorizations"): {"amount": "50",
                                               "payment_method_id": f"pm_holder_{s.mine.id.hex}"},
         ("POST", C + "/users"): {"traveler_profile_id": str(s.theirs.id), "role": "VIEWER"},
-        ("POST", C + "/payment-methods"): {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]},
+        ("PATCH", C + "/users/{id}"): {"role": "BOOKER"},
+        ("POST", C + "/payment-methods"): {"payment_method_id": owned_method(s.company.id)},
     }
     body = bodies.get((method, path))
     if (method, path) == ("GET", P + "/folios"):
@@ -190,14 +217,18 @@ def _issue_29_target(s: Scene, method: str, path: str, url: str, body: Any) -> t
             return url + f"?reservation_id={stay}", None
         return url, {"reservation_id": stay, "rating": 5}
     if path == P + "/profiles/{id}/payment-methods":
+        # sandbox methods the payments service reports as the holder's own
         if method == "POST":
-            return url, {"payment_method_id": "pm_card_visa"}
+            return url, {"payment_method_id": f"pm_holder_{s.mine.id.hex}_visa"}
         if method == "DELETE":
+            from pms.platform.payments import EmbeddedPayments
             from pms.schemas.feedback import PaymentMethodIn
 
+            amex = f"pm_holder_{s.mine.id.hex}_amex"
             guest_payment_methods.add_method(s.ctx, s.hotel.id, s.mine.id,
-                                             PaymentMethodIn(payment_method_id="pm_card_amex"))
-            return url + "?payment_method_id=pm_card_amex", None
+                                             PaymentMethodIn(payment_method_id=amex),
+                                             payments=EmbeddedPayments())
+            return url + f"?payment_method_id={amex}", None
     return url, body
 
 
@@ -210,7 +241,7 @@ def _company_row(s: Scene, path: str) -> Any:
         return resp.json["id"]
     if "/payment-methods/{id}" in path:
         pm = s.api.post(f"{base}/payment-methods",
-                        {"payment_method_id": "pm_corp_" + uuid.uuid4().hex[:10]}).json["id"]
+                        {"payment_method_id": owned_method(s.company.id)}).json["id"]
         if path.endswith("/resubmit"):
             s.api.post(f"{base}/payment-methods/{pm}/reject", {"reason": "no contract"})
         return pm
@@ -223,6 +254,8 @@ OWN_ALSO = {
     ("POST", R + "/check-out"): {409},          # the folio has a balance
     ("GET", F + "/invoice"): {404},             # no invoice issued for an open folio
     ("POST", F + "/pre-authorizations"): {402},  # the sandbox may decline
+    # the export job is queued, not run: its archive is not there yet
+    ("GET", P + "/profiles/{id}/personal-data/exports/{job_id}/archive"): {409},
 }
 
 
@@ -304,7 +337,7 @@ def test_open_routes_serve_guest_tokens(scene, method, path):
     assert resp.status_code != 403
 
 
-# -- regressions of issue 9, named after their rules --------------------------------------------
+# -- regressions, named after their rules --------------------------------------------
 
 def test_in_house_list_is_staff_only_and_never_shows_a_guest_other_stays(scene):
     staff = scene.api.get(f"{scene.base}/in-house")
@@ -364,7 +397,7 @@ def test_confirmation_number_is_no_existence_oracle_for_guests(scene):
     assert (a["code"], a["errors"]) == (b["code"], b["errors"])
     assert scene.reservation.confirmation_number not in taken.text
     # staff and channels keep the fold: the same number returns the existing reservation to
-    # the sub that made it (issue 28: the scene's reservation was made as `test-user`)
+    # the sub that made it (the scene's reservation was made as `test-user`)
     maker = mint_token(scene.api.settings, env_id=scene.api.env_id, sub=scene.ctx.sub)
     staff = scene.api.post(url, {**body, "confirmation_number":
                                  scene.reservation.confirmation_number}, token=maker)

@@ -186,7 +186,7 @@ def test_openapi_request_bodies_come_from_the_validating_schemas(api):
     schema = doc["components"]["schemas"][ref.rsplit("/", 1)[-1]]
     assert schema["additionalProperties"] is False
     assert {"propertyCode", "timezone", "currencyCode"} <= set(schema["required"])
-    # issue 27: the tenant header is a security scheme beside the bearer (set once per client)
+    # the tenant header is a security scheme beside the bearer (set once per client)
     assert post["security"] == [{"bearer": ["hotel:pms:properties:write"], "tenant": []}]
 
 

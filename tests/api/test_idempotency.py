@@ -12,7 +12,7 @@ from tests.helpers import assert_problem, counts, random_ref
 
 
 def _stored(key: str, sub: str = "dev-user", holder_id: uuid.UUID | None = None) -> str:
-    """The key as the middleware stores it for the `api` fixture's token (issue 28: per caller)."""
+    """The key as the middleware stores it for the `api` fixture's token (per caller)."""
     from types import SimpleNamespace
 
     from pms.api.idempotency import caller_key
@@ -172,7 +172,7 @@ def test_a_claim_abandoned_after_its_change_names_the_change_instead_of_repeatin
     body = _prop()
     claim = _running_claim(ctx, body, "k-died-late", age=timedelta(minutes=3),
                            request_id="died-late")
-    # the claimant's change committed, marking its claim (issue 25: by the claim's server id)
+    # the claimant's change committed, marking its claim (by the claim's server id)
     made = make_property(ctx.with_(request_id="died-late", idempotency_claim=claim),
                          propertyCode=body["propertyCode"])
     before = counts(ctx)

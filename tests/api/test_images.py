@@ -1,4 +1,4 @@
-"""Property images (issue 32): multipart upload to the object store (type from the bytes, up to
+"""Property images: multipart upload to the object store (type from the bytes, up to
 10 MiB on this route only), one primary per property (the database's rule), list and delete;
 our row keeps the object key and checksum, never the bytes."""
 
@@ -20,7 +20,7 @@ from pms.platform.storage import LocalObjectStore
 from tests.api.recipes import World
 from tests.api.test_unit_of_work import fail_after_outbox  # noqa: F401 (fixture)
 from tests.conftest import Api
-from tests.helpers import JPEG, PNG, WEBP, assert_problem, multipart, outbox_types
+from tests.helpers import JPEG, PNG, WEBP, assert_problem, multipart, outbox_types, png
 
 MiB = 1024 * 1024
 
@@ -35,7 +35,7 @@ def _url(world: World) -> str:
 
 def test_upload_stores_the_object_and_keeps_key_and_checksum_only(api):
     world = World(api)
-    data = PNG + b"picture" * 100
+    data = png(b"picture" * 100)
     resp = api.post(_url(world), multipart({"file": data, "caption": "Lobby"}))
     assert resp.status_code == 201, resp.text
     image = resp.json
@@ -84,11 +84,11 @@ def test_a_file_that_is_not_an_image_is_refused_whatever_its_name(api):
 
 def test_ten_mib_is_accepted_on_this_route_only(api):
     world = World(api)
-    big = PNG + b"\x00" * (10 * MiB - len(PNG))
+    big = png(size=10 * MiB)
     resp = api.post(_url(world), multipart({"file": big}))
     assert resp.status_code == 201, resp.text[:300]
     assert resp.json["size_bytes"] == 10 * MiB
-    too_big = PNG + b"\x00" * (10 * MiB + 200 * 1024)
+    too_big = png(size=10 * MiB + 200 * 1024)
     assert_problem(api.post(_url(world), multipart({"file": too_big})), 413,
                    "payload_too_large")
     # every other route keeps the 1 MiB limit
@@ -149,7 +149,7 @@ def test_card_numbers_in_the_caption_are_refused_but_image_bytes_are_not_scanned
     world = World(api)
     resp = api.post(_url(world), multipart({"file": PNG, "caption": "4111 1111 1111 1111"}))
     assert_problem(resp, 422, "card_data_refused")
-    digits = PNG + b"4111111111111111" + b"\x00" * 16
+    digits = png(b"4111111111111111" + b"\x00" * 16)
     assert api.post(_url(world), multipart({"file": digits})).status_code == 201
 
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("database")
 def hotel(api):
     prop = api.post("/v1/properties", {"propertyCode": "INV", "timezone": "Europe/Berlin",
                                        "currencyCode": "EUR",
-                                       # its stays are in 2030: the longest horizon (issue 28)
+                                       # its stays are in 2030: the longest horizon
                                        "bookingHorizonDays": 3660}).json
     base = f"/v1/properties/{prop['id']}"
     rt = api.post(base + "/room-types", {"code": "DBL", "name": "Double"}).json

@@ -1,4 +1,4 @@
-"""Issue 28 item 7: the key set is re-read on a bounded age, so a key the identity provider
+"""the key set is re-read on a bounded age, so a key the identity provider
 withdraws stops being trusted without a restart; the last good set is kept only while fetches
 fail; and requests inside the age fetch nothing. A real HTTP server serves the key set."""
 

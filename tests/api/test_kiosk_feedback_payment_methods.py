@@ -1,5 +1,5 @@
 """Kiosk config, stay feedback and guest payment-method references through the HTTP API
-(issue 29), on SQLite and PostgreSQL."""
+, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -179,22 +179,28 @@ def test_guests_rate_and_read_only_their_own_stays(api, ctx, hotel):
 
 # -- guest payment methods -----------------------------------------------------------------------
 
+def _owned(profile, suffix: str = "") -> str:
+    """A sandbox method the payments service reports as the profile's own."""
+    return f"pm_holder_{profile.id.hex}{suffix}"
+
+
 def test_payment_method_references_are_kept_listed_and_forgotten(api, ctx, hotel):
     guest = make_profile(ctx, hotel.id)
     url = f"/v1/properties/{hotel.id}/profiles/{guest.id}/payment-methods"
-    body = {"payment_method_id": "pm_card_visa", "brand": "visa", "last4": "4242",
+    visa = _owned(guest, "_visa")
+    body = {"payment_method_id": visa, "brand": "visa", "last4": "4242",
             "exp_month": 12, "exp_year": 2031}
     added = api.post(url, body)
     assert added.status_code == 201, added.text
     assert {k: added.json[k] for k in body} == body
     assert_problem(api.post(url, body), 409, "already_exists")
-    assert [m["payment_method_id"] for m in api.get(url).json["data"]] == ["pm_card_visa"]
+    assert [m["payment_method_id"] for m in api.get(url).json["data"]] == [visa]
     assert outbox_types(ctx)[-1] == "hotel:pms:guest_payment_method:added"
-    gone = api.delete(url, params={"payment_method_id": "pm_card_visa"})
+    gone = api.delete(url, params={"payment_method_id": visa})
     assert gone.status_code == 204, gone.text
     assert outbox_types(ctx)[-1] == "hotel:pms:guest_payment_method:deleted"
     assert api.get(url).json["data"] == []
-    assert_problem(api.delete(url, params={"payment_method_id": "pm_card_visa"}), 404)
+    assert_problem(api.delete(url, params={"payment_method_id": visa}), 404)
 
 
 @pytest.mark.parametrize("body", [
@@ -218,11 +224,12 @@ def test_a_guest_reaches_only_its_own_payment_methods(api, ctx, hotel):
     theirs = make_profile(ctx, hotel.id)
     url = f"/v1/properties/{hotel.id}/profiles/{mine.id}/payment-methods"
     owner, stranger = _token(api, "guest", mine.id), _token(api, "guest", theirs.id)
-    assert api.post(url, {"payment_method_id": "pm_mine"}, token=owner).status_code == 201
+    pm_mine = _owned(mine)
+    assert api.post(url, {"payment_method_id": pm_mine}, token=owner).status_code == 201
     assert_problem(api.get(url, token=stranger), 404)
-    assert_problem(api.post(url, {"payment_method_id": "pm_theirs"}, token=stranger), 404)
-    assert_problem(api.delete(url, params={"payment_method_id": "pm_mine"}, token=stranger), 404)
-    assert [m["payment_method_id"] for m in api.get(url, token=owner).json["data"]] == ["pm_mine"]
+    assert_problem(api.post(url, {"payment_method_id": _owned(theirs)}, token=stranger), 404)
+    assert_problem(api.delete(url, params={"payment_method_id": pm_mine}, token=stranger), 404)
+    assert [m["payment_method_id"] for m in api.get(url, token=owner).json["data"]] == [pm_mine]
 
 
 def test_forgetting_a_reference_leaves_the_payments_token_usable(api, ctx, hotel):
@@ -231,11 +238,12 @@ def test_forgetting_a_reference_leaves_the_payments_token_usable(api, ctx, hotel
     guest = make_profile(ctx, hotel.id)
     stay = make_checked_in(ctx, hotel, guest_profile_id=str(guest.id), guest=None)
     url = f"/v1/properties/{hotel.id}/profiles/{guest.id}/payment-methods"
-    assert api.post(url, {"payment_method_id": "pm_card_visa"}).status_code == 201
-    assert api.delete(url, params={"payment_method_id": "pm_card_visa"}).status_code == 204
+    visa = _owned(guest, "_visa")
+    assert api.post(url, {"payment_method_id": visa}).status_code == 201
+    assert api.delete(url, params={"payment_method_id": visa}).status_code == 204
     assert outbox_types(ctx)[-1] == "hotel:pms:guest_payment_method:deleted"
     with read_scope(ctx):
         folio = Folio.get(Folio.reservation == stay.id)
     resp = api.post(f"/v1/properties/{hotel.id}/folios/{folio.id}/pre-authorizations",
-                    {"amount": "50.00", "payment_method_id": "pm_card_visa"})
+                    {"amount": "50.00", "payment_method_id": visa})
     assert resp.status_code in (200, 201, 202), resp.text  # the token still authorizes

@@ -1,4 +1,4 @@
-"""The kiosk (issue 30) through the HTTP API, on SQLite and PostgreSQL: the two-identifier
+"""The kiosk through the HTTP API, on SQLite and PostgreSQL: the two-identifier
 lookup, one 404 for every miss, the per-terminal failure budget (429 + Retry-After, kept in the
 database), the lookup-bound session standing in for the route's scope on check-in, key issue
 and check-out, lockdown and modes, and the walk-in with its guarantee."""
@@ -13,7 +13,6 @@ import pytest
 from pms.app import create_app
 from pms.db.uow import read_scope
 from pms.models import KioskSession, KioskTerminal, Reservation
-from pms.platform import build_platform
 from pms.services.kiosk import kiosk_lookup
 from tests.api.kiosk_recipes import (
     TERMINAL,
@@ -31,20 +30,6 @@ from tests.factories import (
     pay_folio,
 )
 from tests.helpers import assert_problem, audit_actions, outbox_types
-
-
-@pytest.fixture
-def platform(settings):
-    return build_platform(settings)
-
-
-@pytest.fixture
-def kapi(settings, database, clock, env_id, platform):
-    """The API with a platform bundle the test can look into (the payments sandbox)."""
-    from tests.conftest import Api
-
-    app = create_app(settings, db=database, clock=clock, platform=platform)
-    return Api(falcon.testing.TestClient(app), settings, env_id)
 
 
 @pytest.fixture

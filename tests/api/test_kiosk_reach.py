@@ -1,5 +1,5 @@
 """A kiosk token whose session is bound to reservation A reaches no other reservation on any
-route (issue 30), driven from the route table: every operation the app serves is called with a
+route, driven from the route table: every operation the app serves is called with a
 kiosk token (kiosk scopes), A's live session, and B's ids wherever the path or the body names
 a reservation (or B's key, for the key routes). Nothing may change B, and no answer may show B;
 the session routes answer 404. Two Bs: one arriving today (what check-in would take) and one
@@ -27,11 +27,14 @@ OPERATIONS = [(m, p, s) for m, p, _f, s in operations(all_routes())]
 SESSION_ROUTES = {(m, p) for m, p, s in OPERATIONS if s.kiosk == "session"}
 
 
-def test_the_session_routes_are_exactly_check_in_key_issue_and_check_out():
+def test_the_session_routes_are_exactly_check_in_key_issue_check_out_folio_and_add_ons():
     base = "/v1/properties/{property_id}"
     assert SESSION_ROUTES == {("POST", base + "/reservations/{id}/check-in"),
                               ("POST", base + "/reservations/{id}/check-out"),
-                              ("POST", base + "/digital-keys")}
+                              ("POST", base + "/digital-keys"),
+                              ("GET", base + "/kiosk/reservations/{id}/folio"),
+                              ("POST", base + "/kiosk/reservations/{id}/add-ons"),
+                              ("POST", base + "/kiosk/reservations/{id}/check-out")}
 
 
 def _state(ctx, row):
@@ -64,6 +67,8 @@ def _body(spec, target):
         body["reservation_id"] = str(target.id)
     if "key_type" in names:
         body["key_type"] = "CARD"
+    if "package_code" in names:
+        body["package_code"] = "BRKF"
     return body
 
 

@@ -1,9 +1,10 @@
-"""Lists of values (issue 32): `GET /v1/lov/{list}`, generated from the transition tables, the
+"""Lists of values: `GET /v1/lov/{list}`, generated from the transition tables, the
 catalog and the env's seeded lists; dependent lists, inactive values, pages, 404 for unknown."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import date, timedelta
 
 import pytest
 
@@ -64,7 +65,7 @@ def test_unknown_list_is_404(api):
 
 
 def test_a_machine_added_to_the_states_is_a_list_at_once(api):
-    """Blocks (issue 33) arrived with BLOCK_MACHINE: its lists exist without a line in the LOV
+    """Blocks arrived with BLOCK_MACHINE: its lists exist without a line in the LOV
     service, and an unknown parent state is a 422 naming it."""
     codes = [v["code"] for v in api.get("/v1/lov/block-statuses").json["data"]]
     assert codes[:2] == ["INQUIRY", "TENTATIVE"] and "DEFINITE" in codes
@@ -103,14 +104,14 @@ def test_inactive_values_only_with_include_inactive(api):
 
 
 def test_seeded_lists_after_environment_initialization_page_by_limit(api):
-    assert api.get("/v1/lov/kiosk-modes").json["data"] == []  # a new env: nothing seeded yet
+    assert api.get("/v1/lov/cancellation-reasons").json["data"] == []  # nothing seeded yet
     initialize_environment(api.env_id, ledger=EmbeddedLedger())
-    first = api.get("/v1/lov/kiosk-modes", params={"limit": 3})
-    assert _codes(first) == ["CHECK_IN", "CHECK_OUT", "COLLECT_KEY"]
+    first = api.get("/v1/lov/cancellation-reasons", params={"limit": 3})
+    assert _codes(first) == ["GUEST_REQUEST", "NO_PAYMENT", "DUPLICATE"]
     assert first.json["next_cursor"]
-    rest = api.get("/v1/lov/kiosk-modes", params={"limit": 3,
-                                                  "cursor": first.json["next_cursor"]})
-    assert _codes(rest) == ["WALK_IN"] and rest.json["next_cursor"] is None
+    rest = api.get("/v1/lov/cancellation-reasons",
+                   params={"limit": 3, "cursor": first.json["next_cursor"]})
+    assert _codes(rest) == ["OTHER"] and rest.json["next_cursor"] is None
     categories = api.get("/v1/lov/folio-item-categories").json["data"]
     assert {"code": "F&B", "name": "F&B", "description": None, "active": True} in categories
     approvals = _codes(api.get("/v1/lov/company-payment-method-approvals"))
@@ -146,3 +147,30 @@ def test_environment_seed_is_idempotent(database, env_id):
     lists, docs = first
     assert len(lists) == sum(len(v) for v in lov.SEEDED_LISTS.values())
     assert [(kind, scope) for _, kind, scope, _ in docs] == [("modules", "env")]
+
+
+@pytest.mark.parametrize("name", sorted(lov.SCHEMA_LISTS))
+def test_a_schema_backed_list_is_what_the_api_accepts(api, name):
+    """Read from the request schema, in a new env too: nothing the API refuses, nothing it
+    accepts left out."""
+    from typing import get_args
+
+    assert _codes(api.get(f"/v1/lov/{name}", params={"limit": 50})) == list(
+        get_args(lov.SCHEMA_LISTS[name]))
+
+
+def test_every_channel_the_list_offers_books_and_none_is_refused(api):
+    from tests.api.recipes import _new_reservation
+
+    channels = _codes(api.get("/v1/lov/reservation-channels", params={"limit": 50}))
+    assert {"PHONE", "APP", "EMAIL", "GDS"} <= set(channels) and "CALL_CENTER" not in channels
+    world = World(api)
+    for i, channel in enumerate([*channels, "CALL_CENTER"]):
+        url, body = _new_reservation(world)  # a bookable hotel's stay, a night of its own
+        nights = {k: (date.fromisoformat(body[k]) + timedelta(days=i)).isoformat()
+                  for k in ("arrival_date", "departure_date")}
+        resp = api.post(url, {**body, **nights, "channel": channel})
+        if channel == "CALL_CENTER":
+            assert_problem(resp, 422)
+        else:
+            assert resp.status_code == 201, (channel, resp.text)

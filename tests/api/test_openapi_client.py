@@ -1,4 +1,4 @@
-"""An integrator's first hour (issue 27): the OpenAPI document is one a client generator can
+"""An integrator's first hour: the OpenAPI document is one a client generator can
 use, and the client generated from it is typed end to end.
 
 `generated_client` (tests/clientgen) serves the app on a real socket, runs

@@ -1,4 +1,4 @@
-"""The OpenAPI document tells the truth (issue 9): the statuses, media types and bodies the API
+"""The OpenAPI document tells the truth: the statuses, media types and bodies the API
 answers are the ones the document declares for that operation. The fuzzing in test_fuzz.py
 explores at random; these are the deterministic cases that were found wrong once: 422 on the
 query string of GETs, 200 when a create folds into an existing row, 202 for a PENDING payment,

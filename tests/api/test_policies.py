@@ -1,4 +1,4 @@
-"""Policy administration (issue 37): policy sets, relations and attributes through the API, the
+"""Policy administration: policy sets, relations and attributes through the API, the
 route gate consulting them after the scope check, on SQLite and PostgreSQL; a new deny holding
 on a second app instance at its next request with no relay running (PostgreSQL); no policy
 lifting tenant isolation."""
@@ -29,8 +29,10 @@ def _property(api: Any) -> str:
     return resp.json["id"]
 
 
-def _policy(api: Any, *rules: dict[str, Any], name: str | None = None) -> dict[str, Any]:
-    resp = api.post(f"{A}/policy-sets", {"name": name or random_ref("ps"), "rules": list(rules)})
+def _policy(api: Any, *rules: dict[str, Any], name: str | None = None,
+            default_effect: str = "allow") -> dict[str, Any]:
+    resp = api.post(f"{A}/policy-sets", {"name": name or random_ref("ps"), "rules": list(rules),
+                                         "default_effect": default_effect})
     assert resp.status_code == 201, resp.text
     return resp.json
 
@@ -45,7 +47,8 @@ def test_policy_set_crud_writes_events_audit_rows_and_stays_in_its_env(api):
     created = _policy(api, {"effect": "deny", "scopes": ["hotel:pms:rates:write"]})
     path = f"{A}/policy-sets/{created['id']}"
     assert api.get(path).json["rules"][0]["effect"] == "deny"
-    changed = api.put(path, {"name": created["name"], "enabled": False, "rules": []})
+    changed = api.put(path, {"name": created["name"], "enabled": False, "rules": []},
+                      headers={"If-Match": f'"{created["version"]}"'})
     assert changed.status_code == 200, changed.text
     assert changed.json["enabled"] is False and changed.json["version"] == 2
     assert [p["id"] for p in api.get(f"{A}/policy-sets").json["data"]] == [created["id"]]
@@ -192,7 +195,7 @@ def test_allow_rules_narrow_a_scope_and_deny_overrides_allow(api):
     url = f"/v1/properties/{prop}/room-types"
     machine = mint_token(api.settings, env_id=api.env_id, client_kind="machine")
     _policy(api, {"effect": "allow", "scopes": ["hotel:pms:properties:*"],
-                  "client_kinds": ["machine"]})
+                  "client_kinds": ["machine"]}, default_effect="deny")
     assert api.get(url, token=machine).status_code == 200
     assert_problem(api.get(url), 403, "policy_denied")  # a user token: no allow matches
     _policy(api, {"effect": "deny", "scopes": ["hotel:pms:properties:read"],
@@ -213,7 +216,7 @@ def test_subject_and_property_attributes_are_read_by_rules(api):
     _policy(api, {"effect": "allow", "scopes": ["hotel:pms:rates:read"],
                   "subject_attributes": {"team": "revenue"}},
             {"effect": "deny", "scopes": ["hotel:pms:rates:read"],
-             "property_attributes": {"frozen": "yes"}})
+             "property_attributes": {"frozen": "yes"}}, default_effect="deny")
     assert_problem(api.get(f"/v1/properties/{prop}/rate-plans"), 403, "policy_denied")
     api.post(f"{A}/attributes", {"target_kind": "subject", "target_id": "user:dev-user",
                                  "name": "team", "value": "revenue"})
@@ -228,7 +231,7 @@ def test_a_relation_condition_reads_the_tuple_and_the_company_binding(api):
     prop = _property(api)
     rule = {"effect": "allow", "scopes": ["hotel:pms:rates:read"],
             "relation": {"relation": "staff", "object": "property"}}
-    _policy(api, rule)
+    _policy(api, rule, default_effect="deny")
     assert_problem(api.get(f"/v1/properties/{prop}/rate-plans"), 403, "policy_denied")
     api.post(f"{A}/relations", {"subject": "user:dev-user", "relation": "staff",
                                 "object": f"property:{prop}"})
@@ -254,7 +257,8 @@ def test_policies_cannot_lock_out_policy_administration_and_disabled_sets_do_not
     path = f"{A}/policy-sets/{deny_all['id']}"
     assert api.get(f"{A}/policy-sets").status_code == 200
     assert api.put(path, {"name": deny_all["name"], "enabled": False,
-                          "rules": deny_all["rules"]}).status_code == 200
+                          "rules": deny_all["rules"]},
+                   headers={"If-Match": f'"{deny_all["version"]}"'}).status_code == 200
     assert api.get(f"/v1/properties/{prop}/rate-plans").status_code == 200
 
 
@@ -268,7 +272,8 @@ def test_no_policy_lifts_tenant_isolation(api):
     # allow everything, naming the other env's property, its id as a subject and the wildcard
     _policy(api, {"effect": "allow", "scopes": ["*"], "property_ids": [foreign]},
             {"effect": "allow", "scopes": ["*"]},
-            {"effect": "allow", "scopes": ["hotel:pms:*"], "subjects": [str(other.env_id)]})
+            {"effect": "allow", "scopes": ["hotel:pms:*"],
+             "subjects": [f"user:{other.env_id}"]})
     api.post(f"{A}/relations", {"subject": "user:dev-user", "relation": "owner",
                                 "object": f"property:{foreign}"})
     assert_problem(api.get(f"/v1/properties/{foreign}"), 404)

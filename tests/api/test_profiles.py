@@ -115,8 +115,24 @@ def test_guest_sessions_see_only_their_own_profile(api, prop, settings):
                        scopes=["hotel:pms:profiles:read", "hotel:pms:profiles:write"])
     assert api.get(f"/v1/properties/{prop}/profiles/{mine}", token=guest).status_code == 200
     assert_problem(api.get(f"/v1/properties/{prop}/profiles/{theirs}", token=guest), 404)
-    assert_problem(api.put(f"/v1/properties/{prop}/profiles/{theirs}/loyalty-number",
-                           {"loyalty_number": "X1"}, token=guest), 404)
+
+
+def test_a_guest_sets_no_loyalty_number_not_even_its_own_while_staff_do(api, prop, settings):
+    mine = api.post(f"/v1/properties/{prop}/profiles", {"last_name": "Me"}).json["id"]
+    theirs = api.post(f"/v1/properties/{prop}/profiles", {"last_name": "Them"}).json["id"]
+    guest = mint_token(settings, env_id=api.env_id, client_kind="guest", holder_id=mine,
+                       scopes=["hotel:pms:profiles:read", "hotel:pms:profiles:write"])
+    for pid in (mine, theirs):
+        assert_problem(api.put(f"/v1/properties/{prop}/profiles/{pid}/loyalty-number",
+                               {"loyalty_number": "GOLD-99"}, token=guest),
+                       403, "guest_not_allowed")
+    assert api.get(f"/v1/properties/{prop}/profiles/{mine}",
+                   token=guest).json["loyalty_number"] is None
+    staff = api.put(f"/v1/properties/{prop}/profiles/{mine}/loyalty-number",
+                    {"loyalty_number": "GOLD-99"})
+    assert staff.status_code == 200 and staff.json["loyalty_number"] == "GOLD-99"
+    assert api.get(f"/v1/properties/{prop}/profiles/{mine}",
+                   token=guest).json["loyalty_number"] == "GOLD-99"
 
 
 @pytest.mark.postgres

@@ -1,4 +1,4 @@
-"""The rate fence over every route that prices (issue 31, capabilities-beyond §3), beyond the
+"""The rate fence over every route that prices (capabilities-beyond §3), beyond the
 searches and the booking routes of test_rate_fence_routes.py: each pricing route the OpenAPI walk
 finds is called as a guest session, as company B's traveler, as company B's own token, as
 company A's traveler (the control) and as staff, against company A's objects (a stay booked at
@@ -244,6 +244,7 @@ ROUTE_CASES: dict[tuple[str, str], tuple[Ids, Callable[[World], Any], str]] = {
         lambda w: {"id": w.override}, lambda w: None, BOOKS),
     ("GET", P + "/companies/{profile_id}/receivable-account"): (_stay_booked, lambda w: None,
                                                                 BOOKS),
+    ("GET", "/v1/companies/{profile_id}/receivable"): (_stay_booked, lambda w: None, BOOKS),
     ("POST", P + "/companies/{profile_id}/receivable-account/payments"): (_none, lambda w: {
         "amount": "1.00", "currency": w.cur, "reference": "WIRE"}, BOOKS),
     # blocks: company A's block on its plan (staff: the hotel's books); a block or a pick-up
@@ -261,15 +262,15 @@ ROUTE_CASES: dict[tuple[str, str], tuple[Ids, Callable[[World], Any], str]] = {
                                                 BOOKS)
        for action in ("actualize", "cancel", "cut-off", "definite", "lose", "release",
                       "tentative", "wash")},
-    # an allotment of A's plan (issue 35: the plan's own management), the property's
-    # configuration bundle (issue 37: codes and catalog prices, never a rate)
+    # an allotment of A's plan (the plan's own management), the property's
+    # configuration bundle (codes and catalog prices, never a rate)
     ("GET", P + "/rate-plans/{id}/allotments"): (_plan, lambda w: None, BOOKS),
     ("GET", P + "/config-bundle"): (_none, lambda w: None, BOOKS),
 }
 
 
 def _with_admin_aliases(cases: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
-    """Every admin submit alias of a cased route (issue 37) is the same case: the same
+    """Every admin submit alias of a cased route is the same case: the same
     responder at another path, so the same fence."""
     from pms.api import admin
     from pms.routes import all_routes

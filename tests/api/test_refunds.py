@@ -1,4 +1,4 @@
-"""Refunds over HTTP on both backends (issue 9): an overpaid stay, refused at check-out with 409
+"""Refunds over HTTP on both backends: an overpaid stay, refused at check-out with 409
 folio_credit_balance naming the refund route, gets its credit back through
 `POST /folios/{id}/refunds` (card through the embedded payments sandbox, or cash) and then checks
 out; the refund never exceeds the credit (409 refund_exceeds_credit); money is a decimal string at

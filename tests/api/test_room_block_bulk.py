@@ -1,4 +1,4 @@
-"""Room blocks, the rest of issue 33, on SQLite and PostgreSQL: the block's counts when a
+"""Room blocks, bulk changes, on SQLite and PostgreSQL: the block's counts when a
 picked-up stay ends early or is a no-show, the rooming list's per-row idempotency (a job run
 twice, or resumed after it died mid-way), and the bulk cancel and date change jobs."""
 

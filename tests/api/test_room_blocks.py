@@ -1,4 +1,4 @@
-"""Room blocks through the HTTP API (issue 33), on SQLite and PostgreSQL: the grid, the state
+"""Room blocks through the HTTP API, on SQLite and PostgreSQL: the grid, the state
 machine with dry runs, events and audit, held rooms out of house availability, pick-up, cancel
 before and after the cut-off, cut-off, wash, allocation changes and the pick-up receipt."""
 
@@ -13,7 +13,7 @@ from pms.models.inventory import InventoryDay
 from pms.services.groups import room_block_inventory
 from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import make_hotel
-from tests.helpers import assert_problem, audit_actions, outbox_types
+from tests.helpers import EOD_OVERRIDE, assert_problem, audit_actions, outbox_types
 
 START = date(2030, 1, 1)
 ARR, DEP = START + timedelta(days=2), START + timedelta(days=5)  # 3 nights
@@ -280,7 +280,7 @@ def test_the_night_audit_cuts_off_blocks_whose_date_has_come(api, ctx):
 
     due, not_yet = block("DUE", tomorrow), block("LATER", later)
     assert _available(api, h, later, later + timedelta(days=1)) == 2
-    result = run_night_audit(ctx, h.property.id, hooks=Hooks())
+    result = run_night_audit(ctx, h.property.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
     step = {s.name: s for s in result.steps}["block_cut_offs"]
     assert step.count == 1 and step.detail == {"blocks": ["DUE"]}
     assert api.get(f"{h.base}/blocks/{due['id']}").json["cut_off_at"] is not None

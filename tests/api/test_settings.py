@@ -1,4 +1,4 @@
-"""Settings (issue 32): module configuration by merge patch with ETag/If-Match, env-wide or per
+"""Settings: module configuration by merge patch with ETag/If-Match, env-wide or per
 property, validated per module, audited and announced; external systems without secrets."""
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pms.db.scope import ScopeError, tenant_scope, unscoped
 from pms.models import ALL_MODELS, Profile, Property
 from pms.routes import all_routes, operations
 from tests.api.recipes import RECIPES, World
+from tests.helpers import RawBody
 
 
 def test_tenant_model_refuses_a_query_without_scope(database):
@@ -36,6 +37,11 @@ def test_tenant_model_refuses_to_write_a_row_for_another_env(database):
 
 
 ID_ROUTES = sorted({(m, p) for m, p, _f, _s in operations(all_routes()) if "{" in p})
+# create-or-replace by a code the caller names, env-wide: in another env the same URL makes
+# that env's own entry (201), never replaces the owner's (200)
+BY_CODE = {("PUT", "/v1/lov/{list}/{code}"), ("PUT", "/v1/settings/external-systems/{code}"),
+           ("PUT", "/v1/admin/settings/settings/external-systems/{code}"),  # the aliases
+           ("PUT", "/v1/admin/lov/lov/{list}/{code}")}
 
 
 @pytest.mark.parametrize("method,path", ID_ROUTES, ids=[f"{m} {p}" for m, p in ID_ROUTES])
@@ -52,7 +58,13 @@ def test_another_envs_ids_answer_404_on_every_id_bearing_route(api, method, path
         url, body = owner_world.fill(path, ids), None
         if method != "GET":
             pytest.fail(f"no recipe for {method} {path}")
+    if isinstance(body, RawBody):  # the intruder's own token, whatever the recipe's caller
+        body = RawBody(body.data, json=body.json,
+                       headers={k: v for k, v in body.headers.items() if k != "Authorization"})
     resp = intruder.request(method, url, json=body)
+    if (method, path) in BY_CODE:
+        assert resp.status_code == 201, (url, resp.status_code, resp.text)
+        return
     assert resp.status_code == 404, (url, resp.status_code, resp.text)
     assert resp.json["code"] == "not_found"
 
@@ -152,7 +164,7 @@ def test_every_index_in_the_database_leads_with_env_id(pg_db):
     # database it runs per shard, where the index is still local. Its reactions' cursor reads the
     # rows of every env whose reactions have not run yet, the same way (migration 021). The
     # relay and the audit push mark the rows they claimed by id across envs; with the keys
-    # (env_id, id) (migration 038, issue 26) those marks keep a plain index on id.
+    # (env_id, id) (migration 038) those marks keep a plain index on id.
     cross_env = {"outbox_event_due_idx", "outbox_event_reactions_idx", "outbox_event_id_idx",
                  "audit_entry_id_idx"}
     offenders = [name for name, first in rows if first != "env_id" and name not in cross_env]

@@ -1,4 +1,4 @@
-"""Issue 28 item 9, through the HTTP API on both backends: `aud` matches exactly (a list only
+"""through the HTTP API on both backends: `aud` matches exactly (a list only
 when it is this service's audience alone), `iat` beyond the leeway in the future is refused,
 and only a valid W3C `traceparent` is kept (on the request's events), any other dropped."""
 

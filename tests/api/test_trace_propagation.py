@@ -1,4 +1,4 @@
-"""The `traceparent` of a request reaches every outbound call it causes (issue 27): the
+"""The `traceparent` of a request reaches every outbound call it causes: the
 payments service's intents, confirmations and charges made in the request, the ledger postings
 made after its commit, and an actor message sent while it (or an outbox reaction) runs carries
 it to the calls the actor makes. A fake gateway (a real HTTP server, tests/services) records

@@ -14,6 +14,7 @@ from pms.db.database import db
 from pms.db.uow import read_scope
 from pms.models import ALL_MODELS, AuditEntry, IdempotencyRecord, OutboxEvent
 from pms.routes import all_routes, operations
+from tests.api.kiosk_recipes import TERMINAL
 from tests.api.recipes import RECIPES, World
 
 MUTATING = sorted(
@@ -31,7 +32,7 @@ def _ctx(api: Any) -> Ctx:
     return Ctx(env_id=api.env_id)
 
 
-# Issue 35: a change of what can be sold also writes `hotel:pms:ari:updated` events (and moves
+# a change of what can be sold also writes `hotel:pms:ari:updated` events (and moves
 # its room types' ARI streams), beside its own pair; they are counted apart (tests/services/
 # test_ari_events.py proves them), so "one pair per change" keeps speaking of the change.
 ARI = "hotel:pms:ari:updated"
@@ -47,7 +48,23 @@ def _counts(ctx: Ctx) -> dict[str, int]:
 # Routes whose one request is two changes, each with its own pair: starting the night audit
 # claims its run and queues the job that runs it (`hotel:pms:job:queued`, through the outbox).
 PAIRS = {("POST", "/v1/properties/{property_id}/end-of-day"): 2, ("POST", "/v1/jobs"): 2,
-         # issue 34: posting a banquet event changes the event and (when lines were posted)
+         # a pick-up books the stay and changes the block's grid (`block:pickup_changed`)
+         ("POST", "/v1/properties/{property_id}/blocks/{id}/reservations"): 2,
+         ("POST", "/v1/admin/blocks/properties/{property_id}/blocks/{id}/reservations"): 2,
+         ("POST", "/v1/properties/{property_id}/blocks/{id}/overpicks"): 2,
+         # provisioning a new ADMIN creates the traveler's profile, binds it, and stamps the
+         # company (`profile:created`, `company_user:added`, `company:admin_provisioned`)
+         ("PUT", "/v1/properties/{property_id}/companies/{profile_id}/admin-provisioning"): 3,
+         ("PUT", "/v1/admin/companies/properties/{property_id}/companies/{profile_id}/"
+                 "admin-provisioning"): 3,
+         # accepting a company's invitation binds the traveler and closes the invitation
+         # (`company_user:added`, `company_invitation:accepted`)
+         ("POST", "/v1/properties/{property_id}/profiles/{id}/company-invitations/"
+                  "{invitation_id}/accept"): 2,
+         # a grant that changes the standing consent records it and changes the profile
+         # (`consent:granted`, `profile:consents_changed`)
+         ("POST", "/v1/properties/{property_id}/profiles/{id}/consents"): 2,
+         # posting a banquet event changes the event and (when lines were posted)
          # the folio, each with its pair
          ("POST", "/v1/properties/{property_id}/events/{id}/post"): 2}
 
@@ -74,7 +91,9 @@ def test_mutating_route_writes_one_outbox_and_one_audit_row(api, method, path):
         audits = list(AuditEntry.select().where(AuditEntry.request_id == request_id))
     assert len(events) == pairs and len(audits) == pairs
     assert all(e.type.startswith("hotel:pms:") and e.aggregate_version >= 1 for e in events)
-    assert all(a.actor_sub == "dev-user" for a in audits)
+    # the caller is the actor: the desk's token, or the terminal on a kiosk session's route
+    actor = TERMINAL if "/kiosk/reservations/" in path else "dev-user"
+    assert all(a.actor_sub == actor for a in audits)
     if not path.endswith("/split"):  # split: audited on the original, emitted for the new stay
         assert sorted(a.target_id for a in audits) == sorted(e.subject for e in events)
 

@@ -1,4 +1,4 @@
-"""`pms-cli ari push` (issue 35): a property's ARI pushed again as a job, 365 days or the months
+"""`pms-cli ari push`: a property's ARI pushed again as a job, 365 days or the months
 asked, on a database made by the migrations (SQLite: the migration 035 runs here)."""
 
 from __future__ import annotations
@@ -51,3 +51,22 @@ def test_ari_push_needs_a_property_choice_and_good_months(cli_world):
                "--month", "2030-13")
     assert bad.exit_code == 2
     assert run_cli(env, "ari", "push", "--env", str(ctx.env_id), "--property", "NOPE").exit_code == 1
+
+
+def test_ari_digest_prints_the_apis_digest_as_json_and_as_a_table(cli_world):
+    ctx, hotel, env = cli_world
+    args = ("ari", "digest", "--env", str(ctx.env_id), "--property", hotel.prop.code)
+    result = run_cli(env, *args, "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    from pms.services.distribution import ari_push
+
+    assert out == json.loads(json.dumps(ari_push.digest(ctx, hotel.id, None, None)))
+    assert sum(d["nights"] for d in out["data"]) == 365
+    some = run_cli(env, *args, "--from", "2030-02", "--to", "2030-03", "--json")
+    assert [d["month"] for d in json.loads(some.output)["data"]] == ["2030-02", "2030-03"]
+    table = run_cli(env, *args)
+    assert table.exit_code == 0 and out["data"][0]["hash"][:8] in table.output
+    assert run_cli(env, *args, "--from", "2030-13").exit_code == 2
+    assert run_cli(env, "ari", "digest", "--env", str(ctx.env_id), "--property",
+                   "NOPE").exit_code == 1

@@ -202,7 +202,7 @@ def test_demo_seed_creates_the_hotel_once(sqlite_env):
     assert summary["created"] is True
     assert summary["env_id"] == str(DEMO_ENV_ID)
     assert summary["room_types"] >= 3 and summary["rooms"] >= 10 and summary["rate_plans"] >= 2
-    assert summary["lists_of_values"] > 0  # the env is initialized too (issue 32)
+    assert summary["lists_of_values"] > 0  # the env is initialized too
 
     second = invoke(["demo", "seed", "--json"], sqlite_env)
     assert second.exit_code == 0, second.output
@@ -273,7 +273,7 @@ def test_demo_hotel_takes_its_first_fnb_charge(sqlite_env):
     assert {c.category for c in out.charges} == {"F&B", "tax"}
 
 
-# -- embedded paths (issue 9: pms-cli only worked from the repository root) -----------------------
+# -- embedded paths (pms-cli only worked from the repository root) -----------------------
 
 def test_embedded_paths_do_not_depend_on_the_working_directory(tmp_path, monkeypatch):
     from pms.config import default_home, load_settings

@@ -1,4 +1,4 @@
-"""`pms-cli config export|apply` (issue 37): the bundle of a property written to a file, its dry
+"""`pms-cli config export|apply`: the bundle of a property written to a file, its dry
 run on another property showing every row to create, the apply, then nothing left to change;
 a bundle that does not validate exits 2, an unknown property 1. On a database made by the
 migrations (SQLite)."""
@@ -76,3 +76,20 @@ def test_a_bad_bundle_exits_2_and_an_unknown_property_1(cli_env, tmp_path):
     assert result.exit_code == 2 and "rate_plans[0].package_codes" in result.output
     result = run_cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "NOPE")
     assert result.exit_code == 1
+
+
+def test_an_initialized_env_exports_and_dry_runs_with_exit_0(cli_env, tmp_path):
+    """An initialized env's seeded lists hold `F&B` and `mini bar`: its bundle still applies."""
+    from pms.platform.ledger import EmbeddedLedger
+    from pms.services.environments import initialize_environment
+
+    ctx, env = cli_env
+    initialize_environment(ctx.env_id, ledger=EmbeddedLedger())
+    path = tmp_path / "bundle.json"
+    done = run_cli(env, "config", "export", "--env", str(ctx.env_id), "--property", "SRC",
+                   "--out", str(path), "--json")
+    assert done.exit_code == 0, done.output
+    assert "F&B" in json.loads(path.read_text())["lovs"]["folio-item-categories"]
+    dry = run_cli(env, "config", "apply", str(path), "--env", str(ctx.env_id),
+                  "--property", "NEW", "--json", "--dry-run")
+    assert dry.exit_code == 0, dry.output

@@ -16,6 +16,7 @@ from pms.db.database import db, make_database
 from pms.db.migrator import migrate
 from pms.devkeys import all_scopes
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation
+from tests.helpers import EOD_OVERRIDE
 
 
 @pytest.fixture
@@ -40,7 +41,8 @@ def invoke(env, *args):
 
 def test_end_of_day_json_then_safe_rerun(world):
     ctx, hotel, env = world
-    first = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all", "--json")
+    first = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all", "--json",
+                   "--override-reason", EOD_OVERRIDE)
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)
     (result,) = data["results"]
@@ -61,8 +63,37 @@ def test_end_of_day_table_with_progress_and_dry_run(world):
     assert out.exit_code == 0, out.output
     assert "Night audit" in out.output and "PREV" in out.output  # the table may wrap
     assert "room_charges" in out.output  # the per-step progress lines
-    real = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all")
+    real = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all",
+                  "--override-reason", EOD_OVERRIDE)
     assert real.exit_code == 0 and "DONE" in real.output
+
+
+def test_end_of_day_refuses_a_date_not_over_and_says_why(world):
+    from pms.db.uow import read_scope
+    from pms.models.end_of_day import NightAuditRun
+    from pms.models.platform import AuditEntry
+
+    ctx, hotel, env = world
+    out = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all", "--json")
+    assert out.exit_code == 1, out.output
+    (result,) = json.loads(out.output)["results"]
+    assert result["status"] == "REFUSED" and result["code"] == "business_date_not_over"
+    assert "not over" in result["error"] and "--override-reason" in result["error"]
+    table = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all")
+    assert table.exit_code == 1 and "REFU" in table.output  # the table may wrap
+    assert invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all",
+                  "--override-reason", " ").exit_code == 2
+    db.initialize(make_database(env["PMS_DATABASE_URL"]))
+    with read_scope(ctx):
+        assert NightAuditRun.select().count() == 0
+    done = invoke(env, "end-of-day", "--env", str(ctx.env_id), "--all", "--json",
+                  "--override-reason", "the hotel closes tonight")
+    assert done.exit_code == 0, done.output
+    db.initialize(make_database(env["PMS_DATABASE_URL"]))
+    with read_scope(ctx):
+        reasons = {a.reason for a in AuditEntry.select().where(
+            AuditEntry.action == "night_audit.started")}
+    assert reasons == {"the hotel closes tonight"}
 
 
 def test_end_of_day_bad_input_exits_non_zero(world):

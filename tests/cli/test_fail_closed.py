@@ -1,4 +1,4 @@
-"""Issue 28 item 8: production never falls back to development.
+"""production never falls back to development.
 
 Outside the embedded default (SQLite and the stub broker), a process that would read an unset
 PMS_JWKS_URL (the development key set, private key beside it) or PMS_PLATFORM_URL (the sandbox,

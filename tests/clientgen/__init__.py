@@ -1,4 +1,4 @@
-"""Clients generated from the served OpenAPI document (issue 27).
+"""Clients generated from the served OpenAPI document.
 
 The generators, `openapi-python-client` and `datamodel-code-generator`, live in a virtual
 environment of their own, `.venv-clientgen`, pinned by tests/clientgen/requirements.txt (`make

@@ -75,7 +75,7 @@ def start_server(pg_database: Any, settings: Settings, tmp: Path, *, workers: in
     env = {**inherited, "PMS_DATABASE_URL": pg_database.app_url,
            "PMS_MIGRATION_DATABASE_URL": pg_database.owner_url,
            "PMS_JWKS_URL": settings.jwks_url, "PORT": str(port),
-           "PMS_PLATFORM_URL": "embedded",  # issue 28: explicit, no fallback on PostgreSQL
+           "PMS_PLATFORM_URL": "embedded",  # explicit, no fallback on PostgreSQL
            "WEB_CONCURRENCY": str(workers), "PMS_LOG_LEVEL": "WARNING",
            "PMS_EMBEDDED_RUNTIME": "0",
            **(extra_env or {})}

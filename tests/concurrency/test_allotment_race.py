@@ -1,4 +1,4 @@
-"""Issue 35: a rate plan's allotment under parallel bookings on PostgreSQL. The allotment is
+"""a rate plan's allotment under parallel bookings on PostgreSQL. The allotment is
 counted AFTER the booking's take has locked the nights of the room type
 (pms.services.inventory.allotments.check), so parallel bookings of the last allotted room of a
 plan sell it once, although the room type has rooms to spare. The control counts BEFORE the

@@ -1,4 +1,4 @@
-"""Issue 34: parallel posts of one ACTUAL banquet event to its block's master folio, on
+"""parallel posts of one ACTUAL banquet event to its block's master folio, on
 PostgreSQL.
 
 - Over HTTP (gunicorn, 4 workers): eight `POST .../events/{id}/post` at once post each resource

@@ -1,4 +1,4 @@
-"""Issue 34: parallel requests for one function space on PostgreSQL (gunicorn, 4 workers).
+"""parallel requests for one function space on PostgreSQL (gunicorn, 4 workers).
 
 Each round makes a space pair A, B and their combination AB, and sixteen overlapping INQUIRY
 events spread over A, B and AB; sixteen `POST .../tentative` fire at once. Afterwards no element

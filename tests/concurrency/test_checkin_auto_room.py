@@ -1,4 +1,4 @@
-"""Check-in without a room number under real concurrency on PostgreSQL (issue 9): ten guests
+"""Check-in without a room number under real concurrency on PostgreSQL: ten guests
 checked in at once, twelve rooms free, every check-in gets its own room.
 
 Threads (each with its own pooled connection) call the check-in service together; a test-only

@@ -1,4 +1,4 @@
-"""Corporate accounts under concurrency (issue 31), on PostgreSQL:
+"""Corporate accounts under concurrency, on PostgreSQL:
 - two (or twelve) admin provisionings of one company at once produce one ADMIN;
 - a concurrent approve and reject of one company payment method: one wins, the other 409;
 - two payments at once against a company's receivable account never take more than it owes.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections import Counter
 from typing import Any
 
@@ -22,6 +21,7 @@ from pms import wiring
 from pms.db.database import db
 from pms.db.uow import read_scope, unit_of_work
 from pms.models import CompanyPaymentMethod, CompanyReceivableAccount, CompanyUser, OutboxEvent
+from pms.platform.payments import EmbeddedPayments
 from pms.schemas.companies import (
     AdminProvisioningIn,
     CompanyPaymentMethodIn,
@@ -33,9 +33,11 @@ from pms.services.corporate import company_payment_methods as cpm
 from tests import pg
 from tests.concurrency.conftest import fire
 from tests.factories import make_booking_hotel, make_profile, reservation_body
-from tests.helpers import random_ref
+from tests.helpers import owned_method, random_ref
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+PAYMENTS = EmbeddedPayments()  # the sandbox reports owned_method(company) as the company's
 
 
 def _company(ctx: Any, hotel: Any) -> Any:
@@ -94,7 +96,7 @@ def test_parallel_approve_and_reject_of_one_method_one_wins_the_other_409(pms_se
     base = f"{pms_server.base_url}/v1/properties/{hotel.id}/companies/{company.id}"
     headers = pms_server.headers(ctx.env_id)
     methods = [cpm.submit(ctx, hotel.id, company.id, CompanyPaymentMethodIn(
-        payment_method_id="pm_corp_" + uuid.uuid4().hex[:10])).id for _ in range(8)]
+        payment_method_id=owned_method(company.id)), payments=PAYMENTS).id for _ in range(8)]
     moves = [("approve", {"approval": "BILL_TO_COMPANY"}), ("reject", {"reason": "no"})]
 
     def send(i: int, session: Any) -> tuple[int, str, Any]:
@@ -102,7 +104,7 @@ def test_parallel_approve_and_reject_of_one_method_one_wins_the_other_409(pms_se
         resp = session.post(f"{base}/payment-methods/{pm}/{action}", json=body,
                             headers=headers, timeout=60)
         data = resp.json()
-        return resp.status_code, action, data["status"] if resp.status_code == 200 else data["code"]
+        return resp.status_code, action, data["approval"] if resp.status_code == 200 else data["code"]
 
     results = fire(16, send)
     for n, pm in enumerate(methods):
@@ -201,14 +203,14 @@ def test_approve_and_reject_at_once_one_wins_and_the_control_lets_both_through(
     hotel = make_booking_hotel(ctx, rooms=1)
     company = _company(ctx, hotel)
     pm = cpm.submit(ctx, hotel.id, company.id, CompanyPaymentMethodIn(
-        payment_method_id="pm_corp_" + uuid.uuid4().hex[:10])).id
+        payment_method_id=owned_method(company.id)), payments=PAYMENTS).id
     with wiring.installed(locking_enabled=locking):
         outcome = _race(
             pg_database.name, ctx,
             lambda uow: cpm.move_in(uow, ctx, hotel.id, company.id, pm,
                                     "approve_bill_to_company"),
             lambda: cpm.move(ctx, hotel.id, company.id, pm, "reject", reason="no"))
-    assert outcome["first"].status == "BILL_TO_COMPANY", outcome
+    assert outcome["first"].approval == "BILL_TO_COMPANY", outcome
     decisions = (_events(ctx, "hotel:pms:company_payment_method:approved", pm)
                  + _events(ctx, "hotel:pms:company_payment_method:rejected", pm))
     if locking:
@@ -217,7 +219,7 @@ def test_approve_and_reject_at_once_one_wins_and_the_control_lets_both_through(
         with read_scope(ctx):
             assert CompanyPaymentMethod.get_by_id(pm).status == "BILL_TO_COMPANY"
     else:  # the control: both decisions accepted, the last one silently overwrites
-        assert outcome["second"].status == "REJECTED", outcome
+        assert outcome["second"].approval == "REJECTED", outcome
         assert decisions == 2
 
 
@@ -255,7 +257,7 @@ def test_parallel_bookings_billed_to_a_company_never_go_over_its_credit_limit(pm
     hotel = make_booking_hotel(ctx, rooms=10)  # a night is 100.00: a two-night stay 200.00
     company = _company(ctx, hotel)  # credit limit 1000.00: five stays
     pm = cpm.submit(ctx, hotel.id, company.id, CompanyPaymentMethodIn(
-        payment_method_id="pm_corp_" + uuid.uuid4().hex[:10])).id
+        payment_method_id=owned_method(company.id)), payments=PAYMENTS).id
     cpm.move(ctx, hotel.id, company.id, pm, "approve_bill_to_company")
     url = f"{pms_server.base_url}/v1/properties/{hotel.id}/reservations"
     headers = pms_server.headers(ctx.env_id)

@@ -1,4 +1,4 @@
-"""Two starts of the night audit of one property and date at once (issue 9): the second start
+"""Two starts of the night audit of one property and date at once: the second start
 is told the run is already under way (409 end_of_day_in_progress) instead of failing on the
 run's unique key with an IntegrityError (500)."""
 

@@ -1,4 +1,4 @@
-"""Feedback under real concurrency on PostgreSQL (issue 29): eight ratings of one stay at once
+"""Feedback under real concurrency on PostgreSQL: eight ratings of one stay at once
 leave one row, every submission answers (none fails on the unique index), exactly one of them
 created the row, and the row holds one of the ratings sent. The control run reads the stay's
 feedback row without its row lock (`wiring.installed(locking_enabled=False)`) and pauses after the

@@ -86,7 +86,7 @@ def _race(ctx, prop, room_type, threads: int = THREADS) -> tuple[int, int, list[
 
 def _sold(ctx, room_type) -> list[int | None]:
     """Sold per night of NIGHTS (None: no row). The room type also has its calendar rows for
-    the horizon ahead of today (issue 10): none of those may be sold."""
+    the horizon ahead of today: none of those may be sold."""
     with read_scope(ctx):
         rows = {d.date: d.sold for d in
                 InventoryDay.select().where(InventoryDay.room_type == room_type.id)}

@@ -1,4 +1,4 @@
-"""max_keys_per_stay under real concurrency on PostgreSQL (issue 29): eight key issues for one
+"""max_keys_per_stay under real concurrency on PostgreSQL: eight key issues for one
 stay at once never leave more than the limit of live keys.
 
 Threads (each with its own pooled connection) call the issue service together; a TEST-ONLY hook

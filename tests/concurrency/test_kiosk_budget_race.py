@@ -1,4 +1,4 @@
-"""The kiosk's failure budget under real parallel requests on PostgreSQL (issue 30): many
+"""The kiosk's failure budget under real parallel requests on PostgreSQL: many
 concurrent misses from one terminal, spread over the four gunicorn worker processes (as over
 several web hosts), never run more lookups than the budget; the rest are 429 with Retry-After.
 The terminal's budget row is locked (FOR UPDATE) before it is read, so the lookups of one

@@ -1,4 +1,4 @@
-"""The first kiosk configurations of a property, sent at once on PostgreSQL (issue 29): every
+"""The first kiosk configurations of a property, sent at once on PostgreSQL: every
 PUT answers, one row per property (unique in the database), one event per PUT; with If-Match
 "0" ("only if none exists yet") exactly one of them wins and the others answer 412."""
 

@@ -1,4 +1,4 @@
-"""A locked aggregate's event versions under real concurrency on PostgreSQL (issue 10): a change
+"""A locked aggregate's event versions under real concurrency on PostgreSQL: a change
 to a row read FOR UPDATE takes its next version in Python, with no `version + 1 ... RETURNING`
 statement, and writes it with the COMMIT (`UnitOfWork.locked`). Twelve folio charges posted at
 once on one folio (each in its own thread and connection, started together, each pausing after

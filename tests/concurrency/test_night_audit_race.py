@@ -17,6 +17,7 @@ from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 from pms.services.catalog import catalog
 from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in
+from tests.helpers import EOD_OVERRIDE
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -32,7 +33,7 @@ def test_concurrent_audits_post_each_night_once(ctx, pg_db):
     def audit():
         try:
             results.append(run_night_audit(ctx, hotel.id, business_date=hotel.today,
-                                           hooks=Hooks()))
+                                           hooks=Hooks(), override_reason=EOD_OVERRIDE))
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
         finally:
@@ -48,7 +49,7 @@ def test_concurrent_audits_post_each_night_once(ctx, pg_db):
     assert {r.status for r in results} == {"DONE"} and len({r.id for r in results}) == 1
     with read_scope(ctx):
         assert NightAuditRun.select().count() == 1
-        assert NightAuditStep.select().count() == 6  # issue 33: block_cut_offs
+        assert NightAuditStep.select().count() == 6  # block_cut_offs
         rows = (FolioCharge.select(FolioCharge.reservation, FolioCharge.night)
                 .where(FolioCharge.kind == "room").tuples())
         assert sorted(r[0] for r in rows) == sorted(s.id for s in stays)

@@ -1,4 +1,4 @@
-"""Issue 33: room blocks under real concurrency on PostgreSQL.
+"""room blocks under real concurrency on PostgreSQL.
 
 - picks racing for a block's last room: parallel HTTP requests (gunicorn, 4 workers) pick up
   from a block with one room left: exactly one wins, the others answer 409

@@ -29,7 +29,7 @@ import pika
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-AUDIT_KEY = "hotel.pms.audit.recorded"
+AUDIT_KEY = "audit.pms.recorded"  # pms.relay.audit_push.AUDIT_ROUTING_KEY
 
 
 def procfile(path: Path = ROOT / "Procfile") -> dict[str, str]:

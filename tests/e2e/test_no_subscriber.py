@@ -1,4 +1,4 @@
-"""Issue 25, item 2: the Procfile's `worker` and `relay` on a fresh exchange where NOTHING is
+"""The Procfile's `worker` and `relay` on a fresh exchange where NOTHING is
 bound (a deployment that follows the README before any consumer subscribed to `hotel.pms.*`).
 Every event comes back unroutable from the broker; none may park, and the internal reactions
 (the end-of-day job, confirmation and receipt emails, departure-clean tasks) run all the same.
@@ -18,6 +18,7 @@ from tests.e2e import test_procfile as base
 from tests.e2e.procfile import Stack, unique, wait_for
 from tests.e2e.test_procfile import ARRIVAL, Burst, departure_tasks, new_ctx, receipts
 from tests.factories import make_booking_hotel, make_profile, make_reservation
+from tests.helpers import EOD_OVERRIDE
 
 pytestmark = [pytest.mark.postgres, pytest.mark.rabbitmq]
 
@@ -66,7 +67,7 @@ def test_with_nothing_bound_a_job_finishes_emails_go_out_and_no_row_parks(stack,
         hotel = make_booking_hotel(ctx, rooms=2)
         guest = make_profile(ctx, hotel.id)
         make_reservation(ctx, hotel, guest=None, guest_profile_id=str(guest.id))
-        job, _ = jobs.start_end_of_day(ctx, hotel.id, EndOfDayIn())
+        job, _ = jobs.start_end_of_day(ctx, hotel.id, EndOfDayIn(override_reason=EOD_OVERRIDE))
         burst.join()
         expected = sorted(burst.checked_out)
 

@@ -1,6 +1,6 @@
 """The event path under the Procfile as written: `worker` (2 processes x 4 threads) and `relay`,
 started from the Procfile's own command lines against a throwaway PostgreSQL database and a
-RabbitMQ vhost, with every event counted on a queue of the test's own (issue 9, "How we test").
+RabbitMQ vhost, with every event counted on a queue of the test's own ("How we test").
 
 Each test commits a burst of writes (bookings and check-outs through the services, or outbox rows
 inserted directly where the point is the relay), disturbs the processes, and then waits, with

@@ -1,4 +1,4 @@
-"""Issue 25, item 1: the Procfile's long-running processes recover from a lost database
+"""The Procfile's long-running processes recover from a lost database
 connection. `relay` (`pms-cli outbox relay --follow`) and `platform` (`pms-cli platform consume`)
 run as written; their PostgreSQL backends are terminated mid-run (pg_terminate_backend, as a
 server restart, a failover or a network cut would); events and env initializations then flow

@@ -60,7 +60,7 @@ class Gunicorn:
         self.env = {**inherited, "PMS_DATABASE_URL": database.app_url,
                     "PMS_MIGRATION_DATABASE_URL": database.owner_url,
                     "PMS_JWKS_URL": settings.jwks_url, "PMS_LOG_LEVEL": "WARNING",
-                    # issue 28: no sandbox fallback on PostgreSQL; the tests ask for it
+                    # no sandbox fallback on PostgreSQL; the tests ask for it
                     "PMS_PLATFORM_URL": "embedded",
                     "PMS_EMBEDDED_RUNTIME": "0",
                     "PATH": bin_dir + os.pathsep + inherited.get("PATH", ""),

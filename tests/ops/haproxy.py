@@ -2,7 +2,7 @@
 a temp directory, a free 127.0.0.1 port, its admin socket for `show stat`; never the system
 service.
 
-The backend is configured the way README "Deploys and pooling" tells production to:
+The backend is configured the way docs/operations/deploys.md tells production to:
 - health-checked on `/v1/health` (200 = in rotation; 503 `draining` takes an instance out after
   `fall` failed checks, a restarted one comes back after `rise` good ones);
 - `retry-on conn-failure empty-response response-timeout 503` with `option redispatch`, so a

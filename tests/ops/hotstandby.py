@@ -1,4 +1,4 @@
-"""A PostgreSQL primary and a streaming hot standby as processes of the test run (issue 36).
+"""A PostgreSQL primary and a streaming hot standby as processes of the test run.
 
 The machine's cluster (127.0.0.1:5432) takes no replication connections (its pg_hba.conf has
 no `replication` line) and is shared by every run on the box, so the helper makes its own: an

@@ -1,4 +1,4 @@
-"""A COMMIT lost with its connection (issue 25, item 5), provoked for real: a TCP proxy between
+"""A COMMIT lost with its connection, provoked for real: a TCP proxy between
 the app and PostgreSQL (tests/tcpproxy.py) cuts the app's connection at the message that carries
 the transaction's COMMIT, after the server got it (it commits, the app never hears back) or
 before (it never arrives, the server rolls back).
@@ -6,7 +6,7 @@ before (it never arrives, the server rolls back).
 - committed: the normal answer (201 with the reservation or the payment), written once;
 - aborted: 503 `database_unavailable`, nothing written (retrying it is safe);
 - unknown (the database unreachable afterwards): 500 `commit_outcome_unknown`, which the balancer
-  configuration (tests/ops/haproxy.py, README "Deploys and pooling") never retries.
+  configuration (tests/ops/haproxy.py, docs/operations/deploys.md) never retries.
 
 PostgreSQL only: SQLite has no connection to lose.
 """
@@ -142,9 +142,13 @@ def _retry_on(text: str) -> list[list[str]]:
 
 def test_the_balancer_configuration_never_retries_a_500():
     """The 500 `commit_outcome_unknown` relies on it: neither the tests' HAProxy nor the
-    README's retries a 500 (nor every 5xx)."""
-    for path in (ROOT / "tests/ops/haproxy.py", ROOT / "README.md"):
-        found = _retry_on(path.read_text())
+    configuration the operations guide gives (docs/operations/deploys.md), nor any other the
+    docs or deploy/ show, retries a 500 (nor every 5xx)."""
+    shown = [p for p in sorted([*ROOT.glob("docs/**/*.md"), *ROOT.glob("deploy/**/*")])
+             if p.is_file() and "retry-on" in p.read_text(errors="replace")]
+    assert ROOT / "docs/operations/deploys.md" in shown
+    for path in (ROOT / "tests/ops/haproxy.py", *shown):
+        found = _retry_on(path.read_text(errors="replace"))
         assert found, f"no retry-on line in {path}"
         for tokens in found:
             assert "500" not in tokens and "all-retryable-errors" not in tokens, (path, tokens)
@@ -198,3 +202,41 @@ def test_cash_payment_with_an_idempotency_key_and_an_unknown_outcome_keeps_the_k
     assert_problem(retry, 409, "idempotency_key_in_use")
     with connection_scope(), read_scope(ctx):
         assert FolioPayment.select().where(FolioPayment.folio == folio.id).count() == 1
+
+
+# -- the same server, or no answer ------------------------------------------------------------
+
+def test_a_lost_commit_is_asked_of_the_server_that_ran_it_and_no_other(pg_database):
+    """After a failover the fresh connection reaches the promoted standby, which reuses the
+    transaction ids the old primary never sent it: its `pg_xact_status` for such an id may be
+    another transaction's. The announcement names the server's start; a status asked of a
+    server that started at another time is `commit_outcome_unknown`, never a guess."""
+    import psycopg2
+
+    from pms.db import commit_outcome
+    from pms.errors import CommitOutcomeUnknown
+
+    conn = psycopg2.connect(pg_database.app_url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(commit_outcome.ANNOUNCE_SQL)
+            cur.execute("SELECT 1")
+        conn.commit()
+        announced = commit_outcome.announcement(conn)
+    finally:
+        conn.close()
+    assert announced is not None and announced[1] is not None  # the id and the server's start
+    xid, started = announced
+    dsn = {"dsn": pg_database.app_url}
+    assert commit_outcome.xact_status(dsn, xid, server_start=started, wait_s=0) == "committed"
+    # the control: the same id asked of "another server" (another start) is not answered
+    assert commit_outcome.xact_status(dsn, xid, server_start=started + 1,
+                                      wait_s=0) == commit_outcome.OTHER_SERVER
+
+    class Lost:  # a connection whose COMMIT answer was lost, as psycopg2 leaves it
+        notices = [f"NOTICE:  pms-xact {xid} {started + 1}\n"]
+
+    with pytest.raises(CommitOutcomeUnknown):
+        commit_outcome.settle(ConnectionError("lost"), Lost(), dsn, wait_s=0)
+    Lost.notices = [f"NOTICE:  pms-xact {xid} {started}\n"]
+    commit_outcome.settle(ConnectionError("lost"), Lost(), dsn, wait_s=0)  # committed: returns

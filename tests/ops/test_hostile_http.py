@@ -187,7 +187,7 @@ def test_8_kb_url_is_414_problem_json(server):
 
 def test_a_header_over_gunicorns_field_limit_is_431_problem_json(server):
     """135 KB: over gunicorn's own 128 KiB field limit, so gunicorn answers before the app
-    (issue 27): problem+json all the same."""
+: problem+json all the same."""
     conn = Raw(server.port)
     try:
         conn.send(_head(server, uuid.uuid4(), "GET", "/v1/health",

@@ -1,4 +1,4 @@
-"""Reads from a real hot standby with read-your-writes (issue 36).
+"""Reads from a real hot standby with read-your-writes.
 
 The fixture starts a primary and a streaming standby of it (`pg_basebackup`), the standby
 replaying 2 s behind (`recovery_min_apply_delay`), and serves the app with the primary as its
@@ -244,6 +244,9 @@ def test_every_get_route_is_classified_and_money_stays_on_the_primary():
     assert replica_read("GET", "/v1/properties/{property_id}/reservations")
     assert replica_read("GET", "/v1/properties/{property_id}/reports/{name}")
     assert not replica_read("POST", "/v1/properties/{property_id}/reservations")
+    searches = [(method, path) for method, path, _, spec in operations(all_routes())
+                if replica_read(method, path, spec) and method != "GET"]
+    assert ("POST", "/v1/properties/{property_id}/availability") in searches
     assert all(part.startswith("/") for part in PRIMARY_READS)
 
 
@@ -275,3 +278,87 @@ def test_every_replica_read_runs_on_the_standby_without_writing(stack, served, b
     after = replicas.stats.snapshot()
     assert after["fell_back"] == before["fell_back"]
     assert after["replica"] - before["replica"] == len(paths)
+
+
+# -- routed by intent: a POST search is a read, a finished job's writes are its reader's ----------
+
+def _owner_sql(stack: Stack, *statements: tuple[str, tuple[Any, ...]]) -> Any:
+    """Run statements as the database's owner (autocommit); the last one's first row."""
+    conn = stack.owner()
+    try:
+        with conn.cursor() as cur:
+            for sql, args in statements:
+                cur.execute(sql, args)
+            return cur.fetchone() if cur.description else None
+    finally:
+        conn.close()
+
+
+def _marks(stack: Stack, sub: str) -> int:
+    return _owner_sql(stack, ("SELECT count(*) FROM read_mark WHERE sub = %s", (sub,)))[0]
+
+
+def test_a_post_search_reads_from_the_standby_and_leaves_no_mark(stack, served, base_settings):
+    client, replicas, _ = served
+    env_id = uuid.uuid4()
+    owner = _headers(base_settings, env_id, "owner")
+    pid = _property(client, owner, "RR5")
+    stack.pair.wait_replayed()
+    searcher = _headers(base_settings, env_id, "channel")
+    before = replicas.stats.snapshot()
+    for _ in range(5):
+        resp = client.simulate_post(f"/v1/properties/{pid}/availability", headers=searcher,
+                                    json={"arrival_date": "2031-03-01",
+                                          "departure_date": "2031-03-03"})
+        assert resp.status_code == 200, resp.text
+    after = replicas.stats.snapshot()
+    assert after["replica"] - before["replica"] == 5  # declared mutates=False: a read
+    assert _marks(stack, "channel") == 0  # nothing pins the channel's next reads
+    # a write's answer still leaves its caller's mark (the control of the count above)
+    assert client.simulate_put(f"/v1/properties/{pid}", headers=searcher,
+                               json={"name": "Renamed"}).status_code == 200
+    assert _marks(stack, "channel") == 1
+
+
+def _worker_finishes_a_job(stack: Stack, env_id: uuid.UUID, pid: str, name: str) -> str:
+    """What a worker does for the coordinator: its writes (the property renamed) and the job
+    marked SUCCEEDED, committed on the primary under no caller's mark."""
+    job_id = str(uuid.uuid4())
+    _owner_sql(stack, ("UPDATE property SET name = %s, version = version + 1 WHERE id = %s",
+                       (name, pid)),
+               ("INSERT INTO job (id, created_at, updated_at, env_id, kind, status, property_id, "
+                "input, result, started_at, finished_at) VALUES (%s, now(), now(), %s, "
+                "'block_rooming_list', 'SUCCEEDED', %s, '{}', '{}', now(), now())",
+                (job_id, str(env_id), pid)))
+    return job_id
+
+
+def _after_a_finished_job(stack: Stack, client: Any, base_settings: Any, code: str, *,
+                          forget: bool) -> tuple[bool, int]:
+    """(the coordinator's GET read the worker's write, the job poll's status)."""
+    env_id = uuid.uuid4()
+    coordinator = _headers(base_settings, env_id, "coordinator")
+    pid = _property(client, coordinator, code)
+    stack.pair.wait_replayed()
+    _owner_sql(stack, ("DELETE FROM read_mark", ()))  # the property's creation is replayed
+    name = f"by-the-job-{uuid.uuid4().hex[:6]}"
+    job_id = _worker_finishes_a_job(stack, env_id, pid, name)
+    polled = client.simulate_get(f"/v1/jobs/{job_id}", headers=coordinator)
+    if forget:
+        _owner_sql(stack, ("DELETE FROM read_mark", ()))
+    got = client.simulate_get(f"/v1/properties/{pid}", headers=coordinator)
+    assert got.status_code == 200, got.text
+    return got.json["name"] == name, polled.status_code
+
+
+def test_a_finished_jobs_writes_count_as_its_readers(stack, served, base_settings):
+    client, _, _ = served
+    fresh, status = _after_a_finished_job(stack, client, base_settings, "RR6", forget=False)
+    assert status == 200 and fresh
+
+
+def test_control_a_finished_job_without_the_mark_reads_the_standby_behind_it(stack, served,
+                                                                            base_settings):
+    client, _, _ = served
+    fresh, status = _after_a_finished_job(stack, client, base_settings, "RR7", forget=True)
+    assert status == 200 and not fresh

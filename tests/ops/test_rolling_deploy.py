@@ -1,7 +1,7 @@
-"""Deploys without a failed request (issue 17), tried the way production runs them.
+"""Deploys without a failed request, tried the way production runs them.
 
 Two web instances (the Procfile's `web` command as written, WEB_CONCURRENCY=2) on one
-PostgreSQL database, behind HAProxy configured as README "Deploys and pooling" says
+PostgreSQL database, behind HAProxy configured as docs/operations/deploys.md says
 (tests/ops/haproxy.py), under steady mixed load from six client threads: property reads,
 availability searches, bookings with and without an Idempotency-Key. Each instance is stopped
 with SIGTERM and started again in turn. No client may see a connection error, a 5xx, or an
@@ -377,7 +377,7 @@ def test_rolling_deploy_through_pgbouncer_gives_no_client_visible_failure(
 def test_sighup_reloads_under_load_give_no_client_visible_failure(
         cluster, pg_database, hotel, base_settings):
     # In-place reloads stay safe behind the balancer (new workers, old ones finish), though
-    # deploys replace instances (README "Deploys and pooling")
+    # deploys replace instances (docs/operations/deploys.md)
     instances, proxy = cluster(pg_database)
     load = Load(proxy.base_url, hotel, base_settings)
     before = count_reservations(pg_database.app_url, hotel)

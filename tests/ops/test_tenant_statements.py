@@ -1,4 +1,4 @@
-"""No statement can run without the tenant setting (issue 16): under the strict tenancy mode of
+"""No statement can run without the tenant setting: under the strict tenancy mode of
 pms.db.database, every statement the API sends on PostgreSQL runs with `app.env_id` set, or on a
 declared tenant-free path (`tenant_free()`, `unscoped()`). Driven from the route table: every
 mutating route's recipe and every list route, through the app."""

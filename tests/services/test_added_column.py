@@ -1,4 +1,4 @@
-"""A nullable column added to every tenant table changes nothing (issue 26): on a fresh, migrated
+"""A nullable column added to every tenant table changes nothing: on a fresh, migrated
 database whose every table with an `env_id` got one more nullable column (by `ALTER TABLE`, as a
 deploy adds one before the code that reads it), the write paths run through the API as before
 (a profile, a booking with an Idempotency-Key and its replay, a check-in, a charge, a payment, a

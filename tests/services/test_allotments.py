@@ -1,4 +1,4 @@
-"""Issue 35: allotments per rate plan (as channel managers know them, distinct from the room
+"""allotments per rate plan (as channel managers know them, distinct from the room
 type's sell limit): the search leaves a plan out on a night its allotment is used up, the booking
 is refused (409 allotment_exhausted naming the nights), cancels, no-shows, edits and early
 check-outs give rooms back, and the ARI events carry every plan's rooms left (both backends; the

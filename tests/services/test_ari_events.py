@@ -1,4 +1,4 @@
-"""Issue 35: every change of what can be sold emits `hotel:pms:ari:updated` in its own
+"""every change of what can be sold emits `hotel:pms:ari:updated` in its own
 transaction, and a consumer applying them in aggregateversion order holds what the search
 answers (both backends; the relay/RabbitMQ replay is tests/workers/test_ari_replay.py)."""
 
@@ -60,7 +60,7 @@ class Projection:
                 self.rates.setdefault(key, {}).update(night["rates"])
                 if "restrictions" in night:
                     self.restrictions[key] = night["restrictions"]
-                if "allotments" in night:  # the night's whole map (issue 35)
+                if "allotments" in night:  # the night's whole map
                     self.allotments[key] = night["allotments"]
 
 
@@ -224,7 +224,7 @@ def test_the_stream_is_the_room_type(ctx, hotel):
 
 
 def test_rooms_created_moved_and_deleted_emit_the_sellable_change(ctx):
-    """Issue 35: a room made, moved to another room type or deleted changes what its room
+    """a room made, moved to another room type or deleted changes what its room
     types can sell on every night channels hold (the full push's 365 days): their ARI events
     say so, and the consumer holds what the search answers. A room type without an ARI stream
     (nothing told to any channel yet) emits nothing."""

@@ -1,10 +1,10 @@
-"""The availability search answers byte for byte what it answered before issue 10's rework.
+"""The availability search answers byte for byte what it answered before its rework.
 
 The oracle below is the search as it was (peewee models, one row per night, per-night pricing
 with `NightCount`s), kept here verbatim in substance. A seeded hotel exercises every input of
 the calculation: rooms and maintenance (out of order and out of service overlapping), sell
 limits (none, zero, negative, above the rooms), rooms sold (some oversold), rooms held by room
-blocks (issue 33; the oracle counts them through `NightCount.sellable`, the one formula), restrictions (closed,
+blocks (the oracle counts them through `NightCount.sellable`, the one formula), restrictions (closed,
 closed to arrival or departure, stay lengths; for a plan, a room type, both or neither), nights
 without a rate, packages of every calculation (one in another currency), promo codes, inactive
 and negotiated plans, a plan in another currency, and the search options (room type, rate plan
@@ -56,7 +56,7 @@ ARR = date(2031, 2, 1)
 DAYS = 20
 
 
-# -- the oracle: the search as it was before issue 10 --------------------------------------------
+# -- the oracle: the search as it was before its rework --------------------------------------------
 
 def _old_price_stay(*, nights, departure, currency, rates, rules, adults, children, max_occupancy,
                     packages, sellable, promo, promo_code, rate_plan_id, active) -> Quote:
@@ -242,7 +242,7 @@ def hotel(ctx):
                 # above its rooms today lost rooms since (the search recounts them), so the
                 # run-wide invariant (sold never above the stored physical) still holds.
                 physical = max(len(rooms[rt.id]), sold)
-                # issue 33: rooms held by room blocks (some nights over what is left)
+                # rooms held by room blocks (some nights over what is left)
                 held = (0, 1, 0, 2, 3, 0, 1)[(ti + 2 * d) % 7]
                 inv.append({"id": uuid.uuid4(), "property": prop.id, "room_type": rt.id,
                             "date": _night(d), "sell_limit": sell_limit, "sold": sold,

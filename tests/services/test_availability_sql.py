@@ -1,4 +1,4 @@
-"""The availability search at database speed (issue 10): the catalog cache sees every change at
+"""The availability search at database speed: the catalog cache sees every change at
 once, a warm search is four compiled statements, and the rooms for sale computed in SQL follow
 the domain's rule."""
 
@@ -145,7 +145,7 @@ def test_rooms_for_sale_in_sql_follow_the_domain_rule(ctx, backend):
         rows = [{"id": uuid.uuid4(), "property": prop.id, "room_type": rt.id,
                  "date": ARR + timedelta(days=d), "sell_limit": rnd.choice([None, -2, 0, 1, 2, 9]),
                  "sold": rnd.choice([-1, 0, 0, 1, 2, 4]),
-                 "held": rnd.choice([0, 0, 1, 2, 5])}  # issue 33: held by room blocks
+                 "held": rnd.choice([0, 0, 1, 2, 5])}  # held by room blocks
                 for rt in types for d in range(-3, 25) if rnd.random() < 0.7]
         for row in rows:
             row["physical"] = max(len(rooms[row["room_type"]]), row["sold"])

@@ -1,4 +1,4 @@
-"""Issue 34: the SQLite check under the write lock refuses exactly what PostgreSQL's exclusion
+"""the SQLite check under the write lock refuses exactly what PostgreSQL's exclusion
 constraint (migration 029, btree_gist) refuses, on the same random data.
 
 The same seeded sequence of bookings (random element spaces, combinations booking two elements,

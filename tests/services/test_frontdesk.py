@@ -15,7 +15,7 @@ from pms.services.cashiering import folios
 from pms.services.frontdesk import checkin, checkout
 from pms.services.reservations import stays
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, pay_folio
-from tests.helpers import counts, outbox_types
+from tests.helpers import EOD_OVERRIDE, counts, outbox_types
 
 
 @pytest.fixture
@@ -364,7 +364,7 @@ def test_a_room_marked_out_of_order_by_housekeeping_is_not_given(ctx, hotel):
     assert row.room_id != hotel.rooms[0].id
 
 
-# -- issue 9/16: check-out hooks, projected folio, early check-out, credit balance -------------
+# -- check-out hooks, projected folio, early check-out, credit balance -------------
 
 def test_check_out_hooks_are_explicit_and_no_import_error_is_swallowed(ctx, hotel):
     import inspect
@@ -430,7 +430,7 @@ def test_early_check_out_ends_the_stay_on_the_business_date_and_releases_the_nig
     assert sold[hotel.today] == 1 and sold[hotel.today + timedelta(days=1)] == 1
     assert sold[hotel.today + timedelta(days=2)] == 0 and sold[hotel.today + timedelta(days=3)] == 0
     # And the night audit of that business date counts it as a departure
-    audit = run_night_audit(day2, hotel.id, business_date=hotel.today + timedelta(days=2))
+    audit = run_night_audit(day2, hotel.id, business_date=hotel.today + timedelta(days=2), override_reason=EOD_OVERRIDE)
     assert audit.figures["departures"] == 1
 
 

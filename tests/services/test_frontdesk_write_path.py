@@ -1,4 +1,4 @@
-"""The front desk's writes at database speed (issue 10): the rules of their shape, each pinned.
+"""The front desk's writes at database speed: the rules of their shape, each pinned.
 
 - `folio_state_renders_as_the_models`: the folio read in one statement (pms.services.cashiering.folio_state)
   renders exactly what the folio's rows say (lines, payments, totals, balance, the projected
@@ -42,9 +42,11 @@ from tests.factories import (
 )
 from tests.helpers import wire_tally
 
-# Where they stand (issue 10; they were 23 and 41): the locks and the folio's state in one
+# Where they stand (they were 23 and 41): the locks and the folio's state in one
 # read, then the lines + ledger posting + audit + the folio's new version (the folio is locked:
-# UnitOfWork.locked; it was a round trip of its own) + outbox with the COMMIT.
+# UnitOfWork.locked; it was a round trip of its own) + outbox with the COMMIT. Whether the stay
+# is billed to a company (the credit limit on a charge to a routed folio,
+# company_billing.check_charge) is answered by the state read too: it was a round trip of its own.
 CHARGE_ROUND_TRIPS = 2
 # the PENDING row (2), then the outcome: locks and state, the payment's UPDATE + the ledger
 # posting + audit + the folio's new version + outbox with the COMMIT (2); it was 6, with the
@@ -82,7 +84,7 @@ def stay(ctx, database):
 
 
 def _reference(ctx, folio_id):
-    """The folio rendered from its rows one query at a time (the shape before issue 10)."""
+    """The folio rendered from its rows one query at a time (the shape before the write path's rework)."""
     from pms.domain.business_date import business_date
     from pms.models import Property, Reservation
     from pms.services.cashiering.folios import last_night_due
@@ -172,9 +174,9 @@ def test_a_card_payment_round_trips_between_its_two_transactions(ctx, stay):
 # the reservation with the business date (1), its room (1), the folios (1), then lines +
 # posting + closing + room + holds + the reservation's UPDATE (its new version in it: the row is
 # locked, UnitOfWork.locked) + audit + outbox with the COMMIT (1); it was 6, with the
-# reservation's UPDATE and its `version + 1` each a round trip. Issue 29 adds one: the stay's
+# reservation's UPDATE and its `version + 1` each a round trip. The keys add one: the stay's
 # live digital keys locked by id (1; revoked in the check-out's transaction, the models built
-# only when there are some). Issue 31 added one (the stay's company routing read) and took it
+# only when there are some). Company billing added one (the stay's company routing read) and took it
 # back: `reservation.company_billed` (migration 040), read with the row, says a stay not billed
 # to a company has no routing to read
 CHECK_OUT_ROUND_TRIPS = 5
@@ -270,7 +272,12 @@ def test_a_check_in_picks_the_room_the_rule_picks(ctx, database):
         assert len([sql for sql in tally.log if "pms_pick_room(" in sql]) == 1
     else:
         first = checkin.check_in(ctx, hotel.id, guests[0].id, CheckInIn())
-    second = checkin.check_in(ctx, hotel.id, guests[1].id, CheckInIn())
+    # only a dirty room is left: the desk takes it knowingly (a reason), never silently
+    with pytest.raises(RoomUnavailable) as refused:
+        checkin.check_in(ctx, hotel.id, guests[1].id, CheckInIn())
+    assert refused.value.code == "room_not_ready"
+    second = checkin.check_in(ctx, hotel.id, guests[1].id,
+                              CheckInIn(dirty_room_reason="rush clean ordered"))
     assert (first.room_id, second.room_id) == (clean.id, dirty.id)
     with pytest.raises(RoomUnavailable):
         checkin.check_in(ctx, hotel.id, guests[2].id, CheckInIn())
@@ -427,7 +434,7 @@ def test_two_objects_of_one_locked_row_share_its_versions(ctx, database):
 def test_a_charges_ledger_posting_is_sent_after_the_commit_without_a_read(ctx, stay):
     """The PENDING posting the charge wrote with its COMMIT is sent after it from the row in
     memory: on PostgreSQL one round trip after the commit (the POSTED mark), no read of it
-    (PERF, issue 10: it was read again first); on both backends it ends POSTED, booked once."""
+    (PERF, it was read again first); on both backends it ends POSTED, booked once."""
     from pms.models.cashiering import LedgerPosting
     from pms.platform.ledger import EmbeddedLedger
 

@@ -1,4 +1,4 @@
-"""Calendar rows made ahead (issue 10): a room type is born with its `inventory_day` rows for the
+"""Calendar rows made ahead: a room type is born with its `inventory_day` rows for the
 horizon, in one statement and the same unit of work; the night audit extends the window as the
 business date rolls (and heals a room type that lacked rows); the horizon is a setting
 (PMS_CALENDAR_HORIZON_DAYS). Both databases. `pms-cli calendar fill`:
@@ -26,7 +26,7 @@ from pms.services.catalog import catalog
 from pms.services.inventory import inventory_calendar
 from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 from tests.factories import make_booking_hotel, make_property, make_reservation, make_room_type
-from tests.helpers import counts
+from tests.helpers import EOD_OVERRIDE, counts
 
 pytestmark = pytest.mark.usefixtures("database")
 
@@ -104,14 +104,14 @@ def test_the_night_audit_extends_the_horizon_by_the_day_it_rolls_and_heals_gaps(
         with unit_of_work(ctx):  # a room type made before calendars were kept ahead
             InventoryDay.delete().where(InventoryDay.room_type == other.id).execute()
         day = hotel.today
-        result = run_night_audit(ctx, hotel.id, hooks=Hooks())
+        result = run_night_audit(ctx, hotel.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
         assert result.status == "DONE"
         roll = next(s for s in result.steps if s.name == "roll_date")
         assert roll.detail["calendar_rows_added"] == 1 + 20  # the new night, the healed type
         assert _days(ctx, hotel.room_type.id) == [day + timedelta(days=i) for i in range(21)]
         assert _days(ctx, other.id) == [day + timedelta(days=i) for i in range(1, 21)]
         # the next business date: one night more at the far end for each room type
-        result = run_night_audit(ctx, hotel.id, hooks=Hooks())
+        result = run_night_audit(ctx, hotel.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
         assert result.business_date == day + timedelta(days=1)
         roll = next(s for s in result.steps if s.name == "roll_date")
         assert roll.detail["calendar_rows_added"] == 2

@@ -1,4 +1,4 @@
-"""The digital keys' lock side (issue 29), on SQLite and PostgreSQL, against the embedded
+"""The digital keys' lock side, on SQLite and PostgreSQL, against the embedded
 sandbox lock service: a command's acknowledgement is `sent`, only the lock's own read-back is
 `confirmed`; an offline lock never confirms a revocation, so the key says until when the old
 card may still open the door; lock-service failures are counted, end `failed` with an event, and

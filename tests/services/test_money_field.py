@@ -1,4 +1,4 @@
-"""The money column reads back with the same scale on both databases (issue 9: SQLite answered
+"""The money column reads back with the same scale on both databases (SQLite answered
 "300" where PostgreSQL answered "300.0000")."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 from pms.services.catalog import catalog
 from pms.services.night_audit.end_of_day import Hooks, SimulatedCrash, run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation
-from tests.helpers import counts
+from tests.helpers import EOD_OVERRIDE, counts
 
 
 def room_code(ctx, property_id, *, rate="7", inclusive=True):
@@ -72,7 +72,7 @@ def test_night_audit_posts_charges_no_shows_rolls_date_and_keeps_figures(ctx, ho
     late = make_reservation(ctx, hotel)
     day = hotel.today
     # When
-    result = run_night_audit(ctx, hotel.id, hooks=no_hooks())
+    result = run_night_audit(ctx, hotel.id, hooks=no_hooks(), override_reason=EOD_OVERRIDE)
     # Then
     assert result.status == "DONE" and result.business_date == day
     assert [s.name for s in result.steps] == ["no_shows", "room_charges", "housekeeping",
@@ -99,9 +99,9 @@ def test_night_audit_posts_charges_no_shows_rolls_date_and_keeps_figures(ctx, ho
 
 def test_second_run_for_the_same_date_answers_with_the_first(ctx, hotel):
     make_checked_in(ctx, hotel)
-    first = run_night_audit(ctx, hotel.id, hooks=no_hooks())
+    first = run_night_audit(ctx, hotel.id, hooks=no_hooks(), override_reason=EOD_OVERRIDE)
     before = counts(ctx)
-    again = run_night_audit(ctx, hotel.id, business_date=first.business_date, hooks=no_hooks())
+    again = run_night_audit(ctx, hotel.id, business_date=first.business_date, hooks=no_hooks(), override_reason=EOD_OVERRIDE)
     assert again.id == first.id and again.status == "DONE"
     assert counts(ctx) == before  # no outbox or audit rows for the answer
     assert len(room_charges_per_night(ctx, hotel.id)) == 1
@@ -110,7 +110,7 @@ def test_second_run_for_the_same_date_answers_with_the_first(ctx, hotel):
 def test_crash_mid_audit_then_rerun_posts_every_charge_exactly_once(ctx, hotel):
     stays = [make_checked_in(ctx, hotel) for _ in range(3)]
     with pytest.raises(SimulatedCrash):
-        run_night_audit(ctx, hotel.id, hooks=Hooks(crash_in="room_charges"))
+        run_night_audit(ctx, hotel.id, hooks=Hooks(crash_in="room_charges"), override_reason=EOD_OVERRIDE)
     assert room_charges_per_night(ctx, hotel.id) == []  # the step rolled back whole
     with read_scope(ctx):
         run = NightAuditRun.get()
@@ -118,9 +118,9 @@ def test_crash_mid_audit_then_rerun_posts_every_charge_exactly_once(ctx, hotel):
         assert [s.name for s in NightAuditStep.select()] == ["no_shows"]
     # a crash after the charges committed, in a later step
     with pytest.raises(SimulatedCrash):
-        run_night_audit(ctx, hotel.id, hooks=Hooks(crash_in="figures"))
+        run_night_audit(ctx, hotel.id, hooks=Hooks(crash_in="figures"), override_reason=EOD_OVERRIDE)
     assert len(room_charges_per_night(ctx, hotel.id)) == 3
-    result = run_night_audit(ctx, hotel.id, hooks=no_hooks())
+    result = run_night_audit(ctx, hotel.id, hooks=no_hooks(), override_reason=EOD_OVERRIDE)
     assert result.status == "DONE" and result.attempts == 3
     rows = room_charges_per_night(ctx, hotel.id)
     assert len(rows) == len(stays) and all(r[2] == 1 for r in rows)
@@ -128,8 +128,8 @@ def test_crash_mid_audit_then_rerun_posts_every_charge_exactly_once(ctx, hotel):
 
 def test_next_night_posts_the_next_night_once(ctx, hotel):
     stay = make_checked_in(ctx, hotel)
-    run_night_audit(ctx, hotel.id, hooks=no_hooks())
-    second = run_night_audit(ctx, hotel.id, hooks=no_hooks())
+    run_night_audit(ctx, hotel.id, hooks=no_hooks(), override_reason=EOD_OVERRIDE)
+    second = run_night_audit(ctx, hotel.id, hooks=no_hooks(), override_reason=EOD_OVERRIDE)
     assert second.business_date == hotel.today + timedelta(days=1)
     rows = room_charges_per_night(ctx, hotel.id)
     assert len(rows) == 2 and all(r[2] == 1 for r in rows)
@@ -164,7 +164,7 @@ def test_packages_and_housekeeping_fan_out_are_called(ctx, database):
     make_checked_in(ctx, hotel, adults=2)
     called = []
     result = run_night_audit(ctx, hotel.id, hooks=Hooks(
-        fan_out=lambda env, prop, day: called.append((env, prop, day)) or 1))
+        fan_out=lambda env, prop, day: called.append((env, prop, day)) or 1), override_reason=EOD_OVERRIDE)
     assert called == [(ctx.env_id, hotel.id, result.business_date)]
     assert result.figures["revenue_by_category"]["F&B"] == "30.00"
 
@@ -197,10 +197,10 @@ def test_night_audit_reports_guests_in_house_past_departure(ctx, hotel, caplog):
     # Given a guest who should have left on the business date and is still checked in
     stay = make_checked_in(ctx, hotel, departure_date=(hotel.today + timedelta(days=1)).isoformat())
     departure = hotel.today + timedelta(days=1)
-    run_night_audit(ctx, hotel.id, business_date=hotel.today)
+    run_night_audit(ctx, hotel.id, business_date=hotel.today, override_reason=EOD_OVERRIDE)
     # When the audit of the departure date runs
     with caplog.at_level("WARNING", logger="pms.night_audit"):
-        result = run_night_audit(ctx, hotel.id, business_date=departure)
+        result = run_night_audit(ctx, hotel.id, business_date=departure, override_reason=EOD_OVERRIDE)
     # Then the date rolls (an overstay does not block) but the guest is reported, not hidden
     assert result.status == "DONE" and result.next_business_date == departure + timedelta(days=1)
     (late,) = result.figures["overstays"]
@@ -215,7 +215,7 @@ def test_night_audit_retries_a_locked_database_then_finishes(ctx, hotel):
 
     make_checked_in(ctx, hotel)
     locked = [peewee.OperationalError("database is locked") for _ in range(2)]
-    result = run_night_audit(ctx, hotel.id, hooks=Hooks(fail_in={"room_charges": locked}))
+    result = run_night_audit(ctx, hotel.id, hooks=Hooks(fail_in={"room_charges": locked}), override_reason=EOD_OVERRIDE)
     assert result.status == "DONE" and locked == []
     assert all(n == 1 for *_, n in room_charges_per_night(ctx, hotel.id))
 
@@ -224,13 +224,14 @@ def test_a_crashed_night_audit_run_is_marked_failed_and_re_runnable(ctx, hotel):
     make_checked_in(ctx, hotel)
     # Given a step that keeps failing (a lock that outlasts every retry, or a bug)
     failing = [RuntimeError("boom") for _ in range(2)]
-    failed = run_night_audit(ctx, hotel.id, hooks=Hooks(fail_in={"housekeeping": failing}))
+    failed = run_night_audit(ctx, hotel.id, hooks=Hooks(fail_in={"housekeeping": failing}), override_reason=EOD_OVERRIDE)
     # Then the run is FAILED with the error, not left RUNNING forever
-    assert failed.status == "FAILED" and "boom" in failed.error
+    assert failed.status == "FAILED" and failed.error.startswith("internal_error: ")
+    assert "boom" not in failed.error  # the exception's text goes to the log only
     with read_scope(ctx):
         assert NightAuditRun.get_by_id(failed.id).status == "FAILED"
     # And a re-run (also through the run id a job holds) resumes and finishes it
-    again = run_night_audit(ctx, hotel.id, run_id=failed.id, business_date=failed.business_date)
+    again = run_night_audit(ctx, hotel.id, run_id=failed.id, business_date=failed.business_date, override_reason=EOD_OVERRIDE)
     assert again.status == "DONE" and again.id == failed.id
     assert [s.name for s in again.steps] == ["no_shows", "room_charges", "housekeeping",
                                              "figures", "block_cut_offs", "roll_date"]

@@ -1,5 +1,5 @@
 """The month cache of rates keeps one catalog version per property, and every writer of rates
-moves its plan's version (issue 25, item 6; pms.queries.availability, pms.db.versioned)."""
+moves its plan's version (pms.queries.availability, pms.db.versioned)."""
 
 from __future__ import annotations
 

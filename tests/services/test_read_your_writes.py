@@ -1,4 +1,4 @@
-"""The unit of work times its writes, and a use case reads back what it wrote (issue 26).
+"""The unit of work times its writes, and a use case reads back what it wrote.
 
 - `a_saved_row_reads_back_...`: `uow.save(row)` then a query in the same unit of work sees the
   new value, on both backends; on PostgreSQL the queued UPDATE goes out in the read's own round

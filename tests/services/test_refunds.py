@@ -1,4 +1,4 @@
-"""Refunds of a folio's credit (issue 9): an overpaid stay gets its credit back (to the card of a
+"""Refunds of a folio's credit: an overpaid stay gets its credit back (to the card of a
 captured payment through the payments service, or in cash) and can then check out. The refund
 never exceeds the credit nor what its payment took; card refunds follow the payment flow (PENDING
 intent, call after commit with the refund's key, outcome in a second unit of work) and a crash or
@@ -322,7 +322,7 @@ def test_http_refund_sends_the_charge_amount_at_scale_and_a_stable_idempotency_k
                                       "currency": "EUR", "metadata": {
                                           "folio_id": str(stay["folio"]),
                                           "payment_id": str(paid.id),
-                                          # issue 28: the env goes with every payment call
+                                          # the env goes with every payment call
                                           "env_id": str(ctx.env_id)}}]
     assert (("POST", "/proxy/payments/v1/refunds", f"refund:{row.id}") in gateway.by_key)
     # the same key asked again replays the first answer: no second refund

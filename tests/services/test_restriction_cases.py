@@ -1,4 +1,4 @@
-"""Issue 35: restriction parity with the channels, as a case table (written for pms in the style
+"""restriction parity with the channels, as a case table (written for pms in the style
 of the open-source PMS restriction suites: one row = restrictions, a stay, the verdict). Each
 row runs through the search, the booking and the ARI event of the restriction write, on both
 backends. D0 is the hotel's business date; a stay is (arrival offset, nights)."""
@@ -144,7 +144,7 @@ def test_both_names_must_agree_and_through_minimum_not_above_maximum(ctx):
     _restrict(ctx, hotel, 0, True, {"min_los": 2, "min_stay_arrival": 2})  # the same: fine
 
 
-# Allotments per rate plan (issue 35), in the same style: (name, [(day offset, allotment)],
+# Allotments per rate plan, in the same style: (name, [(day offset, allotment)],
 # [(arrival offset, nights, cancelled?, on another plan?)] booked first, the stay, reasons). The
 # search's reason is `allotment_exhausted` (the offer is left out when unavailable ones are),
 # the booking's a 409 of that code naming the nights.

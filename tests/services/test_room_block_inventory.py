@@ -1,4 +1,4 @@
-"""Issue 33: one sellable formula with rooms held by blocks.
+"""one sellable formula with rooms held by blocks.
 
 The booking's take (PostgreSQL: `pms_take_nights`, migration 034; SQLite: the locked recount
 and the guarded update of pms.services.inventory.inventory) sells exactly what the reference

@@ -1,4 +1,4 @@
-"""Every fast path of a rule answers what its reference path answers (issue 26, "one rule in one
+"""Every fast path of a rule answers what its reference path answers ("one rule in one
 place"), on PostgreSQL, on the same randomized data:
 
 - the room pick: `pms_pick_room` (migration 018, `pms.services.frontdesk.checkin.pick_room`) against
@@ -332,7 +332,7 @@ def test_the_take_function_sells_what_the_python_take_sells(ctx, pg_db):
     assert sold > 5 and short > 5
 
 
-# -- a rate plan's allotment (issue 35) ----------------------------------------------------------
+# -- a rate plan's allotment ----------------------------------------------------------
 
 def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx, pg_db):
     """`pms.queries.allotments`: the statement the booking (under its night locks) and the
@@ -399,7 +399,7 @@ def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx,
 
 
 def test_the_folio_state_function_reads_a_block_master_folio_as_the_python_read(ctx, pg_db):
-    """Issue 34: a room block's master folio (no stay) through `pms_folio_state`'s outer join
+    """a room block's master folio (no stay) through `pms_folio_state`'s outer join
     and through the models: the same state, no stay fields, no nights, no packages."""
     from pms.models import RoomBlock
     from pms.services.cashiering.master_folios import open_master_folio

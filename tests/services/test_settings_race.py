@@ -1,4 +1,4 @@
-"""Module settings under concurrent changes (issue 32): requests that read the same ETag and
+"""Module settings under concurrent changes: requests that read the same ETag and
 change the settings at once never both win (the row lock, or the unique document per scope
 when none exists yet); the losers get 412 whatever the interleaving."""
 

@@ -1,4 +1,4 @@
-"""Keys that shard (issue 26): after every migration, every primary key, unique constraint,
+"""Keys that shard: after every migration, every primary key, unique constraint,
 unique index and exclusion constraint of a tenant table carries `env_id` (first; `=` in an
 exclusion), every foreign key is composite with it, and only the listed global tables lack it
 (pms.db.shard_keys). Read from the PostgreSQL catalog; SQLite is not sharded (README).

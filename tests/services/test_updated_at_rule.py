@@ -1,4 +1,4 @@
-"""One rule for `updated_at` (issue 25, item 6; pms.db.stamping): every UPDATE of a row of a
+"""One rule for `updated_at` (pms.db.stamping): every UPDATE of a row of a
 table that has the column stamps it, whichever way it is written. Each test fails when a write
 path skips it: a peewee bulk UPDATE (the night audit's rooms, the inventory's days), a compiled
 statement, an SQL text in the code, a PL/pgSQL function of the migrated database."""
@@ -24,6 +24,7 @@ from pms.db.versioned import VersionedRows
 from pms.models import InventoryDay, Room
 from pms.services.night_audit.end_of_day import run_night_audit
 from tests.factories import make_booking_hotel, make_checked_in, make_reservation, reservation_body
+from tests.helpers import EOD_OVERRIDE
 
 PMS = Path(pms.__file__).parent
 ANCIENT = datetime(2001, 1, 1, tzinfo=UTC)
@@ -146,7 +147,7 @@ def test_the_night_audit_stamps_the_rooms_it_marks_dirty(ctx, database):
     with read_scope(ctx):
         assert Room.get_by_id(room_id).updated_at == ANCIENT
     before = datetime.now(UTC) - timedelta(seconds=5)
-    run_night_audit(ctx, hotel.id)
+    run_night_audit(ctx, hotel.id, override_reason=EOD_OVERRIDE)
     with read_scope(ctx):
         room = Room.get_by_id(room_id)
     assert room.hk_status == "DIRTY"

@@ -1,5 +1,5 @@
 """No import cycles between our modules (pms/, workers/, cli/), and no service importing the API
-layer (issue 16).
+layer.
 
 The graph is built with `ast` from every `import` statement, at module level AND inside
 functions: an import moved into a function to dodge a cycle still counts, because the cycle is
@@ -170,7 +170,7 @@ def test_no_service_imports_the_api_layer():
     assert offenders == []
 
 
-# The layers, lowest first (issue 26). A module may import its own layer and the ones below it,
+# The layers, lowest first. A module may import its own layer and the ones below it,
 # never one above: the domain knows no storage, storage knows no use case, a use case knows
 # neither the relay that publishes its events nor the API, worker or CLI that call it. The read
 # side (pms.queries: GETs) shares the services' layer, reusing their loaders.
@@ -217,12 +217,12 @@ def test_the_layer_rule_catches_an_upward_import():
 
 def test_services_live_in_capability_packages():
     """pms/services/ holds capability packages; the only flat modules are the few that serve
-    every capability (tenant setup, jobs, idempotency purge, folds, body references,
-    notifications). A new capability arrives as a package of its own."""
+    every capability (tenant setup, jobs and how a job is written down, idempotency purge,
+    folds, body references, notifications). A new capability arrives as a package of its own."""
     root = Path(__file__).resolve().parents[2] / "pms" / "services"
     flat = sorted(p.stem for p in root.glob("*.py") if p.stem != "__init__")
-    assert flat == ["environments", "folds", "idempotency", "jobs", "notifications",
-                    "references"]
+    assert flat == ["environments", "folds", "idempotency", "job_records", "jobs",
+                    "notifications", "references"]
     assert not list((root.parent).glob("relay*.py"))
     for package in (p for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"):
         assert (package / "__init__.py").read_text().startswith('"""'), package
@@ -243,7 +243,7 @@ def test_no_import_cycles():
      "workers.subscriptions"),
 ])
 def test_no_import_cycles_through_the_groups_closed_in_issue_16(modules):
-    """The cycles closed in issue 16 stay closed (inventory service/queries; folios,
+    """The cycles once closed stay closed (inventory service/queries; folios,
     reservations and stays; the route table and its resources; the worker modules): none of
     these modules lies on a cycle (a function-level import counts)."""
     graph = import_graph()

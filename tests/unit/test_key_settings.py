@@ -1,4 +1,4 @@
-"""Issue 28's settings: the key set's maximum age and the platform event source are read from
+"""The settings of keys and events: the key set's maximum age and the platform event source are read from
 the environment, bounded, and refused at start-up when malformed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """PgBouncer in transaction mode hands each transaction any server connection, so our code may
-leave no session state behind (issue 17): no `SET` without `LOCAL`, no session `set_config`,
+leave no session state behind: no `SET` without `LOCAL`, no session `set_config`,
 no `LISTEN`, no session advisory lock, no `WITH HOLD` cursor, no SQL `PREPARE`/`DEALLOCATE`.
 
 The scan reads every string literal of pms/, workers/ and cli/ (docstrings excepted: they may

@@ -1,4 +1,4 @@
-"""The per-request shortcuts of issue 10 keep their rules: the tenant scopes are plain context
+"""The per-request shortcuts keep their rules: the tenant scopes are plain context
 managers that restore what they found, the access line's timestamp is `isoformat()`'s, and the
 request limits' quick bound never lets through what the header-by-header measure refuses (nor
 refuses what it lets through)."""
@@ -147,7 +147,7 @@ class CountingClock:
         return self.at
 
 
-# a valid W3C traceparent (issue 28: an invalid one, as "00-abc-def-01" once was here, is dropped)
+# a valid W3C traceparent (an invalid one, as "00-abc-def-01" once was here, is dropped)
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 

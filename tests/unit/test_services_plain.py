@@ -1,4 +1,4 @@
-"""A service reads like one use case in one unit of work (issue 26): it never times its writes
+"""A service reads like one use case in one unit of work: it never times its writes
 nor asks which database it runs on.
 
 Every module under `pms/services` is parsed (`ast`) and may not call the write-timing

@@ -15,7 +15,7 @@ from pms.domain.states import (
 )
 from pms.errors import InvalidTransition, ReservationNotEditable
 
-# -- reservation (issue 3) ------------------------------------------------------------------------
+# -- reservation ------------------------------------------------------------------------
 
 R = ReservationStatus
 RESERVATION_EXPECTED = {

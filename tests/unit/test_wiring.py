@@ -1,4 +1,4 @@
-"""Explicit wiring (issue 16): an entry point builds its hooks and TEST-ONLY switches once, in
+"""Explicit wiring: an entry point builds its hooks and TEST-ONLY switches once, in
 pms.wiring, and installs them; nothing is registered at import, and the switches' readers ask
 the wiring when they decide (no module attribute to assign, no copy that could disagree)."""
 

@@ -1,4 +1,4 @@
-"""Issue 35: a random history of bookings, cancels, out-of-order periods, sell-limit and
+"""a random history of bookings, cancels, out-of-order periods, sell-limit and
 rate-plan allotment writes (and the same from parallel writers), relayed from the real outbox
 rows to the real RabbitMQ, applied by a consumer in aggregateversion order: its projection equals
 the search night by night, and its allotment map each night equals the plan's rooms left

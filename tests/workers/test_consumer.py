@@ -43,7 +43,7 @@ def test_initialize_is_idempotent_and_creates_ledger_accounts(database, env_id):
     assert outbox_types(ctx) == ["hotel:pms:environment:initialized",
                                  "hotel:pms:environment:ledger_accounts_ready"]
     row = get_environment(ctx)
-    assert "reservation_sources" in row.lists_of_values and row.ledger_accounts
+    assert "cancellation_reasons" in row.lists_of_values and row.ledger_accounts
 
 
 def test_ledger_outage_fails_open_and_a_later_event_finishes(database, env_id):
@@ -91,7 +91,7 @@ def test_consumer_initializes_envs_and_dead_letters_malformed_messages(database,
 
 
 def test_parse_event_accepts_only_the_configured_platform_source():
-    """Issue 28: a service-updated event from any other CloudEvents source initializes
+    """a service-updated event from any other CloudEvents source initializes
     nothing (acked and ignored, like another service's event); the source is a setting."""
     env = uuid.uuid4()
     assert parse_event(event(env))[0] == env  # the default source: "platform"

@@ -189,7 +189,7 @@ def test_relay_killed_after_confirm_redelivers_with_the_same_id(ctx, database, b
 
 def test_binding_removed_mid_publish_counts_the_rest_delivered_with_no_subscriber(ctx, database,
                                                                                  bus):
-    # Was (before issue 25): the 7 events sent after the binding went away came back
+    # Was (before the relay healed): the 7 events sent after the binding went away came back
     # unroutable, backed off and went out again once it was back. Now an event the broker
     # accepted with no queue bound is delivered (the bus has no subscriber for it): every row
     # is confirmed and marked once, none retried; the queue holds what was routed to it.

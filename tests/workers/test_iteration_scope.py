@@ -1,4 +1,4 @@
-"""Issue 25, item 1: a long-running loop's iteration owns its connection (pms.db.iteration);
+"""A long-running loop's iteration owns its connection (pms.db.iteration);
 the end-to-end proof is tests/e2e/test_reconnect.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Digital keys' lock commands go through the outbox (issue 29): the relay's subscriber sends
+"""Digital keys' lock commands go through the outbox: the relay's subscriber sends
 `sync_digital_key`, which reaches the (embedded sandbox) lock service after the commit; run
 twice, it sends nothing new."""
 

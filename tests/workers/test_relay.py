@@ -52,7 +52,7 @@ def test_relay_publishes_cloudevents_in_order_and_marks_after_confirm(ctx, datab
 
 def test_unroutable_rows_are_delivered_not_backed_off_and_later_ones_reach_a_bound_queue(
         ctx, database, bus):
-    # Was (before issue 25): an event no queue was bound for came back unroutable, backed off
+    # Was (before the relay healed): an event no queue was bound for came back unroutable, backed off
     # and, after MAX_ATTEMPTS, parked. Now the broker accepted it: the bus has no subscriber
     # yet, so it is delivered, never retried, never parked.
     make_property(ctx)
@@ -152,7 +152,7 @@ def test_pipelined_batch_reports_each_outcome_in_order(bus):
     pub = publisher_for(bus)
     events = [_event("hotel:pms:property:created"), _event("hotel:pms:profile:created"),
               _event("hotel:pms:property:updated")]
-    # the audit push's mode: an unroutable message is refused (issue 25: only there)
+    # the audit push's mode: an unroutable message is refused (only there)
     outcomes = pub.publish_many(events, require_route=True)
     assert outcomes[0] is None and outcomes[2] is None
     assert isinstance(outcomes[1], outbox.PublishRejected)
@@ -235,7 +235,7 @@ def test_audit_push_stops_at_the_first_row_nobody_takes(ctx, database, bus):
     pub = publisher_for(bus)
     first = outbox.push_audit_batch(pub, env_id=ctx.env_id)
     assert (first.published, first.failed) == (0, 1)
-    queue = bus.queue("hotel.pms.audit.#")
+    queue = bus.queue("audit.pms.#")
     second = outbox.push_audit_batch(pub, env_id=ctx.env_id)
     pub.close()
     assert second.published == 2

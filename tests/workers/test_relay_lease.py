@@ -192,7 +192,7 @@ def test_a_later_row_waits_while_an_earlier_row_of_its_aggregate_backs_off(ctx, 
     assert (first.failed, first.published) == (1, 1)
     # still backing off: nothing of that aggregate is due
     assert relay.relay_batch(refuse_v1, env_id=ctx.env_id, now=t0).claimed == 0
-    # v1 parked after its second attempt. Was (before issue 25): the later rows were then no
+    # v1 parked after its second attempt. Was (before the relay healed): the later rows were then no
     # longer held back and went out without v1. Now a parked row holds them back until an
     # operator replays it (see test_a_parked_delta_blocks_its_aggregate_until_replayed).
     second = relay.relay_batch(refuse_v1, env_id=ctx.env_id, now=t0 + timedelta(seconds=61),
@@ -205,7 +205,7 @@ def test_a_later_row_waits_while_an_earlier_row_of_its_aggregate_backs_off(ctx, 
 
 
 def test_parked_rows_are_not_due_and_replay_publishes_them(ctx, database, bus):
-    # Was (before issue 25) "unroutable rows end parked": an unroutable event is delivered now,
+    # Was (before the relay healed) "unroutable rows end parked": an unroutable event is delivered now,
     # so the rows are parked by a bus that refuses them (as a nack would).
     make_aggregate(ctx)
     refusing = Refusing()
@@ -273,7 +273,7 @@ def test_two_relays_in_parallel_publish_every_row_exactly_once_in_aggregate_orde
 
 
 def test_audit_push_by_two_relays_pushes_each_row_once(ctx, database, bus):
-    queue = bus.queue("hotel.pms.audit.#")
+    queue = bus.queue("audit.pms.#")
     for _ in range(20):
         make_aggregate(ctx)
     start = threading.Barrier(2)

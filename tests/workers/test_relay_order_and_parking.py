@@ -1,6 +1,8 @@
-"""Issue 25 (items 2-4): reactions that need no bus, version order whatever the writers'
-clocks, the database's clock for everything compared across hosts, and a parked delta that
-holds its aggregate back until it is replayed."""
+"""Reactions that need no bus, version order whatever the writers' clocks, the database's clock
+for everything compared across hosts, and a parked delta that holds its stream back until it is
+replayed. A stream is (env, aggregate type, subject): what one `aggregateversion` counter
+numbers; streams that share a subject (a room type's own events, its inventory and its ARI)
+never wait for each other."""
 
 from __future__ import annotations
 
@@ -24,11 +26,13 @@ from workers.relay import OutboxRelay
 PG_ONLY = pytest.mark.parametrize("backend", [pytest.param("postgres", marks=pytest.mark.postgres)],
                                   indirect=True)
 CREATED = event_type("property", "created")
-DELTA = "hotel:pms:rate_schedule:updated"  # one of the events that carry a delta
+# the property's own stream, counted by its row (a delta-carrying family such as rate_schedule
+# is a stream of its own, with its own versions)
+DELTA = "hotel:pms:property:updated"
 
 
 def make_aggregate(ctx, *deltas, type_=DELTA):
-    """A property (v1: total 0), then one event per delta (versions 2..n)."""
+    """A property (v1: total 0), then one event per delta (versions 2..n), one stream."""
     with unit_of_work(ctx) as uow:
         row = Property.create(code=f"O{uuid.uuid4().hex[:7]}", name="Order", timezone="UTC",
                               currency_code="EUR")
@@ -95,7 +99,7 @@ class VersionOrderConsumer:
                                    else self.total.get(subject, 0) + data["delta"])
 
 
-# -- item 3: version order, the database's clock -------------------------------------------------
+# -- version order, the database's clock -------------------------------------------------
 
 def test_an_aggregates_rows_go_out_in_version_order_whatever_their_created_at(ctx, database):
     row = make_aggregate(ctx, 10, 5, -3)
@@ -142,11 +146,12 @@ def test_the_pipelined_relay_publishes_in_version_order_whatever_their_created_a
 def test_in_version_order_keeps_each_aggregates_places_in_creation_order():
     from collections import namedtuple
 
-    Row = namedtuple("Row", "id env_id subject aggregate_version created_at")
+    Row = namedtuple("Row", "id env_id subject aggregate_type aggregate_version created_at")
     env, t = uuid.uuid4(), datetime(2026, 1, 1, tzinfo=UTC)
-    rows = [Row(uuid.uuid4(), env, "a", 3, t), Row(uuid.uuid4(), env, "b", 1, t + timedelta(1)),
-            Row(uuid.uuid4(), env, "a", 1, t + timedelta(2)),
-            Row(uuid.uuid4(), env, "a", 2, t + timedelta(3))]
+    rows = [Row(uuid.uuid4(), env, "a", "x", 3, t),
+            Row(uuid.uuid4(), env, "b", "x", 1, t + timedelta(1)),
+            Row(uuid.uuid4(), env, "a", "x", 1, t + timedelta(2)),
+            Row(uuid.uuid4(), env, "a", "x", 2, t + timedelta(3))]
     out = in_version_order(list(reversed(rows)))
     assert [(r.subject, r.aggregate_version) for r in out] == [("a", 1), ("b", 1), ("a", 2),
                                                                 ("a", 3)]
@@ -216,7 +221,7 @@ def test_the_db_clock_follows_the_database_between_reads(database):
     assert clock() >= first  # carried by the monotonic clock, no round trip
 
 
-# -- item 4: a parked delta holds its aggregate back ---------------------------------------------
+# -- a parked delta holds its aggregate back ---------------------------------------------
 
 def test_a_parked_delta_blocks_its_aggregate_until_replayed_and_the_consumer_ends_right(
         ctx, database):
@@ -262,7 +267,7 @@ def test_requeue_of_a_parked_delta_releases_its_aggregate_too(ctx, database):
                                                                        (str(row.id), 3)]
 
 
-# -- item 2: reactions do not wait for the bus ---------------------------------------------------
+# -- reactions do not wait for the bus ---------------------------------------------------
 
 def test_reactions_run_when_the_bus_refuses_the_event_and_are_not_repeated_after(ctx, database):
     make_aggregate(ctx)
@@ -346,34 +351,69 @@ def test_replay_reactions_reruns_only_parked_reactions_without_a_publish(ctx, da
     assert relay.replay_reactions([row.id], {CREATED: [ran.append]}, now=now) == (0, 0)
 
 
-@PG_ONLY
-def test_the_claims_parked_blocker_check_never_walks_an_unpublished_rows_index(ctx, database):
-    # The claim's `held` part looks for unpublished earlier rows, parked ones included. Spelled
-    # `published_at IS NULL` it matches the partial indexes of unpublished rows (env_id,
-    # created_at), which the planner took with stale statistics and walked the env's whole
-    # backlog once per picked row: the relay bench's 20,000-row claim hit the 5 s timeout.
-    from pms.db.database import db
-    from pms.models.platform import outbox_partition
-    from pms.relay.claim import _CLAIM_ANY_ENV
+# -- streams that share a subject ----------------------------------------------------------------
 
-    with unscoped(), db.atomic():
-        db.execute_sql("ANALYZE outbox_event")  # statistics of a (nearly) empty outbox
-    now = datetime.now(UTC)
-    rows = []
-    for i in range(3000):
-        subject = str(uuid.uuid4())
-        rows.append({"id": uuid.uuid4(), "env_id": ctx.env_id, "type": "hotel:pms:probe:made",
-                     "subject": subject, "aggregate_type": "probe", "aggregate_version": 1,
-                     "idempotency_key": f"probe:{subject}", "data": {"n": i}, "time": now,
-                     "partition": outbox_partition(subject)})
+def _stream_rows(ctx, subject, aggregate, versions, *, base):
+    """Outbox rows of one stream, as the writers leave them (versions given, created in order)."""
+    from pms.models.platform import outbox_partition
+
+    rows = [{"id": uuid.uuid4(), "env_id": ctx.env_id, "type": f"hotel:pms:{aggregate}:updated",
+             "subject": subject, "aggregate_type": aggregate, "aggregate_version": v,
+             "idempotency_key": f"{aggregate}:{subject}:{v}", "data": {"v": v}, "time": base,
+             "created_at": base + timedelta(milliseconds=v), "next_attempt_at": base,
+             "partition": outbox_partition(subject)} for v in versions]
     with unit_of_work(ctx):
         OutboxEvent.insert_many(rows).execute()
-    compiled = _CLAIM_ANY_ENV.compiled()
-    values = {"owner": "o", "now": now, "limit": 500, "env_id": None,
-              "until": now + timedelta(seconds=30), "in_a_second": now + timedelta(seconds=1),
-              "behind_parked": now + timedelta(seconds=60)}
-    with unscoped():
-        plan = "\n".join(r[0] for r in db.execute_sql("EXPLAIN " + compiled.sql,
-                                                      compiled.params(values)).fetchall())
-    held = plan[plan.index("held"):] if "held" in plan else plan
-    assert "outbox_event_unpublished_idx" not in held, plan
+
+
+def _sent(bus, aggregate):
+    return [e["aggregateversion"] for e in bus.sent if e["type"] == f"hotel:pms:{aggregate}:updated"]
+
+
+def test_a_parked_inventory_event_does_not_stall_the_room_types_ari_stream(ctx, database):
+    room_type = str(uuid.uuid4())  # one subject, two counters
+    now = datetime.now(UTC)
+    _stream_rows(ctx, room_type, "inventory", [1, 2], base=now - timedelta(seconds=5))
+    _stream_rows(ctx, room_type, "ari", [1, 2, 3], base=now - timedelta(seconds=4))
+    bus = Refusing(lambda e: e["type"] == "hotel:pms:inventory:updated"
+                   and e["aggregateversion"] == 1)
+    assert relay.relay_batch(bus, env_id=ctx.env_id, now=now, max_attempts=1).parked == 1
+    for minutes in (2, 10):
+        relay.relay_batch(bus, env_id=ctx.env_id, now=now + timedelta(minutes=minutes))
+    # the ARI stream went out whole, in order; the inventory stream waits behind its parked v1
+    assert _sent(bus, "ari") == [1, 2, 3] and _sent(bus, "inventory") == []
+    (parked,) = [r for r in env_rows(ctx) if r.parked_at is not None]
+    ok = Refusing()
+    later = now + timedelta(minutes=11)
+    assert relay.relay_batch(ok, ids=[parked.id], now=later).published == 1
+    assert relay.relay_batch(ok, env_id=ctx.env_id, now=later).published == 1
+    assert _sent(ok, "inventory") == [1, 2] and _sent(ok, "ari") == []
+
+
+def test_streams_of_one_subject_go_out_each_in_its_own_version_order(ctx, database):
+    subject = str(uuid.uuid4())
+    now = datetime.now(UTC)
+    # interleaved in creation order, each counter from 1: the same versions on two streams
+    _stream_rows(ctx, subject, "room_type", [1, 2, 3], base=now - timedelta(seconds=5))
+    _stream_rows(ctx, subject, "ari", [1, 2, 3, 4], base=now - timedelta(seconds=5))
+    bus = Refusing(lambda e: e["type"] == "hotel:pms:room_type:updated"
+                   and e["aggregateversion"] == 2)
+    result = relay.relay_batch(bus, env_id=ctx.env_id, now=now)
+    # a refused room_type v2 stops its own stream's v3 in this batch, never the ARI stream
+    assert result.failed == 1 and _sent(bus, "ari") == [1, 2, 3, 4]
+    assert _sent(bus, "room_type") == [1]
+    relay.relay_batch(bus := Refusing(), env_id=ctx.env_id, now=now + timedelta(minutes=2))
+    assert _sent(bus, "room_type") == [2, 3]
+
+
+def test_in_version_order_orders_each_stream_of_a_subject_apart():
+    from collections import namedtuple
+
+    Row = namedtuple("Row", "id env_id subject aggregate_type aggregate_version created_at")
+    env, t = uuid.uuid4(), datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [Row(uuid.uuid4(), env, "a", "ari", 2, t),
+            Row(uuid.uuid4(), env, "a", "room_type", 1, t + timedelta(1)),
+            Row(uuid.uuid4(), env, "a", "ari", 1, t + timedelta(2))]
+    out = in_version_order(list(reversed(rows)))
+    assert [(r.aggregate_type, r.aggregate_version) for r in out] == [
+        ("ari", 1), ("room_type", 1), ("ari", 2)]

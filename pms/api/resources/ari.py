@@ -1,4 +1,4 @@
-"""Distribution (issue 35): `GET .../ari/digest` (a hash per room type and month, to find the
+"""Distribution: `GET .../ari/digest` (a hash per room type and month, to find the
 months a channel holds differently) and `POST .../ari/push` (a re-push of those months, or of
 365 days, as a job). The events themselves are `hotel:pms:ari:updated` on the bus."""
 
@@ -25,10 +25,11 @@ class AriDigest:
     @endpoint("inventory:read", query=s.AriDigestQuery, response=s.AriDigestOut,
               errors=(404, 422), summary="ARI digest per room type and month",
               description="One SHA-256 per room type and calendar month of from..to (YYYY-MM, at "
-                          "most 18 months; by default the business date's month and the 11 "
-                          "after) over the canonical form of the nights (README, "
-                          "Distribution): a channel compares them with its own and asks for a "
-                          "re-push of the months that differ.")
+                          "most 18 months; by default the full push's 365 nights from the "
+                          "business date) over the canonical form of the month's nights from "
+                          "the business date on (from_date..to_date), restrictions included "
+                          "(docs/guides/distribution.md): a channel compares them with its own and "
+                          "asks for a re-push of the months that differ.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                query: s.AriDigestQuery) -> None:
         out = ari_push.digest(req.context.ctx, property_id, query.from_, query.to)

@@ -19,7 +19,7 @@ SEARCH_DOC = (
     "nightly prices, room_total, packages_total (the plan's packages priced by their "
     "calculation), discount_total (promo_code) and total. An offer that cannot be booked lists "
     "its reasons: no_rate, closed, closed_to_arrival, closed_to_departure, min_los, max_los, "
-    "over_occupancy, sold_out, allotment_exhausted (the rate plan's allotment, issue 35), "
+    "over_occupancy, sold_out, allotment_exhausted (the rate plan's allotment), "
     "promo_*. include_unavailable=false leaves those out.")
 
 
@@ -53,6 +53,8 @@ class CorporateAvailability:
 
 
 class EnvAvailability:
+    policy_rows = True  # the route gate hands it the policies' row filter (by property)
+
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
@@ -64,7 +66,9 @@ class EnvAvailability:
                           "left out. include_unavailable defaults to false here.")
     def on_get(self, req: falcon.Request, resp: falcon.Response,
                query: s.AvailabilityQuery) -> None:
-        resp.media = availability.search_env(req.context.ctx, query)
+        rows = getattr(req.context, "policy_rows", None)
+        resp.media = availability.search_env(req.context.ctx, query,
+                                             rows.admits if rows is not None else None)
 
 
 ROUTES = [

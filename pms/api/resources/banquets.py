@@ -1,5 +1,5 @@
 """Function spaces (scope `properties`), event resource items (`properties`), banquet events,
-their transitions, resources and posting (scope `events`). Issue 34; staff only."""
+their transitions, resources and posting (scope `events`). Staff only."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pms.api.spec import endpoint
 from pms.api.transitions import transition_resource
 from pms.schemas import banquets as s
 from pms.schemas.common import ListQuery, Page
-from pms.services.groups import banquets
+from pms.services.groups import banquets, function_diary
 
 BASE = "/v1/properties/{property_id:uuid}"
 
@@ -63,6 +63,21 @@ class FunctionSpaces:
         resp.status = 204
 
 
+class SpaceSlots:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("events:read", query=s.SpaceSlotsQuery, response=s.SpaceSlotsOut,
+              errors=(404, 422), summary="A function space's busy and free slots",
+              description="Over [from_at, to_at) (at most 31 days): the intervals booked by "
+                          "holding events (setup and tear-down included) or out of order, on "
+                          "the space or any part of a combination, and the free ones between "
+                          "them.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any, query: s.SpaceSlotsQuery) -> None:  # noqa: A002
+        resp.media = function_diary.free_slots(req.context.ctx, property_id, id, query)
+
+
 class ResourceItems:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -98,17 +113,19 @@ class Events:
         self.deps = deps
 
     @endpoint("events:read", query=s.BanquetEventQuery, response=Page[s.BanquetEventOut],
-              summary="List banquet events (by status, by space)")
+              errors=(422,), summary="List banquet events (by status, space, time window)",
+              description="With from_at/to_at, the function diary: the events whose time "
+                          "[start_at, end_at) overlaps the window.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                query: s.BanquetEventQuery) -> None:
-        page = banquets.list_events(req.context.ctx, property_id, query)
+        page = function_diary.list_events(req.context.ctx, property_id, query)
         resp.media = Page(data=[banquets.event_out(r) for r in page.items],
                           next_cursor=page.next_cursor)
 
     @endpoint("events:write", body=s.BanquetEventIn, response=s.BanquetEventOut, status=201,
               summary="Create a banquet event (INQUIRY)",
               description="Attendees must fit the setup style's capacity of the space (422). "
-                          "`block_id` links the event to a room block of the property (issue 33): its "
+                          "`block_id` links the event to a room block of the property: its "
                           "dates must lie inside the block's, give or take two shoulder days "
                           "(422 block_id).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -199,6 +216,7 @@ class EventPost:
 ROUTES = [
     Route(BASE + "/function-spaces", FunctionSpaces),
     Route(BASE + "/function-spaces/{id:uuid}", FunctionSpaces, "item"),
+    Route(BASE + "/function-spaces/{id:uuid}/slots", SpaceSlots),
     Route(BASE + "/event-resource-items", ResourceItems),
     Route(BASE + "/event-resource-items/{id:uuid}", ResourceItems, "item"),
     Route(BASE + "/events", Events),

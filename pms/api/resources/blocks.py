@@ -1,4 +1,4 @@
-"""Room blocks (scope `blocks`, issue 33): the block and its allocation grid, transitions with
+"""Room blocks (scope `blocks`): the block and its allocation grid, transitions with
 dry runs, pick-up, cut-off, wash and the pick-up receipt. Staff only."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from typing import Any
 
 import falcon
 
+from pms.api.folds import hand_back_reservation
 from pms.api.resources.jobs import started_or_done
 from pms.api.route import Route
 from pms.api.spec import endpoint
@@ -15,8 +16,14 @@ from pms.domain.states import BLOCK_TRIGGERS
 from pms.schemas import room_blocks as s
 from pms.schemas.common import Page
 from pms.schemas.jobs import JobOut
-from pms.schemas.reservations import reservation_out
-from pms.services.groups import block_bulk, room_blocks
+from pms.schemas.reservations import ReservationOut, reservation_out
+from pms.services.groups import (
+    block_attrition,
+    block_bulk,
+    block_dates,
+    block_master_folio,
+    room_blocks,
+)
 
 BASE = "/v1/properties/{property_id:uuid}/blocks"
 HELD = ("Unpicked rooms of a deducting block (DEFINITE, ACTUAL; TENTATIVE with the property "
@@ -29,7 +36,8 @@ class Blocks:
         self.deps = deps
 
     @endpoint("blocks:read", query=s.BlockQuery, response=Page[s.BlockOut],
-              summary="List room blocks (by status)")
+              summary="List room blocks (by status, arrival range, code, company)",
+              description="Each block with its grid (one read for the page's grids).")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                query: s.BlockQuery) -> None:
         data, cursor = room_blocks.list_blocks(req.context.ctx, property_id, query)
@@ -130,17 +138,99 @@ class BlockReservations:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
+    @endpoint("blocks:read", query=s.BlockReservationQuery, response=Page[ReservationOut],
+              errors=(404,), summary="The block's reservations (its rooming list)",
+              description="Every reservation picked up into the block, whatever its status "
+                          "(filter by status), in cursor pages; the same rows as GET "
+                          ".../reservations?block_id=.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any, query: s.BlockReservationQuery) -> None:  # noqa: A002
+        page = room_blocks.list_block_reservations(req.context.ctx, property_id, id, query)
+        resp.media = Page(data=[reservation_out(r) for r in page.items],
+                          next_cursor=page.next_cursor)
+
     @endpoint("blocks:write", body=s.PickupIn, response=s.PickupOut, status=201,
+              also_status=(200,),
               errors=(409,), summary="Pick up a room from the block (a reservation in it)",
               description="At the block's rate plan, dates inside the block's. A held room "
                           "becomes a sold one (house availability unchanged); never beyond "
-                          "the allocation (409 block_allocation_exhausted naming the nights).")
+                          "the allocation (409 block_allocation_exhausted naming the nights). "
+                          "A confirmation_number already picked up in this block answers that "
+                          "reservation with 200 (a repeat folds); one of a reservation outside "
+                          "the block is refused (409 confirmation_number_taken).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.PickupIn) -> None:  # noqa: A002
-        row = room_blocks.pick_up(req.context.ctx, property_id, id, body)
+        row, created = room_blocks.pick_up_folding(req.context.ctx, property_id, id, body)
+        if not created:
+            hand_back_reservation(req.context.ctx, row)
         resp.media = s.PickupOut(block_id=id, reservation=reservation_out(row))
-        resp.status = 201
+        resp.status = 201 if created else 200
         resp.location = f"/v1/properties/{property_id}/reservations/{row.id}"
+
+
+class BlockOverpick:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.PickupIn, response=s.PickupOut, status=201,
+              also_status=(200,), errors=(409,), also=("blocks:overpick",),
+              summary="Pick up a room beyond the block's allocation (an overpick)",
+              description="Needs hotel:pms:blocks:overpick besides blocks:write (403 "
+                          "missing_scope; the env's policies decide it per property). As a "
+                          "pick-up, except that a night whose allocation is exhausted sells a "
+                          "room from the house (409 room_type_unavailable naming the nights "
+                          "when the house has none) and counts it picked above the allotment; "
+                          "audited as block.overpicked. A cancelled overpicked room goes back "
+                          "to the house.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.PickupIn) -> None:  # noqa: A002
+        row, created = room_blocks.pick_up_folding(req.context.ctx, property_id, id, body,
+                                                   overpick=True)
+        if not created:
+            hand_back_reservation(req.context.ctx, row)
+        resp.media = s.PickupOut(block_id=id, reservation=reservation_out(row))
+        resp.status = 201 if created else 200
+        resp.location = f"/v1/properties/{property_id}/reservations/{row.id}"
+
+
+class BlockDates:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", body=s.BlockDatesIn, query=s.DryRunQuery,
+              response=s.BlockChangeOut, errors=(409,),
+              summary="Move or extend the block's dates",
+              description="The same number of nights at other dates moves the grid with "
+                          "them (each night's allotment and own cut-off shift); other dates "
+                          "keep the nights inside them, drop the rest and add new nights at "
+                          "0 rooms (or as `allocation` says). The held rooms follow under "
+                          "the night locks (409 room_type_unavailable naming the nights "
+                          "short). Reservations of the block with a night outside the new "
+                          "dates are 409 block_pickups_outside_dates naming them, unless "
+                          "move_pickups=true on a move: every CONFIRMED one moves by the same "
+                          "days with the block, in one transaction (each re-priced, with its "
+                          "own event). " + HELD)
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any, body: s.BlockDatesIn, query: s.DryRunQuery) -> None:  # noqa: A002
+        resp.media = block_dates.change_dates(req.context.ctx, property_id, id, body,
+                                              dry_run=query.dry_run)
+
+
+class BlockMasterFolioSettle:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:write", response=s.MasterFolioSettledOut, errors=(409,),
+              also=("folios:write",),
+              summary="Settle the block's master folio when the block has ended",
+              description="Closes the master folio (paid through the folio routes) once no "
+                          "reservation of the block is CONFIRMED or CHECKED_IN (409 "
+                          "block_in_progress naming them); a balance owed is 409 "
+                          "folio_not_closable, a credit 409 folio_credit_balance, a closed "
+                          "folio 409 folio_closed.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                id: Any) -> None:  # noqa: A002
+        resp.media = block_master_folio.settle_master_folio(req.context.ctx, property_id, id)
 
 
 class BlockRoomingList:
@@ -158,8 +248,6 @@ class BlockRoomingList:
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
         started_or_done(resp, *room_blocks.rooming_list(req.context.ctx, property_id, id, body))
-
-
 
 
 BULK = ("202 with the job (poll /v1/jobs/{id}, its progress, then its result: every row's "
@@ -213,6 +301,22 @@ class BlockPickup:
         resp.media = room_blocks.pickup_receipt(req.context.ctx, property_id, id)
 
 
+class BlockAttrition:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("blocks:read", response=s.AttritionOut, errors=(404,),
+              summary="The block's pick-up and attrition: contracted, current, picked, "
+                      "percentages, room revenue and wash history",
+              description="contracted is the grid before washes (current + washed); "
+                          "pickup_percent is picked of contracted; room_revenue sums the room "
+                          "totals of the block's stays that are not cancelled or no-show; "
+                          "washes lists every wash (when, who, rooms, reason), oldest first.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any) -> None:  # noqa: A002
+        resp.media = block_attrition.attrition(req.context.ctx, property_id, id)
+
+
 ROUTES = [
     Route(BASE, Blocks),
     Route(BASE + "/{id:uuid}", Blocks, "item"),
@@ -221,7 +325,11 @@ ROUTES = [
     Route(BASE + "/{id:uuid}/cut-off", BlockCutOff),
     Route(BASE + "/{id:uuid}/reservations", BlockReservations),
     Route(BASE + "/{id:uuid}/pickup", BlockPickup),
+    Route(BASE + "/{id:uuid}/attrition", BlockAttrition),
     Route(BASE + "/{id:uuid}/rooming-list", BlockRoomingList),
+    Route(BASE + "/{id:uuid}/overpicks", BlockOverpick),
+    Route(BASE + "/{id:uuid}/dates", BlockDates),
+    Route(BASE + "/{id:uuid}/master-folio/settle", BlockMasterFolioSettle),
     Route(BASE + "/{id:uuid}/reservations/bulk-cancel", BlockBulkCancel),
     Route(BASE + "/{id:uuid}/reservations/bulk-date-change", BlockBulkDateChange),
     *[Route(BASE + f"/{{id:uuid}}/{t}", BlockTransition, t) for t in BLOCK_TRIGGERS],

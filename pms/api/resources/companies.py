@@ -1,4 +1,4 @@
-"""Corporate accounts (issue 31): company users, admin provisioning, company payment methods.
+"""Corporate accounts: company users, admin provisioning, company payment methods.
 
 Every route is guarded by the company profile id in the path (`pms.services.corporate.companies`).
 Holder sessions (guest="own") reach the company-user and payment-method routes; only a traveler
@@ -18,16 +18,31 @@ from pms.schemas.common import ListQuery, Page
 from pms.schemas.companies import (
     AdminProvisioningIn,
     AdminProvisioningOut,
+    AgingOut,
+    AgingQuery,
+    ApplyIn,
     ApproveIn,
+    ArItemOut,
+    ArItemQuery,
     CompanyBillingIn,
     CompanyBillingOut,
+    CompanyBookingOut,
+    CompanyBookingQuery,
+    CompanyInvitationOut,
     CompanyPaymentMethodIn,
     CompanyPaymentMethodOut,
     CompanyPaymentMethodQuery,
     CompanyUserIn,
     CompanyUserOut,
+    CompanyUserRoleIn,
     CreditOverrideIn,
     CreditOverrideOut,
+    EnvLevelQuery,
+    IdentityProviderIn,
+    InvoiceIn,
+    InvoiceOut,
+    ProductionOut,
+    ProductionQuery,
     RateLinksIn,
     RateLinksOut,
     ReasonIn,
@@ -36,17 +51,29 @@ from pms.schemas.companies import (
     ReceivableAccountView,
     ReceivablePaymentIn,
     ReceivablePaymentOut,
+    RoutingIn,
+    RoutingOut,
+    StatementOut,
+    StatementQuery,
+    WriteOffIn,
 )
 from pms.services.corporate import (
     companies,
     company_direct_bill,
     credit_overrides,
+    invitations,
+    production,
     rate_links,
+    receivable_ledger,
     receivables,
+    routing,
 )
 from pms.services.corporate import company_payment_methods as cpm
 
 BASE = "/v1/properties/{property_id:uuid}/companies/{profile_id:uuid}"
+# env-level: what is the company's across the chain (its receivable, its production)
+ENV_BASE = "/v1/companies/{profile_id:uuid}"
+INVITATIONS = "/v1/properties/{property_id:uuid}/profiles/{id:uuid}/company-invitations"
 
 
 class CompanyUsers:
@@ -64,14 +91,23 @@ class CompanyUsers:
         resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
     @endpoint("company_users:write", body=CompanyUserIn, response=CompanyUserOut, status=201,
-              guest="own", errors=(409,),
+              guest="own", errors=(409,), also_status=(202,),
               summary="Bind a traveler profile to the company with a role",
-              description="Company ADMIN or staff. One binding per company and traveler (409 "
-                          "already_exists); a traveler may belong to many companies.")
+              description="Staff bind at once (201, the binding). A company ADMIN invites: "
+                          "202 with a PENDING invitation (CompanyInvitationOut) the traveler "
+                          "accepts or declines through .../profiles/{id}/company-invitations; "
+                          "the binding exists only after acceptance. One binding per company "
+                          "and traveler (409 already_exists); a traveler may belong to many "
+                          "companies.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 profile_id: Any, body: CompanyUserIn) -> None:
         out = companies.add_user(req.context.ctx, property_id, profile_id, body)
         resp.media = out
+        if isinstance(out, CompanyInvitationOut):
+            resp.status = 202
+            resp.location = (f"/v1/properties/{property_id}/profiles/"
+                             f"{out.traveler_profile_id}/company-invitations/{out.id}")
+            return
         resp.status = 201
         resp.location = f"/v1/properties/{property_id}/companies/{profile_id}/users/{out.id}"
 
@@ -83,6 +119,52 @@ class CompanyUsers:
                        profile_id: Any, id: Any) -> None:  # noqa: A002
         companies.remove_user(req.context.ctx, property_id, profile_id, id)
         resp.status = 204
+
+    @endpoint("company_users:write", body=CompanyUserRoleIn, response=CompanyUserOut,
+              guest="own", errors=(404, 409),
+              summary="Change a company user's role",
+              description="Company ADMIN or staff; the same role again changes nothing. The "
+                          "last ADMIN of a company without preferences.sso_provider keeps the "
+                          "role (409 last_company_admin).")
+    def on_patch_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                      profile_id: Any, id: Any, body: CompanyUserRoleIn) -> None:  # noqa: A002
+        out, _changed = companies.change_role(req.context.ctx, property_id, profile_id, id, body)
+        resp.media = out
+
+
+class TravelerInvitations:
+    """A traveler's invitations from companies, under the traveler's own profile."""
+
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("profiles:read", query=ListQuery, response=Page[CompanyInvitationOut],
+              guest="own", summary="The profile's invitations from companies (every status)",
+              description="A guest token reaches only its own profile's (404 otherwise).")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any, query: ListQuery) -> None:  # noqa: A002
+        page = invitations.list_for_traveler(req.context.ctx, property_id, id, query)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
+
+    @endpoint("profiles:write", response=CompanyInvitationOut, guest="own", errors=(404, 409),
+              summary="Accept a company's invitation: the traveler is bound with its role",
+              description="The traveler's own token (or staff on their behalf). Emits "
+                          "company_user:added and company_invitation:accepted. 409 "
+                          "invitation_not_pending / invitation_expired.")
+    def on_post_accept(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                       id: Any, invitation_id: Any) -> None:  # noqa: A002
+        resp.media = invitations.answer(req.context.ctx, property_id, id, invitation_id,
+                                        accept=True)
+
+    @endpoint("profiles:write", response=CompanyInvitationOut, guest="own", errors=(404, 409),
+              summary="Decline a company's invitation: nothing is bound",
+              description="The traveler's own token (or staff on their behalf). Emits "
+                          "company_invitation:declined. 409 invitation_not_pending / "
+                          "invitation_expired.")
+    def on_post_decline(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                        id: Any, invitation_id: Any) -> None:  # noqa: A002
+        resp.media = invitations.answer(req.context.ctx, property_id, id, invitation_id,
+                                        accept=False)
 
 
 class AdminProvisioning:
@@ -111,6 +193,22 @@ class AdminProvisioning:
         resp.media = out
 
 
+class IdentityProvider:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:write", body=IdentityProviderIn, response=AdminProvisioningOut,
+              summary="Set or clear the company's identity provider (staff)",
+              description="preferences.sso_provider (null clears it): with one, the company "
+                          "needs no provisioned ADMIN and its last ADMIN may go. The same "
+                          "value again changes nothing. Answers the provisioning state.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, body: IdentityProviderIn) -> None:
+        out, _changed = companies.set_identity_provider(req.context.ctx, property_id,
+                                                        profile_id, body)
+        resp.media = out
+
+
 class ReceivableAccount:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -126,17 +224,98 @@ class ReceivableAccount:
         resp.media = receivables.get_account(req.context.ctx, property_id, profile_id)
 
     @endpoint("companies:write", body=ReceivableAccountIn, response=ReceivableAccountOut,
-              status=200, also_status=(201,),
+              status=200, also_status=(201,), errors=(409,),
+              also=("company_receivables:write",),
               summary="Create or change the company's receivable account",
-              description="Staff. 201 when created, 200 when changed or unchanged (the same "
+              description="Staff. The account is env-level (one credit limit for the chain, "
+                          "also at PUT /v1/companies/{profile_id}/receivable): this path "
+                          "needs hotel:pms:company_receivables:write besides companies:write "
+                          "(403 missing_scope), and the env's policies must allow both at no "
+                          "property in particular (403 policy_denied for a user limited to "
+                          "some properties). "
+                          "201 when created, 200 when changed or unchanged (the same "
                           "values write nothing). Approving a payment method to "
-                          "BILL_TO_COMPANY needs it (409 receivable_account_required).")
+                          "BILL_TO_COMPANY needs it (409 receivable_account_required). The "
+                          "currency is ISO 4217 (422 unknown_currency) and one a property of "
+                          "the env keeps (422 currency_not_used); it changes only while "
+                          "nothing is open on the account (409 receivable_account_in_use "
+                          "naming the balance, routed stays and ACTIVE overrides).")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any, body: ReceivableAccountIn) -> None:
         out, created = companies.set_receivable_account(req.context.ctx, property_id,
                                                         profile_id, body)
         resp.media = out
         resp.status = 201 if created else 200
+
+
+class CompanyReceivable:
+    """The company's receivable (credit limit and currency) at env level: one account for the
+    chain's properties, so no property's path or policy decides it."""
+
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("company_receivables:read", query=EnvLevelQuery, response=ReceivableAccountView,
+              summary="The company's receivable account (env-level): limit, balance, exposure",
+              description="As GET .../properties/{property_id}/companies/{profile_id}/"
+                          "receivable-account, decided for the company at no property. A "
+                          "property_id in the query is refused (422). 404 without an account.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, profile_id: Any,
+               query: EnvLevelQuery) -> None:
+        resp.media = receivables.get_account(req.context.ctx, None, profile_id)
+
+    @endpoint("company_receivables:write", query=EnvLevelQuery, body=ReceivableAccountIn,
+              response=ReceivableAccountOut, status=200, also_status=(201,), errors=(409,),
+              summary="Create or change the company's receivable account (env-level, staff)",
+              description="The credit limit and its currency, for every property of the env. "
+                          "Needs hotel:pms:company_receivables:write; the env's policies are "
+                          "asked for it and hotel:pms:companies:write at no property (a rule "
+                          "limited to some properties does not allow it). 201 when created, "
+                          "200 when changed or unchanged; the currency rules of the property "
+                          "path (422 unknown_currency, currency_not_used; 409 "
+                          "receivable_account_in_use). Its events carry no propertyid.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, profile_id: Any,
+               query: EnvLevelQuery, body: ReceivableAccountIn) -> None:
+        out, created = companies.set_receivable_account(req.context.ctx, None, profile_id, body)
+        resp.media = out
+        resp.status = 201 if created else 200
+
+
+class CompanyProduction:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", query=ProductionQuery, response=ProductionOut,
+              summary="The company's production: room nights and room revenue by property "
+                      "and month",
+              description="Staff. The nights from from_date to to_date (both included, at "
+                          "most 1096 days) of the stays booked for the company (its "
+                          "reservations' company_profile_id, billed to it or not) that are "
+                          "CONFIRMED, CHECKED_IN or CHECKED_OUT, each at its nightly room "
+                          "price, in the property's currency; sums per currency. Env-level: "
+                          "property_id narrows it to one property (and is decided for it).")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, profile_id: Any,
+               query: ProductionQuery) -> None:
+        resp.media = production.production(req.context.ctx, profile_id, query)
+
+
+class CompanyBookings:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("reservations:read", query=CompanyBookingQuery,
+              response=Page[CompanyBookingOut], guest="own",
+              summary="The company's bookings at the property (\"our bookings\")",
+              description="Stays booked for the company, billed to it or not, in booking "
+                          "order; filters status, arrival_from, arrival_to, "
+                          "traveler_profile_id. A company ADMIN (or the company's own "
+                          "token), BOOKER or VIEWER sees every one; a TRAVELER only its own "
+                          "stays; staff all. A holder not bound to the company gets 404. No "
+                          "prices (they are on the reservation).")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, query: CompanyBookingQuery) -> None:
+        page = production.list_bookings(req.context.ctx, property_id, profile_id, query)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
 
 class ReceivablePayments:
@@ -157,6 +336,132 @@ class ReceivablePayments:
             req.context.ctx, property_id, profile_id, body,
             ledger=getattr(self.deps.platform, "ledger", None))
         resp.status = 201
+
+
+class ContractRouting:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", response=RoutingOut,
+              summary="The company's contract routing: which folio lines it pays",
+              description="categories and transaction_codes name the lines the company pays "
+                          "(a tax line goes with the line it taxes); all null: whole folios.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any) -> None:
+        resp.media = routing.get_routing(req.context.ctx, property_id, profile_id)
+
+    @endpoint("companies:write", body=RoutingIn, response=RoutingOut,
+              summary="Set the company's contract routing (staff)",
+              description="e.g. {\"categories\": [\"room\", \"tax\"]}: the company pays "
+                          "room nights and their taxes, the guest the incidentals. Copied "
+                          "onto every stay billed to the company from now on (booking, or a "
+                          "routing naming no instructions of its own); booked stays keep "
+                          "theirs.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, body: RoutingIn) -> None:
+        resp.media = routing.set_routing(req.context.ctx, property_id, profile_id, body)
+
+
+class ReceivableItems:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", query=ArItemQuery, response=Page[ArItemOut],
+              summary="The company's receivable entries (open items with open=true)",
+              description="DIRECT_BILL (a check-out's share: stay, folio, lines, date), "
+                          "PAYMENT, REVERSAL, WRITE_OFF; amount signed, open_amount what is "
+                          "left to match (owed of a bill, unapplied of a credit).")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, query: ArItemQuery) -> None:
+        page = receivable_ledger.list_items(req.context.ctx, property_id, profile_id,
+                                            open_only=query.open, limit=query.limit,
+                                            cursor=query.cursor)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
+
+    @endpoint("companies:write", body=ApplyIn, response=InvoiceOut, errors=(404, 409),
+              summary="Apply a credit (a PAYMENT or REVERSAL item) to an invoice (staff)",
+              description="Oldest open items of the invoice first; amount defaults to as "
+                          "much as both have (409 receivable_item_not_open past either).")
+    def on_post_apply(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                      profile_id: Any, id: Any, body: ApplyIn) -> None:  # noqa: A002
+        resp.media = receivable_ledger.apply_credit(req.context.ctx, property_id, profile_id,
+                                                    id, body)
+
+
+class ReceivableInvoices:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", query=ListQuery, response=Page[InvoiceOut],
+              summary="The company's invoices")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               profile_id: Any, query: ListQuery) -> None:
+        page = receivable_ledger.list_invoices(req.context.ctx, property_id, profile_id,
+                                               limit=query.limit, cursor=query.cursor)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
+
+    @endpoint("companies:write", body=InvoiceIn, response=InvoiceOut, status=201,
+              errors=(404, 409),
+              summary="Issue an invoice grouping open items (staff)",
+              description="The named open items, or every open item of the property not "
+                          "invoiced yet (up to through_date). Numbered <series>-<property "
+                          "code>-<n>, gapless per property and series. 409 "
+                          "receivable_item_not_open for an item invoiced or closed, or none.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                profile_id: Any, body: InvoiceIn) -> None:
+        out = receivable_ledger.issue_invoice(req.context.ctx, property_id, profile_id, body)
+        resp.media = out
+        resp.status = 201
+        resp.location = (f"/v1/properties/{property_id}/companies/{profile_id}"
+                         f"/receivable-account/invoices/{out.id}")
+
+    @endpoint("companies:read", response=InvoiceOut, errors=(404,),
+              summary="One invoice with its items and what is open of it")
+    def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                    profile_id: Any, id: Any) -> None:  # noqa: A002
+        resp.media = receivable_ledger.get_invoice(req.context.ctx, property_id, profile_id, id)
+
+
+class ReceivableWriteOffs:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:write", body=WriteOffIn, response=ArItemOut, status=201,
+              errors=(404, 409),
+              summary="Write off (part of) an open direct bill (staff)",
+              description="A WRITE_OFF entry; open_balance drops by it (what was already "
+                          "paid of it is held as credit); posted to the ledger (debit "
+                          "ar_write_off, credit company_receivable:<company>).")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                profile_id: Any, body: WriteOffIn) -> None:
+        resp.media = receivable_ledger.write_off(
+            req.context.ctx, property_id, profile_id, body,
+            ledger=getattr(self.deps.platform, "ledger", None))
+        resp.status = 201
+
+
+class ReceivableReports:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("companies:read", query=AgingQuery, response=AgingOut, errors=(404,),
+              summary="The company's open items by age (current, 30, 60, 90+ days)",
+              description="As of the property's business date by default; net (open items "
+                          "less unapplied credit) equals open_balance less credit_balance.")
+    def on_get_aging(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                     profile_id: Any, query: AgingQuery) -> None:
+        resp.media = receivable_ledger.aging(req.context.ctx, property_id, profile_id,
+                                             query.as_of)
+
+    @endpoint("companies:read", query=StatementQuery, response=StatementOut, errors=(404,),
+              summary="The company's statement: entries with a running balance",
+              description="Opening balance, every entry dated in the period, closing "
+                          "balance; over all time the closing balance is what the ledger's "
+                          "company_receivable:<company> holds.")
+    def on_get_statement(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                         profile_id: Any, query: StatementQuery) -> None:
+        resp.media = receivable_ledger.statement(req.context.ctx, property_id, profile_id,
+                                                 query.from_date, query.to_date)
 
 
 class RateLinks:
@@ -209,8 +514,11 @@ class CreditOverrides:
                          f"/credit-overrides/{out.id}")
 
     @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
+              also=("credit_overrides:approve",),
               summary="Approve a requested override (a staff user other than the requester)",
-              description="403 second_staff_required for the requester itself.")
+              description="A user token (a person) with hotel:pms:credit_overrides:approve "
+                          "besides companies:write (403 missing_scope); 403 "
+                          "second_staff_required for the requester itself or a machine token.")
     def on_post_approve(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                         profile_id: Any, id: Any) -> None:  # noqa: A002
         resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
@@ -247,19 +555,26 @@ class PaymentMethods:
         resp.media = Page(data=page.items, next_cursor=page.next_cursor)
 
     @endpoint("company_payment_methods:write", body=CompanyPaymentMethodIn,
-              response=CompanyPaymentMethodOut, status=201, guest="own", errors=(409,),
+              response=CompanyPaymentMethodOut, status=201, guest="own",
+              errors=(409, 422, 503),
               summary="Submit a payment method (a payments-service reference) for approval",
-              description="Company ADMIN or staff; born PENDING.")
+              description="Company ADMIN or staff; born PENDING. The payments service must "
+                          "report the method as the company's (else 422 "
+                          "payment_method_not_allowed); the answer carries the card summary "
+                          "it reports (brand, last4, exp_month, exp_year) for the approver.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 profile_id: Any, body: CompanyPaymentMethodIn) -> None:
-        out = cpm.submit(req.context.ctx, property_id, profile_id, body)
+        out = cpm.submit(req.context.ctx, property_id, profile_id, body,
+                         payments=self.deps.platform.payments)
         resp.media = out
         resp.status = 201
         resp.location = (f"/v1/properties/{property_id}/companies/{profile_id}"
                          f"/payment-methods/{out.id}")
 
-    @endpoint("company_payment_methods:write", status=204, guest="own",
-              summary="Remove a payment method reference (any state)")
+    @endpoint("company_payment_methods:write", status=204, guest="own", errors=(409,),
+              summary="Remove a payment method reference (any state)",
+              description="409 payment_method_in_use (naming reservation_ids) while CONFIRMED "
+                          "or CHECKED_IN stays are routed through it.")
     def on_delete_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                        profile_id: Any, id: Any) -> None:  # noqa: A002
         cpm.remove(req.context.ctx, property_id, profile_id, id)
@@ -292,14 +607,18 @@ class PaymentMethods:
                               reason=body.reason)
 
     @endpoint("company_payment_methods:write", response=CompanyPaymentMethodOut, guest="own",
-              errors=(409,), summary="Resubmit a REJECTED method to PENDING (company ADMIN)")
+              errors=(409, 422, 503),
+              summary="Resubmit a REJECTED method to PENDING (company ADMIN)",
+              description="The card summary is asked again of the payments service (422 "
+                          "payment_method_not_allowed when it is no longer the company's).")
     def on_post_resubmit(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                          profile_id: Any, id: Any) -> None:  # noqa: A002
-        resp.media = cpm.move(req.context.ctx, property_id, profile_id, id, "resubmit")
+        resp.media = cpm.resubmit(req.context.ctx, property_id, profile_id, id,
+                                  payments=self.deps.platform.payments)
 
 
 class StayCompanyBilling:
-    """A stay's folio routed to a company (issue 31): who pays what before check-out."""
+    """A stay's folio routed to a company: who pays what before check-out."""
 
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -347,9 +666,24 @@ ROUTES = [
           StayCompanyBilling),
     Route(BASE + "/users", CompanyUsers),
     Route(BASE + "/users/{id:uuid}", CompanyUsers, "item"),
+    Route(INVITATIONS, TravelerInvitations),
+    Route(INVITATIONS + "/{invitation_id:uuid}/accept", TravelerInvitations, "accept"),
+    Route(INVITATIONS + "/{invitation_id:uuid}/decline", TravelerInvitations, "decline"),
     Route(BASE + "/admin-provisioning", AdminProvisioning),
+    Route(BASE + "/identity-provider", IdentityProvider),
     Route(BASE + "/receivable-account", ReceivableAccount),
+    Route(ENV_BASE + "/receivable", CompanyReceivable),
+    Route(ENV_BASE + "/production", CompanyProduction),
+    Route(BASE + "/bookings", CompanyBookings),
     Route(BASE + "/receivable-account/payments", ReceivablePayments),
+    Route(BASE + "/receivable-account/items", ReceivableItems),
+    Route(BASE + "/receivable-account/items/{id:uuid}/apply", ReceivableItems, "apply"),
+    Route(BASE + "/receivable-account/invoices", ReceivableInvoices),
+    Route(BASE + "/receivable-account/invoices/{id:uuid}", ReceivableInvoices, "item"),
+    Route(BASE + "/receivable-account/write-offs", ReceivableWriteOffs),
+    Route(BASE + "/receivable-account/aging", ReceivableReports, "aging"),
+    Route(BASE + "/receivable-account/statement", ReceivableReports, "statement"),
+    Route(BASE + "/routing-instructions", ContractRouting),
     Route(BASE + "/rate-links", RateLinks),
     Route(BASE + "/credit-overrides", CreditOverrides),
     Route(BASE + "/credit-overrides/{id:uuid}/approve", CreditOverrides, "approve"),

@@ -1,7 +1,8 @@
-"""Configuration bundles (issue 37): `GET /v1/properties/{property_id}/config-bundle` exports a
+"""Configuration bundles: `GET /v1/properties/{property_id}/config-bundle` exports a
 property's configuration; `POST` of a bundle to another property of the env shows the
 difference (`?dry_run=true`) or applies it through the domain's own service functions, in one
-transaction (pms/services/admin/config_bundles.py). Scope `hotel:pms:admin`."""
+transaction (pms/services/admin/config_bundles.py). Scope `hotel:pms:admin`, and each section's
+domain scope (docs/guides/authorization.md)."""
 
 from __future__ import annotations
 

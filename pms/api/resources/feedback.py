@@ -1,4 +1,4 @@
-"""Stay feedback (issue 29; scope `feedback`) and a guest profile's payment-method references
+"""Stay feedback (scope `feedback`) and a guest profile's payment-method references
 (scope `profiles`). Guest sessions reach only their own stays and their own profile."""
 
 from __future__ import annotations
@@ -55,14 +55,19 @@ class PaymentMethods:
                           next_cursor=page.next_cursor)
 
     @endpoint("profiles:write", body=s.PaymentMethodIn, response=s.PaymentMethodOut,
-              status=201, errors=(409,), guest="own",
+              status=201, errors=(409, 422, 503), guest="own",
               summary="Keep a reference to a payments-service token",
               description="payment_method_id and what the payments service reports of it "
-                          "(brand, last4, exp_month, exp_year); never a card number. 409 "
+                          "(brand, last4, exp_month, exp_year); never a card number. The "
+                          "payments service must report the method as the profile's (else 422 "
+                          "payment_method_not_allowed); a company profile is refused (422 "
+                          "profile_is_company: its methods are the company's). 409 "
                           "already_exists when the profile holds it already.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.PaymentMethodIn) -> None:  # noqa: A002
-        row = guest_payment_methods.add_method(req.context.ctx, property_id, id, body)
+        row = guest_payment_methods.add_method(
+            req.context.ctx, property_id, id, body,
+            payments=getattr(self.deps.platform, "payments", None))
         resp.media = guest_payment_methods.method_out(row)
         resp.status = 201
 

@@ -13,6 +13,8 @@ from pms.api.spec import endpoint
 from pms.schemas import cashiering as cs
 from pms.schemas.common import Page
 from pms.schemas.folios import (
+    FiscalDocumentOut,
+    FiscalVerificationOut,
     FolioByRoomQuery,
     FolioOut,
     InvoiceQuery,
@@ -52,7 +54,7 @@ ROUTES = [
 ]
 
 
-# -- cashiering (issue 5) -------------------------------------------------------------------------
+# -- cashiering -------------------------------------------------------------------------
 
 
 def _client(deps: Any, name: str) -> Any:
@@ -182,12 +184,55 @@ class FolioInvoice:
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: InvoiceQuery) -> None:  # noqa: A002
         document = invoices.get_invoice(req.context.ctx, property_id, id)
-        if query.format == "pdf":
-            resp.content_type = "application/pdf"
-            resp.data = invoices.invoice_pdf(document)
-            resp.downloadable_as = f"invoice-{document['number']}.pdf"
-        else:
-            resp.media = document
+        _answer_document(resp, document, query)
+
+
+class FolioDocuments:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:read", response=Page[FiscalDocumentOut], guest="own",
+              summary="The folio's fiscal documents: its invoices and credit notes, as issued",
+              description="An invoice cancelled by a credit note stays listed; the credit note "
+                          "names it (`refers_to_id`) and the reason.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any) -> None:  # noqa: A002
+        resp.media = Page(data=invoices.folio_documents(req.context.ctx, property_id, id))
+
+
+class FiscalDocument:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:read", query=InvoiceQuery, response=dict,
+              also_media=("application/pdf",),
+              summary="A fiscal document (invoice or credit note) as JSON, or PDF with format=pdf",
+              description="The document as frozen at issue: never changed afterwards.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
+               query: InvoiceQuery) -> None:  # noqa: A002
+        document = invoices.get_document(req.context.ctx, property_id, id)
+        _answer_document(resp, document, query)
+
+
+class FiscalJournalVerification:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:read", response=FiscalVerificationOut,
+              summary="Verify the property's fiscal journal (its hash chain and documents)")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any) -> None:
+        resp.media = invoices.verify_journal(req.context.ctx, property_id)
+
+
+def _answer_document(resp: falcon.Response, document: dict[str, Any],
+                     query: InvoiceQuery) -> None:
+    if query.format == "pdf":
+        kind = "credit-note" if document.get("kind") == invoices.CREDIT_NOTE else "invoice"
+        resp.content_type = "application/pdf"
+        resp.data = invoices.invoice_pdf(document)
+        resp.downloadable_as = f"{kind}-{document['number']}.pdf"
+    else:
+        resp.media = document
 
 
 class StayFolios:
@@ -220,5 +265,9 @@ ROUTES += [
     Route(_f + "/payments", FolioPayments),
     Route(_f + "/pre-authorizations", FolioPreAuthorizations),
     Route(_f + "/invoice", FolioInvoice),
+    Route(_f + "/documents", FolioDocuments),
+    Route("/v1/properties/{property_id:uuid}/fiscal-documents/{id:uuid}", FiscalDocument),
+    Route("/v1/properties/{property_id:uuid}/fiscal-journal/verification",
+          FiscalJournalVerification),
     Route("/v1/properties/{property_id:uuid}/reservations/{id:uuid}/folios", StayFolios),
 ]

@@ -32,11 +32,14 @@ class Inventory:
                query: s.InventoryQuery) -> None:
         resp.media = q.list_inventory(req.context.ctx, property_id, query)
 
-    @endpoint("inventory:write", body=s.SellLimitIn, response=s.InventoryOut,
+    @endpoint("inventory:write", body=s.SellLimitIn, response=s.SellLimitOut,
               errors=(404, 422, 503), summary="Set or clear the sell limit of a room type",
               description="The limit can lower what may be sold, even below what is already "
                           "sold; it never raises availability above the rooms in service. "
-                          "null removes it. Answers the inventory of the range after the change.")
+                          "null removes it. Answers the inventory of the range after the change "
+                          "and `affected_blocks`: the room blocks holding rooms on nights where "
+                          "rooms sold and held now exceed the limit (the limit is kept, the "
+                          "blocks keep their rooms).")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                body: s.SellLimitIn) -> None:
         resp.media = inventory.set_sell_limits(req.context.ctx, property_id, body)
@@ -54,18 +57,25 @@ class MaintenancePeriods:
         resp.media = Page(data=[s.maintenance_out(m, rooms[m.room_id]) for m in page.items],
                           next_cursor=page.next_cursor)
 
-    @endpoint("inventory:write", body=s.MaintenanceIn, response=s.MaintenanceOut, status=201,
+    @endpoint("inventory:write", body=s.MaintenanceIn, response=s.MaintenanceCreatedOut,
+              status=201,
               errors=(404, 409, 422, 503), summary="Take a room out of order or out of service",
               description="For the nights from_date..to_date (inclusive). Refused with 409 "
                           "maintenance_conflict, listing `reservations` in the way and the "
                           "`nights` concerned, when the room is held by a live reservation on "
                           "those nights, when a night would have more rooms sold than rooms "
                           "left in service, or when the room already has an active period "
-                          "overlapping them.")
+                          "overlapping them. An out-of-order period that leaves a night with "
+                          "more rooms sold and held by room blocks than rooms in service is "
+                          "kept: `affected_blocks` names the blocks holding rooms on those "
+                          "nights.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 body: s.MaintenanceIn) -> None:
-        row, room = maintenance.create_maintenance(req.context.ctx, property_id, body)
-        resp.media = s.maintenance_out(row, room)
+        row, room, affected = maintenance.create_maintenance(req.context.ctx, property_id,
+                                                             body, with_blocks=True)
+        resp.media = s.MaintenanceCreatedOut(
+            **{f: getattr(s.maintenance_out(row, room), f)
+               for f in s.MaintenanceOut.__struct_fields__}, affected_blocks=affected)
         resp.status = 201
         resp.location = f"/v1/properties/{property_id}/maintenance/{row.id}"
 

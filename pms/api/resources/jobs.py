@@ -7,13 +7,17 @@ from typing import Any
 
 import falcon
 
+from pms.api.readroute import adopt_writes
 from pms.api.route import Route
 from pms.api.spec import endpoint
+from pms.domain.states import JobStatus
 from pms.schemas.common import Page
 from pms.schemas.end_of_day import NightAuditRunOut
 from pms.schemas.jobs import JobIn, JobOut, JobQuery, JobResultOut, job_out
 from pms.services import jobs
 from pms.services.references import body_reference
+
+FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED})
 
 
 def started_or_done(resp: falcon.Response, job: Any, run: Any) -> None:
@@ -54,13 +58,17 @@ class Jobs:
 
     @endpoint("jobs:read", response=JobOut, summary="One async job and its status")
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: Any) -> None:  # noqa: A002
-        resp.media = job_out(jobs.get_job(req.context.ctx, id))
+        job = jobs.get_job(req.context.ctx, id)
+        if job.status in FINISHED:
+            adopt_writes(req)  # the coordinator's next reads see what the worker wrote
+        resp.media = job_out(job)
 
     @endpoint("jobs:read", response=JobResultOut, errors=(409,),
               summary="The result of a finished job (409 job_not_finished before)")
     def on_get_result(self, req: falcon.Request, resp: falcon.Response,
                       id: Any) -> None:  # noqa: A002
-        resp.media = jobs.job_result(req.context.ctx, id)
+        resp.media = jobs.job_result(req.context.ctx, id)  # (409 before the job finished)
+        adopt_writes(req)
 
 
 ROUTES = [Route("/v1/jobs", JobList), Route("/v1/jobs/{id:uuid}", Jobs),

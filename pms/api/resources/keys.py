@@ -1,4 +1,4 @@
-"""Digital keys (issue 29; scope `frontdesk`): issue, list, activate, deactivate.
+"""Digital keys (scope `frontdesk`): issue, list, activate, deactivate.
 
 Guest sessions act on the keys of their own stays only (`guest="own"`: another holder's keys and
 stays answer 404).
@@ -36,8 +36,10 @@ class DigitalKeys:
 
     @endpoint("frontdesk:write", body=s.KeyIn, response=s.KeyOut, status=201,
               errors=(409,), guest="own", kiosk="session",
-              summary="Issue a key (INACTIVE) for a checked-in stay",
-              description="409 key_requires_checked_in unless the stay is CHECKED_IN with a "
+              summary="Issue a key (INACTIVE; ACTIVE at a kiosk) for a checked-in stay",
+              description="A kiosk session's key (COLLECT_KEY) is issued and activated in "
+                          "one step: it opens the door when the guest walks away. "
+                          "409 key_requires_checked_in unless the stay is CHECKED_IN with a "
                           "room; 409 key_limit_reached (with limit and count) when the stay "
                           "holds max_keys_per_stay live keys (kiosk config, default 2). Staff "
                           "may exceed the limit with override_reason (audited); guest and kiosk "
@@ -76,8 +78,23 @@ class KeyTransition:
         resp.media = keys.key_out(keys.deactivate(ctx, property_id, id), ctx.now)
 
 
+class RoomKeys:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("frontdesk:read", query=s.RoomKeyQuery, response=Page[s.KeyOut],
+              summary="The live keys of a room (every stay), for staff",
+              description="INACTIVE and ACTIVE keys still within their window, oldest first: "
+                          "after a lost card, the keys to revoke or suspend. Staff only.")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               query: s.RoomKeyQuery) -> None:
+        page = keys.list_room_keys(req.context.ctx, property_id, query)
+        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
+
+
 ROUTES = [
     Route(BASE, DigitalKeys),
+    Route(BASE + "/live", RoomKeys),
     Route(BASE + "/{id:uuid}/activate", KeyTransition, "activate"),
     Route(BASE + "/{id:uuid}/deactivate", KeyTransition, "deactivate"),
 ]

@@ -1,4 +1,4 @@
-"""Policy administration (issue 37): `/v1/admin/policy-sets`, `/v1/admin/relations`,
+"""Policy administration: `/v1/admin/policy-sets`, `/v1/admin/relations`,
 `/v1/admin/attributes` (pms.services.admin.policies). Every route needs `hotel:pms:admin` and
 `hotel:pms:policy:read` or `:write` (CONTRACT §2); staff only (holder, kiosk and anonymous
 tokens are refused by the gate's defaults)."""
@@ -19,6 +19,8 @@ from pms.schemas.policies import (
     AttributeOut,
     AttributeQuery,
     AttributeValueIn,
+    DecisionIn,
+    DecisionOut,
     PolicySetIn,
     PolicySetOut,
     RelationIn,
@@ -28,6 +30,8 @@ from pms.schemas.policies import (
 from pms.services.admin import policies
 
 ADMIN = ("admin",)
+IF_MATCH = (("If-Match", True, "The ETag of the policy set read (its version); 428 without "
+                               "it, 412 when the set changed since"),)
 BASE = "/v1/admin"
 
 
@@ -49,8 +53,8 @@ class PolicySets:
 
     @endpoint("policy:read", also=ADMIN, query=ListQuery, response=Page[PolicySetOut],
               summary="The env's policy sets",
-              description="Rules that narrow what a scope allows in this env (README, How "
-                          "policies are evaluated).")
+              description="Rules that narrow what a scope allows in this env "
+                          "(docs/guides/authorization.md).")
     def on_get(self, req: falcon.Request, resp: falcon.Response, query: ListQuery) -> None:
         page = policies.list_policy_sets(req.context.ctx, limit=query.limit, cursor=query.cursor)
         resp.media = Page(data=page.items, next_cursor=page.next_cursor)
@@ -64,20 +68,43 @@ class PolicySets:
     def on_post(self, req: falcon.Request, resp: falcon.Response, body: PolicySetIn) -> None:
         _created(resp, policies.create_policy_set(req.context.ctx, body), "policy-sets")
 
-    @endpoint("policy:read", also=ADMIN, response=PolicySetOut, summary="A policy set")
+    @endpoint("policy:read", also=ADMIN, response=PolicySetOut, summary="A policy set",
+              description="ETag: the set's version, for If-Match on PUT.")
     def on_get_item(self, req: falcon.Request, resp: falcon.Response, id: Any) -> None:  # noqa: A002
-        resp.media = policies.get_policy_set(req.context.ctx, id)
+        out = policies.get_policy_set(req.context.ctx, id)
+        resp.set_header("ETag", f'"{out.version}"')
+        resp.media = out
 
     @endpoint("policy:write", also=ADMIN, body=PolicySetIn, response=PolicySetOut,
-              errors=(409,), summary="Replace a policy set")
+              errors=(409, 412, 422, 428), headers=IF_MATCH, summary="Replace a policy set",
+              description="Only with the version read: If-Match \"<version>\" (428 without "
+                          "it, 412 when the set changed since). Rules that could never match "
+                          "are refused (422 policy_never_matches, naming the field).")
     def on_put_item(self, req: falcon.Request, resp: falcon.Response, id: Any,  # noqa: A002
                     body: PolicySetIn) -> None:
-        resp.media = policies.replace_policy_set(req.context.ctx, id, body)
+        out = policies.replace_policy_set(req.context.ctx, id, body,
+                                          if_match=req.get_header("If-Match"))
+        resp.set_header("ETag", f'"{out.version}"')
+        resp.media = out
 
     @endpoint("policy:write", also=ADMIN, status=204, summary="Delete a policy set")
     def on_delete_item(self, req: falcon.Request, resp: falcon.Response, id: Any) -> None:  # noqa: A002
         policies.delete_policy_set(req.context.ctx, id)
         resp.status = 204
+
+
+class PolicyDecisions:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("policy:read", also=ADMIN, body=DecisionIn, response=DecisionOut, mutates=False,
+              errors=(422,), summary="Would this be allowed? (a policy decision)",
+              description="The decision point's answer for a caller (sub, client_kind, "
+                          "holder_id), the scopes an action needs and its target "
+                          "(property_id, company_profile_id), with the rule that decided "
+                          "(policy_set_id, rule_id). Only policies are asked, not tokens.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, body: DecisionIn) -> None:
+        resp.media = policies.explain(req.context.ctx, body)
 
 
 class Relations:
@@ -154,6 +181,7 @@ class Attributes:
 ROUTES = [
     Route(f"{BASE}/policy-sets", PolicySets),
     Route(f"{BASE}/policy-sets/{{id:uuid}}", PolicySets, "item"),
+    Route(f"{BASE}/policy-decisions", PolicyDecisions),
     Route(f"{BASE}/relations", Relations),
     Route(f"{BASE}/relations/{{id:uuid}}", Relations, "item"),
     Route(f"{BASE}/attributes", Attributes),

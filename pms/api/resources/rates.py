@@ -76,7 +76,7 @@ class RatePlanAllotments:
 
     @endpoint("rates:write", body=si.AllotmentIn, response=si.AllotmentsOut,
               errors=(404, 422), summary="Set a rate plan's allotment of a room type",
-              description="Issue 35: at most `allotment` rooms of the room type are sold on this "
+              description="At most `allotment` rooms of the room type are sold on this "
                           "rate plan each night from_date..to_date (inclusive; optionally only "
                           "some ISO weekdays), besides the room type's own sell limit; null "
                           "removes it. A search leaves the plan out on a night with none left "

@@ -33,7 +33,8 @@ class Reservations:
               summary="List reservations",
               description="Filters: guest_profile_id, upcoming (arrival_date on or after the "
                           "property's today and not CANCELLED/CHECKED_OUT/NO_SHOW), last_name "
-                          "(case-insensitive, exact), confirmation, status, arrival_date.")
+                          "(case-insensitive, exact), confirmation, status, arrival_date, "
+                          "block_id (a room block's reservations).")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                query: s.ReservationQuery) -> None:
         page = q.list_reservations(req.context.ctx, property_id, query)

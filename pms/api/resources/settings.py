@@ -1,5 +1,6 @@
 """Settings: `GET|PATCH /v1/settings/modules` (env-wide, or `?property_id=`; merge patch with
-If-Match) and `GET|PUT|PATCH /v1/settings/external-systems`."""
+If-Match), `GET|PUT|PATCH /v1/settings/external-systems` (the whole document) and
+`GET|PUT|DELETE /v1/settings/external-systems/{code}` (one system, the others untouched)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import msgspec
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.settings import (
+    ExternalSystem,
     ExternalSystemsIn,
     ExternalSystemsOut,
     ExternalSystemsPatch,
@@ -81,5 +83,43 @@ class ExternalSystems:
         resp.media = view.out()
 
 
+class ExternalSystemItem:
+    """One system of the document: the ETag is the document's, so a tag read here is stale
+    after any change of any system (412), as on the whole document."""
+
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("settings:read", response=ExternalSystem,
+              summary="One external system (404 for an unknown code)")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, code: str) -> None:
+        system, etag = settings.get_external_system(req.context.ctx, code)
+        resp.set_header("ETag", etag)
+        resp.media = system
+
+    @endpoint("settings:write", body=ExternalSystem, response=ExternalSystem,
+              also_status=(201,), headers=IF_MATCH_OPTIONAL, errors=(412,),
+              summary="Add (201) or replace (200) one external system; the others stay",
+              description="The code is lowercase letters and digits with - or _. Secrets are "
+              "refused (send secret_ref), as on the whole document.")
+    def on_put(self, req: falcon.Request, resp: falcon.Response, code: str,
+               body: Any) -> None:
+        view, created = settings.put_external_system(req.context.ctx, code,
+                                                     msgspec.to_builtins(body),
+                                                     if_match=req.get_header("If-Match"))
+        resp.set_header("ETag", view.etag)
+        resp.media = view.systems[code]
+        resp.status = 201 if created else 200
+
+    @endpoint("settings:write", status=204, headers=IF_MATCH_OPTIONAL, errors=(412,),
+              summary="Remove one external system; the others stay (404 for an unknown code)")
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, code: str) -> None:
+        view = settings.delete_external_system(req.context.ctx, code,
+                                               if_match=req.get_header("If-Match"))
+        resp.set_header("ETag", view.etag)
+        resp.status = 204
+
+
 ROUTES = [Route("/v1/settings/modules", ModuleSettings),
-          Route("/v1/settings/external-systems", ExternalSystems)]
+          Route("/v1/settings/external-systems", ExternalSystems),
+          Route("/v1/settings/external-systems/{code}", ExternalSystemItem)]

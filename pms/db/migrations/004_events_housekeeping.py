@@ -80,7 +80,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Drop the tables and indexes of issue 4."""
+    """Drop the tables and indexes of migration 004."""
     migrator.sql("DROP INDEX IF EXISTS outbox_event_unpublished_idx")
     migrator.sql("DROP INDEX IF EXISTS audit_entry_unpushed_idx")
     migrator.remove_model('sandbox_email')

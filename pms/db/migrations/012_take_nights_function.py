@@ -1,7 +1,7 @@
 """Migration 012: `pms_take_nights`, the booking's lock-recount-and-take of the nights as a
 PL/pgSQL function (PostgreSQL; SQLite keeps its own path).
 
-Why a function (issue 10): the statement is one large CTE (lock the nights in date order,
+Why a function: the statement is one large CTE (lock the nights in date order,
 recount rooms and maintenance under the locks, judge, take), and PostgreSQL spent more time
 parsing and planning it on every booking (0.44 ms planning alone) than running it (0.29 ms).
 SQL `PREPARE` would keep the plan but is session state that PgBouncer's transaction mode cannot

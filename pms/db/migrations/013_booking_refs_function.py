@@ -2,7 +2,7 @@
 room type and rate plan, the stay's rates and its restrictions) as a PL/pgSQL function
 (PostgreSQL; SQLite keeps the inline statement).
 
-Why (issue 10): as for migration 012, PostgreSQL planned this read on every booking (0.44 ms)
+Why: as for migration 012, PostgreSQL planned this read on every booking (0.44 ms)
 for longer than it ran it (0.18 ms); a PL/pgSQL function keeps the plan per server connection,
 which survives PgBouncer's transaction mode (SQL `PREPARE` does not). It runs with the caller's
 rights, so row-level security applies.

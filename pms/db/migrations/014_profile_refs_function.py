@@ -2,7 +2,7 @@
 the profile with the body's email first, else its external reference) as a PL/pgSQL function
 (PostgreSQL; SQLite keeps the inline statement).
 
-Why (issue 10): measured per round trip with `log_statement_stats`, this read was most of the
+Why: measured per round trip with `log_statement_stats`, this read was most of the
 database CPU of a profile create's first round trip (about 0.3 of 0.5 ms), most of it parsing
 and planning (planning 0.15 ms, running 0.04 ms). A PL/pgSQL function keeps its plan per server
 connection, which PgBouncer's transaction mode cannot take away (SQL `PREPARE` it can). It runs

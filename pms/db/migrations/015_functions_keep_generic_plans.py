@@ -2,7 +2,7 @@
 made once per server connection (`plan_cache_mode = force_generic_plan` as a function setting;
 PostgreSQL only).
 
-Why (issue 10): a PL/pgSQL function keeps each statement's plan in the plan cache, but the cache
+Why: a PL/pgSQL function keeps each statement's plan in the plan cache, but the cache
 decides by itself, after five runs, whether to keep the parameter-free (generic) plan or to
 plan again for every call's values (a custom plan), and it re-plans for good when the custom
 plans looked cheaper. `pms_take_nights` fell on that side (`date = ANY(<the stay's nights>)`):

@@ -2,7 +2,7 @@
 payment and check-out (pms.services.cashiering.folio_state), with its optional locks, as a PL/pgSQL function
 (PostgreSQL; SQLite keeps its own path).
 
-Why (issue 10): PostgreSQL planned the inline statement on every call for longer (0.9-1.2 ms)
+Why: PostgreSQL planned the inline statement on every call for longer (0.9-1.2 ms)
 than it ran it (0.3-0.45 ms). A PL/pgSQL function keeps its statements' plans per server
 connection, which survives PgBouncer's transaction mode (SQL `PREPARE` does not); the function
 setting `plan_cache_mode = force_generic_plan` keeps the plan cache from planning again per call

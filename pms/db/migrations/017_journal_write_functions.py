@@ -2,7 +2,7 @@
 event and the Idempotency-Key record) are inserted through PL/pgSQL functions (PostgreSQL only;
 SQLite keeps its INSERTs).
 
-Why (issue 10): every change writes an audit row and an outbox row, and every keyed request an
+Why: every change writes an audit row and an outbox row, and every keyed request an
 Idempotency-Key record, each a wide INSERT that PostgreSQL parsed, analysed (row-level
 security's WITH CHECK included) and planned again on every call. Called through a function, the
 INSERT's plan is made once per server connection and kept, with no session state a pooler could

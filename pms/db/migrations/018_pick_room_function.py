@@ -1,7 +1,7 @@
 """Migration 018: check-in's room pick (pms.services.frontdesk.checkin.pick_room) as the PL/pgSQL function
 `pms_pick_room` (PostgreSQL; SQLite keeps `auto_assign`).
 
-Why (issue 10): the inline statement was planned on every check-in (0.4-0.8 ms), and it checked
+Why: the inline statement was planned on every check-in (0.4-0.8 ms), and it checked
 every vacant room of the type against the holds and maintenance before sorting them for its
 LIMIT 1, the holds as an anti-join that read every hold of the env on the nights first. Check-in's
 database CPU doubled from 99 to 259 rooms a type in `make bench`; the statement alone took

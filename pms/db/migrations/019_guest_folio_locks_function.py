@@ -3,7 +3,7 @@
 (pms.services.cashiering.folio_state.read_guest_state) is one statement:
 `SELECT * FROM pms_folio_state(env, pms_lock_guest_folios(env, stay), ...)`.
 
-Why (issue 10): the read was three statements, each parsed and planned on every check-out (0.5 ms
+Why: the read was three statements, each parsed and planned on every check-out (0.5 ms
 of wall time in `python -m bench.inprocess check-out`): the guest folio locked (its id by a
 subquery), the stay's other OPEN folios locked in id order, then `pms_folio_state` with the
 guest folio's id as a subquery again. A function keeps its plans per server connection

@@ -1,7 +1,7 @@
 """Migration 020: the kept-plan reads of tables that grow with the guests' traffic look up by
 their keys whatever the planner's statistics say (PostgreSQL only).
 
-Why (issue 10): `python -m bench.inprocess profile --requests 3000` showed the database CPU of a
+Why: `python -m bench.inprocess profile --requests 3000` showed the database CPU of a
 profile create growing with every round (0.9, 1.5, 2.1 ms) while the hand-written floor's stayed
 at 0.48 ms. `auto_explain` showed why: `pms_profile_refs` and `pms_claim_idempotency_key` ran a
 Seq Scan over every profile and every Idempotency-Key record. Their plans are generic and kept

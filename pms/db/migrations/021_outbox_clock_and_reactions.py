@@ -1,4 +1,4 @@
-"""Migration 021 (issue 25): a new outbox row is due by the database's clock, not its writer's;
+"""Migration 021: a new outbox row is due by the database's clock, not its writer's;
 and the reactions' cursor has an index of its own now that it reads unpublished rows too.
 
 Due by the database's clock (PostgreSQL only: the embedded SQLite database has one host, whose

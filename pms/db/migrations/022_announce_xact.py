@@ -1,7 +1,7 @@
 """Migration 022: `pms_announce_xact()`, which raises a NOTICE `pms-xact <transaction id>`
 (PostgreSQL only).
 
-Why (issue 25, item 5): a connection lost while a transaction's COMMIT is on its way leaves its
+Why: a connection lost while a transaction's COMMIT is on its way leaves its
 outcome unknown to the service. Each unit of work sends this function as a prelude of its first
 message (no round trip of its own); the notice comes back with that message's answer and names
 the transaction, whose status a fresh connection can then ask (`pg_xact_status`). See

@@ -1,7 +1,7 @@
 """Migration 022 (b): `pms_take_nights` stamps `updated_at` on the inventory days it takes
 (PostgreSQL only; SQLite's take is a peewee UPDATE, which stamps it).
 
-Why (issue 25, item 6): one rule for `updated_at`, everywhere (pms.db.stamping): the booking's
+Why: one rule for `updated_at`, everywhere (pms.db.stamping): the booking's
 take of the nights was an UPDATE that moved `sold` and left `updated_at` behind. The body is
 migration 012's with `updated_at = now()` added to the take; `CREATE OR REPLACE` drops the
 function's settings, so migration 015's `plan_cache_mode` is set again.

@@ -1,4 +1,4 @@
-"""Migration 023 (issue 28): Idempotency-Keys belong to their caller, and a property bounds what
+"""Migration 023: Idempotency-Keys belong to their caller, and a property bounds what
 one guest session may book.
 
 - `idempotency_record.key` holds the caller's digest (of the token's `sub` and `holder_id`)

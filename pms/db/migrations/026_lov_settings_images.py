@@ -1,4 +1,4 @@
-"""Migration 026 (issue 32): lists of values, settings documents and property images.
+"""Migration 026: lists of values, settings documents and property images.
 
 One primary image per property is the database's rule: a partial unique index on
 (env_id, property_id) WHERE is_primary, on PostgreSQL and SQLite alike (both have partial
@@ -72,7 +72,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Drop the tables of issue 32."""
+    """Drop the tables of migration 026."""
     migrator.sql("DROP INDEX IF EXISTS property_image_one_primary")
     migrator.remove_model('property_image')
     migrator.remove_model('settings_document')

@@ -1,4 +1,4 @@
-"""Migration 027 (issue 29): digital keys, kiosk config (one per property), feedback (one per
+"""Migration 027: digital keys, kiosk config (one per property), feedback (one per
 reservation), guest payment-method references, and the property's check_out_time."""
 
 import importlib
@@ -12,7 +12,7 @@ REFS = "pms_booking_refs(uuid, uuid, uuid, uuid, date, date)"
 
 
 def _refs_function(with_check_out_time: bool) -> str:
-    """Migration 023's `pms_booking_refs` (013's with issue 28's two property columns), which
+    """Migration 023's `pms_booking_refs` (013's with two more property columns), which
     returns the property's columns in the model's order, with check_out_time after
     business_date (or without it, for the rollback)."""
     text = importlib.import_module("pms.db.migrations.023_caller_keys_booking_limits").REFS_FUNCTION

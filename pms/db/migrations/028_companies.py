@@ -1,4 +1,4 @@
-"""Migration 028: corporate accounts (issue 31): company users, company payment methods
+"""Migration 028: corporate accounts: company users, company payment methods
 and receivable accounts (a credit limit per company).
 
 `company_user` binds a traveler profile to a company profile with a role, unique per (company,

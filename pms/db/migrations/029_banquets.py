@@ -1,4 +1,4 @@
-"""Migration 029 (issue 34): function spaces, banquet events, their per-element space bookings,
+"""Migration 029: function spaces, banquet events, their per-element space bookings,
 event resource items (stock), event resources and event postings.
 
 PostgreSQL: `btree_gist` (a trusted extension: the database owner, which migrates, may create
@@ -143,7 +143,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Drop the tables of issue 34 (the btree_gist extension stays: others may use it)."""
+    """Drop the tables of migration 029 (the btree_gist extension stays: others may use it)."""
     migrator.remove_model('event_posting')
     migrator.remove_model('event_resource')
     migrator.remove_model('event_resource_item')

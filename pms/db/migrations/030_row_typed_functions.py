@@ -1,4 +1,4 @@
-"""Migration 030 (issue 26): the stored functions that returned or took a table's columns one by
+"""Migration 030: the stored functions that returned or took a table's columns one by
 one return or take the table's row instead, so adding a column to a table needs no change to any
 function (PostgreSQL only).
 

@@ -1,4 +1,4 @@
-"""Migration 032 (issue 30): kiosk terminals (the failed-lookup budget per terminal) and kiosk
+"""Migration 032: kiosk terminals (the failed-lookup budget per terminal) and kiosk
 sessions (what a lookup returns, bound to the terminal and the reservation).
 
 Both are tenant tables: env_id leads the primary key and every unique index; the migrator's

@@ -1,4 +1,4 @@
-"""Migration 033: direct bill to a company (issue 31).
+"""Migration 033: direct bill to a company.
 
 `company_receivable_account.open_balance`: what the company owes on its receivable account (the
 folio balances moved there at check-out; one part of its exposure). `company_billing.cap`: the

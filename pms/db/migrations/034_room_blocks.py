@@ -1,4 +1,4 @@
-"""Migration 034 (issue 33): room blocks, their allocation grid, rooms held out of inventory.
+"""Migration 034: room blocks, their allocation grid, rooms held out of inventory.
 
 - `room_block`: a block of rooms at a property (code, dates, rate plan, optional company
   profile, status by BLOCK_MACHINE, the cut-off date, `deducts`: whether its unpicked rooms are

@@ -1,4 +1,4 @@
-"""Migration 035 (issue 35): the ARI stream per room type (the aggregate of
+"""Migration 035: the ARI stream per room type (the aggregate of
 `hotel:pms:ari:updated`) and the through-stay lengths of stay of a restriction."""
 
 import peewee as pw

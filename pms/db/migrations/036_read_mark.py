@@ -1,4 +1,4 @@
-"""Migration 036 (issue 36): `read_mark`, where a caller's last write position is remembered
+"""Migration 036: `read_mark`, where a caller's last write position is remembered
 for 30 s so that its next reads go to a hot standby only once that standby has replayed past it
 (pms.db.replicas). PostgreSQL only (SQLite has no replicas).
 

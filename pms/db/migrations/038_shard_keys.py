@@ -1,11 +1,11 @@
-"""Migration 038 (issue 26, "Keys that shard"): every key on tenant data carries `env_id`.
+"""Migration 038 ("Keys that shard"): every key on tenant data carries `env_id`.
 
 PostgreSQL only. After it, on every tenant table (a table with an `env_id` column):
 - the primary key is `(env_id, id)` (it was `(id)`), keeping its name `<table>_pkey`;
 - every foreign key is composite with the env: `(env_id, x_id) REFERENCES parent (env_id, id)`,
   keeping its name and its ON DELETE / ON UPDATE actions (a SET NULL action names its own
   columns only: `SET NULL (x_id)`, so the row keeps its env);
-- unique and exclusion constraints already led with `env_id` (issues 1-34 were born so); this
+- unique and exclusion constraints already led with `env_id` (every table so far was born so); this
   migration does not change them, the catalog check fails on any that does not.
 So distributing the tenant tables by `env_id` (Citus `create_distributed_table`, or
 `PARTITION BY HASH (env_id)`) needs no key change: both demand the distribution column in every
@@ -28,7 +28,7 @@ key: the models keep `id` as their logical key (every query also carries `env_id
 `pms.db.base.TenantModel`), and `pms.db.base` documents the physical keys.
 
 SQLite follows nothing here: it holds one deployment's data in one file and is never sharded;
-its keys stay `(id)`, its foreign keys single-column (README, "Keys that shard").
+its keys stay `(id)`, its foreign keys single-column (docs/architecture.md, "Keys that shard").
 """
 
 import peewee as pw

@@ -1,4 +1,4 @@
-"""Migration 040 (issue 31): `reservation.company_billed`, true while the stay has a
+"""Migration 040: `reservation.company_billed`, true while the stay has a
 `company_billing` row (booked for, or routed to, a company). Check-out reads the reservation
 anyway, so a stay not billed to a company needs no read of `company_billing` (check-out stays
 at five round trips). Existing links are marked.

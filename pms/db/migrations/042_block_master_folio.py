@@ -1,4 +1,4 @@
-"""Migration 042 (issue 34): a folio belongs to a reservation or to a room block (the block's
+"""Migration 042: a folio belongs to a reservation or to a room block (the block's
 master folio), never both, never neither.
 
 - `folio.block_id` (new) and `folio.reservation_id` (now nullable): the owner. On PostgreSQL a

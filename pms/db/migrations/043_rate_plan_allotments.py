@@ -1,4 +1,4 @@
-"""Migration 043 (issue 35): allotments per rate plan, room type and night (`rate_plan_allotment`,
+"""Migration 043: allotments per rate plan, room type and night (`rate_plan_allotment`,
 born shard-ready), and the reservations' index by (rate plan, room type, arrival) under which a
 plan's rooms sold on a night are counted (pms.queries.allotments)."""
 

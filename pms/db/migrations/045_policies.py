@@ -1,4 +1,4 @@
-"""Migration 045 (issue 37): policy administration. `policy_set`, `policy_relation`,
+"""Migration 045: policy administration. `policy_set`, `policy_relation`,
 `policy_attribute` and `policy_version` (one row per env, its id the env id, bumped with every
 policy write; the gate reads it by primary key on every request). Born shard-ready
 (`create_tenant_model`: primary key `(env_id, id)`); row-level security comes with every table

@@ -1,4 +1,4 @@
-"""Migration 046 (issue 35): `pms_allotment_guard`, the booking's check, sent with its COMMIT,
+"""Migration 046: `pms_allotment_guard`, the booking's check, sent with its COMMIT,
 that no allotment of its rate plan was set on its nights while it ran (PostgreSQL; SQLite's
 write transaction is serialized whole, BEGIN IMMEDIATE).
 

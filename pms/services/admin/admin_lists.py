@@ -1,4 +1,4 @@
-"""Admin list data (issue 37): `GET /v1/admin/{resource}` rows, tenant filtered, keyset paged,
+"""Admin list data: `GET /v1/admin/{resource}` rows, tenant filtered, keyset paged,
 with an estimated total and never a full count.
 
 A `ListSource` names a model, the columns a page shows, the equality filters it takes and an
@@ -25,8 +25,20 @@ from pms.db.dialect import fast_path
 from pms.db.pagination import paginate
 from pms.db.uow import read_scope
 from pms.errors import ValidationFailed
+from pms.services.admin.policy_decision import NO_FILTER, RowFilter
 
 ESTIMATE_CAP = 1000
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A column read from another table by the row's reference (`via`): the housekeeping
+    list's room number from its room_id. A page resolves each lookup in one query."""
+
+    name: str
+    via: str
+    model: Any
+    field: str
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,32 @@ class ListSource:
     condition: Callable[[], Any] | None = None
     property_field: str | None = "property"
     extra: Callable[[Any], dict[str, Any]] = field(default=lambda row: {})
+    lookups: tuple[Lookup, ...] = ()
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """Every column a row carries: the model's and the lookups'."""
+        return (*self.columns, *(lk.name for lk in self.lookups))
+
+
+def model_has(model: Any, name: str) -> bool:
+    """Whether `name` is one of the model's fields or columns (a foreign key's `room_id`)."""
+    fields = model._meta.fields
+    return name in fields or any(f.column_name == name for f in fields.values())
+
+
+def _resolve_lookups(source: ListSource, rows: list[dict[str, Any]]) -> None:
+    for lookup in source.lookups:
+        keys = {row[lookup.via] for row in rows if row.get(lookup.via) is not None}
+        found: dict[str, Any] = {}
+        if keys:
+            target = getattr(lookup.model, lookup.field)
+            for key, value in (lookup.model.select(lookup.model.id, target)
+                               .where(lookup.model.id.in_([uuid.UUID(str(k)) for k in keys]))
+                               .tuples()):
+                found[str(key)] = msgspec.to_builtins(value)
+        for row in rows:
+            row[lookup.name] = found.get(str(row.get(lookup.via)))
 
 
 @dataclass(frozen=True)
@@ -69,13 +107,26 @@ def _estimate(query: peewee.ModelSelect) -> int:
 
 
 def admin_rows(ctx: Ctx, source: ListSource, *, property_id: uuid.UUID | None,
-               filters: dict[str, Any], limit: int, cursor: str | None) -> AdminRows:
-    """One keyset page of the source's rows in the caller's env (the ORM filter and RLS)."""
+               filters: dict[str, Any], limit: int, cursor: str | None,
+               rows: RowFilter = NO_FILTER) -> AdminRows:
+    """One keyset page of the source's rows in the caller's env (the ORM filter and RLS), and
+    of those only the rows the env's policies let this caller see (`rows`, from the decision
+    point: never a denied property's rows; only the allowed properties' when a set limits
+    the scope to them). A list whose rows have no property is refused whole when the
+    policies limit its scope by property."""
     model = source.model
     with read_scope(ctx):
         query = model.select()
         if source.condition is not None:
             query = query.where(source.condition())
+        if rows.restricts:
+            if source.property_field is None:
+                rows.refuse()
+            column = getattr(model, source.property_field)
+            if rows.denied:
+                query = query.where(column.not_in([uuid.UUID(p) for p in rows.denied]))
+            if rows.allowed is not None:
+                query = query.where(column.in_([uuid.UUID(p) for p in rows.allowed]))
         if property_id is not None:
             if source.property_field is None:
                 raise ValidationFailed("this list is not per property",
@@ -93,5 +144,6 @@ def admin_rows(ctx: Ctx, source: ListSource, *, property_id: uuid.UUID | None,
         page = paginate(query, model, limit=limit, cursor=cursor)
         rows = [{"id": str(row.id), **{c: _value(row, c) for c in source.columns},
                  **source.extra(row)} for row in page.items]
+        _resolve_lookups(source, rows)
     return AdminRows(rows=rows, next_cursor=page.next_cursor,
                      estimated_total=max(estimate, len(rows)))

@@ -1,4 +1,4 @@
-"""Configuration bundles (issue 37, "Beyond the anchors"; research capabilities-beyond §5 A1):
+"""Configuration bundles ("Beyond the anchors"; research capabilities-beyond §5 A1):
 how a chain opens a new hotel from one it runs.
 
 `export_bundle` reads a property's configuration (packages, items, room types, rate plans, the
@@ -32,10 +32,11 @@ import msgspec
 
 from pms.context import Ctx
 from pms.db.uow import one_transaction, read_scope
-from pms.errors import ValidationFailed
+from pms.errors import Forbidden, ValidationFailed
 from pms.schemas import catalog as cs
 from pms.schemas import config_bundles as s
 from pms.schemas.kiosk import KioskConfigIn
+from pms.services.admin.policy_decision import authorize
 from pms.services.catalog import catalog, lov, settings
 from pms.services.catalog.catalog import Kind, load_property
 from pms.services.kiosk import kiosk
@@ -89,8 +90,41 @@ def _stored_lists(ctx: Ctx) -> dict[str, list[str]]:
             for name in sorted(lov.SEEDED_LISTS)}
 
 
+# -- who may read and write which section -----------------------------------------------------
+
+# each section's domain resource: a bundle reads and writes a section only with the scope its
+# domain routes need, and only where the env's policies let that scope act on the property
+SECTION_RESOURCES = {"packages": "properties", "items": "properties",
+                     "room_types": "properties", "rate_plans": "rates",
+                     "kiosk_config": "kiosk", "settings": "settings", "lovs": "lov"}
+NEVER_WRITTEN = frozenset({"lovs"})  # env-wide: compared, never written by a bundle
+
+
+def section_scope(section: str, *, write: bool) -> str:
+    mode = "write" if write and section not in NEVER_WRITTEN else "read"
+    return f"hotel:pms:{SECTION_RESOURCES[section]}:{mode}"
+
+
+def _carried(bundle: s.ConfigBundle) -> list[str]:
+    return [name for name in SECTION_RESOURCES if getattr(bundle, name) not in (None, [])]
+
+
+def authorize_sections(ctx: Ctx, property_id: uuid.UUID, sections: list[str], *,
+                       write: bool) -> None:
+    """Each section needs its domain scope (403 `missing_scope`, naming it) and the decision
+    point's yes for that scope at this property (403 `policy_denied`, naming the rule)."""
+    for section in sections:
+        scope = section_scope(section, write=write)
+        if scope not in ctx.scopes:
+            raise Forbidden(f"the bundle's {section} need the scope {scope}",
+                            code="missing_scope", section=section)
+        authorize(ctx, scope, property_id=property_id)
+
+
 def export_bundle(ctx: Ctx, property_id: uuid.UUID) -> s.ConfigBundle:
-    """The property's configuration as a bundle. Raises NotFound (no such property here)."""
+    """The property's configuration as a bundle (every section's read scope needed).
+    Raises NotFound (no such property here); Forbidden (a section's scope or policy)."""
+    authorize_sections(ctx, property_id, list(SECTION_RESOURCES), write=False)
     with read_scope(ctx):
         prop = load_property(property_id)
         sections = {sec.name: [_as_schema(sec.schema, sec.kind.out(row))
@@ -240,6 +274,11 @@ def apply_bundle(ctx: Ctx, property_id: uuid.UUID, bundle: s.ConfigBundle, *,
         ValidationFailed (422): the hash does not match the content (`bundle_hash_mismatch`);
             the bundle cannot apply here (`invalid_bundle`, or the domain's own 422).
     """
+    # the answer shows every section's rows (kept ones too): their read scopes; an apply
+    # writes the sections the bundle carries: their write scopes
+    authorize_sections(ctx, property_id, list(SECTION_RESOURCES), write=False)
+    if not dry_run:
+        authorize_sections(ctx, property_id, _carried(bundle), write=True)
     digest = content_hash(bundle)
     if bundle.content_hash is not None and bundle.content_hash != digest:
         raise _refused("content_hash", "does not match the bundle's content",

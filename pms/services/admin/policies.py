@@ -1,4 +1,4 @@
-"""Policy administration and evaluation (issue 37; README "How policies are evaluated").
+"""Policy administration and evaluation (docs/guides/authorization.md).
 
 Three kinds of rows, each env's own (the ORM filter and row-level security):
 - policy sets (`PolicySet`): named lists of rules. A rule has an effect (allow or deny), the
@@ -11,37 +11,28 @@ Three kinds of rows, each env's own (the ORM filter and row-level security):
   service functions, never stored twice;
 - attributes: name/value pairs on a subject (`user:<sub>`) or a property (its id).
 
-Evaluation (`PolicyGate.check`, from the route gate after the scope check): the rules of the
-env's enabled sets that govern one of the operation's scopes apply; a matching deny refuses
-(403 `policy_denied`); otherwise, when allow rules apply and none matches, the request is
-refused too (allow rules narrow a scope to what they name). No rule applies: the scopes
-decide alone. A policy never widens: it runs only after the token's scopes were found
-sufficient, and it reads only the request's own env (no rule names an env), so tenant
-isolation stays what the ORM and row-level security make it. The policy-administration
-routes themselves are not subject to policies (no policy can lock the administrators out).
-
-Caching: each process (each `PolicyGate`) keeps the env's rules and attributes with the
-version they were read at. Every request reads the env's `policy_version` row (one
-primary-key lookup); every policy write bumps it in its own transaction. So a new deny holds
-on every host from the next request, whatever the outbox relay is doing. Relation conditions
-read their tuple at evaluation time (an indexed lookup, only for a rule that names one).
+Evaluation (the decision point, its cache and `authorize`) lives in
+pms.services.admin.policy_decision, which reads the rows this module writes and imports no
+capability: any use case may ask it.
 """
 
 from __future__ import annotations
 
-import threading
 import uuid
-from dataclasses import dataclass
 from typing import Any
-
-import msgspec
 
 from pms.context import Ctx
 from pms.db.fields import utcnow
 from pms.db.pagination import Page, encode_cursor, paginate
-from pms.db.statements import Statement, param
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
+from pms.errors import (
+    AlreadyExists,
+    Forbidden,
+    NotFound,
+    PreconditionFailed,
+    PreconditionRequired,
+    ValidationFailed,
+)
 from pms.models import CompanyUser, PolicyAttribute, PolicyRelation, PolicySet, PolicyVersion
 from pms.schemas.common import to_data
 from pms.schemas.companies import CompanyUserIn
@@ -55,12 +46,27 @@ from pms.schemas.policies import (
     RelationOut,
     Rule,
 )
+from pms.services.admin.policy_decision import (  # noqa: F401 - callers import the decision point from here too
+    COMPANY_ROLES,
+    NO_FILTER,
+    PDP,
+    PolicyGate,
+    RowFilter,
+    Target,
+    _numbered,
+    _rules,
+    _scope_exists,
+    authorize,
+    canonical_id,
+    decide,
+    explain,
+    governs,
+    register_scopes,
+)
 from pms.services.corporate import companies
 
-POLICY_SCOPE_PREFIX = "hotel:pms:policy:"
-COMPANY_ROLES = frozenset({"ADMIN", "BOOKER", "TRAVELER", "VIEWER"})
-# which path parameter names the object of a relation condition
-OBJECT_PARAMS = {"property": "property_id", "company": "profile_id"}
+COMPANY_USERS_READ, COMPANY_USERS_WRITE = ("hotel:pms:company_users:read",
+                                           "hotel:pms:company_users:write")
 
 
 # -- the version ------------------------------------------------------------------------------
@@ -77,29 +83,82 @@ def bump_version(uow: UnitOfWork) -> None:
      .execute())
 
 
-# PERF: compiled once per process (pms.db.statements): the read every request makes
-_VERSION = Statement.build("policies.version", lambda: (
-    PolicyVersion.select(PolicyVersion.version)
-    .where((PolicyVersion.env_id == param.env) & (PolicyVersion.id == param.env))))
-
-
-def current_version(ctx: Ctx) -> int:
-    """The env's policy version (0 before its first policy write): one primary-key read."""
-    with read_scope(ctx):
-        row = _VERSION.one()
-    return row[0] if row else 0
-
-
 # -- policy sets ------------------------------------------------------------------------------
-
-def _rules(row: PolicySet) -> list[Rule]:
-    return msgspec.convert(row.rules or [], list[Rule])
-
 
 def policy_set_out(row: PolicySet) -> PolicySetOut:
     return PolicySetOut(id=row.id, name=row.name, description=row.description,
-                        enabled=row.enabled, rules=_rules(row), version=row.version,
+                        enabled=row.enabled, default_effect=row.default_effect or "allow",
+                        rules=_rules(row), version=row.version,
                         created_at=row.created_at, updated_at=row.updated_at)
+
+
+# -- what a rule may say (refused at write when it could never match) -------------------------
+
+SUBJECT_KINDS = ("user", "profile")
+
+
+def _subject_problem(ref: str) -> str | None:
+    """Why a subject reference can never be a caller (None: it can)."""
+    kind, _, rest = ref.partition(":")
+    if kind == "group":
+        return "group: subjects are not expanded to members: name user:<sub> or profile:<id>"
+    if kind not in SUBJECT_KINDS or not rest:
+        return "a subject is user:<token sub> or profile:<profile id> (the kind prefix is required)"
+    if kind == "profile" and canonical_id(rest) != rest:
+        return "profile:<id> takes the profile id in lower case (as tokens carry it)"
+    return None
+
+
+def _object_problem(ref: str) -> str | None:
+    kind, _, rest = ref.partition(":")
+    if kind in ("property", "company") and canonical_id(rest) != rest:
+        return f"{kind}:<id> takes the {kind} id, a uuid in lower case"
+    if kind in ("group", "user", "profile") and _subject_problem(ref):
+        return _subject_problem(ref)
+    return None
+
+
+def never_matches(errors: list[dict[str, str]]) -> ValidationFailed:
+    return ValidationFailed(f"{errors[0]['field']}: {errors[0]['message']}",
+                            code="policy_never_matches", errors=errors)
+
+
+def check_rules(rules: list[Rule]) -> list[Rule]:
+    """The rules numbered, or 422 `policy_never_matches` naming each field that makes a rule
+    unable to match: an unknown scope, a subject without its kind, a group subject, a
+    duplicated rule id."""
+    errors: list[dict[str, str]] = []
+    seen: set[str] = set()
+    numbered = _numbered(rules)
+    for i, rule in enumerate(numbered):
+        at = f"rules[{i}]"
+        if rule.id in seen:
+            errors.append({"field": f"{at}.id", "message": f"{rule.id} names another rule of "
+                                                           "this set"})
+        seen.add(rule.id or "")
+        for j, pattern in enumerate(rule.scopes):
+            if not _scope_exists(pattern):
+                errors.append({"field": f"{at}.scopes[{j}]",
+                               "message": f"{pattern} is no scope of this API"})
+        for j, ref in enumerate(rule.subjects or []):
+            problem = _subject_problem(ref)
+            if problem:
+                errors.append({"field": f"{at}.subjects[{j}]", "message": problem})
+    if errors:
+        raise never_matches(errors)
+    return numbered
+
+
+def check_version(row: Any, if_match: str | None) -> None:
+    """A set is replaced only with its version: If-Match `"<version>"` (428 without it, 412
+    when it names another)."""
+    if if_match is None:
+        raise PreconditionRequired("replacing a policy set needs If-Match with the ETag read "
+                                   "(its version)")
+    tags = [t.strip().removeprefix("W/").strip('"') for t in if_match.split(",")]
+    if if_match.strip() != "*" and str(row.version) not in tags:
+        raise PreconditionFailed(f"the policy set is at version {row.version}; read it again",
+                                 current_etag=f'"{row.version}"')
 
 
 def _load(model: Any, id_: uuid.UUID, what: str) -> Any:
@@ -132,19 +191,24 @@ def create_policy_set(ctx: Ctx, body: PolicySetIn) -> PolicySetOut:
     with unit_of_work(ctx) as uow:
         _unique_name(body.name)
         row = PolicySet.build(name=body.name, description=body.description,
-                              enabled=body.enabled, rules=to_data(body.rules), version=1)
+                              enabled=body.enabled, default_effect=body.default_effect,
+                              rules=to_data(check_rules(body.rules)), version=1)
         row.save(force_insert=True)
         out = _changed(uow, "policy_set", "created", row, policy_set_out)
     return out
 
 
-def replace_policy_set(ctx: Ctx, set_id: uuid.UUID, body: PolicySetIn) -> PolicySetOut:
+def replace_policy_set(ctx: Ctx, set_id: uuid.UUID, body: PolicySetIn, *,
+                       if_match: str | None = None) -> PolicySetOut:
+    rules = check_rules(body.rules)
     with unit_of_work(ctx) as uow:
         row = _load(PolicySet, set_id, "policy set")
+        check_version(row, if_match)
         before = to_data(policy_set_out(row))
         _unique_name(body.name, but=row.id)
         row.name, row.description, row.enabled = body.name, body.description, body.enabled
-        row.rules = to_data(body.rules)
+        row.default_effect = body.default_effect
+        row.rules = to_data(rules)
         row.save()
         out = _changed(uow, "policy_set", "updated", row, policy_set_out, before=before)
     return out
@@ -214,7 +278,9 @@ def list_relations(ctx: Ctx, *, subject: str | None, object_: str | None, limit:
             own = own.where(PolicyRelation.object == object_)
         pages = [(paginate(own, PolicyRelation, limit=limit, cursor=cursor), relation_out)]
         traveler, company = _ref_id(subject, "profile"), _ref_id(object_, "company")
-        if traveler is not False and company is not False:
+        # company-user bindings are the company_users resource: listed only for a caller with
+        # its read scope, each through the decision point (by its company)
+        if COMPANY_USERS_READ in ctx.scopes and traveler is not False and company is not False:
             bound = CompanyUser.select()
             if traveler is not None:
                 bound = bound.where(CompanyUser.traveler_profile_id == traveler)
@@ -222,12 +288,24 @@ def list_relations(ctx: Ctx, *, subject: str | None, object_: str | None, limit:
                 bound = bound.where(CompanyUser.company_profile_id == company)
             pages.append((paginate(bound, CompanyUser, limit=limit, cursor=cursor),
                           binding_relation))
-    rows = sorted((out(r) for page, out in pages for r in page.items),
+    rows = sorted((out(r) for page, out in pages for r in page.items
+                   if out is relation_out or _binding_visible(ctx, r)),
                   key=lambda r: (r.created_at, str(r.id)))
     more = len(rows) > limit or any(page.next_cursor for page, _ in pages)
     rows = rows[:limit]
     next_cursor = encode_cursor([rows[-1].created_at, rows[-1].id]) if more and rows else None
     return Page(items=rows, next_cursor=next_cursor)
+
+
+def _binding_visible(ctx: Ctx, row: CompanyUser) -> bool:
+    return PDP.decide((COMPANY_USERS_READ,), ctx,
+                      Target.of(company_id=row.company_profile_id)).allowed
+
+
+def _needs_scope(ctx: Ctx, scope: str) -> None:
+    if scope not in ctx.scopes:
+        raise Forbidden(f"a company role is a company user: this needs the scope {scope}",
+                        code="missing_scope")
 
 
 def get_relation(ctx: Ctx, relation_id: uuid.UUID) -> RelationOut:
@@ -238,6 +316,8 @@ def get_relation(ctx: Ctx, relation_id: uuid.UUID) -> RelationOut:
         binding = CompanyUser.get_or_none(CompanyUser.id == relation_id)
     if binding is None:
         raise NotFound("no such relation")
+    _needs_scope(ctx, COMPANY_USERS_READ)
+    authorize(ctx, COMPANY_USERS_READ, company_id=binding.company_profile_id)
     return binding_relation(binding)
 
 
@@ -256,6 +336,8 @@ def create_relation(ctx: Ctx, body: RelationIn) -> RelationOut:
                 "a company role relates profile:<uuid> to company:<uuid> and needs property_id",
                 errors=[{"field": "subject", "message": "profile:<uuid> with company:<uuid>"},
                         {"field": "property_id", "message": "required for a company role"}])
+        _needs_scope(ctx, COMPANY_USERS_WRITE)
+        authorize(ctx, COMPANY_USERS_WRITE, property_id=body.property_id, company_id=company)
         added = companies.add_user(ctx, body.property_id, company,
                                    CompanyUserIn(traveler_profile_id=traveler,
                                                  role=body.relation))  # type: ignore[arg-type]
@@ -263,6 +345,11 @@ def create_relation(ctx: Ctx, body: RelationIn) -> RelationOut:
     if body.property_id is not None:
         raise ValidationFailed("property_id is for company roles only",
                                errors=[{"field": "property_id", "message": "not expected"}])
+    errors = [{"field": name, "message": problem} for name, problem in (
+        ("subject", _subject_problem(body.subject)), ("object", _object_problem(body.object)))
+        if problem]
+    if errors:
+        raise never_matches(errors)
     with unit_of_work(ctx) as uow:
         if PolicyRelation.select(PolicyRelation.id).where(
                 PolicyRelation.subject == body.subject, PolicyRelation.relation == body.relation,
@@ -286,6 +373,9 @@ def delete_relation(ctx: Ctx, relation_id: uuid.UUID, property_id: uuid.UUID | N
     if property_id is None:
         raise ValidationFailed("removing a company role needs property_id",
                                errors=[{"field": "property_id", "message": "required"}])
+    _needs_scope(ctx, COMPANY_USERS_WRITE)
+    authorize(ctx, COMPANY_USERS_WRITE, property_id=property_id,
+              company_id=binding.company_profile_id)
     companies.remove_user(ctx, property_id, binding.company_profile_id, binding.id)
 
 
@@ -314,7 +404,19 @@ def get_attribute(ctx: Ctx, attribute_id: uuid.UUID) -> AttributeOut:
         return attribute_out(_load(PolicyAttribute, attribute_id, "attribute"))
 
 
+def _check_target(body: AttributeIn) -> None:
+    """An attribute's target is spelled as the decision point compares it, else 422."""
+    if body.target_kind == "property":
+        problem = (None if canonical_id(body.target_id) == body.target_id else
+                   "a property attribute's target_id is the property id, a uuid in lower case")
+    else:
+        problem = _subject_problem(body.target_id)
+    if problem:
+        raise never_matches([{"field": "target_id", "message": problem}])
+
+
 def create_attribute(ctx: Ctx, body: AttributeIn) -> AttributeOut:
+    _check_target(body)
     with unit_of_work(ctx) as uow:
         if PolicyAttribute.select(PolicyAttribute.id).where(
                 PolicyAttribute.target_kind == body.target_kind,
@@ -340,134 +442,3 @@ def set_attribute(ctx: Ctx, attribute_id: uuid.UUID, body: AttributeValueIn) -> 
 
 def delete_attribute(ctx: Ctx, attribute_id: uuid.UUID) -> None:
     _delete(ctx, PolicyAttribute, attribute_id, "attribute", "policy_attribute", attribute_out)
-
-
-# -- evaluation -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Snapshot:
-    """An env's enabled rules and its attributes, as of `version`."""
-
-    version: int
-    rules: tuple[Rule, ...]
-    attributes: dict[tuple[str, str], dict[str, str]]
-
-
-def load_snapshot(ctx: Ctx, version: int) -> Snapshot:
-    with read_scope(ctx):
-        sets = list(PolicySet.select().where(PolicySet.enabled == True)  # noqa: E712
-                    .order_by(PolicySet.created_at, PolicySet.id))
-        attributes: dict[tuple[str, str], dict[str, str]] = {}
-        for row in PolicyAttribute.select().order_by(PolicyAttribute.id):
-            attributes.setdefault((row.target_kind, row.target_id), {})[row.name] = row.value
-    rules = tuple(rule for row in sets for rule in _rules(row))
-    return Snapshot(version=version, rules=rules, attributes=attributes)
-
-
-def governs(rule: Rule, scopes: tuple[str, ...]) -> bool:
-    for pattern in rule.scopes:
-        if pattern == "*":
-            return True
-        if pattern.endswith(":*"):
-            if any(s.startswith(pattern[:-1]) for s in scopes):
-                return True
-        elif pattern in scopes:
-            return True
-    return False
-
-
-def _subjects(ctx: Ctx) -> list[str]:
-    refs = [f"user:{ctx.sub}"]
-    if ctx.holder_id is not None:
-        refs.append(f"profile:{ctx.holder_id}")
-    return refs
-
-
-def _has_relation(ctx: Ctx, relation: str, kind: str, object_id: str) -> bool:
-    subjects = _subjects(ctx)
-    with read_scope(ctx):
-        if PolicyRelation.select(PolicyRelation.id).where(
-                PolicyRelation.subject.in_(subjects), PolicyRelation.relation == relation,
-                PolicyRelation.object == f"{kind}:{object_id}").exists():
-            return True
-        if kind != "company" or ctx.holder_id is None or relation not in COMPANY_ROLES:
-            return False
-        try:
-            company = uuid.UUID(object_id)
-        except ValueError:
-            return False
-        return CompanyUser.select(CompanyUser.id).where(
-            CompanyUser.company_profile_id == company,
-            CompanyUser.traveler_profile_id == ctx.holder_id,
-            CompanyUser.role == relation).exists()
-
-
-def _attrs_hold(wanted: dict[str, str] | None, have: dict[str, str] | None) -> bool:
-    if not wanted:
-        return True
-    have = have or {}
-    return all(have.get(name) == value for name, value in wanted.items())
-
-
-def matches(rule: Rule, snap: Snapshot, ctx: Ctx, params: dict[str, Any]) -> bool:
-    """Every condition of the rule holds for this request (cheap ones first)."""
-    if rule.client_kinds is not None and ctx.client_kind not in rule.client_kinds:
-        return False
-    if rule.subjects is not None and not set(_subjects(ctx)) & set(rule.subjects):
-        return False
-    property_id = params.get("property_id")
-    if rule.property_ids is not None and property_id not in rule.property_ids:
-        return False
-    if rule.property_attributes and (property_id is None or not _attrs_hold(
-            rule.property_attributes, snap.attributes.get(("property", str(property_id))))):
-        return False
-    if rule.subject_attributes and not any(
-            _attrs_hold(rule.subject_attributes, snap.attributes.get(("subject", s)))
-            for s in _subjects(ctx)):
-        return False
-    if rule.relation is not None:
-        object_id = params.get(OBJECT_PARAMS[rule.relation.object])
-        if object_id is None or not _has_relation(ctx, rule.relation.relation,
-                                                  rule.relation.object, str(object_id)):
-            return False
-    return True
-
-
-def decide(snap: Snapshot, scopes: tuple[str, ...], ctx: Ctx, params: dict[str, Any]) -> None:
-    """Deny overrides allow; allow rules narrow their scopes to what they match."""
-    applying = [r for r in snap.rules if governs(r, scopes)]
-    if not applying:
-        return
-    if any(matches(r, snap, ctx, params) for r in applying if r.effect == "deny"):
-        raise Forbidden("a policy of this environment refuses this request",
-                        code="policy_denied")
-    allows = [r for r in applying if r.effect == "allow"]
-    if allows and not any(matches(r, snap, ctx, params) for r in allows):
-        raise Forbidden("no policy of this environment allows this request",
-                        code="policy_denied")
-
-
-class PolicyGate:
-    """A process's policies, cached per env and checked against the env's version on every
-    request (one primary-key read)."""
-
-    def __init__(self) -> None:
-        self._cache: dict[uuid.UUID, Snapshot] = {}
-        self._lock = threading.Lock()
-
-    def snapshot(self, ctx: Ctx) -> Snapshot:
-        version = current_version(ctx)
-        cached = self._cache.get(ctx.env_id)
-        if cached is not None and cached.version == version:
-            return cached
-        snap = load_snapshot(ctx, version)
-        with self._lock:
-            self._cache[ctx.env_id] = snap
-        return snap
-
-    def check(self, scopes: tuple[str, ...], ctx: Ctx, params: dict[str, Any]) -> None:
-        if any(s.startswith(POLICY_SCOPE_PREFIX) for s in scopes):
-            return  # policy administration: never subject to policies
-        snap = self.snapshot(ctx)
-        if snap.rules:
-            decide(snap, scopes, ctx, params)

@@ -41,6 +41,7 @@ from pms.services.cashiering.ledger_postings import (
     send_postings,
 )
 from pms.services.cashiering.transaction_codes import load_code, rules_of, unknown_code
+from pms.services.corporate import company_billing
 from pms.services.references import body_reference
 from pms.services.reservations.reservations import business_date
 
@@ -152,6 +153,21 @@ def _ledger(folio: Folio, lines: list[FolioCharge], key: str, memo: str,
     return row.id if row is not None else None
 
 
+def post_lines_with_tax(folio: Folio, ctx: Ctx, code: TransactionCode | None, gross: Decimal,
+                        *, quantity: int, description: str, kind: str, category: str,
+                        reason: str | None, ledger_key: str, memo: str) -> list[FolioCharge]:
+    """Post `gross` (negative for an allowance) to an open folio the caller holds locked,
+    inside the caller's unit of work: the charge line and its tax lines by the code's tax
+    rules, and their ledger posting keyed `<ledger_key>:<the charge line's id>`. For a use case
+    of another package that bills a folio (a banquet event's resources); the caller records
+    the folio's change (`record_change`) once its lines are all posted."""
+    lines = _insert_lines(folio, ctx, code, gross, quantity=quantity, description=description,
+                          kind=kind, category=category, reason=reason)
+    _ledger(folio, lines, f"{ledger_key}:{lines[0].id}", memo,
+            code.ledger_account if code else None)
+    return lines
+
+
 def _send_after(uow: UnitOfWork, ledger: Any, posting: Any) -> None:
     """Send the change's posting (its id, or the row written with the commit) after commit."""
     if posting is not None and ledger is not None:
@@ -186,6 +202,10 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
         lines = _new_lines(folio, state.today, code, gross, quantity=body.quantity,
                            description=body.description or code.name, kind="charge",
                            category=code.category)
+        before = state.balance()
+        company_billing.check_charge(ctx, folio, before,
+                                     before + sum((Decimal(x.amount) for x in lines), Decimal(0)),
+                                     lines=lines)
         for line in lines:
             write_with_commit(uow, line)
         state.add_charges(lines)

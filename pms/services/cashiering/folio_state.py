@@ -1,4 +1,4 @@
-"""A folio as one read (PERF, issue 10): the folio row, its stay, the property's business date,
+"""A folio as one read: the folio row, its stay, the property's business date,
 its charge and payment lines, the stay's room nights already posted, the property's room
 transaction code and the packages of the stay's rate plan, and (for a charge) the transaction
 code asked for. Rendering (`pms.services.cashiering.folios.render_state`), balances and the projected room
@@ -90,7 +90,7 @@ def _line_order(line: Any) -> tuple[Any, ...]:
 
 def write_with_commit(uow: Any, row: Any) -> None:
     """Insert `row` with the unit of work's journal rows: on PostgreSQL in the batch sent with
-    the COMMIT (one round trip for them all; PERF, issue 10), elsewhere at once. For rows that
+    the COMMIT (one round trip for them all; PERF), elsewhere at once. For rows that
     nothing in the use case reads back from the database."""
     uow.add(row)
 
@@ -115,7 +115,7 @@ def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any
 # -- PostgreSQL: one statement ---------------------------------------------------------------------
 
 # The state read is the PL/pgSQL function `pms_folio_state` (migration 016, where its SQL is):
-# PostgreSQL planned the inline statement on every call for longer than it ran it (issue 10), and
+# PostgreSQL planned the inline statement on every call for longer than it ran it, and
 # a function's plans are kept by the server per connection (PgBouncer-safe, unlike PREPARE).
 # Arguments: env, folio, property and holder filters (NULL: none), lock (the stay's reservation
 # row, then the folio row, FOR UPDATE, then the read, whose snapshot is taken after the locks are
@@ -132,16 +132,25 @@ _STATE_CALL = ("SELECT " + _folio_columns() + ", s.p_timezone, s.p_business_date
                " s.r_arrival_date, s.r_departure_date, s.r_nightly_prices, s.r_rate_plan_id,"
                " s.r_adults, s.r_children, s.r_confirmation_number, s.r_currency,"
                " s.state_charges, s.state_payments, s.state_posted_nights, s.state_room_code,"
-               " s.state_packages, s.state_code, s.state_others"
+               " s.state_packages, s.state_code, s.state_others, {billed}"
                " FROM pms_folio_state(%(env)s, {folio}, %(prop)s, %(holder)s, {lock},"
                " {code}, {others}) s")
+# A charge's read also answers whether its stay is billed to a company through an approved
+# BILL_TO_COMPANY method (the credit limit's check, company_billing.check_charge, reads the
+# routing only then): in the same statement, so a stay not billed to a company costs the
+# charge no round trip of its own. The other reads answer NULL (not asked).
+_BILLED = ("EXISTS (SELECT 1 FROM company_billing cb JOIN company_payment_method m"
+           " ON m.env_id = cb.env_id AND m.id = cb.company_payment_method_id"
+           " WHERE cb.env_id = %(env)s AND cb.reservation_id = (s.f_row).reservation_id"
+           " AND m.status = 'BILL_TO_COMPANY')")
 
 
 def _state_call(*, folio: str = "%(folio)s", lock: bool = False, code: bool = False,
                 others: bool = False) -> str:
     return _STATE_CALL.format(folio=folio, lock="true" if lock else "false",
                               code="%(code)s" if code else "NULL",
-                              others="true" if others else "false")
+                              others="true" if others else "false",
+                              billed=_BILLED if code else "NULL")
 
 
 def _folio_model() -> Any:
@@ -222,11 +231,13 @@ def _folio_of(values: tuple[Any, ...]) -> Any:
 
 
 def _from_row(row: tuple[Any, ...], now: datetime | None) -> FolioState:
-    width = len(row) - 18  # the folio's columns, then 18 more (see _STATE_CALL)
+    width = len(row) - 19  # the folio's columns, then 19 more (see _STATE_CALL)
     folio = _folio_of(row[:width])
     (timezone, bdate, r_status, arrival, departure, prices, plan_id, adults, children,
      confirmation, r_currency, charges, payments, nights, room_code, packages, code,
-     others) = row[width:]
+     others, billed) = row[width:]
+    # read by company_billing.check_charge (None: not read here, it reads the routing itself)
+    folio.billed_to_company = billed
     stay = Row(id=folio.reservation_id, property_id=folio.property_id, status=r_status,
                arrival_date=arrival, departure_date=departure, nightly_prices=prices,
                rate_plan_id=_uuid(plan_id), adults=adults, children=children,

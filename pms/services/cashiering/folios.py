@@ -1,4 +1,4 @@
-"""Minimal folio: open, balance, room charges per night, close (issue 3).
+"""Minimal folio: open, balance, room charges per night, close.
 
 The write helpers run INSIDE the caller's unit of work (check-in opens the folio, check-out posts
 the room nights and closes it); they write no outbox or audit rows of their own, because the
@@ -162,6 +162,19 @@ def close_folio(folio: Folio, *, now: datetime) -> Folio:
     return folio
 
 
+def close_settled_folios(reservation: Reservation, *, now: datetime) -> None:
+    """Close the OPEN folios of a stay that ends without a check-out (cancel, no-show) whose
+    balance is zero: nothing is left open on a stay that is over. A folio that owes or holds
+    money (a fee posted, a deposit to refund) stays OPEN for the desk to settle."""
+    for folio in for_update(Folio.select().where(
+            (Folio.reservation == reservation.id)
+            & (Folio.status == FolioStatus.OPEN.value)).order_by(Folio.id)):
+        if folio_balance(folio) == 0:
+            folio.status = FOLIO_MACHINE.transition(folio.status, "close").value
+            folio.closed_at = now
+            folio.save()
+
+
 def refuse_balance(folio_id: Any, currency: str, property_id: Any, balance: Decimal) -> None:
     """Raise FolioNotClosable unless `balance` is zero (close_folio's rule)."""
     if balance < 0:
@@ -192,7 +205,7 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
     the guest folio's, when the caller read it (`read_guest_state(lock=True)`). A stay without
     an OPEN guest folio (none when checked in, SPEC rule 5) takes the general path.
     `settle(uow, reservation, state)`: run on the guest folio once its last room nights are
-    on it, before its balance is refused (issue 31: the company's share of a stay billed to
+    on it, before its balance is refused (the company's share of a stay billed to
     it); returns what it settled that the balance does not show yet (a card charge after
     commit), which the refusal counts as paid."""
     from pms.services.cashiering.folio_state import (
@@ -337,7 +350,7 @@ def folio_for_room(ctx: Ctx, property_id: uuid.UUID, room_number: str | None) ->
         return render(folio, now=ctx.now)
 
 
-# -- the night's room, tax and package charges (night audit, issue 5) -----------------------------
+# -- the night's room, tax and package charges (night audit) -----------------------------
 
 @dataclass
 class NightPosting:

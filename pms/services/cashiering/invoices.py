@@ -1,8 +1,13 @@
-"""Folio generation: the numbered invoice of a closed folio, as JSON and as a printable PDF.
+"""Folio generation: the fiscal documents of a closed folio, as JSON and as a printable PDF.
 
-One invoice per folio (unique); numbers come from a per-property sequence row taken under a row
-lock, so they are gapless and never reused. Issuing again returns the same invoice (no new rows).
-The JSON document is frozen at issue time; the PDF is rendered from it on request.
+A closed folio gets one INVOICE; a correction after issue is a CREDIT_NOTE that cancels it whole
+(numbered in its own series, referring to the invoice, with its reason), never an edit: reverting
+an invoiced check-out issues the credit note in the revert's transaction, and the folio, closed
+again, gets its next invoice (`generation` + 1, naming the credit note it follows). Numbers come
+from a per-property sequence row per series taken under a row lock, so they are gapless and never
+reused; issuing again returns the same invoice. A document is never updated (reprints read the
+same JSON; the PDF is rendered from it) and every one is chained into the property's fiscal
+journal in its transaction (pms.services.cashiering.fiscal_journal).
 """
 
 from __future__ import annotations
@@ -13,15 +18,20 @@ from typing import Any
 
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
-from pms.db.uow import read_scope, unit_of_work
+from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.pdf import render_pdf
 from pms.domain.states import FolioStatus
 from pms.errors import Conflict, NotFound
-from pms.models import Property, Reservation
+from pms.models import Folio, Property, Reservation
 from pms.models.cashiering import Invoice, InvoiceSequence
 from pms.schemas.common import to_data
+from pms.services.cashiering import fiscal_journal
 from pms.services.cashiering.cashiering import load_folio, record_change
-from pms.services.cashiering.folios import render
+from pms.services.cashiering.folios import guest_folio, render
+
+INVOICE = "INVOICE"
+CREDIT_NOTE = "CREDIT_NOTE"
+SERIES_PREFIX = {INVOICE: "", CREDIT_NOTE: "CN-"}
 
 
 class FolioNotClosed(Conflict):
@@ -30,14 +40,31 @@ class FolioNotClosed(Conflict):
     code = "folio_not_closed"
 
 
-def _number(prop: Property) -> str:
-    seq = for_update(InvoiceSequence.select().where(InvoiceSequence.property == prop.id)).first()
-    if seq is None:
-        seq = InvoiceSequence.create(property=prop.id, last_number=0)
-        seq = for_update(InvoiceSequence.select().where(InvoiceSequence.id == seq.id)).get()
+def _number(prop: Property, series: str) -> str:
+    """The next number of the property's series (gapless: the sequence row is locked until
+    the document commits with it)."""
+    query = InvoiceSequence.select().where(InvoiceSequence.property == prop.id,
+                                           InvoiceSequence.series == series)
+    seq = for_update(query).first()
+    if seq is None:  # the series' first document; a parallel first one waits on the row
+        InvoiceSequence.insert(property=prop.id, series=series,
+                               last_number=0).on_conflict_ignore().execute()
+        seq = for_update(query).get()
     seq.last_number += 1
     seq.save()
-    return f"{prop.code}-{seq.last_number:06d}"
+    return f"{prop.code}-{SERIES_PREFIX[series]}{seq.last_number:06d}"
+
+
+def _generation(folio_id: uuid.UUID) -> int:
+    """How many times the folio's invoice was cancelled: its current invoice's generation."""
+    return Invoice.select().where(Invoice.folio_id == folio_id,
+                                  Invoice.kind == CREDIT_NOTE).count()
+
+
+def _current(folio_id: uuid.UUID) -> Invoice | None:
+    """The folio's invoice in force (issued and not cancelled by a credit note)."""
+    return Invoice.get_or_none(Invoice.folio_id == folio_id, Invoice.kind == INVOICE,
+                               Invoice.generation == _generation(folio_id))
 
 
 def _document(prop: Property, folio_out: Any, reservation: Any, number: str,
@@ -49,7 +76,8 @@ def _document(prop: Property, folio_out: Any, reservation: Any, number: str,
             key = line["transaction_code"] or line["description"]
             taxes[key] = taxes.get(key, Decimal(0)) + Decimal(line["amount"])
     return {
-        "number": number, "issued_at": issued_at.isoformat(), "folio_id": data["id"],
+        "kind": INVOICE, "number": number, "issued_at": issued_at.isoformat(),
+        "folio_id": data["id"],
         "property": {"code": prop.code, "name": prop.name, "address": prop.display_address},
         "guest": {"first_name": reservation.guest_first_name,
                   "last_name": reservation.guest_last_name},
@@ -88,7 +116,7 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
     """
     with read_scope(ctx):
         folio = load_folio(ctx, property_id, folio_id)
-        existing = Invoice.get_or_none(Invoice.folio_id == folio.id)
+        existing = _current(folio.id)
     if existing is not None:
         return existing.document, False
     with lock_errors(), unit_of_work(ctx) as uow:
@@ -96,35 +124,142 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
         if folio.status != FolioStatus.CLOSED:
             raise FolioNotClosed("an invoice is issued for a closed folio; close it first",
                                  folio_id=str(folio.id))
-        invoice = Invoice.get_or_none(Invoice.folio_id == folio.id)
+        invoice = _current(folio.id)
         created = invoice is None
         if created:
-            prop = Property.get_by_id(property_id)
-            number = _number(prop)
-            document = _document(prop, render(folio), _billed(folio), number, ctx.now)
-            invoice = Invoice.create(property=prop.id, folio_id=folio.id, number=number,
-                                     issued_at=ctx.now, document=document)
-            record_change(uow, folio, "invoiced")
+            invoice = _issue(uow, folio)
     return invoice.document, created
 
 
+def _issue(uow: UnitOfWork, folio: Folio) -> Invoice:
+    """Number, freeze and chain the folio's next invoice (the folio locked, CLOSED)."""
+    ctx = uow.ctx
+    prop = Property.get_by_id(folio.property_id)
+    generation = _generation(folio.id)
+    number = _number(prop, INVOICE)
+    document = _document(prop, render(folio), _billed(folio), number, ctx.now)
+    document["id"] = str(uuid.uuid4())
+    if generation:
+        cancelled = Invoice.get(Invoice.folio_id == folio.id, Invoice.kind == CREDIT_NOTE,
+                                Invoice.generation == generation - 1)
+        document["follows_credit_note"] = cancelled.number
+    invoice = Invoice.create(id=uuid.UUID(document["id"]), property=prop.id,
+                             folio_id=folio.id, kind=INVOICE, generation=generation,
+                             number=number, issued_at=ctx.now, document=document)
+    fiscal_journal.append(prop.id, invoice, now=ctx.now)
+    record_change(uow, folio, "invoiced")
+    return invoice
+
+
+def credit_reverted_check_out(uow: UnitOfWork, reservation: Reservation, *,
+                              reason: str | None) -> Invoice | None:
+    """A check-out's revert hook: the guest folio about to reopen has an invoice in force, so it
+    is cancelled by a credit note, in the revert's transaction (an issued invoice never changes
+    and never stops matching its folio silently)."""
+    folio = guest_folio(reservation, lock=True)
+    if folio is None or folio.status != FolioStatus.CLOSED:
+        return None
+    invoice = _current(folio.id)
+    if invoice is None:
+        return None
+    return _credit(uow, folio, invoice, reason=reason or "check-out reverted")
+
+
+def _credit(uow: UnitOfWork, folio: Folio, invoice: Invoice, *, reason: str) -> Invoice:
+    """The credit note that cancels `invoice` whole: every line and total negated, the invoice
+    named, the reason given; numbered in the credit-note series and chained."""
+    ctx = uow.ctx
+    prop = Property.get_by_id(folio.property_id)
+    number = _number(prop, CREDIT_NOTE)
+    original = invoice.document
+
+    def negated(amount: str) -> str:
+        return str(-Decimal(amount))
+
+    document = {
+        **{k: original[k] for k in ("folio_id", "property", "guest", "confirmation_number",
+                                    "arrival_date", "departure_date", "currency")},
+        "id": str(uuid.uuid4()), "kind": CREDIT_NOTE, "number": number,
+        "issued_at": ctx.now.isoformat(), "reason": reason,
+        "refers_to": {"id": str(invoice.id), "number": invoice.number,
+                      "issued_at": original["issued_at"]},
+        "lines": [{**line, "amount": negated(line["amount"])} for line in original["lines"]],
+        "tax_summary": {k: negated(v) for k, v in original["tax_summary"].items()},
+        "charges_total": negated(original["charges_total"]),
+    }
+    note = Invoice.create(id=uuid.UUID(document["id"]), property=prop.id, folio_id=folio.id,
+                          kind=CREDIT_NOTE, generation=invoice.generation,
+                          refers_to_id=invoice.id, reason=reason[:500], number=number,
+                          issued_at=ctx.now, document=document)
+    fiscal_journal.append(prop.id, note, now=ctx.now)
+    record_change(uow, folio, "credit_noted", reason=reason)
+    return note
+
+
 def get_invoice(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> dict[str, Any]:
-    """The issued invoice of a folio. Raises NotFound (none issued yet)."""
+    """The folio's invoice in force. Raises NotFound (none issued, or the last one cancelled by
+    a credit note: the detail names it)."""
     with read_scope(ctx):
         folio = load_folio(ctx, property_id, folio_id)
-        invoice = Invoice.get_or_none(Invoice.folio_id == folio.id)
+        invoice = _current(folio.id)
         if invoice is None:
+            note = (Invoice.select().where(Invoice.folio_id == folio.id,
+                                           Invoice.kind == CREDIT_NOTE)
+                    .order_by(Invoice.generation.desc()).first())
+            if note is not None:
+                raise NotFound(f"invoice {note.document['refers_to']['number']} was cancelled "
+                               f"by credit note {note.number}; the folio's next invoice is "
+                               "issued once it is closed again (GET .../documents lists both)")
             raise NotFound("no invoice was issued for this folio")
         return invoice.document
+
+
+def folio_documents(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
+                    ) -> list[dict[str, Any]]:
+    """Every document of the folio, in the order issued."""
+    with read_scope(ctx):
+        folio = load_folio(ctx, property_id, folio_id)
+        rows = (Invoice.select().where(Invoice.folio_id == folio.id)
+                .order_by(Invoice.generation, Invoice.kind.desc()))
+        return [_summary(r) for r in rows]
+
+
+def _summary(row: Invoice) -> dict[str, Any]:
+    return {"id": str(row.id), "kind": row.kind, "number": row.number,
+            "issued_at": row.document["issued_at"], "folio_id": str(row.folio_id),
+            "refers_to_id": str(row.refers_to_id) if row.refers_to_id else None,
+            "reason": row.reason, "charges_total": row.document["charges_total"],
+            "currency": row.document["currency"]}
+
+
+def get_document(ctx: Ctx, property_id: uuid.UUID, document_id: uuid.UUID) -> dict[str, Any]:
+    """A fiscal document of the property by id. Raises NotFound."""
+    with read_scope(ctx):
+        row = Invoice.get_or_none(Invoice.id == document_id, Invoice.property == property_id)
+        if row is None:
+            raise NotFound("no such document at this property")
+        return row.document
+
+
+def verify_journal(ctx: Ctx, property_id: uuid.UUID) -> dict[str, Any]:
+    """The property's fiscal chain verified (`fiscal_journal.verify`). Raises NotFound."""
+    with read_scope(ctx):
+        if Property.get_or_none(Property.id == property_id) is None:
+            raise NotFound("no such property")
+        return fiscal_journal.verify(property_id).as_dict()
 
 
 def invoice_pdf(document: dict[str, Any]) -> bytes:
     """The printable rendition of an invoice document."""
     cur = document["currency"]
     guest = document["guest"]
-    lines = [f"INVOICE {document['number']}", "",
+    kind = document.get("kind", INVOICE)
+    title = "CREDIT NOTE" if kind == CREDIT_NOTE else "INVOICE"
+    lines = [f"{title} {document['number']}", "",
              f"{document['property']['name']} ({document['property']['code']})",
              f"Issued: {document['issued_at']}",
+             *([f"Cancels invoice {document['refers_to']['number']}: {document['reason']}"]
+               if kind == CREDIT_NOTE else []),
              f"Guest: {guest.get('first_name') or ''} {guest.get('last_name') or ''}".rstrip(),
              f"Stay: {document['arrival_date']} - {document['departure_date']}  "
              f"Confirmation {document['confirmation_number']}", "",
@@ -135,8 +270,9 @@ def invoice_pdf(document: dict[str, Any]) -> bytes:
     lines += ["-" * 76, f"{'Total charges':<62}{document['charges_total']:>10} {cur}"]
     for code, amount in document["tax_summary"].items():
         lines.append(f"  of which tax {code:<47}{amount:>10} {cur}")
-    for pay in document["payments"]:
+    for pay in document.get("payments", ()):
         label = "Refund " if pay.get("kind") == "REFUND" else "Payment "  # amount negative
         lines.append(f"{label + pay['method']:<62}{pay['amount']:>10} {cur}")
-    lines.append(f"{'Balance':<62}{document['balance']:>10} {cur}")
-    return render_pdf(lines, title=f"Invoice {document['number']}")
+    if "balance" in document:
+        lines.append(f"{'Balance':<62}{document['balance']:>10} {cur}")
+    return render_pdf(lines, title=f"{title.title()} {document['number']}")

@@ -68,8 +68,8 @@ def record_posting(property_id: uuid.UUID, key: str, currency: str, lines: list[
                                 "credit": str(ln.credit)} for ln in lines])
 
 
-# PERF (issue 10): the after-commit send of a charge or payment in one round trip and no query
-# building per request (it was three, built by peewee each time): the posting row the unit of
+# PERF: the after-commit send of a charge or payment in one round trip and no query
+# building per request (peewee would build three statements each time): the posting row the unit of
 # work wrote is sent as it is (`send_postings`; by id, the PENDING row is read by one compiled
 # statement), and each outcome written by one compiled UPDATE outside a transaction
 # (PostgreSQL runs it, with its settings, as one implicit transaction; SQLite autocommits it).
@@ -131,7 +131,7 @@ def _written(statement: Statement, **values: Any) -> None:
 def send_postings(ctx: Ctx, ledger: Any, postings: list[Any]) -> int:
     """Send the given PENDING postings (after commit): ids, read first (a posting another
     process sent meanwhile is no longer PENDING and is skipped), or the LedgerPosting rows the
-    committed unit of work wrote, sent as they are (PERF, issue 10: no read; the ledger books a
+    committed unit of work wrote, sent as they are (PERF, no read; the ledger books a
     posting once per idempotency key and the POSTED mark applies to a PENDING row only, so a
     posting `reconcile_postings` sent meanwhile is not booked or marked twice). Returns how
     many were posted."""

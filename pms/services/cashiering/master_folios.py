@@ -1,4 +1,4 @@
-"""The master folio of a room block (issue 34): a folio that belongs to the block, not to a
+"""The master folio of a room block: a folio that belongs to the block, not to a
 reservation (`folio.block_id` set, `folio.reservation_id` None; migration 042).
 
 Opened with the block (pms.services.groups.room_blocks.create_block, in the block's unit of

@@ -28,6 +28,7 @@ from pms.domain.states import PAYMENT_INITIAL, PAYMENT_MACHINE, PaymentStatus
 from pms.errors import DependencyUnavailable, PaymentDeclined, ValidationFailed
 from pms.models import FolioPayment
 from pms.platform.ledger import LedgerLine
+from pms.platform.payments import require_own_method
 from pms.schemas import cashiering as cs
 from pms.schemas.folios import FolioOut
 from pms.services.cashiering.cashiering import check_amount, load_folio, record_change, require_open
@@ -141,7 +142,7 @@ def post_payment(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs
 
 def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None,
           holder_id: uuid.UUID | None = None) -> Any:
-    # the env and (a guest session's) holder go with every call (issue 28)
+    # the env and (a guest session's) holder go with every call
     caller = {"env_id": str(payment.env_id),
               "holder_id": str(holder_id) if holder_id is not None else None}
     if payment.kind == PRE_AUTH:
@@ -164,10 +165,11 @@ def _call(payments: Any, payment: FolioPayment, preauth_intent: str | None,
 
 def check_own_method(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
                      payment_method_id: str | None, payments: Any) -> None:
-    """A guest session pays only with a method the payments service reports as its own
-    (issue 28; until guest payment methods exist here). The folio is read first, so another
-    holder's folio still answers 404; then the service is asked, outside any transaction.
-    Staff and channel calls are not checked.
+    """A guest session pays only with its own method: one stored on its profile (verified
+    with the payments service when it was added: pms.services.profiles.guest_payment_methods),
+    or else one the payments service reports as its own, asked outside any transaction. The
+    folio is read first, so another holder's folio still answers 404. Staff and channel calls
+    are not checked.
 
     Raises:
         NotFound. ValidationFailed (422 payment_method_not_allowed).
@@ -175,14 +177,16 @@ def check_own_method(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
     """
     if ctx.holder_id is None or payment_method_id is None:
         return
+    from pms.services.profiles.guest_payment_methods import is_stored_method
+
     with read_scope(ctx):
         read_state(folio_id, now=ctx.now, property_id=property_id, holder_id=ctx.holder_id)
-    owner = payments.payment_method_owner(payment_method_id, env_id=str(ctx.env_id))
-    if owner != str(ctx.holder_id):
-        raise ValidationFailed(
-            "a guest session may only use its own payment method",
-            code="payment_method_not_allowed",
-            errors=[{"field": "payment_method_id", "message": "not a payment method of yours"}])
+        if is_stored_method(ctx.holder_id, payment_method_id):
+            return
+    require_own_method(payments, payment_method_id, env_id=str(ctx.env_id),
+                       holder_id=str(ctx.holder_id),
+                       detail="a guest session may only use its own payment method",
+                       message="not a payment method of yours")
 
 
 def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, payments: Any,
@@ -259,7 +263,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
 
 def complete_after_commit(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment,
                           payments: Any, ledger: Any) -> None:
-    """Steps 2 and 3 for a card payment another change wrote PENDING (issue 31: a POSTPAY
+    """Steps 2 and 3 for a card payment another change wrote PENDING (a POSTPAY
     company method charged after the stay, at check-out), as the hotel (no holder: the
     company's method is not the guest's). A decline or an outage is logged, never raised: the
     change that wrote the payment is committed; a PENDING row is finished by

@@ -27,14 +27,14 @@ from pms.models import Item, Package, Property, RatePlan, Room, RoomType
 from pms.models.ari import AriStream
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
-from pms.services.distribution import ari_events, ari_push
+from pms.services.distribution import ari_push
 from pms.services.inventory import inventory_calendar
 
 PROPERTY_FIELDS = {
     "property_code": "code", "name": "name", "timezone": "timezone",
     "currency_code": "currency_code", "languages": "languages",
     "display_address": "display_address", "contacts": "contacts",
-    "check_out_time": "check_out_time",  # issue 29
+    "check_out_time": "check_out_time",
     "max_guest_bookings": "max_guest_bookings", "booking_horizon_days": "booking_horizon_days",
 }
 
@@ -158,23 +158,51 @@ class Kind:
     # run after the new row is inserted, in the same unit of work
     created: Callable[[Ctx, Property, AggregateModel], None] = \
         field(default=lambda ctx, prop, row: None)
-    # issue 35: a row of this kind counts in a room type's physical rooms (a room): creating,
+    # a row of this kind counts in a room type's physical rooms (a room): creating,
     # deleting or moving it to another type changes what the room type can sell
     sells: bool = False
 
 
-def _sellable_changed(ctx: Ctx, prop: Property, room_types: set[uuid.UUID]) -> None:
-    """The ARI events of room types whose physical rooms changed: every night channels hold
-    (the full push's window from the business date, `ari_push.push_days`). A room type that
-    has no ARI stream yet (never sold, priced, restricted nor pushed) is skipped: no channel
-    holds a night of it, and a channel that maps it starts with a push (PERF: a hotel's rooms,
-    made before its rates, emit nothing)."""
+MAX_NIGHTS_NAMED = 31
+
+
+def _rooms_changed(ctx: Ctx, prop: Property, room_types: set[uuid.UUID], *,
+                   shrinking: frozenset[uuid.UUID] = frozenset()) -> None:
+    """A room was created, deleted or moved to another type (its row already changed in this
+    unit of work): take the nights' locks of the room types concerned, in (room type, date)
+    order as every booking does, so no booking's count straddles the change and the ARI events
+    follow it: the nights with rooms sold or held from the business date, and, for a room type
+    with an ARI stream, every night channels hold (the full push's window from the business
+    date, `ari_push.push_days`; a room type with no stream yet is one no channel holds a night
+    of: PERF, a hotel's rooms made before its rates lock nothing). A room type that loses
+    a room (`shrinking`) must keep at least as many rooms as it has sold and held on each of
+    those nights: 409 room_type_oversold naming the nights otherwise."""
+    from pms.db.locking import lock_errors
+    from pms.errors import Conflict
+    from pms.models.inventory import InventoryDay
+    from pms.services.inventory.night_locks import lock_days
+
+    window = ari_push.push_days(prop, None, ctx.now)
     streamed = {rt for (rt,) in AriStream.select(AriStream.id).where(
         AriStream.id.in_(list(room_types))).order_by(AriStream.id).tuples()}
-    days = ari_push.push_days(prop, None, ctx.now)
-    for room_type_id in sorted(room_types, key=str):
-        if room_type_id in streamed:
-            ari_events.touch(prop.id, room_type_id, days)
+    with lock_errors():
+        for room_type_id in sorted(room_types, key=str):
+            booked = {d for (d,) in InventoryDay.select(InventoryDay.date).where(
+                (InventoryDay.room_type == room_type_id) & (InventoryDay.date >= window[0])
+                & ((InventoryDay.sold + InventoryDay.held) > 0)).tuples()}
+            days = sorted(booked | (set(window) if room_type_id in streamed else set()))
+            if not days:
+                continue
+            rows = lock_days(prop.id, room_type_id, days)
+            if room_type_id not in shrinking:
+                continue
+            rooms = Room.select(Room.id).where(Room.room_type == room_type_id).count()
+            short = [r.date.isoformat() for r in rows if r.sold + r.held > rooms]
+            if short:
+                raise Conflict(
+                    f"the room type would keep {rooms} rooms for more rooms sold and held by "
+                    f"blocks on {', '.join(short[:MAX_NIGHTS_NAMED])}",
+                    code="room_type_oversold", nights=short[:MAX_NIGHTS_NAMED])
 
 
 def _room_refs(prop: Property, values: dict[str, Any], row: AggregateModel | None) -> None:
@@ -221,7 +249,7 @@ def _rate_plan_refs(prop: Property, values: dict[str, Any], row: AggregateModel 
 
 
 def _room_type_calendar(ctx: Ctx, prop: Property, row: AggregateModel) -> None:
-    """A new room type's calendar rows for the horizon, in one statement (issue 10: a booking
+    """A new room type's calendar rows for the horizon, in one statement (a booking
     inside the horizon finds its nights' rows and takes them in one statement)."""
     inventory_calendar.fill_horizon(prop, ctx.now, room_type_id=row.id)
 
@@ -279,12 +307,12 @@ def create_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, body: msgspec.Str
         prop = load_property(property_id)
         values = _changes(body, kind.fields)
         kind.prepare(prop, values, None)
-        # born at version 1: its "created" event needs no version UPDATE (issue 10)
+        # born at version 1: its "created" event needs no version UPDATE
         row = kind.model(env_id=ctx.env_id, property=prop.id, version=1, **values)
         _save_unique(row, create=True, what=_identity(kind, row))
         kind.created(ctx, prop, row)
         if kind.sells:
-            _sellable_changed(ctx, prop, {row.room_type_id})
+            _rooms_changed(ctx, prop, {row.room_type_id})
         _record(uow, row, kind.aggregate, "created", kind.out(row))
     return row
 
@@ -302,7 +330,7 @@ def update_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, id_: uuid.UUID,
         _apply(row, values)
         _save_unique(row, create=False, what=_identity(kind, row))
         if kind.sells and row.room_type_id != was:  # moved to another room type
-            _sellable_changed(ctx, prop, {was, row.room_type_id})
+            _rooms_changed(ctx, prop, {was, row.room_type_id}, shrinking=frozenset({was}))
         _record(uow, row, kind.aggregate, "updated", kind.out(row), before=before)
     return row
 
@@ -315,4 +343,5 @@ def delete_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, id_: uuid.UUID) -
         _record(uow, row, kind.aggregate, "deleted", out, before=to_data(out))
         _delete(row, f"the {kind.label}")
         if kind.sells:
-            _sellable_changed(ctx, load_property(property_id), {row.room_type_id})
+            _rooms_changed(ctx, load_property(property_id), {row.room_type_id},
+                           shrinking=frozenset({row.room_type_id}))

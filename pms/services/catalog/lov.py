@@ -1,8 +1,12 @@
 """Lists of values (`GET /v1/lov/{list}`): one function, `list_values`, over three sources.
 
 - Stored lists (`LovEntry` rows, seeded per env by environment initialization from
-  `SEEDED_LISTS`): reservation sources and channels, kinds, reasons, kiosk modes, company
-  payment method approvals.
+  `SEEDED_LISTS`): service request kinds, folio item categories, reasons, company payment
+  method approvals: the env's own, and the only ones it edits (`put_entry`, `delete_entry`:
+  `PUT|DELETE /v1/lov/{list}/{code}`, each an event and an audit row). Every other list
+  derives from something else and answers 409 `lov_not_editable` naming what.
+- Lists a request schema enumerates (`SCHEMA_LISTS`): reservation sources and channels,
+  housekeeping task kinds, kiosk modes, company roles, read from the schema itself.
 - A property's catalog (`parent` = the property id): room types, rate plans, packages,
   transaction codes.
 - The transition tables of pms/domain/states.py, never written by hand: for every
@@ -20,16 +24,26 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
+
+import msgspec
+import peewee
 
 from pms.context import Ctx
+from pms.db.locking import for_update
 from pms.db.pagination import Page, decode_cursor, encode_cursor
-from pms.db.uow import read_scope
+from pms.db.uow import read_scope, unit_of_work
 from pms.domain import states
 from pms.domain.machine import Machine
-from pms.errors import NotFound, ValidationFailed
+from pms.errors import Conflict, NotFound, ValidationFailed
 from pms.models import Package, Property, RatePlan, RoomType, TransactionCode
 from pms.models.settings import LovEntry
+from pms.schemas.companies import Role
+from pms.schemas.housekeeping import TaskKind
+from pms.schemas.kiosk import KioskMode
+from pms.schemas.reservations import Channel, Source
+from pms.schemas.settings import LovCode, LovEntryIn
+from pms.services.catalog.settings import check_precondition
 
 
 @dataclass(frozen=True)
@@ -39,7 +53,12 @@ class LovItem:
     description: str | None = None
     active: bool = True
     sort_order: int = 0
-    id: Any = None  # a catalog row's id (issue 37: the value of a form's *_id field)
+    id: Any = None  # a catalog row's id (the value of a form's *_id field)
+    version: int | None = None  # a stored entry's (its ETag); derived values have none
+
+    @property
+    def etag(self) -> str | None:
+        return None if self.version is None else f'"l{self.version}"'
 
 
 def _items(codes: list[str], descriptions: dict[str, str] | None = None) -> list[LovItem]:
@@ -55,22 +74,33 @@ def label(code: str) -> str:
     return code[:1].upper() + code[1:]
 
 
-# The env's own lists: what environment initialization seeds (list name -> items).
+# The env's own lists: what environment initialization seeds (list name -> items); the env
+# may edit them, nothing the API validates depends on their codes.
 SEEDED_LISTS: dict[str, list[LovItem]] = {
-    "reservation-sources": _items(["DIRECT", "WALKIN", "CHANNEL", "PHONE", "CORPORATE"]),
-    "reservation-channels": _items(["WEB", "KIOSK", "GDS", "OTA", "FRONT_DESK", "CALL_CENTER"]),
     "service-request-kinds": _items(["TOWELS", "LATE_CHECKOUT", "WAKE_UP_CALL", "MAINTENANCE",
                                      "OTHER"]),
-    "housekeeping-task-kinds": _items([k.value for k in states.HkTaskKind]),
     "folio-item-categories": _items(["room", "tax", "F&B", "mini bar", "other"]),
     "cancellation-reasons": _items(["GUEST_REQUEST", "NO_PAYMENT", "DUPLICATE", "OTHER"]),
-    # SPEC's enumerations of kiosk modes and company payment method approvals
-    "kiosk-modes": _items(["CHECK_IN", "CHECK_OUT", "COLLECT_KEY", "WALK_IN"]),
     "company-payment-method-approvals": _items(
         ["PENDING", "POSTPAY", "BILL_TO_COMPANY", "REJECTED"],
         {"POSTPAY": "Shown at the corporate checkout",
          "BILL_TO_COMPANY": "Shown at the corporate checkout"}),
 }
+
+# Lists whose codes a request schema enumerates: read from that schema, never stored, so a
+# list offers exactly what the API accepts (list name -> the Literal type)
+SCHEMA_LISTS: dict[str, Any] = {
+    "reservation-sources": Source,
+    "reservation-channels": Channel,
+    "housekeeping-task-kinds": TaskKind,
+    "kiosk-modes": KioskMode,
+    "company-roles": Role,
+}
+
+
+def schema_items(name: str) -> list[LovItem]:
+    return _items(list(get_args(SCHEMA_LISTS[name])))
+
 
 # Dependent lists of a property's catalog: list name -> (model, has an `active` column)
 CATALOG_LISTS: dict[str, tuple[Any, bool]] = {
@@ -117,13 +147,27 @@ def list_names() -> list[str]:
     generated = []
     for stem in machines():
         generated += [f"{stem}-statuses", f"{stem}-next-statuses"]
-    return sorted({*SEEDED_LISTS, *CATALOG_LISTS, *generated})
+    return sorted({*SEEDED_LISTS, *SCHEMA_LISTS, *CATALOG_LISTS, *generated})
+
+
+def own_entries(ctx: Ctx) -> list[tuple[str, LovItem]]:
+    """Every entry of the env's own lists, inactive ones too, as (list name, entry): what the
+    console edits."""
+    with read_scope(ctx):
+        rows = (LovEntry.select().where(LovEntry.list_name.in_(sorted(SEEDED_LISTS)))
+                .order_by(LovEntry.list_name, LovEntry.sort_order, LovEntry.code))
+        return [(r.list_name, _item(r)) for r in rows]
+
+
+def _item(row: LovEntry) -> LovItem:
+    return LovItem(row.code, row.name, row.description, bool(row.active), row.sort_order,
+                   version=row.version)
 
 
 def _stored(name: str) -> list[LovItem]:
     rows = (LovEntry.select().where(LovEntry.list_name == name)
             .order_by(LovEntry.sort_order, LovEntry.code))
-    return [LovItem(r.code, r.name, r.description, bool(r.active), r.sort_order) for r in rows]
+    return [_item(r) for r in rows]
 
 
 def _catalog(name: str, parent: str | None) -> list[LovItem]:
@@ -145,6 +189,8 @@ def _catalog(name: str, parent: str | None) -> list[LovItem]:
 def _resolve(name: str, parent: str | None) -> Callable[[], list[LovItem]]:
     if name in SEEDED_LISTS:
         return lambda: _stored(name)
+    if name in SCHEMA_LISTS:
+        return lambda: schema_items(name)
     if name in CATALOG_LISTS:
         return lambda: _catalog(name, parent)
     for stem, machine in machines().items():
@@ -169,7 +215,7 @@ def list_values(ctx: Ctx, name: str, *, parent: str | None = None,
         items = load()
     if not include_inactive:
         items = [i for i in items if i.active]
-    if search:  # issue 37: the console's option search (its cursor pages the matches)
+    if search:  # the console's option search (its cursor pages the matches)
         needle = search.casefold()
         items = [i for i in items if needle in i.code.casefold() or needle in i.name.casefold()]
     start = 0
@@ -198,3 +244,117 @@ def seed_lists(ctx: Ctx) -> int:
                             sort_order=item.sort_order)
             added += 1
     return added
+
+
+
+# -- the env's own lists, edited -----------------------------------------------------------------
+
+def _editable(name: str) -> None:
+    """Refuse a list the env does not own: 404 for no such list, 409 for a derived one."""
+    if name in SEEDED_LISTS:
+        return
+    _resolve(name, None)  # NotFound for a list that does not exist
+    origin = ("the request schema that validates it: it changes with the API"
+              if name in SCHEMA_LISTS else
+              "the property's catalog: change the catalog's rows" if name in CATALOG_LISTS else
+              "a transition table: it changes with the state machine")
+    raise Conflict(f"the list {name} is not edited here; it derives from {origin}",
+                   code="lov_not_editable", list_name=name,
+                   editable_lists=sorted(SEEDED_LISTS))
+
+
+def _checked_code(code: str) -> str:
+    try:
+        return msgspec.convert(code, LovCode)
+    except msgspec.ValidationError as exc:
+        raise ValidationFailed(f"code is not valid: {exc}",
+                               errors=[{"field": "code", "message": str(exc)}]) from None
+
+
+def _entry(name: str, code: str) -> LovEntry | None:
+    return for_update(LovEntry.select().where((LovEntry.list_name == name)
+                                              & (LovEntry.code == code))).first()
+
+
+def entry_data(row: LovEntry) -> dict[str, Any]:
+    """An entry as its events and audit rows carry it."""
+    return {"list": row.list_name, "code": row.code, "name": row.name,
+            "description": row.description, "active": bool(row.active),
+            "sort_order": row.sort_order, "version": row.version}
+
+
+def get_entry(ctx: Ctx, name: str, code: str, *, parent: str | None = None) -> LovItem:
+    """One value of a list, inactive too (what an edit form opens with).
+
+    Raises:
+        NotFound: no such list, or no such value in it. ValidationFailed: as `list_values`.
+    """
+    load = _resolve(name, parent)
+    with read_scope(ctx):
+        items = load()
+    found = next((i for i in items if i.code == code), None)
+    if found is None:
+        raise NotFound(f"the list {name} has no entry {code}")
+    return found
+
+
+def _precondition(row: LovEntry | None, if_match: str | None) -> None:
+    """If-Match (optional) names the entry's version read: a stale one, or one for an entry
+    removed since, is 412."""
+    if if_match is not None:
+        check_precondition(if_match, _item(row).etag if row else '"l0"', required=False)
+
+
+def put_entry(ctx: Ctx, name: str, code: str, body: LovEntryIn, *,
+              if_match: str | None = None) -> tuple[LovItem, bool]:
+    """Create or replace one entry of an env's own list; returns (the entry, created).
+    A replaced entry keeps its place unless `sort_order` is given; a new one goes last.
+
+    Raises:
+        NotFound: no such list. Conflict (409 `lov_not_editable`): a derived list.
+        ValidationFailed: the code is not one a list keeps.
+        PreconditionFailed (412): If-Match given and not the entry's current ETag.
+    """
+    _editable(name)
+    code = _checked_code(code)
+    with unit_of_work(ctx) as uow:
+        row = _entry(name, code)
+        _precondition(row, if_match)
+        created = row is None
+        before = None if created else entry_data(row)
+        if created:
+            last = (LovEntry.select(peewee.fn.MAX(LovEntry.sort_order))
+                    .where(LovEntry.list_name == name).scalar())
+            row = LovEntry(env_id=ctx.env_id, list_name=name, code=code, version=1,
+                           sort_order=(last + 1 if last is not None else 0))
+        row.name, row.description, row.active = body.name, body.description, body.active
+        if body.sort_order is not None:
+            row.sort_order = body.sort_order
+        try:
+            with LovEntry._meta.database.atomic():
+                row.save(force_insert=created)
+        except peewee.IntegrityError:
+            raise Conflict(f"{code} was added to {name} meanwhile: read the list again",
+                           code="lov_entry_exists") from None
+        data = entry_data(row)
+        uow.record("lov_entry", "created" if created else "updated", row, data, before=before)
+    return _item(row), created
+
+
+def delete_entry(ctx: Ctx, name: str, code: str, *, if_match: str | None = None) -> None:
+    """Remove one entry of an env's own list (what was recorded with its code stays as it is:
+    nothing the API validates depends on these codes).
+
+    Raises:
+        NotFound: no such list or entry. Conflict (409 `lov_not_editable`): a derived list.
+        PreconditionFailed (412): If-Match given and not the entry's current ETag.
+    """
+    _editable(name)
+    with unit_of_work(ctx) as uow:
+        row = _entry(name, code)
+        if row is None:
+            raise NotFound(f"the list {name} has no entry {code}")
+        _precondition(row, if_match)
+        before = entry_data(row)
+        uow.record("lov_entry", "deleted", row, before, before=before)
+        row.delete_instance()

@@ -54,7 +54,8 @@ def _matches(if_match: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags or f"W/{etag}" in tags
 
 
-def _check_precondition(if_match: str | None, etag: str, *, required: bool) -> None:
+def check_precondition(if_match: str | None, etag: str, *, required: bool) -> None:
+    """412 when If-Match is given and is not `etag` (nor `*`); 428 without it when required."""
     if if_match is None:
         if required:
             raise PreconditionRequired("send If-Match with the ETag of the settings you read")
@@ -158,7 +159,7 @@ def patch_modules(ctx: Ctx, property_id: uuid.UUID | None, patch: dict[str, Any]
     """
     with unit_of_work(ctx) as uow:
         env_row, prop_row, before = _modules_state(property_id, lock=True)
-        _check_precondition(if_match, before.etag, required=True)
+        check_precondition(if_match, before.etag, required=True)
         row = prop_row if property_id is not None else env_row
         stored = merge_patch(before.overrides, patch)
         base = DEFAULT_MODULES if property_id is None else merge_patch(
@@ -207,24 +208,108 @@ def seed_modules(ctx: Ctx) -> bool:
 
 # Field names that hold credentials (refused: SPEC rule 3); `secret_ref` is the one allowed.
 _SECRET_KEY = re.compile(r"(secret|passw|pwd|token|api[_-]?key|apikey|private[_-]?key|"
-                         r"credential|bearer|signing[_-]?key|access[_-]?key)", re.I)
-_SECRET_VALUE = re.compile(r"(-----BEGIN|^bearer\s|^basic\s)", re.I)
+                         r"credential|bearer|signing[_-]?key|access[_-]?key|"
+                         r"(^|[_.-])key$|^key[_.-]|^auth|[_.-]auth$|hmac|licen[cs]e|"
+                         r"signature|passphrase|salt$|cookie|session)", re.I)
+# Values that are credentials whatever their field is called: PEM blocks, Authorization
+# header values, the prefixes of well-known API keys (Stripe, GitHub, Slack, AWS, Google,
+# GitLab, OpenAI), JWTs.
+_SECRET_VALUE = re.compile(
+    r"(-----BEGIN|^bearer\s|^basic\s|\b(sk|rk)_(live|test)_[A-Za-z0-9]{6,}|"
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_|\bxox[abposr]-|\b(AKIA|ASIA)[0-9A-Z]{16}\b|"
+    r"\bAIza[0-9A-Za-z_-]{30,}|\bglpat-|\bsk-[A-Za-z0-9_-]{20,}|"
+    r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.)", re.I)
+# Query-string and fragment parameters of a URL that carry credentials: a name with one of these
+# words (`api_key`, `access_token`, `X-Amz-Signature`; `hotel_code` is not one).
+_SECRET_PARAM_WORDS = frozenset({
+    "key", "apikey", "token", "secret", "sig", "signature", "auth", "authorization",
+    "password", "passwd", "pass", "pwd", "credential", "credentials", "session", "sessionid",
+    "sid", "hmac", "jwt", "bearer"})
+
+
+def _secret_param(name: str) -> bool:
+    return any(word in _SECRET_PARAM_WORDS for word in re.split(r"[^a-z0-9]+", name.lower()))
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+_HEX = re.compile(r"^[0-9a-f]{32,}$", re.I)
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]{8,}={0,2}$")
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    from collections import Counter
+    from math import log2
+
+    counts = Counter(text)
+    return -sum(n / len(text) * log2(n / len(text)) for n in counts.values())
+
+
+def _basic_credential(text: str) -> bool:
+    """Base64 of `user:password` (an HTTP Basic credential without its scheme)."""
+    import base64
+    import binascii
+
+    if not _BASE64.match(text) or len(text) % 4:
+        return False
+    try:
+        decoded = base64.b64decode(text, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, sep, password = decoded.partition(":")
+    return bool(sep and user and password and decoded.isprintable())
+
+
+def looks_like_secret(value: str) -> bool:
+    """Whether a string value is a credential by its look: a known credential form, a URL
+    carrying credentials (user info, or a query or fragment parameter named like one or holding
+    one), a long hex string (a digest or key), or a long high-entropy token."""
+    text = value.strip()
+    if _SECRET_VALUE.search(text) or _basic_credential(text):
+        return True
+    if "://" in text:
+        from urllib.parse import parse_qsl, urlsplit
+
+        try:
+            parts = urlsplit(text)
+        except ValueError:
+            return True
+        if "@" in parts.netloc:
+            return True
+        params = parse_qsl(parts.query, keep_blank_values=True)
+        params += parse_qsl(parts.fragment, keep_blank_values=True)
+        return any(_secret_param(name) or looks_like_secret(v) for name, v in params)
+    if _UUID.match(text) or any(c.isspace() for c in text):
+        return False
+    if _HEX.match(text):
+        return True
+    return len(text) >= 20 and _entropy(text) >= 3.7 and _class_changes(text) >= 0.4
+
+
+def _class_changes(text: str) -> float:
+    """The share of neighbouring characters of different classes (lower, upper, digit,
+    other): about 0.6 in a random token, under 0.4 in words, CamelCase names and codes."""
+    def kind(c: str) -> int:
+        return 0 if c.islower() else 1 if c.isupper() else 2 if c.isdigit() else 3
+
+    return sum(kind(a) != kind(b) for a, b in zip(text, text[1:], strict=False)) / (len(text) - 1)
 
 
 def secret_fields(doc: Any, path: str = "") -> list[str]:
-    """The paths of fields in `doc` that look like credentials (by name or by value)."""
+    """The paths of fields in `doc` that look like credentials (by name or by value): only a
+    `secret_ref` names where a credential is kept."""
     found: list[str] = []
     if isinstance(doc, dict):
         for key, value in doc.items():
             where = f"{path}.{key}" if path else str(key)
-            if key != "secret_ref" and _SECRET_KEY.search(str(key)):
+            if key == "secret_ref":
+                continue
+            if _SECRET_KEY.search(str(key)):
                 found.append(where)
             else:
                 found += secret_fields(value, where)
     elif isinstance(doc, list):
         for i, value in enumerate(doc):
             found += secret_fields(value, f"{path}[{i}]")
-    elif isinstance(doc, str) and _SECRET_VALUE.search(doc):
+    elif isinstance(doc, str) and looks_like_secret(doc):
         found.append(path or "body")
     return found
 
@@ -249,6 +334,18 @@ def get_external_systems(ctx: Ctx) -> SystemsView:
         return _systems_state()[1]
 
 
+def get_external_system(ctx: Ctx, code: str) -> tuple[dict[str, Any], str]:
+    """One system and the ETag of the document it is part of.
+
+    Raises:
+        NotFound: no system with that code.
+    """
+    view = get_external_systems(ctx)
+    if code not in view.systems:
+        raise NotFound(f"no external system {code}")
+    return view.systems[code], view.etag
+
+
 def change_external_systems(ctx: Ctx, body: dict[str, Any], *, replace: bool,
                             if_match: str | None) -> SystemsView:
     """Replace (PUT) or merge-patch (PATCH) the env's external systems.
@@ -257,7 +354,49 @@ def change_external_systems(ctx: Ctx, body: dict[str, Any], *, replace: bool,
         ValidationFailed: a field that looks like a secret (`secret_refused`), or not valid.
         PreconditionFailed (412): If-Match given and not the current ETag.
     """
-    refused = secret_fields(body)
+    if replace:
+        return _change_systems(ctx, body, lambda _systems: body, if_match=if_match)
+    return _change_systems(ctx, body, lambda systems: merge_patch({"systems": systems}, body),
+                           if_match=if_match)
+
+
+def put_external_system(ctx: Ctx, code: str, system: dict[str, Any], *,
+                        if_match: str | None) -> tuple[SystemsView, bool]:
+    """Add or replace one system, leaving the others as they are; returns (view, created).
+
+    Raises:
+        ValidationFailed: a secret (`secret_refused`), an invalid system or code.
+        PreconditionFailed (412): If-Match given and not the current ETag.
+    """
+    created: list[bool] = []
+
+    def change(systems: dict[str, Any]) -> dict[str, Any]:
+        created.append(code not in systems)
+        return {"systems": {**systems, code: system}}
+
+    view = _change_systems(ctx, system, change, if_match=if_match)
+    return view, created[0]
+
+
+def delete_external_system(ctx: Ctx, code: str, *, if_match: str | None) -> SystemsView:
+    """Remove one system, leaving the others as they are.
+
+    Raises:
+        NotFound: no system with that code. PreconditionFailed (412): a stale If-Match.
+    """
+    def change(systems: dict[str, Any]) -> dict[str, Any]:
+        if code not in systems:
+            raise NotFound(f"no external system {code}")
+        return {"systems": {k: v for k, v in systems.items() if k != code}}
+
+    return _change_systems(ctx, {}, change, if_match=if_match)
+
+
+def _change_systems(ctx: Ctx, given: Any, change: Any, *, if_match: str | None) -> SystemsView:
+    """The one write of the external systems: `given` (what the caller sent) checked for
+    secrets, `change(current systems)` the new document, validated whole, saved, audited and
+    announced."""
+    refused = secret_fields(given)
     if refused:
         raise ValidationFailed(
             "secrets are never stored: keep them with the platform and send a secret_ref",
@@ -265,8 +404,8 @@ def change_external_systems(ctx: Ctx, body: dict[str, Any], *, replace: bool,
             errors=[{"field": f, "message": "looks like a credential"} for f in refused])
     with unit_of_work(ctx) as uow:
         row, before = _systems_state(lock=True)
-        _check_precondition(if_match, before.etag, required=False)
-        doc = body if replace else merge_patch({"systems": before.systems}, body)
+        check_precondition(if_match, before.etag, required=False)
+        doc = change(before.systems)
         try:
             checked = msgspec.convert(doc, ExternalSystemsIn)
         except msgspec.ValidationError as exc:

@@ -1,4 +1,4 @@
-"""Direct bill (issue 31): a stay's folio routed to a company, what each party pays before
+"""Direct bill: a stay's folio routed to a company, what each party pays before
 check-out, and the settlement of the company's share at check-out.
 
 Kept apart from `pms.services.corporate.company_billing` (which the booking path imports) so that the
@@ -15,6 +15,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
+from pms.domain.business_date import business_date
 from pms.domain.money import exact, quantize
 from pms.domain.states import (
     COMPANY_PAYMENT_METHOD_USABLE,
@@ -39,14 +40,22 @@ from pms.schemas.companies import CompanyBillingIn, CompanyBillingOut, receivabl
 from pms.services.cashiering.folio_state import posting_row, write_with_commit
 from pms.services.cashiering.folios import folio_balance
 from pms.services.cashiering.ledger_postings import send_postings
+from pms.services.catalog.catalog import load_property
+from pms.services.corporate import receivable_ledger
 from pms.services.corporate.company_billing import (
     OPEN_STATUSES,
+    admit_exposure,
+    apply_contract,
     check_billing,
-    check_limit,
-    company_share,
+    folio_lines,
+    folio_share,
+    future_share,
     money,
     require_company,
+    routed_lines,
+    stay_share,
 )
+from pms.services.corporate.routing import lower_categories as _lower
 from pms.services.references import unknown_reference
 
 DIRECT_BILL = "DIRECT_BILL"  # the folio payment that moves a balance to the company
@@ -72,20 +81,25 @@ def _preview(ctx: Ctx, row: Reservation, link: Any, method: Any) -> CompanyBilli
     from pms.services.cashiering.folios import render
 
     folio = _guest_folio(row.id) if row.status == "CHECKED_IN" else None
+    usable = method is not None and method.status in COMPANY_PAYMENT_METHOD_USABLE
     if folio is not None:
         basis, balance, currency = "folio", Decimal(render(folio, now=ctx.now).balance_due), \
             folio.currency
+        posted = folio_balance(folio)  # the rest of balance_due: room nights not posted yet
+        company = stay_share(link, balance, folio_lines(folio.id),
+                             projected=max(balance - posted, Decimal(0)))
     else:
         basis, balance, currency = "guaranteed_amount", Decimal(row.total_amount), row.currency
-    usable = method is not None and method.status in COMPANY_PAYMENT_METHOD_USABLE
-    company = company_share(balance, link.cap) if usable else Decimal(0)
+        company = future_share(link, balance)
+    company = company if usable else Decimal(0)
     return CompanyBillingOut(
         reservation_id=row.id, company_profile_id=link.company_profile_id,
         company_payment_method_id=link.company_payment_method_id,
         approval=method.status if method is not None else "REMOVED",
         cap=link.cap, currency=currency, basis=basis, balance=quantize(balance, currency),
         company_pays=quantize(company, currency),
-        guest_pays=quantize(balance - company, currency), routed_by=link.routed_by)
+        guest_pays=quantize(balance - company, currency), routed_by=link.routed_by,
+        categories=link.categories, transaction_codes=link.transaction_codes)
 
 
 def get_stay_billing(ctx: Ctx, property_id: uuid.UUID,
@@ -129,33 +143,45 @@ def route_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         currency = folio.currency if folio is not None else row.currency
         if body.cap is not None:
             exact(body.cap, currency, "cap")
+        wanted = CompanyBilling(cap=body.cap, categories=_lower(body.categories),
+                                transaction_codes=body.transaction_codes or None)
+        if body.cap is None and body.categories is None and body.transaction_codes is None:
+            apply_contract(wanted, body.company_profile_id)
         link = CompanyBilling.get_or_none(CompanyBilling.reservation_id == row.id)
         if (link is not None and link.company_profile_id == body.company_profile_id
                 and link.company_payment_method_id == method.id
-                and _same_cap(link.cap, body.cap)):
+                and _same_routing(link, wanted)):
             return _preview(ctx, row, link, method), False
         billing = check_billing(ctx, body.company_profile_id, method.id, property_id,
                                 Decimal(0), currency)  # the company locked, the method usable
         if method.status == CompanyPaymentMethodStatus.BILL_TO_COMPANY:
-            amount = folio_balance(folio) if folio is not None else Decimal(row.total_amount)
-            check_limit(ctx, body.company_profile_id, company_share(amount, body.cap),
-                         currency, exclude=row.id)
-        if link is None:
+            share = (folio_share(wanted, folio) if folio is not None
+                     else future_share(wanted, Decimal(row.total_amount)))
+            admit_exposure(ctx, body.company_profile_id, share, currency, exclude=row.id)
+        created = link is None
+        if created:
             link = CompanyBilling.build(company_profile_id=body.company_profile_id,
                                         company_payment_method_id=method.id,
                                         reservation_id=row.id, property_id=row.property_id)
-            link.cap, link.routed_by = body.cap, ctx.sub
+        link.company_profile_id = body.company_profile_id
+        link.company_payment_method_id = method.id
+        link.cap, link.routed_by = wanted.cap, ctx.sub
+        link.categories, link.transaction_codes = wanted.categories, wanted.transaction_codes
+        if created:
             link.save(force_insert=True)
             row.company_billed = True  # check-out reads the routing only then
-            row.save()
         else:
-            link.company_profile_id = body.company_profile_id
-            link.company_payment_method_id = method.id
-            link.cap, link.routed_by = body.cap, ctx.sub
             link.save()
+        named = row.company_profile_id is None  # the company it is billed to is its company
+        if named:
+            row.company_profile_id = body.company_profile_id
+        if created or named:
+            row.save()
         out = _preview(ctx, row, link, method)
         uow.record("reservation", "routed_to_company", row,
-                   {**billing, "cap": None if body.cap is None else money(body.cap),
+                   {**billing, "cap": None if wanted.cap is None else money(Decimal(wanted.cap)),
+                    "categories": wanted.categories,
+                    "transaction_codes": wanted.transaction_codes,
                     "reservation_id": str(row.id)}, property_id=row.property_id)
     return out, True
 
@@ -194,6 +220,11 @@ def _same_cap(a: Any, b: Any) -> bool:
     return (a is None) == (b is None) and (a is None or Decimal(a) == Decimal(b))
 
 
+def _same_routing(a: Any, b: Any) -> bool:
+    return (_same_cap(a.cap, b.cap) and (a.categories or None) == (b.categories or None)
+            and (a.transaction_codes or None) == (b.transaction_codes or None))
+
+
 def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
                         payments: Any = None, ledger: Any = None) -> Decimal:
     """At check-out, inside its unit of work, after the last room nights are on the guest
@@ -221,7 +252,7 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
     if link is None or method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
         return Decimal(0)
     folio = state.folio
-    share = company_share(state.balance(), link.cap)
+    share = stay_share(link, state.balance(), state.charges)
     if share <= 0:
         return Decimal(0)
     ctx = uow.ctx
@@ -243,7 +274,10 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
     for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
     account = for_update(CompanyReceivableAccount.select().where(
         CompanyReceivableAccount.company_profile_id == link.company_profile_id)).first()
-    check_limit(ctx, link.company_profile_id, share, folio.currency, exclude=reservation.id)
+    # the credit held for the company pays first: only the rest is new exposure
+    held = Decimal(account.credit_balance or 0) if account is not None else Decimal(0)
+    admit_exposure(ctx, link.company_profile_id, share - min(held, share), folio.currency,
+                   exclude=reservation.id)
     payment.method = DIRECT_BILL
     payment.idempotency_key = f"direct-bill:{payment.id}"
     payment.status = PAYMENT_MACHINE.transition(payment.status, "capture").value
@@ -258,11 +292,17 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
         write_with_commit(uow, posting)
         if ledger is not None:
             uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
+    receivable_ledger.bill(ctx, link.company_profile_id, reservation, folio, payment, share,
+                           routed_lines(link, state.charges), state.today)
     before = to_data(receivable_account_out(account))
-    account.open_balance = Decimal(account.open_balance or 0) + share
+    held = Decimal(account.credit_balance or 0)  # a paid bill reverted: taken first
+    applied = min(held, share)
+    account.credit_balance = held - applied
+    account.open_balance = Decimal(account.open_balance or 0) + share - applied
     account.save()
     uow.record("company_receivable_account", "direct_billed", account,
                {**to_data(receivable_account_out(account)), "amount": money(share),
+                "credit_applied": money(applied),
                 "reservation_id": str(reservation.id), "folio_id": str(folio.id),
                 "payment_id": str(payment.id)}, before=before,
                property_id=reservation.property_id)
@@ -280,7 +320,10 @@ def reverse_direct_bill(uow: Any, reservation: Reservation, *, ledger: Any = Non
     row (`refund_of` the payment, CAPTURED, the amount negative: the folio owes it again),
     the company's receivable account's open_balance drops by it, and a PENDING ledger posting
     (debit the guest ledger, credit `company_receivable:<company>`) goes out after commit (the
-    reconciler re-sends it after a crash). Idempotent: the reversal's key
+    reconciler re-sends it after a crash). The reversal is an entry of its own and never
+    drives `open_balance` below zero: what the company had already paid of the bill becomes
+    `credit_balance` (held for the company, `credited` in the event), which the company's next
+    direct bill takes first (`credit_applied`). Idempotent: the reversal's key
     `direct-bill-reversal:<payment>` is unique per env and a reversed payment is skipped.
     Audited, with its event `hotel:pms:company_receivable_account:direct_bill_reversed`.
     A stay never billed to a company reads nothing (`company_billed`, migration 040)."""
@@ -298,6 +341,7 @@ def reverse_direct_bill(uow: Any, reservation: Reservation, *, ledger: Any = Non
         FolioPayment.refund_of.in_([p.id for p in billed]))}
     link = CompanyBilling.get(CompanyBilling.reservation_id == reservation.id)
     ctx = uow.ctx
+    prop = load_property(reservation.property_id)
     for_update(Profile.select().where(Profile.id == link.company_profile_id)).first()
     account = for_update(CompanyReceivableAccount.select().where(
         CompanyReceivableAccount.company_profile_id == link.company_profile_id)).first()
@@ -321,11 +365,15 @@ def reverse_direct_bill(uow: Any, reservation: Reservation, *, ledger: Any = Non
             write_with_commit(uow, posting)
             if ledger is not None:
                 uow.after_commit(lambda p=posting: send_postings(ctx, ledger, [p]))
+        item = receivable_ledger.reverse(ctx, link.company_profile_id, reservation, paid, back,
+                                         amount, business_date(prop, ctx.now))
         before = to_data(receivable_account_out(account))
-        account.open_balance = Decimal(account.open_balance or 0) - amount
+        credited = receivable_ledger.take_back(account, amount)  # what the company had paid
         account.save()
         uow.record("company_receivable_account", "direct_bill_reversed", account,
                    {**to_data(receivable_account_out(account)), "amount": money(amount),
+                    "credited": money(credited),
                     "reservation_id": str(reservation.id), "folio_id": str(paid.folio_id),
-                    "payment_id": str(paid.id), "reversal_id": str(back.id)}, before=before,
+                    "payment_id": str(paid.id), "reversal_id": str(back.id),
+                    "item_id": str(item.id)}, before=before,
                    property_id=reservation.property_id)

@@ -1,4 +1,4 @@
-"""Company payment methods (issue 31): payments-service references with an approval status.
+"""Company payment methods: payments-service references with an approval status.
 
 Born PENDING (submitted by a company ADMIN or staff); staff approve to POSTPAY or
 BILL_TO_COMPANY, reject (with a reason), move between the two approved states and suspend an
@@ -6,8 +6,10 @@ approved one to REJECTED (with a reason); a company ADMIN (or staff) resubmits a
 PENDING. Every move is a transition of COMPANY_PAYMENT_METHOD_MACHINE (pms.domain.states),
 audited, with its event `hotel:pms:company_payment_method:{action}`. The method row is locked
 for its move, so of two concurrent moves from one state only the first applies and the second
-answers 409 invalid_transition. Never card data: only the `payment_method_id` reference; a
-delete removes the reference, never the payments-service token.
+answers 409 invalid_transition. Never card data: only the `payment_method_id` reference and
+the summary the payments service reports of it at submission (brand, last four digits,
+expiry), which the service must report as the company's own; a delete removes the reference,
+never the payments-service token.
 """
 
 from __future__ import annotations
@@ -29,16 +31,20 @@ from pms.errors import (
     AlreadyExists,
     CompanyRoleForbidden,
     NotFound,
+    PaymentMethodInUse,
     ReceivableAccountRequired,
+    ValidationFailed,
 )
 from pms.events import event_type
-from pms.models import CompanyPaymentMethod
+from pms.models import CompanyPaymentMethod, CompanyReceivableAccount
+from pms.platform.payments import PaymentMethodInfo, PaymentsClient, require_own_method
 from pms.schemas.common import to_data
 from pms.schemas.companies import (
     CompanyPaymentMethodIn,
     CompanyPaymentMethodOut,
     payment_method_out,
 )
+from pms.services.corporate import company_billing
 from pms.services.corporate.companies import company_access, has_receivable_account
 
 AGGREGATE = "company_payment_method"
@@ -68,9 +74,22 @@ def list_methods(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *,
 
 
 def submit(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
-           body: CompanyPaymentMethodIn) -> CompanyPaymentMethodOut:
-    """A new method, PENDING (company ADMIN or staff). The same reference twice for one
-    company answers 409 already_exists."""
+           body: CompanyPaymentMethodIn, *, payments: PaymentsClient) -> CompanyPaymentMethodOut:
+    """A new method, PENDING (company ADMIN or staff), with the card summary the payments
+    service reports for it. The service must report the method as the company's own (its
+    holder is the company profile), asked outside the transaction after the caller's access
+    is checked.
+
+    Raises:
+        NotFound; CompanyRoleForbidden. ValidationFailed (422 payment_method_not_allowed
+        naming payment_method_id): not the company's per the payments service.
+        AlreadyExists (409): the company has it already. DependencyUnavailable (503): the
+        payments service cannot say.
+    """
+    with read_scope(ctx):
+        company_access(ctx, property_id, company_id).require(
+            CompanyAction.SUBMIT_PAYMENT_METHOD)
+    card = _company_card(ctx, company_id, body.payment_method_id, payments)
     with unit_of_work(ctx) as uow:
         access = company_access(ctx, property_id, company_id, lock=True)
         access.require(CompanyAction.SUBMIT_PAYMENT_METHOD)
@@ -80,11 +99,42 @@ def submit(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
             raise AlreadyExists("this payment method is already submitted for this company")
         row = CompanyPaymentMethod.build(
             company_profile_id=company_id, payment_method_id=body.payment_method_id,
-            label=body.label, status=COMPANY_PAYMENT_METHOD_INITIAL.value, version=1)
+            label=body.label, status=COMPANY_PAYMENT_METHOD_INITIAL.value, version=1,
+            brand=card.brand, last4=card.last4, exp_month=card.exp_month,
+            exp_year=card.exp_year)
         row.save(force_insert=True)
         out = payment_method_out(row)
         uow.record(AGGREGATE, "submitted", row, to_data(out), property_id=property_id)
     return out
+
+
+def _company_card(ctx: Ctx, company_id: uuid.UUID, payment_method_id: str,
+                  payments: PaymentsClient) -> PaymentMethodInfo:
+    """The card the payments service reports for a method of the company's own (else 422
+    payment_method_not_allowed); a network call, made outside any transaction."""
+    return require_own_method(
+        payments, payment_method_id, env_id=str(ctx.env_id), holder_id=str(company_id),
+        detail="the payments service does not report this payment method as the company's",
+        message="not a payment method of this company")
+
+
+def resubmit(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, method_id: uuid.UUID,
+             *, payments: PaymentsClient) -> CompanyPaymentMethodOut:
+    """REJECTED -> PENDING (company ADMIN or staff) with the card as the payments service
+    reports it now, so the approver reads the card that will be charged (renewed, or expired
+    since it was first submitted); a token no longer the company's is 422
+    payment_method_not_allowed and the method stays REJECTED."""
+    with read_scope(ctx):
+        access = company_access(ctx, property_id, company_id)
+        row = CompanyPaymentMethod.get_or_none(
+            CompanyPaymentMethod.id == method_id,
+            CompanyPaymentMethod.company_profile_id == company_id)
+        if row is None:
+            raise NotFound("no such company payment method")
+        access.require(CompanyAction.RESUBMIT_PAYMENT_METHOD)
+    card = _company_card(ctx, company_id, row.payment_method_id, payments)
+    with unit_of_work(ctx) as uow:
+        return move_in(uow, ctx, property_id, company_id, method_id, "resubmit", card=card)
 
 
 def _load(company_id: uuid.UUID, method_id: uuid.UUID) -> CompanyPaymentMethod:
@@ -109,9 +159,10 @@ def move(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, method_id: uui
 
 
 def move_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
-            method_id: uuid.UUID, trigger: str, *,
-            reason: str | None = None) -> CompanyPaymentMethodOut:
-    """`move` inside the caller's unit of work (the concurrency tests hold it open)."""
+            method_id: uuid.UUID, trigger: str, *, reason: str | None = None,
+            card: PaymentMethodInfo | None = None) -> CompanyPaymentMethodOut:
+    """`move` inside the caller's unit of work (the concurrency tests hold it open); `card`,
+    the payments service's summary as of now, replaces the stored one."""
     access = company_access(ctx, property_id, company_id)
     row = _load(company_id, method_id)
     if trigger == "resubmit":
@@ -124,8 +175,14 @@ def move_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.
             company_id):
         raise ReceivableAccountRequired("billing to the company needs its receivable account "
                                         "(PUT .../receivable-account) first")
+    if (new == CompanyPaymentMethodStatus.BILL_TO_COMPANY
+            and row.status != CompanyPaymentMethodStatus.BILL_TO_COMPANY):
+        _admit_routed_stays(ctx, company_id, row)
     row.status = new.value
     row.reason = reason if new == CompanyPaymentMethodStatus.REJECTED else None
+    if card is not None:
+        row.brand, row.last4 = card.brand, card.last4
+        row.exp_month, row.exp_year = card.exp_month, card.exp_year
     row.save()
     out = payment_method_out(row)
     uow.record(AGGREGATE, _ACTIONS[trigger], row, to_data(out), before=before, reason=reason,
@@ -133,13 +190,39 @@ def move_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.
     return out
 
 
+def _admit_routed_stays(ctx: Ctx, company_id: uuid.UUID, row: CompanyPaymentMethod) -> None:
+    """A method becoming BILL_TO_COMPANY brings the open stays routed through it into the
+    company's exposure: they must fit under the credit limit (409 credit_limit_exceeded naming
+    them), in the account's currency (422 currency_mismatch)."""
+    needed, currencies, stays = company_billing.method_exposure(row.id)
+    if not stays:
+        return
+    account = CompanyReceivableAccount.get(
+        CompanyReceivableAccount.company_profile_id == company_id)
+    for currency in sorted(currencies):
+        if currency != account.currency:
+            raise ValidationFailed(
+                f"the company's credit limit is in {account.currency}, stays routed through "
+                f"this method in {currency}", code="currency_mismatch",
+                errors=[{"field": "approval", "message": "stays in another currency"}])
+    company_billing.admit_exposure(ctx, company_id, needed, account.currency,
+                                   reservation_ids=stays)
+
+
 def remove(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
            method_id: uuid.UUID) -> None:
-    """Delete the reference in any state (company ADMIN or staff)."""
+    """Delete the reference in any state (company ADMIN or staff), unless open stays are
+    routed through it: 409 payment_method_in_use naming them (route them elsewhere or remove
+    their routing first, each with its event)."""
     with unit_of_work(ctx) as uow:
         access = company_access(ctx, property_id, company_id)
         row = _load(company_id, method_id)
         access.require(CompanyAction.REMOVE_PAYMENT_METHOD)
+        routed = company_billing.routed_open_stays(row.id)
+        if routed:
+            raise PaymentMethodInUse("stays are routed through this payment method; route "
+                                     "them elsewhere or remove their routing first",
+                                     reservation_ids=routed)
         data = to_data(payment_method_out(row))
         uow.audit(f"{AGGREGATE}.removed", row, before=data)
         uow.emit(event_type(AGGREGATE, "removed"), row, data, property_id=property_id)

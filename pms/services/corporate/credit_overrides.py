@@ -1,4 +1,4 @@
-"""Credit overrides (issue 31): credit above a company's limit, until an expiry, requested by
+"""Credit overrides: credit above a company's limit, until an expiry, requested by
 one staff user with a reason and approved by ANOTHER (403 second_staff_required otherwise).
 Every move is a transition of CREDIT_OVERRIDE_MACHINE, audited, with its event
 `hotel:pms:company_credit_override:requested|approved|declined|revoked`. An ACTIVE, unexpired
@@ -72,6 +72,9 @@ def decide(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, override_id:
             CompanyCreditOverride.company_profile_id == company_id)).first()
         if row is None:
             raise NotFound("no such credit override")
+        if trigger == "approve" and ctx.client_kind != "user":
+            raise SecondStaffRequired("a credit override is approved by a person (a user "
+                                      "token), not a machine token")
         if trigger == "approve" and row.requested_by == ctx.sub:
             raise SecondStaffRequired("a credit override is approved by a second staff user, "
                                       "not the one who requested it")

@@ -1,4 +1,4 @@
-"""The company's receivable account (issue 31): what it owes, its exposure by part, and the
+"""The company's receivable account: what it owes, its exposure by part, and the
 payments it makes against it.
 
 A payment lowers the account's `open_balance` (the `receivable` part of the exposure the credit
@@ -15,12 +15,11 @@ from decimal import Decimal
 from typing import Any
 
 from pms.context import Ctx
-from pms.db.locking import for_update, lock_errors
+from pms.db.locking import lock_errors
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import exact, quantize
-from pms.errors import Conflict, NotFound, ValidationFailed
+from pms.errors import Conflict, ValidationFailed
 from pms.models import CompanyReceivableAccount
-from pms.platform.ledger import LedgerLine
 from pms.schemas.common import to_data
 from pms.schemas.companies import (
     ExposureOut,
@@ -29,9 +28,8 @@ from pms.schemas.companies import (
     ReceivablePaymentOut,
     receivable_account_out,
 )
-from pms.services.cashiering.folio_state import posting_row, write_with_commit
-from pms.services.cashiering.ledger_postings import send_postings
-from pms.services.corporate import credit_overrides
+from pms.services.catalog.catalog import load_property
+from pms.services.corporate import credit_overrides, receivable_ledger
 from pms.services.corporate.companies import company_access
 from pms.services.corporate.company_billing import exposure, money
 
@@ -45,12 +43,7 @@ class ReceivableOverpaid(Conflict):
 
 
 def _account(company_id: uuid.UUID, *, lock: bool = False) -> CompanyReceivableAccount:
-    query = CompanyReceivableAccount.select().where(
-        CompanyReceivableAccount.company_profile_id == company_id)
-    row = (for_update(query) if lock else query).first()
-    if row is None:
-        raise NotFound("this company has no receivable account")
-    return row
+    return receivable_ledger.account_of(company_id, lock=lock)
 
 
 def _view(ctx: Ctx, row: CompanyReceivableAccount) -> ReceivableAccountView:
@@ -62,14 +55,16 @@ def _view(ctx: Ctx, row: CompanyReceivableAccount) -> ReceivableAccountView:
     return ReceivableAccountView(
         id=base.id, company_profile_id=base.company_profile_id,
         credit_limit=base.credit_limit, currency=q, updated_at=base.updated_at,
-        open_balance=base.open_balance,
+        open_balance=base.open_balance, credit_balance=base.credit_balance,
         exposure=ExposureOut(total=quantize(total, q),
                              **{k: quantize(v, q) for k, v in parts.items()}),
         overrides=quantize(overrides, q), available=quantize(left, q))
 
 
-def get_account(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID) -> ReceivableAccountView:
-    """The account with its exposure by part (staff; 404 without an account)."""
+def get_account(ctx: Ctx, property_id: uuid.UUID | None,
+                company_id: uuid.UUID) -> ReceivableAccountView:
+    """The account with its exposure by part (staff; 404 without an account). `property_id`
+    None: the env-level route."""
     with read_scope(ctx):
         company_access(ctx, property_id, company_id)
         return _view(ctx, _account(company_id))
@@ -78,7 +73,9 @@ def get_account(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID) -> Rece
 def receive_payment(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
                     body: ReceivablePaymentIn, *, ledger: Any = None) -> ReceivablePaymentOut:
     """Record a company's payment against its receivable account (staff): open_balance drops
-    by it, a PENDING ledger posting goes out after commit. Audited, with its event
+    by it, a PENDING ledger posting goes out after commit; its PAYMENT item holds it as
+    credit, applied to `invoice_id` when named (`pms.services.corporate.receivable_ledger`).
+    Audited, with its event
     `hotel:pms:company_receivable_account:payment_received`.
 
     Raises: NotFound (no company or no account); ValidationFailed (422: amount not positive or
@@ -107,20 +104,20 @@ def receive_in(uow: Any, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID
         raise ReceivableOverpaid(
             "the payment is more than the company owes on its receivable account",
             open_balance=money(owed), amount=money(amount), currency=row.currency)
-    payment_id = uuid.uuid4()
-    posting = posting_row(property_id, f"receivable-payment:{payment_id}", row.currency,
-                          [LedgerLine(CLEARING, debit=amount),
-                           LedgerLine(f"company_receivable:{company_id}", credit=amount)],
-                          f"Company payment {body.reference}")
-    write_with_commit(uow, posting)
-    if ledger is not None:
-        uow.after_commit(lambda: send_postings(ctx, ledger, [posting]))
+    item = receivable_ledger.receive(uow, ctx, company_id, load_property(property_id), amount,
+                                     row.currency, body.reference, body.invoice_id)
+    payment_id = item.id
+    receivable_ledger.post_credit(uow, ctx, ledger, property_id,
+                                  f"receivable-payment:{payment_id}", row.currency, company_id,
+                                  CLEARING, amount, f"Company payment {body.reference}")
     before = to_data(receivable_account_out(row))
     row.open_balance = owed - amount
     row.save()
     uow.record("company_receivable_account", "payment_received", row,
                {**to_data(receivable_account_out(row)), "payment_id": str(payment_id),
-                "amount": money(amount), "reference": body.reference},
+                "amount": money(amount), "reference": body.reference,
+                "unapplied": money(item.open_amount),
+                "invoice_id": None if body.invoice_id is None else str(body.invoice_id)},
                before=before, property_id=property_id)
     return ReceivablePaymentOut(id=payment_id, company_profile_id=company_id,
                                 amount=quantize(amount, row.currency),

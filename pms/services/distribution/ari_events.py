@@ -1,4 +1,4 @@
-"""ARI on the bus (issue 35): `hotel:pms:ari:updated`, one event per property, room type and
+"""ARI on the bus: `hotel:pms:ari:updated`, one event per property, room type and
 calendar month of nights touched, emitted in the transaction of the change.
 
 ONE place: whatever changes what can be sold calls `touch` inside its unit of work (the
@@ -12,7 +12,9 @@ reads the nights back with the search's own statements
 so an event always carries what a search would answer once it commits. A future seller of nights
 (blocks) hooks in with one `touch` call.
 
-Event data: `property_id`, `room_type_id`, `nights: [{date, sellable, rates: {rate_plan_id:
+Event data: `property_id`, `room_type_id`, `room_type_code`, `rate_plans: {rate_plan_id: {code,
+currency, negotiated, active}}` for every plan the nights name (`plans_named`: a negotiated
+company rate never reaches a channel unmarked), `nights: [{date, sellable, rates: {rate_plan_id:
 amount}}]` (rates only where they changed, else `{}`; amounts in canonical text, see
 `amount_text`), and, where restrictions changed (and in a full push), `restrictions: {rate_plan_id:
 {closed, closed_to_arrival, closed_to_departure, min_stay_arrival, max_stay_arrival,
@@ -43,6 +45,7 @@ from pms.domain.pricing import OPEN, Rule, merge_rules
 from pms.models.ari import AriStream
 from pms.models.catalog import RatePlan
 from pms.models.platform import OutboxEvent, outbox_partition
+from pms.models.property import RoomType
 from pms.models.rates import RateSchedule
 from pms.queries.allotments import allotments_left
 from pms.queries.availability import SELLABLE_OF_TYPE_PG, _load_restrictions, load_sellable
@@ -282,14 +285,39 @@ def _flush(uow: Any, pending: _Pending) -> None:
             _pause()
         by_day = {n["date"]: n for n in states}
         version = last - len(months)
+        code = _room_type_code(room_type_id)
         for month in months:
             version += 1
+            nights = [by_day[d.isoformat()] for d in month]
             data = {"property_id": str(touched.property_id), "room_type_id": str(room_type_id),
-                    "nights": [by_day[d.isoformat()] for d in month]}
+                    "room_type_code": code,
+                    "rate_plans": plans_named(touched.property_id, nights), "nights": nights}
             if touched.full:
                 data["full"] = True
             _emit(uow, room_type_id, touched.property_id, version, data)
     pending.by_room_type.clear()
+
+
+def _room_type_code(room_type_id: uuid.UUID) -> str | None:
+    return RoomType.select(RoomType.code).where(RoomType.id == room_type_id).scalar()
+
+
+def plans_named(property_id: uuid.UUID, nights: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a channel needs to know of every rate plan the nights name (in their rates,
+    restrictions or allotments): its code, currency and whether it is negotiated (a company's
+    rate, never for a public channel) and active. A plan id never travels without it."""
+    named = sorted({plan for night in nights
+                    for part in ("rates", "restrictions", "allotments")
+                    for plan in night.get(part) or {}})
+    if not named:
+        return {}
+    rows = (RatePlan.select(RatePlan.id, RatePlan.code, RatePlan.currency, RatePlan.negotiated,
+                            RatePlan.active)
+            .where((RatePlan.property == property_id)
+                   & RatePlan.id.in_([uuid.UUID(p) for p in named])).tuples())
+    return {str(pid): {"code": code, "currency": currency, "negotiated": bool(negotiated),
+                       "active": bool(active)}
+            for pid, code, currency, negotiated, active in sorted(rows, key=lambda r: str(r[0]))}
 
 
 def _sellable_months_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
@@ -331,7 +359,10 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
     counts (PERF: a short statement the server plans cheaply). The Python event object (for
     the after-emit hooks) carries version 0: the version is the database's."""
     subject = str(room_type_id)
-    base: dict[str, Any] = {"property_id": str(property_id), "room_type_id": subject}
+    # the room type's code is read by the statement itself (_CODE): no round trip of its own;
+    # nights of sellable only name no rate plan
+    base: dict[str, Any] = {"property_id": str(property_id), "room_type_id": subject,
+                            "rate_plans": {}}
     if known is not None and all(d in known for d in days):
         base["nights"] = [{"date": d.isoformat(), "sellable": max(known[d], 0), "rates": {}}
                           for d in days]
@@ -367,9 +398,12 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
                      "'created_at', clock_timestamp()"]
         params += [values[0], f"{ARI_UPDATED}:{subject}:"]
         if known is None:
-            overrides.append("'data', " + _NIGHTS.format(sellable=sellable.sql))
+            overrides.append(f"'data', ({_NIGHTS.format(sellable=sellable.sql)} || {_CODE})")
             params += [json.dumps(base), first, *sellable_params,
-                       [(d - first).days for d in days]]
+                       [(d - first).days for d in days], room_type_id]
+        else:
+            overrides.append(f"'data', (%s::jsonb || {_CODE})")
+            params += [json.dumps(base), room_type_id]
         text = [_UPSERT, f"SELECT {call}(%s::jsonb || jsonb_build_object("
                          f"{', '.join(overrides)})) FROM v"]
         uow.write_sql(" ".join(text), params)
@@ -388,12 +422,12 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
         elif column == "created_at":  # after the stream's lock: version order (above)
             exprs.append("clock_timestamp()")
         elif column == "data" and known is not None:
-            exprs.append("%s::jsonb")
-            params.append(value)
+            exprs.append(f"(%s::jsonb || {_CODE})")
+            params.extend([value, room_type_id])
         elif column == "data":
-            exprs.append(_NIGHTS.format(sellable=sellable.sql))
+            exprs.append(f"({_NIGHTS.format(sellable=sellable.sql)} || {_CODE})")
             params.extend([value, first, *sellable_params,
-                           [(d - first).days for d in days]])
+                           [(d - first).days for d in days], room_type_id])
         else:
             exprs.append("%s")
             params.append(value)
@@ -415,3 +449,4 @@ _NIGHTS = ("(%s::jsonb || jsonb_build_object('nights', (SELECT coalesce(jsonb_ag
            "'sellable', u.x, 'rates', '{{}}'::jsonb) ORDER BY u.i), '[]'::jsonb) "
            "FROM ({sellable}) s(rt, arr) CROSS JOIN LATERAL unnest(s.arr) WITH ORDINALITY "
            "AS u(x, i) WHERE (u.i - 1) = ANY(%s::int[]))))")
+_CODE = "jsonb_build_object('room_type_code', (SELECT rt.code FROM room_type rt WHERE rt.id = %s))"

@@ -1,20 +1,30 @@
-"""ARI that heals (issue 35): the digest per room type and month, and the re-push as a job.
+"""ARI that heals: the digest per room type and month, and the re-push as a job.
 
 A channel that suspects drift asks for `digest` (one hash per room type and calendar month),
 compares it with the hash of what it holds, and asks for a re-push of only the months that
 differ (`start_push` with `months`); a channel that lost its state asks for the full push (365
 days from the property's business date). A push is a job (`pms.services.jobs.start_ari_push`
-queues it, `run_job` runs `run_push`): per room type one unit of work whose events (`hotel:pms:ari:updated`, one per month,
-`full: true`) carry every night's sellable, every rate plan's amount and restrictions.
+queues it, `run_job` runs `run_push`): per room type one unit of work whose events
+(`hotel:pms:ari:updated`, one per month, `full: true`) carry every night's sellable, every rate
+plan's amount, restrictions and allotments.
 
-Canonical form of a month (the README gives it to consumers): one line per night of the month,
-in date order, `YYYY-MM-DD|<sellable>|<rate_plan_id>=<amount>,...` with the plans that have an
-amount that night sorted by their id (lower-case UUID text) and the amounts in canonical text
-(`pms.services.distribution.ari_events.amount_text`: "120.00" is "120", "99.50" is "99.5"); the rates part
-is empty when no plan has an amount. A night where some rate plan has an allotment (issue 35)
-gets a fourth part, `|<rate_plan_id>=<rooms left>,...`, sorted by plan id the same way (a night
-without one keeps three parts). Lines are joined by "\\n" (none after the last); the hash is
-the lower-case hex SHA-256 of that text in UTF-8. Restrictions are not in the digest.
+The digest and the push cover the same nights: never one before the business date (a channel
+is never told of a past night), and by default the 365 nights of the full push, so a channel
+fresh from a full push finds every month equal, the first and last (partial) ones included.
+
+Canonical form of a month (docs/guides/distribution.md gives it to consumers): one line per night hashed, in
+date order, `YYYY-MM-DD|<sellable>|<rates>|<allotments>|<restrictions>`, trailing empty parts
+left out (a night with neither allotments nor restrictions has three parts).
+- rates: `<rate_plan_id>=<amount>` of the plans that have an amount that night, sorted by
+  their id (lower-case UUID text), amounts in canonical text
+  (`pms.services.distribution.ari_events.amount_text`: "120.00" is "120", "99.50" is "99.5");
+- allotments: `<rate_plan_id>=<rooms left>` of the plans with an allotment that night;
+- restrictions: `<rate_plan_id>=<closed>:<closed_to_arrival>:<closed_to_departure>:
+  <min_stay_arrival>:<max_stay_arrival>:<min_stay_through>:<max_stay_through>` (flags 1 or 0,
+  a missing number empty) of the plans whose restrictions that night are not all open (every
+  flag false, every number null).
+Entries of a part are joined by ",", lines by "\\n" (none after the last); the hash is the
+lower-case hex SHA-256 of that text in UTF-8.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.availability import month_days, months_between, next_month
+from pms.domain.pricing import OPEN
 from pms.errors import NotFound, ValidationFailed
 from pms.models.property import Property, RoomType
 from pms.services.distribution import ari_events
@@ -51,16 +62,28 @@ def month_of(text: str, field: str) -> dt.date:
                                ) from exc
 
 
+_OPEN = ari_events.rule_data(OPEN)
+
+
+def _restriction_text(rule: dict[str, Any]) -> str:
+    return ":".join(("1" if rule[k] else "0") if isinstance(_OPEN[k], bool)
+                    else ("" if rule[k] is None else str(rule[k])) for k in _OPEN)
+
+
 def canonical(nights: Iterable[dict[str, Any]]) -> str:
     """The canonical text of a month's nights as an ARI consumer holds them (see above)."""
     lines = []
     for night in nights:
-        rates = ",".join(f"{plan}={amount}" for plan, amount in sorted(night["rates"].items()))
-        line = f"{night['date']}|{night['sellable']}|{rates}"
-        if night.get("allotments"):
-            line += "|" + ",".join(f"{plan}={n}"
-                                   for plan, n in sorted(night["allotments"].items()))
-        lines.append(line)
+        parts = [night["date"], str(night["sellable"]),
+                 ",".join(f"{plan}={amount}" for plan, amount in sorted(night["rates"].items())),
+                 ",".join(f"{plan}={n}"
+                          for plan, n in sorted((night.get("allotments") or {}).items())),
+                 ",".join(f"{plan}={_restriction_text(rule)}"
+                          for plan, rule in sorted((night.get("restrictions") or {}).items())
+                          if rule != _OPEN)]
+        while len(parts) > 3 and not parts[-1]:
+            parts.pop()
+        lines.append("|".join(parts))
     return "\n".join(lines)
 
 
@@ -90,23 +113,34 @@ def _check_months(months: list[dt.date], field: str) -> None:
                                         "message": f"at most {MAX_MONTHS} months"}])
 
 
+def first_night(prop: Property, now: dt.datetime) -> dt.date:
+    """The first night a channel is told of: the property's business date."""
+    return prop.business_date or local_today(now, prop.timezone)
+
+
 def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
            last: str | None) -> dict[str, Any]:
-    """One hash per room type and month of first..last ("YYYY-MM", both included; by default
-    the business date's month and the 11 after it: the 365 days channels certify).
+    """One hash per room type and month of first..last ("YYYY-MM", both included), over the
+    month's nights from the business date on; by default the full push's 365 nights. A month
+    with no such night is left out.
 
     Raises: NotFound (property), ValidationFailed (bad months, over 18, last before first).
     """
     with read_scope(ctx):
         prop = _property(property_id)
-        today = prop.business_date or local_today(ctx.now, prop.timezone)
+        today = first_night(prop, ctx.now)
         start = month_of(first, "from") if first else today.replace(day=1)
         if last:
             end = month_of(last, "to")
-        else:
+            last_night = next_month(end) - dt.timedelta(days=1)
+        elif first:
             end = start
             for _ in range(11):
                 end = next_month(end)
+            last_night = next_month(end) - dt.timedelta(days=1)
+        else:
+            last_night = push_days(prop, None, ctx.now)[-1]
+            end = last_night.replace(day=1)
         if end < start:
             raise ValidationFailed("to is before from",
                                    errors=[{"field": "to", "message": "before from"}])
@@ -115,11 +149,14 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
         out = []
         for rt in _room_types(property_id):
             for month in months:
-                days = month_days(month)
+                days = [d for d in month_days(month) if today <= d <= last_night]
+                if not days:
+                    continue
                 nights = ari_events.night_states(
                     property_id, rt, days, rates=dict.fromkeys(days, ari_events.ALL),
-                    allotments=set(days))
+                    restrictions=set(days), allotments=set(days))
                 out.append({"room_type_id": str(rt), "month": month.strftime("%Y-%m"),
+                            "from_date": days[0].isoformat(), "to_date": days[-1].isoformat(),
                             "nights": len(nights), "hash": digest_hash(nights)})
     return {"property_id": str(property_id), "from": start.strftime("%Y-%m"),
             "to": end.strftime("%Y-%m"), "algorithm": "sha256", "data": out}
@@ -139,9 +176,11 @@ def check_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> li
 
 
 def push_days(prop: Property, months: list[str] | None, now: dt.datetime) -> list[dt.date]:
+    """The nights a push sends: those of `months` from the business date on (the digest's),
+    or the 365 from the business date."""
+    today = first_night(prop, now)
     if months:
-        return [d for m in months for d in month_days(month_of(m, "months"))]
-    today = prop.business_date or local_today(now, prop.timezone)
+        return [d for m in months for d in month_days(month_of(m, "months")) if d >= today]
     return [today + dt.timedelta(days=i) for i in range(FULL_PUSH_DAYS)]
 
 

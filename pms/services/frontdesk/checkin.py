@@ -19,7 +19,13 @@ from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.business_date import business_date
 from pms.domain.states import FOLIO_INITIAL, RESERVATION_MACHINE, ROOM_MACHINE
-from pms.errors import Conflict, RoomTypeUnavailable, RoomUnavailable, ValidationFailed
+from pms.errors import (
+    Conflict,
+    Forbidden,
+    RoomTypeUnavailable,
+    RoomUnavailable,
+    ValidationFailed,
+)
 from pms.models import Profile, RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
@@ -39,6 +45,20 @@ from pms.services.reservations.room_holds import (
 )
 from pms.services.reservations.stays import auto_assign, lock_stay
 
+# Room readiness, the one rule (the kiosk lookup's `room_not_ready` and check-in): a room is
+# ready for a guest when it is VACANT and CLEAN or INSPECTED.
+READY_HK = ("CLEAN", "INSPECTED")
+
+
+def room_ready(status: str | None, hk_status: str | None) -> bool:
+    return status == "VACANT" and hk_status in READY_HK
+
+
+def unattended(ctx: Ctx) -> bool:
+    """A kiosk or a guest's own token: nobody at the desk sees the room's state, so only a
+    ready room is given (no `dirty_room_reason`)."""
+    return kiosk_sessions.is_kiosk(ctx) or ctx.holder_id is not None
+
 
 def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
              body: s.CheckInIn) -> Reservation:
@@ -51,8 +71,19 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         Conflict (409 check_in_too_early / stay_ended): outside the stay's dates.
         ValidationFailed (422): unknown room.
         RoomUnavailable (409): the room is of another type, occupied, out of order or held by
-            another stay; or no free room of the type is left.
+            another stay; or no free room of the type is left. 409 room_not_ready: the room
+            (given, assigned or the only one left) is not CLEAN or INSPECTED and the desk gave
+            no `dirty_room_reason`.
+        Forbidden (403 override_not_allowed): a kiosk or guest token sent dirty_room_reason.
+
+    Readiness: every check-in needs a ready room (`room_ready`: VACANT and CLEAN or INSPECTED);
+    the auto-pick takes clean rooms first, and a dirty one only with a reason. Staff may check
+    a guest into a room that is not ready knowingly, by giving `dirty_room_reason`: it is kept
+    on the `reservation.checked_in` audit row (and its event's data as `dirty_room_reason`).
     """
+    if body.dirty_room_reason is not None and unattended(ctx):
+        raise Forbidden("only the desk may check a guest into a room that is not ready",
+                        code="override_not_allowed")
     with lock_errors(), unit_of_work(ctx) as uow:
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_IN)
         row, today = lock_stay(ctx, property_id, reservation_id)
@@ -73,6 +104,12 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         if not picked:
             room = lock_room(room.id)
             check_room(row, room, today, row.departure_date)
+        dirty = room.hk_status not in READY_HK
+        if dirty and body.dirty_room_reason is None:
+            raise RoomUnavailable(
+                f"room {room.room_number} is not ready (housekeeping {room.hk_status})"
+                + ("" if unattended(ctx) else "; give dirty_room_reason to check in anyway"),
+                code="room_not_ready", room_number=room.room_number)
         room.status = ROOM_MACHINE.transition(room.status, "occupy", error=_room_busy).value
         occupy_room(uow, row, room, today)
         row.room = room.id
@@ -81,7 +118,11 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         row.checked_in_business_date = today
         uow.save(row)
         row.room = room  # (the answer reads its number without a query)
-        record(uow, row, "checked_in", before=before)
+        data = None
+        if dirty:
+            data = {**to_data(s.reservation_out(row)), "dirty_room_reason": body.dirty_room_reason}
+        record(uow, row, "checked_in", before=before,
+               reason=body.dirty_room_reason if dirty else None, data=data)
     return row
 
 
@@ -203,7 +244,7 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
     WALKIN, channel KIOSK, from the given (or the first available) room type; the guest then
     checks in through the normal check-in route.
 
-    A kiosk token (issue 30) needs the WALK_IN mode (409 kiosk_mode_disabled; 409
+    A kiosk token needs the WALK_IN mode (409 kiosk_mode_disabled; 409
     kiosk_locked in lockdown), a guarantee (payment_method_id, else 422) and books the public
     plans only (a named negotiated plan reads as unknown, 422).
 
@@ -217,7 +258,8 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
                                errors=[{"field": "payment_method_id", "message": "required"}])
     with read_scope(ctx):
         prop = load_property(property_id)
-        if kiosk:  # issue 30: on the server, per route
+        if kiosk:  # on the server, per route
+            kiosk_sessions.require_terminal_property(ctx, property_id)
             kiosk_sessions.require_modes(property_id, kiosk_sessions.WALK_IN)
         today = business_date(prop, ctx.now)
         if (body.guest_profile_id is not None and ctx.holder_id is None
@@ -230,7 +272,11 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
         departure = body.departure_date
     else:
         departure = today + timedelta(days=body.nights or 1)
-    last_error: Exception | None = None
+    # a candidate may be refused for its own reasons (a room type too small for the party, a
+    # plan's restriction: 422) or be sold out (409); only when every candidate was refused as
+    # invalid is the answer the 422 that says why, otherwise it is room_type_unavailable
+    invalid: ValidationFailed | None = None
+    unavailable = False
     for room_type_id, rate_plan_id in candidates:
         reservation_in = s.ReservationIn(
             room_type_id=room_type_id, rate_plan_id=rate_plan_id, arrival_date=today,
@@ -243,9 +289,12 @@ def walk_in(ctx: Ctx, property_id: uuid.UUID, body: s.WalkInIn) -> Reservation:
         except (RoomTypeUnavailable, ValidationFailed) as exc:
             if body.room_type_id is not None and body.rate_plan_id is not None:
                 raise
-            last_error = exc
-    if isinstance(last_error, ValidationFailed) and body.room_type_id is not None:
-        raise last_error
+            if isinstance(exc, ValidationFailed):
+                invalid = exc
+            else:
+                unavailable = True
+    if invalid is not None and (not unavailable or body.room_type_id is not None):
+        raise invalid
     raise RoomTypeUnavailable("no room type is available for a walk-in tonight")
 
 

@@ -1,4 +1,4 @@
-"""Stay feedback (issue 29): one row per reservation (unique in the database); a repeat
+"""Stay feedback: one row per reservation (unique in the database); a repeat
 updates the rating and comment (SPEC Errors: not an error), also when two arrive at once.
 
 Which stays may be rated: CHECKED_IN and CHECKED_OUT (the guest has stayed or is staying);

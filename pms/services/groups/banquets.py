@@ -1,4 +1,4 @@
-"""Banquet events on function spaces (issue 34): spaces, events, their resources, posting.
+"""Banquet events on function spaces: spaces, events, their resources, posting.
 
 Function spaces (scope `properties`): capacity per setup style; a combination lists element
 spaces (themselves elements) and booking it books every element; out-of-order periods refuse
@@ -172,12 +172,45 @@ def update_space(ctx: Ctx, property_id: uuid.UUID, space_id: uuid.UUID,
         if body.capacities is not UNSET:
             row.capacities = {str(k): v for k, v in body.capacities.items()}
         if body.out_of_order is not UNSET:
-            row.out_of_order = _periods(body.out_of_order)
+            periods = _periods(body.out_of_order)
+            _check_events_clear(row, [p for p in periods if p not in row.out_of_order])
+            row.out_of_order = periods
         row.updated_at = ctx.now
         row.save()
         uow.record("function_space", "updated", row, to_data(space_out(row)), before=before,
                    property_id=property_id)
     return row
+
+
+MAX_EVENTS_NAMED = 20
+
+
+def _check_events_clear(space: FunctionSpace, added: list[dict[str, Any]]) -> None:
+    """New out-of-order periods must not cover an event holding the space (its own booking, or
+    a combination's that lists it) in a deducting state: 409 space_booked naming the events in
+    the way (move or cancel them first), as room maintenance names the reservations."""
+    if not added:
+        return
+    combos = [c.id for c in FunctionSpace.select(FunctionSpace.id, FunctionSpace.element_ids)
+              .where(FunctionSpace.property == space.property_id)
+              if str(space.id) in [str(e) for e in c.element_ids]]
+    events = list(BanquetEvent.select().where(
+        BanquetEvent.space.in_([space.id, *combos])
+        & BanquetEvent.status.in_([str(st) for st in EVENT_DEDUCTING]))
+        .order_by(BanquetEvent.start_at, BanquetEvent.id))
+    in_way = []
+    for ev in events:
+        starts, ends = booked_interval(ev)
+        if any(datetime.fromisoformat(p["start"]) < ends
+               and datetime.fromisoformat(p["end"]) > starts for p in added):
+            in_way.append(ev)
+    if in_way:
+        raise Conflict(f"{len(in_way)} event(s) hold {space.name} during the out-of-order "
+                       "period: move or cancel them first", code="space_booked",
+                       events=[{"id": str(ev.id), "name": ev.name, "status": str(ev.status),
+                                "start_at": ev.start_at.isoformat(),
+                                "end_at": ev.end_at.isoformat()}
+                               for ev in in_way[:MAX_EVENTS_NAMED]])
 
 
 def delete_space(ctx: Ctx, property_id: uuid.UUID, space_id: uuid.UUID) -> None:
@@ -281,7 +314,7 @@ def _rebook(row: BanquetEvent, space: FunctionSpace) -> None:
                      .order_by(EventResource.item))
     for res in resources:
         item = _lock_item(row.property_id, res.item_id)
-        _check_stock(item, starts, ends, res.quantity, row.id)
+        _check_stock(item, starts, ends, res.quantity, row)
 
 
 def load_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID, *, lock: bool = False
@@ -320,7 +353,7 @@ def create_event(ctx: Ctx, property_id: uuid.UUID, body: s.BanquetEventIn) -> Ba
     return row
 
 
-# Issue 33: an event linked to a room block happens during the block's stay, or on the shoulder
+# an event linked to a room block happens during the block's stay, or on the shoulder
 # days around it (a welcome dinner the evening before arrival, a farewell lunch on departure).
 BLOCK_SHOULDER_DAYS = 2
 
@@ -358,26 +391,23 @@ def get_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> BanquetE
         return load_event(ctx, property_id, event_id)
 
 
-def list_events(ctx: Ctx, property_id: uuid.UUID, query: s.BanquetEventQuery
-                ) -> Page[BanquetEvent]:
-    with read_scope(ctx):
-        load_property(property_id)
-        select = BanquetEvent.select().where(BanquetEvent.property == property_id)
-        if query.status is not None:
-            select = select.where(BanquetEvent.status == query.status)
-        if query.space_id is not None:
-            select = select.where(BanquetEvent.space == query.space_id)
-        return paginate(select, BanquetEvent, limit=query.limit, cursor=query.cursor)
-
-
 def update_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID,
                  body: s.BanquetEventPatch) -> BanquetEvent:
     """Change an event that is not CLOSED, CANCELLED or LOST (409 invalid_transition); a
-    deducting event re-books its space and resources (409 space_taken / stock_exhausted)."""
+    deducting event that moves re-books its space and resources (409 space_taken /
+    stock_exhausted); once it has posted, its folio_id and block_id stay (409 event_posted)."""
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_event(ctx, property_id, event_id, lock=True)
         EVENT_MACHINE.transition(row.status, "edit")
         before = to_data(event_out(row))
+        held_before = (row.space_id, booked_interval(row))
+        moves_billing = any(getattr(body, f) is not UNSET and getattr(body, f) != getattr(row, f)
+                            for f in ("folio_id", "block_id"))
+        if moves_billing and EventPosting.select(EventPosting.id).where(
+                EventPosting.event == row.id).exists():
+            # later differences would go to the new folio, the posted charges stay on the old
+            raise Conflict("the event has posted charges: its folio_id and block_id stay",
+                           code="event_posted")
         if body.space_id is not UNSET:
             with body_reference("space_id", "no such function space", ctx):
                 row.space = load_space(property_id, body.space_id).id
@@ -396,19 +426,29 @@ def update_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID,
         _check_block(ctx, row)
         row.updated_at = ctx.now
         row.save()
-        _rebook(row, space)
+        if (row.space_id, booked_interval(row)) != held_before:  # the event moved
+            _rebook(row, space)
         uow.record("event", "updated", row, to_data(event_out(row)), before=before,
                    property_id=property_id)
     return row
 
 
+DELETABLE_EVENTS = frozenset({EventStatus.INQUIRY, EventStatus.TENTATIVE, EventStatus.CANCELLED,
+                              EventStatus.LOST})
+
+
 def delete_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> None:
-    """Delete an event that posted nothing (409 event_posted otherwise: cancel it instead)."""
+    """Delete an INQUIRY, TENTATIVE, CANCELLED or LOST event that posted nothing (409
+    event_in_use for a DEFINITE, ACTUAL or CLOSED one: cancel it instead; 409 event_posted
+    while it has postings)."""
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_event(ctx, property_id, event_id, lock=True)
         if EventPosting.select(EventPosting.id).where(EventPosting.event == row.id).exists():
             raise Conflict("the event has posted charges; cancel or close it instead",
                            code="event_posted")
+        if EventStatus(row.status) not in DELETABLE_EVENTS:
+            raise Conflict(f"a {row.status} event cannot be deleted; cancel it instead",
+                           code="event_in_use", event_status=str(row.status))
         data = to_data(event_out(row))
         uow.record("event", "deleted", row, data, before=data, property_id=property_id)
         SpaceBooking.delete().where(SpaceBooking.event == row.id).execute()
@@ -425,6 +465,7 @@ def transition(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID, trigger: s
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_event(ctx, property_id, event_id, lock=True)
         before = to_data(event_out(row))
+        was_holding = row.status in EVENT_DEDUCTING
         row.status = EVENT_MACHINE.transition(row.status, trigger)
         if row.status == EventStatus.ACTUAL and row.attendees_actual is None:
             row.attendees_actual = (row.attendees_guaranteed
@@ -432,7 +473,8 @@ def transition(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID, trigger: s
                                     else row.attendees_forecast)
         row.updated_at = ctx.now
         row.save()
-        _rebook(row, load_space(property_id, row.space_id))
+        if not (was_holding and row.status in EVENT_DEDUCTING):  # it holds what it held
+            _rebook(row, load_space(property_id, row.space_id))
         uow.record("event", str(row.status).lower(), row, to_data(event_out(row)),
                    before=before, property_id=property_id)
     return row
@@ -513,13 +555,32 @@ def update_item(ctx: Ctx, property_id: uuid.UUID, item_id: uuid.UUID,
     return row
 
 
+def covers(ev: BanquetEvent) -> int:
+    """The event's covers as best known: actual, else guaranteed, else forecast attendees."""
+    for count in (ev.attendees_actual, ev.attendees_guaranteed, ev.attendees_forecast):
+        if count is not None:
+            return int(count)
+    return 0
+
+
+def units(quantity: int, per_attendee: bool, ev: BanquetEvent) -> int:
+    """What a booking takes of an item's stock, counted as posting counts it: a per-attendee
+    item (a menu) takes its quantity per cover, any other item its quantity."""
+    return quantity * covers(ev) if per_attendee else quantity
+
+
 def peak_usage(item_id: uuid.UUID, starts: datetime | None, ends: datetime | None,
                exclude_event: uuid.UUID | None) -> int:
-    """The peak sum of quantities of deducting events' bookings of the item at one instant
-    (within [starts, ends) when given)."""
+    """The peak sum of the units (`units`) deducting events' bookings take of the item at one
+    instant (within [starts, ends) when given)."""
     query = (EventResource.select(EventResource.quantity, EventResource.starts,
-                                  EventResource.ends)
+                                  EventResource.ends, EventResourceItem.per_attendee,
+                                  BanquetEvent.attendees_actual,
+                                  BanquetEvent.attendees_guaranteed,
+                                  BanquetEvent.attendees_forecast)
              .join(BanquetEvent, on=(EventResource.event == BanquetEvent.id))
+             .switch(EventResource)
+             .join(EventResourceItem, on=(EventResource.item == EventResourceItem.id))
              .where((EventResource.item == item_id)
                     & BanquetEvent.status.in_([str(x) for x in EVENT_DEDUCTING])))
     if starts is not None and ends is not None:
@@ -527,10 +588,11 @@ def peak_usage(item_id: uuid.UUID, starts: datetime | None, ends: datetime | Non
     if exclude_event is not None:
         query = query.where(EventResource.event != exclude_event)
     points: list[tuple[datetime, int]] = []
-    for b in query:
+    for b in query.objects():
         lo = b.starts if starts is None else max(b.starts, starts)
         hi = b.ends if ends is None else min(b.ends, ends)
-        points += [(lo, b.quantity), (hi, -b.quantity)]
+        taken = units(b.quantity, bool(b.per_attendee), b)
+        points += [(lo, taken), (hi, -taken)]
     peak = current = 0
     for _, delta in sorted(points, key=lambda p: (p[0], p[1])):  # ends (-) before starts (+)
         current += delta
@@ -539,14 +601,15 @@ def peak_usage(item_id: uuid.UUID, starts: datetime | None, ends: datetime | Non
 
 
 def _check_stock(item: EventResourceItem, starts: datetime, ends: datetime, quantity: int,
-                 event_id: uuid.UUID) -> None:
-    peak = peak_usage(item.id, starts, ends, event_id)
+                 ev: BanquetEvent) -> None:
+    peak = peak_usage(item.id, starts, ends, ev.id)
     pause = wiring.current().pause_after_check
     if pause is not None:  # TEST-ONLY: widen the window a concurrent booking would need
         pause()
-    if peak + quantity > item.stock:
+    wanted = units(quantity, bool(item.per_attendee), ev)
+    if peak + wanted > item.stock:
         raise StockExhausted(f"{item.code}: {peak} of {item.stock} are booked over the event's "
-                             f"time; {quantity} more do not fit",
+                             f"time; {wanted} more do not fit",
                              available=max(item.stock - peak, 0))
 
 
@@ -580,7 +643,7 @@ def book_resource(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID,
             item = _lock_item(property_id, body.item_id)
         starts, ends = booked_interval(ev)
         if ev.status in EVENT_DEDUCTING:
-            _check_stock(item, starts, ends, body.quantity, ev.id)
+            _check_stock(item, starts, ends, body.quantity, ev)
         res = EventResource.select().where((EventResource.event == ev.id)
                                            & (EventResource.item == item.id)).first()
         if res is None:
@@ -659,9 +722,8 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
     folio.
     """
     from pms.services.cashiering.cashiering import (
-        _insert_lines,
-        _ledger,
         load_folio,
+        post_lines_with_tax,
         record_change,
         require_open,
     )
@@ -687,7 +749,7 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
             res, prior = resources.get(rid), posted.get(rid)
             if res is not None:
                 item = res.item
-                qty = res.quantity * ((ev.attendees_actual or 0) if item.per_attendee else 1)
+                qty = units(res.quantity, bool(item.per_attendee), ev)  # ACTUAL: its actual covers
                 amount = quantize(Decimal(str(item.unit_price)) * qty, folio.currency)
             else:
                 item, qty, amount = None, 0, Decimal(0)
@@ -697,14 +759,14 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
             if diff != 0:
                 code_name = item.transaction_code if item else prior.transaction_code
                 code = code_or_none(property_id, code_name) if code_name else None
-                lines = _insert_lines(
+                post_lines_with_tax(
                     folio, ctx, code, diff, quantity=max(abs(qty - done_qty), 1),
                     description=f"{ev.name}: {item.name if item else 'released resource'}",
                     kind="charge" if diff > 0 else "allowance",
                     category=code.category if code else "other",
-                    reason=f"banquet event {ev.id}")
-                _ledger(folio, lines, f"event:{ev.id}:{rid}:{lines[0].id}",
-                        f"event {ev.id}", code.ledger_account if code else None)
+                    reason=f"banquet event {ev.id}",
+                    ledger_key=f"event:{ev.id}:{rid}",
+                    memo=f"event {ev.id}")
                 if prior is None:
                     prior = _first_posting(ev, rid, folio.id, qty, amount, code_name)
                 else:

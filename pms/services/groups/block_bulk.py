@@ -1,4 +1,4 @@
-"""A room block's reservations cancelled or moved in bulk (issue 33), as jobs with progress.
+"""A room block's reservations cancelled or moved in bulk, as jobs with progress.
 
 The rows are resolved when the job is queued (the reservations named, or every CONFIRMED one of
 the block; a date change's new dates computed from `shift_days` then) and stored on the job, so

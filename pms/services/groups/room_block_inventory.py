@@ -1,4 +1,4 @@
-"""Room blocks' held rooms in house inventory (issue 33): the part of pms.services.groups.room_blocks
+"""Room blocks' held rooms in house inventory: the part of pms.services.groups.room_blocks
 that the reservations' cancel needs (a picked-up room goes back to its block), kept apart so
 that reservations never import the block use cases (which import reservations).
 
@@ -22,6 +22,7 @@ from pms.domain.states import BlockStatus
 from pms.errors import NotFound, RoomTypeUnavailable
 from pms.models.inventory import InventoryDay
 from pms.models.room_blocks import RoomBlock, RoomBlockNight
+from pms.schemas import room_blocks as s
 from pms.services.inventory.inventory import lock_inventory, recount_locked, release_rooms
 
 HOLDING = frozenset({BlockStatus.TENTATIVE, BlockStatus.DEFINITE, BlockStatus.ACTUAL})
@@ -40,12 +41,59 @@ def holds(block: RoomBlock) -> bool:
         BlockStatus(block.status) in HOLDING
 
 
+def night_holds(block: RoomBlock, night: RoomBlockNight) -> bool:
+    """Whether the night holds its unpicked rooms now: the block holds and the night's own
+    cut-off has not given them back."""
+    return holds(block) and night.cut_off_at is None
+
+
 def night_held(block: RoomBlock, night: RoomBlockNight) -> int:
-    return max(night.allotted - night.picked, 0) if holds(block) else 0
+    return max(night.allotted - night.picked, 0) if night_holds(block, night) else 0
+
+
+def night_cutoff(block: RoomBlock, night: RoomBlockNight) -> date:
+    """The day the night's unpicked rooms go back to the house (its own, else the block's)."""
+    return night.cutoff_date or block.cutoff_date
 
 
 def held_map(block: RoomBlock, nights: Sequence[RoomBlockNight]) -> dict[Key, int]:
     return {(n.room_type_id, n.date): night_held(block, n) for n in nights}
+
+
+def _nights_of(block: RoomBlock, *, lock: bool = False) -> list[RoomBlockNight]:
+    query = (RoomBlockNight.select().where(RoomBlockNight.block == block.id)
+             .order_by(RoomBlockNight.room_type_id, RoomBlockNight.date))
+    return list(for_update(query) if lock else query)
+
+
+def grids_of(block_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[RoomBlockNight]]:
+    """The grids of several blocks in one read (a list's page), each in block_out's order."""
+    out: dict[uuid.UUID, list[RoomBlockNight]] = defaultdict(list)
+    if block_ids:
+        for n in (RoomBlockNight.select().where(RoomBlockNight.block.in_(list(block_ids)))
+                  .order_by(RoomBlockNight.room_type_id, RoomBlockNight.date)):
+            out[n.block_id].append(n)
+    return out
+
+
+def block_out(row: RoomBlock, nights: Sequence[RoomBlockNight] | None = None) -> s.BlockOut:
+    if nights is None:
+        nights = _nights_of(row)
+    cells = [s.NightOut(room_type_id=n.room_type_id, date=n.date, allotted=n.allotted,
+                        picked=n.picked, washed=n.washed, released=n.released,
+                        held=night_held(row, n), cutoff_date=night_cutoff(row, n),
+                        cut_off=n.cut_off_at is not None or row.cut_off_at is not None)
+             for n in nights]
+    return s.BlockOut(
+        id=row.id, property_id=row.property_id, code=row.code, name=row.name,
+        arrival_date=row.arrival_date, departure_date=row.departure_date,
+        cutoff_date=row.cutoff_date, rate_plan_id=row.rate_plan_id,
+        company_profile_id=row.company_profile_id, market_segment=row.market_segment,
+        source=row.source, owner=row.owner, folio_id=row.folio_id, status=row.status,
+        deducts=bool(row.deducts), cut_off_at=row.cut_off_at,
+        allotted=sum(c.allotted for c in cells), picked=sum(c.picked for c in cells),
+        held=sum(c.held for c in cells), allocation=cells, version=row.version,
+        created_at=row.created_at, updated_at=row.updated_at)
 
 
 def load_block(property_id: uuid.UUID, block_id: uuid.UUID, *, lock: bool = False) -> RoomBlock:
@@ -57,10 +105,15 @@ def load_block(property_id: uuid.UUID, block_id: uuid.UUID, *, lock: bool = Fals
     return row
 
 
-def apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, int]) -> None:
+def apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, int], *,
+               check: bool = True) -> None:
     """Move `InventoryDay.held` by after - before per (room type, night), under the night
     locks; a night that would hold more must have that many rooms for sale (409 naming the
-    nights short). Call inside the unit of work, after the block row's lock."""
+    nights short), unless `check` is off: a block taking its own picked room back (a give-back)
+    holds a room it contracted and never lost, so it is never re-checked against the house (a
+    sell limit or out-of-order rooms may have cut the capacity below sold + held meanwhile;
+    sellable clamps at 0, so nothing more is sold). Call inside the unit of work, after the
+    block row's lock."""
     delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
     delta = {k: v for k, v in delta.items() if v}
     if not delta:
@@ -73,7 +126,7 @@ def apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, 
         for rt, days in sorted(by_type.items(), key=lambda kv: str(kv[0])):
             rows = list(InventoryDay.select().where(
                 (InventoryDay.room_type == rt) & InventoryDay.date.in_(days)))
-            if any(delta[(rt, r.date)] > 0 for r in rows):
+            if check and any(delta[(rt, r.date)] > 0 for r in rows):
                 counts = recount_locked(property_id, rows, min(days), max(days) + timedelta(1))
                 short = [(rt, r.date) for r in rows
                          if counts[(rt, r.date)].sellable < delta[(rt, r.date)]]
@@ -122,7 +175,37 @@ def give_back(property_id: uuid.UUID, block_id: uuid.UUID, room_type_id: uuid.UU
         if n.picked > 0:
             n.picked -= 1
             n.save()
-    apply_held(property_id, before, held_map(block, rows))
+    apply_held(property_id, before, held_map(block, rows), check=False)
+    grid_changed(property_id, block_id, room_type_id, [n.date for n in rows])
+
+
+def grid_changed(property_id: uuid.UUID, block_id: uuid.UUID, room_type_id: uuid.UUID,
+                 nights: Iterable[date], *, overpicked: Sequence[date] = ()) -> None:
+    """A pick-up or a give-back moved the block's grid (picked, held) inside the current unit
+    of work: the block records `block:pickup_changed` at once, before the reservation's own
+    event (its version goes up; `data` is the block as GET answers it, with `changed`: the
+    cells moved; `overpicked`: the nights an overpick picked above the allotment, so the
+    audit row of the change names them and who did it). Not while the block's own change runs (a cancel with its pick-ups:
+    `block:cancelled` carries the grid; `quiet_grid`)."""
+    from pms.db.current import current_unit_of_work
+    from pms.schemas.common import to_data
+
+    uow = current_unit_of_work()
+    if uow is None or uow.__dict__.get("_quiet_grid") == block_id:
+        return
+    block = load_block(property_id, block_id)
+    data = to_data(block_out(block))
+    data["changed"] = [{"room_type_id": str(room_type_id), "date": d.isoformat()}
+                       for d in sorted(set(nights))]
+    if overpicked:
+        data["overpicked"] = [{"room_type_id": str(room_type_id), "date": d.isoformat()}
+                              for d in sorted(set(overpicked))]
+    uow.record("block", "pickup_changed", block, data, property_id=property_id)
+
+
+def quiet_grid(uow: Any, block_id: uuid.UUID) -> None:
+    """The block's own change records the grid: no `block:pickup_changed` in `uow`."""
+    uow.__dict__["_quiet_grid"] = block_id
 
 
 def lock_for_cancel(property_id: uuid.UUID, block_id: uuid.UUID) -> None:

@@ -1,4 +1,4 @@
-"""Room blocks (issue 33): allocation grid, states, rooms held out of house inventory, pick-up,
+"""Room blocks: allocation grid, states, rooms held out of house inventory, pick-up,
 cut-off and wash.
 
 Inventory. A block HOLDS its unpicked rooms (allotted - picked, per room type and night) while it
@@ -48,26 +48,32 @@ from pms.models.property import RoomType
 from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.schemas import room_blocks as s
 from pms.schemas.common import to_data
-from pms.schemas.jobs import job_out
+from pms.schemas.date_bounds import check_dates
 from pms.services.cashiering.master_folios import drop_master_folio, open_master_folio
 from pms.services.catalog.catalog import load_property
 from pms.services.groups.room_block_inventory import (
     HOLDING,
     Key,
+    _nights_of,
     apply_held,
+    block_out,
+    grid_changed,
+    grids_of,
     held_map,
-    holds,
     load_block,
+    night_cutoff,
     night_held,
+    night_holds,
+    quiet_grid,
     shortage,
 )
 from pms.services.inventory.inventory import (
     _refresh,
     lock_days,
     recount_locked,
-    release_rooms,
     take_rooms,
 )
+from pms.services.job_records import ROOMING_LIST, record_queued, requested_by
 from pms.services.rates.rate_fence import negotiated_plan_open
 from pms.services.references import unknown_reference
 
@@ -89,29 +95,6 @@ def _invalid(field: str, message: str) -> ValidationFailed:
 
 # -- reading --------------------------------------------------------------------------------------
 
-def _nights_of(block: RoomBlock, *, lock: bool = False) -> list[RoomBlockNight]:
-    query = (RoomBlockNight.select().where(RoomBlockNight.block == block.id)
-             .order_by(RoomBlockNight.room_type_id, RoomBlockNight.date))
-    return list(for_update(query) if lock else query)
-
-
-def block_out(row: RoomBlock, nights: Sequence[RoomBlockNight] | None = None) -> s.BlockOut:
-    if nights is None:
-        nights = _nights_of(row)
-    cells = [s.NightOut(room_type_id=n.room_type_id, date=n.date, allotted=n.allotted,
-                        picked=n.picked, washed=n.washed, released=n.released,
-                        held=night_held(row, n)) for n in nights]
-    return s.BlockOut(
-        id=row.id, property_id=row.property_id, code=row.code, name=row.name,
-        arrival_date=row.arrival_date, departure_date=row.departure_date,
-        cutoff_date=row.cutoff_date, rate_plan_id=row.rate_plan_id,
-        company_profile_id=row.company_profile_id, folio_id=row.folio_id, status=row.status,
-        deducts=bool(row.deducts), cut_off_at=row.cut_off_at,
-        allotted=sum(c.allotted for c in cells), picked=sum(c.picked for c in cells),
-        held=sum(c.held for c in cells), allocation=cells, version=row.version,
-        created_at=row.created_at, updated_at=row.updated_at)
-
-
 def get_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> s.BlockOut:
     with read_scope(ctx):
         return block_out(load_block(property_id, block_id))
@@ -125,9 +108,34 @@ def list_blocks(ctx: Ctx, property_id: uuid.UUID, query: s.BlockQuery
         select = RoomBlock.select().where(RoomBlock.property == property_id)
         if query.status is not None:
             select = select.where(RoomBlock.status == query.status)
+        if query.arrival_from is not None:
+            select = select.where(RoomBlock.arrival_date >= query.arrival_from)
+        if query.arrival_to is not None:
+            select = select.where(RoomBlock.arrival_date <= query.arrival_to)
+        if query.code is not None:
+            select = select.where(peewee.fn.UPPER(RoomBlock.code) == query.code.strip().upper())
+        if query.company_profile_id is not None:
+            select = select.where(RoomBlock.company_profile_id == query.company_profile_id)
+        if query.market_segment is not None:
+            select = select.where(RoomBlock.market_segment == query.market_segment)
+        if query.owner is not None:
+            select = select.where(RoomBlock.owner == query.owner)
         page: Page[RoomBlock] = paginate(select, RoomBlock, limit=query.limit,
                                          cursor=query.cursor)
-        return [block_out(r) for r in page.items], page.next_cursor
+        grids = grids_of([r.id for r in page.items])  # the page's grids in one read
+        return [block_out(r, grids.get(r.id, [])) for r in page.items], page.next_cursor
+
+
+def list_block_reservations(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
+                            query: s.BlockReservationQuery) -> Any:
+    """A page of the block's reservations (its rooming list), oldest first. Raises NotFound."""
+    from pms.queries.reservations import list_reservations
+    from pms.schemas.reservations import ReservationQuery
+
+    with read_scope(ctx):
+        load_block(property_id, block_id)
+    return list_reservations(ctx, property_id, ReservationQuery(
+        block_id=block_id, status=query.status, limit=query.limit, cursor=query.cursor))
 
 
 # -- create, edit, delete -------------------------------------------------------------------------
@@ -162,11 +170,31 @@ def _cells(block: RoomBlock, cells: Sequence[s.AllocationCell]) -> dict[Key, int
     return out
 
 
+def _cell_cutoffs(block: RoomBlock, cells: Sequence[s.AllocationCell]) -> dict[Key, date]:
+    """The per-night cut-off dates a body names (after `_cells` checked the cells): each on or
+    before its night."""
+    out: dict[Key, date] = {}
+    for i, cell in enumerate(cells):
+        if cell.cutoff_date is None:
+            continue
+        if cell.cutoff_date > cell.date:
+            raise _invalid(f"allocation[{i}].cutoff_date", "must be on or before the night")
+        day, last = cell.date, cell.to_date or cell.date
+        while day <= last:
+            out[(cell.room_type_id, day)] = cell.cutoff_date
+            day += timedelta(days=1)
+    return out
+
+
 def _set_allocation(ctx: Ctx, block: RoomBlock, nights: list[RoomBlockNight],
-                    cells: dict[Key, int]) -> list[RoomBlockNight]:
-    """Set allotments (rows made as needed); never below what is picked up (409)."""
+                    cells: dict[Key, int], cutoffs: dict[Key, date] | None = None
+                    ) -> list[RoomBlockNight]:
+    """Set allotments and per-night cut-off dates (rows made as needed); never below what
+    is picked up (409)."""
+    cutoffs = cutoffs or {}
     by_key = {(n.room_type_id, n.date): n for n in nights}
-    below = [k for k, v in cells.items() if k in by_key and v < by_key[k].picked]
+    below = [k for k, v in cells.items() if k in by_key and v < by_key[k].picked
+             and v < by_key[k].allotted]
     if below:
         raise Conflict("the allocation cannot go below the rooms picked up on "
                        + ", ".join(sorted({d.isoformat() for _, d in below})),
@@ -176,11 +204,13 @@ def _set_allocation(ctx: Ctx, block: RoomBlock, nights: list[RoomBlockNight],
         night = by_key.get(key)
         if night is None:
             night = RoomBlockNight(env_id=ctx.env_id, block=block.id, room_type_id=key[0],
-                                   date=key[1], allotted=allotted)
+                                   date=key[1], allotted=allotted, cutoff_date=cutoffs.get(key))
             night.save(force_insert=True)
             by_key[key] = night
-        elif night.allotted != allotted:
+        elif night.allotted != allotted or cutoffs.get(key, night.cutoff_date) != \
+                night.cutoff_date:
             night.allotted = allotted
+            night.cutoff_date = cutoffs.get(key, night.cutoff_date)
             night.save()
     return sorted(by_key.values(), key=lambda n: (str(n.room_type_id), n.date))
 
@@ -195,7 +225,7 @@ def _check_company(company_id: uuid.UUID | None) -> None:
 
 
 def _check_fence(ctx: Ctx, plan: RatePlan, company_id: uuid.UUID | None) -> None:
-    """The rate fence (issue 31, `pms.services.rates.rate_fence`): a block on a negotiated plan
+    """The rate fence (`pms.services.rates.rate_fence`): a block on a negotiated plan
     names a company the plan is negotiated for, so its pick-ups (and its answers) never carry
     another company's negotiated price."""
     if not negotiated_plan_open(ctx, plan, company_id):
@@ -235,6 +265,8 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
                         departure_date=body.departure_date, cutoff_date=cutoff,
                         rate_plan_id=body.rate_plan_id,
                         company_profile_id=body.company_profile_id,
+                        market_segment=body.market_segment, source=body.source,
+                        owner=body.owner,
                         status=BLOCK_MACHINE.states(BLOCK_INITIAL).value, deducts=False,
                         version=1)
         try:
@@ -242,8 +274,9 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
                 row.save(force_insert=True)
         except peewee.IntegrityError:
             raise AlreadyExists(f"a block with code {body.code!r} exists") from None
-        open_master_folio(row)  # the block's master folio, opened with it (issue 34)
-        nights = _set_allocation(ctx, row, [], _cells(row, body.allocation))
+        open_master_folio(row)  # the block's master folio, opened with it
+        nights = _set_allocation(ctx, row, [], _cells(row, body.allocation),
+                                 _cell_cutoffs(row, body.allocation))
         out = block_out(row, nights)
         uow.record("block", "created", row, to_data(out), property_id=property_id)
     return out
@@ -251,7 +284,8 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
 
 def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
                  body: s.BlockPatch) -> s.BlockOut:
-    """Rename, move the cut-off date (a block not cut off yet), change the company."""
+    """Rename, move the cut-off date (a block not cut off yet), change the company, the
+    market segment, the source or the owner."""
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_block(property_id, block_id, lock=True)
         BLOCK_MACHINE.transition(row.status, "edit")
@@ -267,6 +301,9 @@ def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
             _check_company(body.company_profile_id)
             _check_fence(ctx, RatePlan.get_by_id(row.rate_plan_id), body.company_profile_id)
             row.company_profile_id = body.company_profile_id
+        for field in ("market_segment", "source", "owner"):
+            if getattr(body, field) is not s.UNSET:
+                setattr(row, field, getattr(body, field))
         row.updated_at = ctx.now
         row.save()
         out = block_out(row)
@@ -276,8 +313,9 @@ def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
 
 
 def delete_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
-    """Delete an INQUIRY, CANCELLED or LOST block with nothing picked up (409 otherwise) and
-    its master folio (409 block_folio_in_use while that holds a line or a payment)."""
+    """Delete an INQUIRY, CANCELLED or LOST block with nothing picked up (409 otherwise), no
+    banquet event linked to it (409 block_has_events) and its master folio (409
+    block_folio_in_use while that holds a line or a payment)."""
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_block(property_id, block_id, lock=True)
         nights = _nights_of(row)
@@ -285,11 +323,25 @@ def delete_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
                                            BlockStatus.LOST) or any(n.picked for n in nights):
             raise Conflict("only an inquiry, or a cancelled or lost block with nothing picked "
                            "up, can be deleted", code="block_in_use")
+        _no_linked_events(row)
         data = to_data(block_out(row, nights))
         drop_master_folio(row)  # 409 block_folio_in_use while it holds a line or a payment
         uow.record("block", "deleted", row, data, before=data, property_id=property_id)
         RoomBlockNight.delete().where(RoomBlockNight.block == row.id).execute()
         RoomBlock.delete().where(RoomBlock.id == row.id).execute()
+
+
+def _no_linked_events(block: RoomBlock) -> None:
+    """A block that banquet events link to is not deleted (409 block_has_events naming them):
+    unlink the events (PUT block_id null) or delete them first."""
+    from pms.models.banquets import BanquetEvent
+
+    linked = list(BanquetEvent.select(BanquetEvent.id, BanquetEvent.name).where(
+        BanquetEvent.block_id == block.id).order_by(BanquetEvent.id).limit(20))
+    if linked:
+        raise Conflict("banquet events link to this block: unlink or delete them first",
+                       code="block_has_events",
+                       events=[{"id": str(e.id), "name": e.name} for e in linked])
 
 
 # -- changes that move held rooms -----------------------------------------------------------------
@@ -322,6 +374,7 @@ def _change_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, block_id: uuid
     if not dry_run:
         uow.record("block", action, row, to_data(out), before=before_out, reason=reason,
                    property_id=property_id)
+        out.version = row.version  # the answer is the block at its new version, as the event
     return s.BlockChangeOut(dry_run=dry_run, block=out, held_changes=changes)
 
 
@@ -354,23 +407,29 @@ def transition(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, trigger: s
     Into DEFINITE (or TENTATIVE with the setting on) the block starts holding its unpicked rooms:
     checked under the night locks (409 room_type_unavailable naming the nights short).
     `release` (DEFINITE -> TENTATIVE) only with nothing picked up (409 block_has_pickup);
-    `cancel` with picked-up rooms only with `cancel_picked`, which cancels those reservations
-    too (409 block_has_pickup otherwise). CANCELLED and LOST hold nothing.
+    `lose` only with nothing picked up (409 block_has_pickup: cancel the block with
+    cancel_picked instead); `cancel` with picked-up rooms only with `cancel_picked`, which
+    cancels each CONFIRMED reservation of the block first through the reservation's own cancel
+    (rooms and room holds released, the cancellation fee, its event), in one unit of work with
+    the block's change. CANCELLED and LOST hold nothing.
     """
-    tentative_deducts = _tentative_deducts(ctx, property_id) if trigger == "tentative" else False
+    tentative_deducts = (_tentative_deducts(ctx, property_id)
+                         if trigger in ("tentative", "release") else False)
 
     def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
                ) -> list[RoomBlockNight]:
         new = BLOCK_MACHINE.transition(row.status, trigger)
         picked = sum(n.picked for n in nights)
-        if trigger == "release" and picked:
-            raise Conflict(f"the block has {picked} rooms picked up: it cannot be released",
+        if trigger in ("release", "lose") and picked:
+            verb = "released" if trigger == "release" else "lost"
+            raise Conflict(f"the block has {picked} rooms picked up: it cannot be {verb}",
                            code="block_has_pickup", count=picked)
-        if trigger == "cancel" and picked:
-            if not cancel_picked:
-                raise Conflict(f"the block has {picked} rooms picked up: send cancel_picked "
-                               "to cancel them too", code="block_has_pickup", count=picked)
-            _cancel_pickups(ctx, uow, row, nights)
+        if trigger == "cancel" and picked and not cancel_picked:
+            raise Conflict(f"the block has {picked} rooms picked up: send cancel_picked "
+                           "to cancel them too", code="block_has_pickup", count=picked)
+        if trigger == "cancel" and _live_pickups(row.id):  # picked up while we cancelled
+            raise Conflict("a reservation was picked up meanwhile: retry",
+                           code="block_has_pickup", count=picked)
         row.status = new.value
         if new in BLOCK_DEDUCTING:
             row.deducts = True
@@ -380,41 +439,47 @@ def transition(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, trigger: s
             row.deducts = False
         return nights
 
-    action = {"actualize": "actual", "release": "released"}.get(trigger, trigger)
-    return _change(ctx, property_id, block_id, {"tentative": "tentative",
-                                                "definite": "definite", "cancel": "cancelled",
-                                                "lose": "lost"}.get(trigger, action),
-                   dry_run=dry_run, mutate=mutate)
+    action = {"actualize": "actual", "release": "released", "tentative": "tentative",
+              "definite": "definite", "cancel": "cancelled", "lose": "lost"}.get(trigger,
+                                                                               trigger)
+    if trigger != "cancel" or not cancel_picked:
+        return _change(ctx, property_id, block_id, action, dry_run=dry_run, mutate=mutate)
+    try:
+        with lock_errors(), unit_of_work(ctx) as uow:
+            _cancel_pickups(ctx, uow, property_id, block_id)
+            result = _change_in(uow, ctx, property_id, block_id, action, dry_run=dry_run,
+                                mutate=mutate)
+            if dry_run:
+                raise _DryRun(result)
+    except _DryRun as dry:
+        return dry.result
+    return result
 
 
-def _cancel_pickups(ctx: Ctx, uow: UnitOfWork, block: RoomBlock,
-                    nights: list[RoomBlockNight]) -> None:
-    """Cancel the block's live reservations (consented by cancel_picked), their rooms back to
-    the house, each with its own event."""
-    from pms.domain.states import RESERVATION_MACHINE
+def _live_pickups(block_id: uuid.UUID) -> list[uuid.UUID]:
     from pms.models.reservations import Reservation
-    from pms.schemas import reservations as rs
-    from pms.services.reservations.reservations import record
 
-    live = list(for_update(Reservation.select().where(
-        (Reservation.block_id == block.id) & (Reservation.status == "CONFIRMED"))
-        .order_by(Reservation.id)))
-    by_key = {(n.room_type_id, n.date): n for n in nights}
-    for res in live:
-        before = to_data(rs.reservation_out(res))
-        status = RESERVATION_MACHINE.transition(res.status, "cancel")
-        nights_of = stay_nights(res.arrival_date, res.departure_date)
-        release_rooms(block.property_id, res.room_type_id, nights_of,
-                      reservation=res)
-        for day in nights_of:
-            n = by_key.get((res.room_type_id, day))
-            if n is not None and n.picked > 0:
-                n.picked -= 1
-        res.status, res.cancelled_at = status.value, ctx.now
-        res.save()
-        record(uow, res, "cancelled", before=before)
-    for n in nights:
-        n.save()
+    return [r.id for r in Reservation.select(Reservation.id).where(
+        (Reservation.block_id == block_id) & (Reservation.status == "CONFIRMED"))
+        .order_by(Reservation.id)]
+
+
+def _cancel_pickups(ctx: Ctx, uow: UnitOfWork, property_id: uuid.UUID,
+                    block_id: uuid.UUID) -> None:
+    """Cancel the block's CONFIRMED reservations (consented by cancel_picked), each through the
+    reservation's own cancel (`cancel_locked`: nights back to the block, room hold released,
+    cancellation fee, its event), in a guest cancel's lock order: every reservation row (in
+    id order), then the block row, then the night locks; the block's change follows."""
+    from pms.services.reservations.reservations import cancel_locked, load_reservation
+
+    load_block(property_id, block_id)  # 404 before any lock
+    quiet_grid(uow, block_id)  # block:cancelled carries the grid
+    # every reservation row first (in id order), before the first cancel takes the block's lock
+    locked = [load_reservation(ctx, property_id, rid, lock=True)
+              for rid in _live_pickups(block_id)]
+    for res in locked:
+        if res.status == "CONFIRMED" and res.block_id == block_id:
+            cancel_locked(ctx, uow, property_id, res)
 
 
 def set_allocation(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.AllocationIn,
@@ -425,7 +490,8 @@ def set_allocation(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: 
                ) -> list[RoomBlockNight]:
         if BlockStatus(row.status) not in (*HOLDING, BlockStatus.INQUIRY):
             BLOCK_MACHINE.transition(row.status, "edit")
-        return _set_allocation(ctx, row, nights, _cells(row, body.allocation))
+        return _set_allocation(ctx, row, nights, _cells(row, body.allocation),
+                               _cell_cutoffs(row, body.allocation))
 
     return _change(ctx, property_id, block_id, "allocation_changed", dry_run=dry_run,
                    mutate=mutate)
@@ -467,11 +533,13 @@ def _cut_off_mutation(ctx: Ctx) -> Mutate:
         BLOCK_MACHINE.transition(row.status, "cut_off")
         if row.cut_off_at is not None:
             raise Conflict("the block is cut off already", code="block_cut_off")
-        was_holding = holds(row)
+        held = {n.id: night_held(row, n) for n in nights}
         row.cut_off_at = ctx.now
         for n in nights:
-            n.released = max(n.allotted - n.picked, 0) if was_holding else 0
-            n.save()
+            if n.cut_off_at is None:  # a night cut off on its own date keeps its release
+                n.released = held[n.id]
+                n.cut_off_at = ctx.now
+                n.save()
         return nights
 
     return mutate
@@ -486,23 +554,53 @@ def cut_off(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, *,
 
 
 def due_for_cut_off(property_id: uuid.UUID, business_date: date) -> list[uuid.UUID]:
-    """Blocks of the property whose cut-off date has come by `business_date` and that hold
-    or may hold rooms (call inside a scope)."""
-    return [r.id for r in RoomBlock.select(RoomBlock.id).where(
-        (RoomBlock.property == property_id) & RoomBlock.cut_off_at.is_null()
-        & (RoomBlock.cutoff_date <= business_date)
-        & RoomBlock.status.in_([st.value for st in HOLDING])).order_by(RoomBlock.id)]
+    """Blocks of the property that hold or may hold rooms and have a night whose cut-off date
+    (its own, else the block's) has come by `business_date` (call inside a scope)."""
+    live = ((RoomBlock.property == property_id) & RoomBlock.cut_off_at.is_null()
+            & RoomBlock.status.in_([st.value for st in HOLDING]))
+    whole = RoomBlock.select(RoomBlock.id).where(live & (RoomBlock.cutoff_date <= business_date))
+    by_night = (RoomBlock.select(RoomBlock.id)
+                .join(RoomBlockNight, on=(RoomBlockNight.block == RoomBlock.id))
+                .where(live & RoomBlockNight.cut_off_at.is_null()
+                       & (RoomBlockNight.cutoff_date <= business_date)))
+    return sorted({r.id for r in whole} | {r.id for r in by_night}, key=str)
+
+
+def _nights_cut_off_mutation(ctx: Ctx, business_date: date) -> Mutate:
+    """The nights whose own cut-off date has come give their unpicked rooms back (released,
+    cut_off_at set); the block cut off whole once no night is left to hold."""
+    whole = _cut_off_mutation(ctx)
+
+    def mutate(uow: UnitOfWork, row: RoomBlock, nights: list[RoomBlockNight]
+               ) -> list[RoomBlockNight]:
+        left = [n for n in nights if n.cut_off_at is None]
+        due = [n for n in left if night_cutoff(row, n) <= business_date]
+        if len(due) == len(left):
+            return whole(uow, row, nights)
+        BLOCK_MACHINE.transition(row.status, "edit")
+        for n in due:
+            n.released = night_held(row, n)
+            n.cut_off_at = ctx.now
+            n.save()
+        return nights
+
+    return mutate
 
 
 def cut_off_due_in(uow: UnitOfWork, property_id: uuid.UUID, business_date: date
                    ) -> list[str]:
-    """The night audit's step, inside its unit of work: cut off every block whose cut-off
-    date is `business_date` or earlier (the new business date the audit rolls to), each with
-    its own `block.cut_off` event. Returns their codes."""
+    """The night audit's step, inside its unit of work: every block night whose cut-off date
+    (its own, else the block's) is `business_date` or earlier (the new business date the audit
+    rolls to) gives its unpicked rooms back to the house: `block.cut_off` when no night of the
+    block is left holding, else `block.nights_cut_off`. Returns the blocks' codes."""
     done = []
     for block_id in due_for_cut_off(property_id, business_date):
-        out = _change_in(uow, uow.ctx, property_id, block_id, "cut_off", dry_run=False,
-                         mutate=_cut_off_mutation(uow.ctx),
+        row = load_block(property_id, block_id)
+        left = [n for n in _nights_of(row) if n.cut_off_at is None]
+        whole = all(night_cutoff(row, n) <= business_date for n in left)
+        out = _change_in(uow, uow.ctx, property_id, block_id,
+                         "cut_off" if whole else "nights_cut_off", dry_run=False,
+                         mutate=_nights_cut_off_mutation(uow.ctx, business_date),
                          reason=f"night audit: cut-off date reached on {business_date}")
         done.append(out.block.code)
     return done
@@ -512,10 +610,14 @@ def cut_off_due_in(uow: UnitOfWork, property_id: uuid.UUID, business_date: date
 
 class _Pickup:
     """The inventory step of a picked-up reservation, run by `create_reservation` in its unit
-    of work instead of the house's take."""
+    of work instead of the house's take. `overpick`: a night whose allocation is exhausted
+    sells a room from the house (its availability checked under the night locks) and counts
+    it picked above the allotment, instead of the 409."""
 
-    def __init__(self, property_id: uuid.UUID, block_id: uuid.UUID) -> None:
-        self.property_id, self.block_id = property_id, block_id
+    def __init__(self, property_id: uuid.UUID, block_id: uuid.UUID, *,
+                 overpick: bool = False) -> None:
+        self.property_id, self.block_id, self.overpick = property_id, block_id, overpick
+        self.overpicked: list[date] = []
 
     def take(self, room_type_id: uuid.UUID, nights: Sequence[date], count: int = 1) -> None:
         block = load_block(self.property_id, self.block_id, lock=True)
@@ -524,9 +626,10 @@ class _Pickup:
             (RoomBlockNight.block == block.id) & (RoomBlockNight.room_type_id == room_type_id)
             & RoomBlockNight.date.in_(list(nights))).order_by(RoomBlockNight.date)))
         by_day = {n.date: n for n in rows}
-        short = [(room_type_id, d) for d in nights
-                 if d not in by_day or by_day[d].allotted - by_day[d].picked < count]
-        if short:
+        missing = [(room_type_id, d) for d in nights if d not in by_day]
+        short = missing + [(room_type_id, d) for d in nights if d in by_day
+                           and by_day[d].allotted - by_day[d].picked < count]
+        if short and (missing or not self.overpick):
             days = sorted({d for _, d in short})
             raise Conflict("the block's allocation is exhausted on "
                            + ", ".join(d.isoformat() for d in days),
@@ -534,13 +637,22 @@ class _Pickup:
                            nights=[d.isoformat() for d in days])
         if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
             wiring.current().pause_after_check()
-        if holds(block):
-            self._convert(room_type_id, sorted(nights), count)
-        else:
-            take_rooms(self.property_id, room_type_id, nights, count)
+        over = {d for _, d in short}
+        held = sorted(d for d in nights if d not in over and night_holds(block, by_day[d]))
+        house = sorted(d for d in nights if d not in held)
+        if held and house:  # both parts under the nights' locks, taken in date order
+            with lock_errors():
+                lock_days(self.property_id, room_type_id, sorted(nights))
+        if held:
+            self._convert(room_type_id, held, count)
+        if house:  # overpicked or released nights (or a block that holds nothing)
+            take_rooms(self.property_id, room_type_id, house, count)
+        self.overpicked = sorted(over)
         # PERF: one UPDATE for every night (the rows are locked above)
         RoomBlockNight.update(picked=RoomBlockNight.picked + count).where(
             RoomBlockNight.id.in_([n.id for n in rows])).execute()
+        grid_changed(self.property_id, block.id, room_type_id, nights,
+                     overpicked=self.overpicked)
 
     def _convert(self, room_type_id: uuid.UUID, nights: list[date], count: int) -> None:
         """A held room becomes a sold one (house availability unchanged), under the night
@@ -569,11 +681,20 @@ def block_pickup(property_id: uuid.UUID, block_id: uuid.UUID) -> _Pickup:
 
 
 def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn) -> Any:
-    """A reservation in the block at the block's rate plan, dates inside the block's.
+    """The reservation `pick_up_folding` answers (made now, or folded into)."""
+    return pick_up_folding(ctx, property_id, block_id, body)[0]
+
+
+def pick_up_folding(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn,
+                    *, overpick: bool = False) -> tuple[Any, bool]:
+    """A reservation in the block at the block's rate plan, dates inside the block's:
+    (reservation, created). A confirmation_number already booked in THIS block folds into that
+    reservation (created False); one booked outside it is refused.
 
     Raises: NotFound (block). ValidationFailed: another rate plan, dates outside the block.
     Conflict: block_allocation_exhausted (409, naming the nights), invalid_transition (the
-    block is INQUIRY, CANCELLED or LOST); as create_reservation otherwise.
+    block is INQUIRY, CANCELLED or LOST), confirmation_number_taken (the number belongs to a
+    reservation outside this block); as create_reservation otherwise.
     """
     import msgspec
 
@@ -588,13 +709,25 @@ def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.Picku
     if body.arrival_date < block.arrival_date or body.departure_date > block.departure_date:
         raise _invalid("arrival_date", f"the block runs from {block.arrival_date} to "
                                        f"{block.departure_date}")
+    with read_scope(ctx):
+        in_grid = RoomBlockNight.select(RoomBlockNight.id).where(
+            (RoomBlockNight.block == block.id)
+            & (RoomBlockNight.room_type_id == body.room_type_id)).exists()
+    if not in_grid:
+        raise unknown_reference("room_type_id", "room_type_id: not a room type of the block's "
+                                                "allocation")
     fields = {f: getattr(body, f) for f in body.__struct_fields__}
     fields["rate_plan_id"] = block.rate_plan_id
     if fields.get("company_profile_id") is None and block.company_profile_id is not None:
         fields["company_profile_id"] = block.company_profile_id
     inner = msgspec.convert(msgspec.to_builtins(fields), ReservationIn)
-    row, _ = create_reservation(ctx, property_id, inner, pickup=_Pickup(property_id, block.id))
-    return row
+    row, created = create_reservation(ctx, property_id, inner,
+                                      pickup=_Pickup(property_id, block.id,
+                                                     overpick=overpick))
+    if not created and row.block_id != block.id:
+        raise AlreadyExists("a reservation outside this block has this confirmation_number",
+                            code="confirmation_number_taken")
+    return row, created
 
 
 # -- the pick-up receipt ---------------------------------------------------------------------------
@@ -630,7 +763,6 @@ def pickup_receipt(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID
 
 # -- the rooming list (a job) ----------------------------------------------------------------------
 
-ROOMING_LIST = "rooming_list"
 ROOMING_BATCH = 50  # rows per progress checkpoint; each row is its own short transaction
 
 
@@ -645,8 +777,7 @@ def _row_number(job_id: uuid.UUID, index: int, raw: Any) -> str:
     """The confirmation number a rooming list's row books under: its own when it names one,
     else one derived from the job and the row (the same on every delivery of the job), so a
     row's reservation is created once (the number is unique per env: a second try finds it)."""
-    own = raw.get("confirmation_number") if isinstance(raw, dict) else None
-    return own if isinstance(own, str) and own else f"RL-{job_id.hex}-{index}"
+    return _own_number(raw) or f"RL-{job_id.hex}-{index}"
 
 
 def _done_rows(property_id: uuid.UUID, numbers: list[str]) -> dict[str, Any]:
@@ -659,39 +790,72 @@ def _done_rows(property_id: uuid.UUID, numbers: list[str]) -> dict[str, Any]:
     return {r.confirmation_number: r for r in found.order_by(Reservation.id)}
 
 
-def _prior_out(index: int, block: RoomBlock, row: Any) -> s.RoomingRowOut:
+def _own_number(raw: Any) -> str | None:
+    own = raw.get("confirmation_number") if isinstance(raw, dict) else None
+    return own if isinstance(own, str) and own else None
+
+
+def _prior_out(index: int, block: RoomBlock, row: Any, *, ours: bool = True
+               ) -> s.RoomingRowOut:
+    """A row whose number is booked already: refused outside this block; this job's own row
+    (an earlier delivery) echoed as created (or rolled back); a row naming a number booked in
+    this block by someone else (an earlier list, a pick-up by hand) echoed `existing`, left
+    alone (never counted as this job's, never rolled back by it)."""
     if row.block_id != block.id:
         return s.RoomingRowOut(index=index, outcome="refused", code="confirmation_number_taken",
                                detail="a reservation outside this block has this "
                                       "confirmation_number")
+    if not ours:
+        return s.RoomingRowOut(index=index, outcome="existing", reservation_id=row.id,
+                               confirmation_number=row.confirmation_number)
     outcome = "rolled_back" if row.status == "CANCELLED" else "created"
     return s.RoomingRowOut(index=index, outcome=outcome, reservation_id=row.id,
                            confirmation_number=row.confirmation_number)
 
 
 def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[str, Any]],
-              done: dict[int, Any] | None = None
+              done: dict[int, Any] | None = None, ours: frozenset[int] = frozenset()
               ) -> tuple[list[s.RoomingRowOut], list[s.PickupIn | None]]:
-    """Every row checked against the block (call inside a scope): its shape, its dates inside
-    the block's, the rate plan, and the allocation left, counted cumulatively over the rows
-    before it (409 block_allocation_exhausted naming the nights short). A row in `done` (its
-    reservation booked by an earlier delivery of the job) is echoed as it is, not again."""
+    """Every row checked against the block (call inside a scope): a confirmation_number no
+    earlier row of the list names (refused duplicate_confirmation_number), its shape, its dates
+    inside the block's, the rate plan, and the allocation left, counted cumulatively over the
+    rows before it (409 block_allocation_exhausted naming the nights short). A row in `done`
+    (its number booked already) is echoed as it is (`_prior_out`; `ours`: the rows an earlier
+    delivery of this job booked), not again."""
     import msgspec
 
     left = {(n.room_type_id, n.date): n.allotted - n.picked for n in nights}
+    types = {n.room_type_id for n in nights}
     outs: list[s.RoomingRowOut] = []
     bodies: list[s.PickupIn | None] = []
     can_pick = BLOCK_MACHINE.can(block.status, "pick")
+    first_with: dict[str, int] = {}
     for i, raw in enumerate(rows):
+        own = _own_number(raw)
+        if own is not None and own in first_with:
+            outs.append(s.RoomingRowOut(index=i, outcome="refused",
+                                        code="duplicate_confirmation_number",
+                                        detail=f"row {first_with[own]} has this "
+                                               "confirmation_number",
+                                        confirmation_number=own))
+            bodies.append(None)
+            continue
+        if own is not None:
+            first_with[own] = i
         if done and i in done:
-            outs.append(_prior_out(i, block, done[i]))
+            outs.append(_prior_out(i, block, done[i], ours=i in ours))
             bodies.append(None)
             continue
         try:
             body = msgspec.convert(raw, s.PickupIn)
+            check_dates(body)
         except msgspec.ValidationError as exc:
             outs.append(s.RoomingRowOut(index=i, outcome="refused", code="validation_failed",
                                         detail=str(exc)))
+            bodies.append(None)
+            continue
+        except ValidationFailed as exc:  # a date past the one bound (date_out_of_range)
+            outs.append(_row_problem(i, exc))
             bodies.append(None)
             continue
         problem = None
@@ -699,6 +863,9 @@ def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[st
             problem = ("invalid_transition", f"a {block.status} block takes no pick-up", None)
         elif body.rate_plan_id is not None and body.rate_plan_id != block.rate_plan_id:
             problem = ("validation_failed", "rate_plan_id: not the block's rate plan", None)
+        elif body.room_type_id not in types:
+            problem = ("unknown_reference", "room_type_id: not a room type of the block's "
+                       "allocation", None)
         elif (body.departure_date <= body.arrival_date
               or body.arrival_date < block.arrival_date
               or body.departure_date > block.departure_date):
@@ -730,7 +897,10 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
     with read_scope(ctx):
         block = load_block(property_id, block_id)
         if body.dry_run:
-            outs, _ = _precheck(block, _nights_of(block), body.rows)
+            owns = [_own_number(raw) for raw in body.rows]
+            prior = _done_rows(property_id, [n for n in owns if n is not None])
+            done = {i: prior[n] for i, n in enumerate(owns) if n is not None and n in prior}
+            outs, _ = _precheck(block, _nights_of(block), body.rows, done)
             refused = sum(1 for o in outs if o.outcome == "refused")
             return None, s.RoomingListOut(block_id=block.id, mode=body.mode, dry_run=True,
                                           applied=False, created=0, refused=refused, rows=outs)
@@ -742,31 +912,27 @@ def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
 def queue_block_job(ctx: Ctx, kind: str, property_id: uuid.UUID, data_in: dict[str, Any],
                     total: int) -> Any:
     """A block's job (a rooming list, a bulk cancel or date change), QUEUED with its progress
-    at 0 of `total`, its audit row and its queued event, in one unit of work."""
-    from pms.models.platform import Job, OutboxEvent
+    at 0 of `total`, its audit row and its queued event, in one unit of work; the job runs as
+    the caller who asked for it (`pms.services.job_records.requested_by`)."""
+    from pms.models.platform import Job
 
     with unit_of_work(ctx) as uow:
-        job = Job.create(kind=kind, status="QUEUED", property_id=property_id, input=data_in,
+        job = Job.create(kind=kind, status="QUEUED", property_id=property_id,
+                         input={**data_in, **requested_by(ctx)},
                          result={"progress": {"done": 0, "total": total}})
-        # the job's audit row and its queued event (version 1), as pms.services.jobs records
-        # its own (not imported: jobs runs the block's jobs, so it imports this module)
-        data = to_data(job_out(job))
-        uow.audit("job.queued", job, after=data)
-        uow.events.append(OutboxEvent.create(
-            type="hotel:pms:job:queued", subject=str(job.id), aggregate_type="job",
-            aggregate_version=1, property_id=job.property_id,
-            idempotency_key=f"hotel:pms:job:queued:{job.id}:1", data=data,
-            traceparent=ctx.traceparent, request_id=ctx.request_id, time=ctx.now))
+        record_queued(uow, job)
     return job
 
 
 def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None] | None = None
                      ) -> dict[str, Any]:
     """The job's work: all-or-nothing validates every row first and applies none when one is
-    refused (each row's outcome echoed, the refused naming what blocks them); then every row is
+    refused (each row's outcome echoed, the refused naming what blocks them; a row already
+    booked in the block under its own number is echoed `existing` and is not refused); then every row is
     picked up in its own short transaction (the house's night locks are never held across
     rows), in batches of ROOMING_BATCH with progress. A row refused while applying (a race)
-    rolls an all-or-nothing list back: its reservations are cancelled (rooms back to the block).
+    rolls an all-or-nothing list back: the reservations this job created are cancelled
+    (rooms back to the block); reservations it found (`existing`) are left alone.
 
     Idempotent per row: each row books under its own confirmation number (`_row_number`), so a
     redelivered or resumed job finds the rows an earlier run created and creates only the rest.
@@ -782,9 +948,12 @@ def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None]
         block = load_block(property_id, block_id)
         prior = _done_rows(property_id, numbers)
         done = {i: prior[n] for i, n in enumerate(numbers) if n in prior}
-        outs, bodies = _precheck(block, _nights_of(block), rows, done)
+        # an earlier delivery of this job booked the rows under the job's own numbers; a row
+        # naming its own number found booked is someone else's (or an earlier list's)
+        ours = frozenset(i for i in done if _own_number(rows[i]) is None)
+        outs, bodies = _precheck(block, _nights_of(block), rows, done, ours)
     created: list[tuple[int, Any]] = [(i, done[i]) for i, o in enumerate(outs)
-                                      if o.outcome == "created" and i in done]
+                                      if o.outcome == "created" and i in ours]
     failed = mode == "all_or_nothing" and any(o.outcome == "refused" for o in outs)
     total = len(rows)
     for start in range(0, total, ROOMING_BATCH):

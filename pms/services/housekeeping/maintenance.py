@@ -28,6 +28,7 @@ from pms.models.reservations import Reservation
 from pms.schemas import inventory as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
+from pms.services.inventory.block_undercut import undercut_blocks
 from pms.services.inventory.inventory import _refresh, lock_days, recount_locked
 
 MAX_MAINTENANCE_DAYS = 366
@@ -71,8 +72,8 @@ def _in_the_way(room: Room, first: date, last: date, short: list[date]) -> list[
     return list(query)
 
 
-def create_maintenance(ctx: Ctx, property_id: uuid.UUID,
-                       body: s.MaintenanceIn) -> tuple[Maintenance, Room]:
+def create_maintenance(ctx: Ctx, property_id: uuid.UUID, body: s.MaintenanceIn, *,
+                       with_blocks: bool = False) -> Any:
     """Take a room out of order or out of service for from_date..to_date (inclusive).
 
     Raises:
@@ -81,6 +82,8 @@ def create_maintenance(ctx: Ctx, property_id: uuid.UUID,
         MaintenanceConflict: the room already has an active period on those nights, the room is
             held by a live reservation, or a night's sold rooms would exceed the rooms left in
             service (409 maintenance_conflict with `nights` and `reservations`).
+        A period that leaves rooms held by blocks above the rooms in service is kept;
+        with `with_blocks` the answer's third item names those blocks (`undercut_blocks`).
         LockTimeout: the nights are busy (503).
     """
     days = date_span(body.from_date, body.to_date, max_days=MAX_MAINTENANCE_DAYS)
@@ -114,11 +117,13 @@ def create_maintenance(ctx: Ctx, property_id: uuid.UUID,
             row = Maintenance.create(property=property_id, room=room.id, kind=body.kind,
                                      from_date=body.from_date, to_date=body.to_date,
                                      reason=body.reason, active=True)
-            _refresh(rows, recount_locked(property_id, rows, body.from_date, end))
+            after = recount_locked(property_id, rows, body.from_date, end)
+            _refresh(rows, after)
+            affected = undercut_blocks(property_id, after)  # kept, the blocks named
         data = to_data(s.maintenance_out(row, room))
         uow.audit("maintenance.created", row, after=data)
         uow.emit(event_type("maintenance", "created"), row, data, property_id=property_id)
-    return row, room
+    return (row, room, affected) if with_blocks else (row, room)
 
 
 def end_maintenance(ctx: Ctx, property_id: uuid.UUID, maintenance_id: uuid.UUID) -> None:

@@ -1,4 +1,4 @@
-"""Allotments per rate plan (issue 35): at most N rooms of a type sold on one rate plan per
+"""Allotments per rate plan: at most N rooms of a type sold on one rate plan per
 night, as channel managers know them, distinct from the room type's sell limit.
 
 Stored per (rate plan, room type, night) in `rate_plan_allotment` (`set_allotments`, one unit

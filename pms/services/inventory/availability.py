@@ -10,9 +10,10 @@ behind `quote_stay`. Reads only; no model objects on the way.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from pms.clock import local_today
 from pms.context import Ctx
@@ -175,7 +176,7 @@ def rate_plan_open_to(ctx: Ctx, plan: RatePlan) -> bool:
     """
     if not plan.negotiated:
         return True
-    if ctx.client_kind in ("kiosk", "anonymous"):  # issue 28: never staff, whatever the token
+    if ctx.client_kind in ("kiosk", "anonymous"):  # never staff, whatever the token
         return False
     if ctx.holder_id is None:
         return True
@@ -208,7 +209,7 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
 
     A holder session gets a company's negotiated plans only when it may act for that company:
     its holder_id is the company profile id, or it is a traveler session bound to the company
-    as a company user (issue 31; CONTRACT §2: company rows are guarded by the company profile
+    as a company user (CONTRACT §2: company rows are guarded by the company profile
     id). Any other company answers 404, whether it
     exists or not, so the search is no oracle of company ids either.
 
@@ -221,7 +222,7 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
     nights = _nights(search)
     with read_scope(ctx):
         # the rate fence's rule (pms.services.rates.rate_fence): the company's own token or a
-        # traveler session bound to it (issue 31); anyone else: 404, existing or not
+        # traveler session bound to it; anyone else: 404, existing or not
         if (body.company_profile_id is not None and ctx.holder_id is not None
                 and not may_act_for_company(ctx, body.company_profile_id, booking=False)):
             raise NotFound("no such company profile")
@@ -239,8 +240,10 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
                               company.id)
 
 
-def search_env(ctx: Ctx, query: s.AvailabilityQuery) -> s.EnvAvailabilityOut:
-    """Public availability of every property of the env (or one, with property_id).
+def search_env(ctx: Ctx, query: s.AvailabilityQuery,
+               admits: Callable[[Any], bool] | None = None) -> s.EnvAvailabilityOut:
+    """Public availability of every property of the env (or one, with property_id), of those
+    `admits` (the env's policies' row filter, from the route gate) lets the caller see.
 
     A property where the arrival date has already passed (its local date) is left out; an
     arrival before the earliest date on Earth (UTC-12) is refused.
@@ -261,6 +264,8 @@ def search_env(ctx: Ctx, query: s.AvailabilityQuery) -> s.EnvAvailabilityOut:
             props = props.where(Property.id == query.property_id)
         results = []
         for prop in props:
+            if admits is not None and not admits(prop.id):
+                continue
             today = prop.business_date or local_today(ctx.now, prop.timezone)
             if search.arrival < today:
                 continue

@@ -14,6 +14,7 @@ this module and the read side (`pms.queries.inventory`), which this module uses 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections import defaultdict
@@ -39,10 +40,11 @@ from pms.models.inventory import InventoryDay
 from pms.models.property import RoomType
 from pms.queries.inventory import inventory_out
 from pms.schemas.common import to_data
-from pms.schemas.inventory import InventoryOut, SellLimitIn
+from pms.schemas.inventory import InventoryOut, SellLimitIn, SellLimitOut
 from pms.services.catalog.catalog import load_property
 from pms.services.distribution import ari_events
 from pms.services.inventory import allotments, inventory_calendar
+from pms.services.inventory.block_undercut import undercut_blocks
 from pms.services.inventory.inventory_counts import (  # noqa: F401 - night_counts re-exported
     maintenance_counts,
     night_counts,
@@ -126,7 +128,7 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
 
     Call inside the caller's open unit of work; no outbox or audit rows are written here.
     `first`: a compiled statement of the caller's to run before, in the same round trip on
-    the PostgreSQL path (the booking's reservation INSERT; PERF, issue 10); its errors
+    the PostgreSQL path (the booking's reservation INSERT; PERF); its errors
     (IntegrityError) reach the caller as they are.
 
     Raises:
@@ -188,7 +190,7 @@ def _take_by_models(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: li
                 InventoryDay.update(sold=row.sold + count).where(InventoryDay.id == row.id).execute()
 
 
-# Lock, recount and sell the nights in ONE statement (PERF, issue 10: it replaced lock / count
+# Lock, recount and sell the nights in ONE statement (PERF, it replaced lock / count
 # rooms / count maintenance / refresh / update, five round trips). The nights are locked in date
 # order (LockRows above the sort), rooms and maintenance are recounted under those locks as
 # `recount_locked` does (a room out of order and out of service on a night counts once, as out
@@ -241,7 +243,7 @@ def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[
     if len(rows) < len(ordered):
         return False
     if rows[0][2] == len(ordered):
-        # issue 35 (as `lock_days`), with the nights' counts: sellable before the take, less
+        # (as `lock_days`), with the nights' counts: sellable before the take, less
         # the rooms taken (the nights stay locked to the COMMIT)
         ari_events.touch(property_id, room_type_id, ordered,
                          sellable={day: before - count for day, before, _ in rows})
@@ -274,7 +276,7 @@ def release_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Seque
 
     Call inside the caller's open unit of work. `sold` never goes below zero. `reservation`:
     the reservation that gives the nights back: its rate plan's allotment's rooms left grow, and
-    the ARI event says so (issue 35, pms.services.inventory.allotments).
+    the ARI event says so (pms.services.inventory.allotments).
 
     Raises:
         ValidationFailed: count < 1 or no nights. LockTimeout: busy (503).
@@ -294,11 +296,13 @@ def release_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Seque
 
 # -- sell limits (a use case of its own: one unit of work, one event) ---------------------------
 
-def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> InventoryOut:
+def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> SellLimitOut:
     """Set (or clear, with None) a room type's sell limit for from_date..to_date.
 
     The limit may be set below what is already sold (existing reservations stay; nothing more
-    is sold); it never raises availability above physical - OOO - OOS.
+    is sold); it never raises availability above physical - OOO - OOS. A limit that leaves a
+    night with more rooms sold and held by blocks than it allows is kept too; the answer's
+    `affected_blocks` names the blocks holding rooms on those nights.
 
     Raises:
         NotFound: no such property.
@@ -318,8 +322,14 @@ def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> Inve
             rows = lock_days(property_id, room_type.id, days)
             InventoryDay.update(sell_limit=body.sell_limit).where(
                 InventoryDay.id.in_([r.id for r in rows])).execute()
-            _refresh(rows, recount_locked(property_id, rows, body.from_date, end))
-        out = inventory_out(property_id, [room_type.id], body.from_date, end)
+            counts = recount_locked(property_id, rows, body.from_date, end)
+            _refresh(rows, counts)
+            affected = undercut_blocks(property_id, {
+                k: dataclasses.replace(c, sell_limit=body.sell_limit) for k, c in counts.items()})
+        out = SellLimitOut(**{f: getattr(inventory_out(property_id, [room_type.id],
+                                                       body.from_date, end), f)
+                              for f in InventoryOut.__struct_fields__},
+                           affected_blocks=affected)
         if body.weekdays:
             out.data = [d for d in out.data if d.date in set(days)]
         data = {"room_type_id": str(room_type.id), "from_date": body.from_date.isoformat(),

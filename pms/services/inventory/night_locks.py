@@ -44,7 +44,7 @@ def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
     if len(rows) < len(set(nights)):  # PERF: lock first; create a missing calendar only then
         ensure_days(property_id, room_type_id, nights)
         rows = locked()
-    # issue 35: every change of what can be sold locks its nights here (or takes them on the
+    # every change of what can be sold locks its nights here (or takes them on the
     # booking's fast path, `_take_in_one`): the unit of work emits their ARI event
     ari_events.touch(property_id, room_type_id, nights)
     return rows

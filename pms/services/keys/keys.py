@@ -1,4 +1,4 @@
-"""Digital room keys (issue 29): issue, list, activate, deactivate; the stay's hooks (check-out
+"""Digital room keys: issue, list, activate, deactivate; the stay's hooks (check-out
 and revert of a check-in revoke, a room move re-keys as a tracked pair, a departure edit moves
 valid_until); the sweeper (EXPIRED, with an event) and the lock sync driven from the outbox.
 
@@ -48,11 +48,13 @@ from pms.domain.states import (
     ReservationStatus,
 )
 from pms.errors import (
+    Conflict,
     Forbidden,
     KeyLimitReached,
     KeyNotActive,
     KeyRequiresCheckedIn,
     NotFound,
+    ValidationFailed,
 )
 from pms.models import DigitalKey, KioskConfig, Property, Reservation
 from pms.models.kiosk import DEFAULT_MAX_KEYS_PER_STAY
@@ -71,10 +73,11 @@ RETRY_AFTER = timedelta(minutes=1)
 
 # -- validity and the read view ------------------------------------------------------------------
 
-def valid_until_for(prop: Property, departure: date) -> datetime:
-    """The departure date at the property's check_out_time ("HH:MM", default 11:00), in the
-    property's time zone, as UTC."""
-    hours, _, minutes = (prop.check_out_time or "11:00").partition(":")
+def valid_until_for(prop: Property, departure: date, departure_time: str | None = None
+                    ) -> datetime:
+    """The departure date at the stay's departure_time (a late check-out, "HH:MM") or else the
+    property's check_out_time (default 11:00), in the property's time zone, as UTC."""
+    hours, _, minutes = (departure_time or prop.check_out_time or "11:00").partition(":")
     local = datetime.combine(departure, time(int(hours), int(minutes or 0)),
                              tzinfo=ZoneInfo(prop.timezone))
     return local.astimezone(UTC)
@@ -104,7 +107,7 @@ def key_out(row: DigitalKey, now: datetime) -> s.KeyOut:
                             attempts=row.lock_attempts, last_error=row.lock_last_error,
                             sent_at=row.lock_sent_at, confirmed_at=row.lock_confirmed_at),
         revocation=revocation, pair_id=row.pair_id, replaces_key_id=row.replaces_key_id,
-        issued_by=row.issued_by, override_reason=row.override_reason,
+        holder_profile_id=row.holder_profile_id, issued_by=row.issued_by, override_reason=row.override_reason,
         created_at=row.created_at, updated_at=row.updated_at)
 
 
@@ -142,11 +145,14 @@ def _command(row: DigitalKey) -> None:
 # -- use cases -----------------------------------------------------------------------------------
 
 def issue_key(ctx: Ctx, property_id: uuid.UUID, body: s.KeyIn) -> DigitalKey:
-    """Issue an INACTIVE key for a CHECKED_IN stay with a room.
+    """Issue an INACTIVE key for a CHECKED_IN stay with a room; at a kiosk (COLLECT_KEY) the
+    key is issued and activated in one step, so it is ACTIVE when the guest walks away.
 
     Raises:
         NotFound: no such reservation (a guest session: of its own).
         KeyRequiresCheckedIn (409): the stay is not CHECKED_IN or has no room.
+        Conflict (409 key_validity_ended, `valid_until`): the stay's key window is over (its
+            departure date's check-out time has passed).
         KeyLimitReached (409, `limit` and `count`): the stay holds max_keys_per_stay live keys
             and the caller gave no override (staff only).
         Forbidden (403 override_not_allowed): a guest or kiosk token sent override_reason.
@@ -177,11 +183,42 @@ def issue_key(ctx: Ctx, property_id: uuid.UUID, body: s.KeyIn) -> DigitalKey:
                 raise KeyLimitReached(f"the stay already holds {count} live keys (limit {limit})",
                                       limit=limit, count=count)
             override = body.override_reason
+        until = valid_until_for(prop, row.departure_date, row.departure_time)
+        if until <= ctx.now:  # departure day after the check-out time: it would open nothing
+            raise Conflict(f"the stay's keys ended at {until.isoformat()} (the departure "
+                           "date's check-out time); extend the stay for a new key",
+                           code="key_validity_ended", valid_until=until.isoformat())
+        holder = _key_holder(row, body.holder_profile_id)
         room = _room(row.room_id)
-        key = _new_key(ctx, row, room.id, room.room_number, body.key_type,
-                       valid_until_for(prop, row.departure_date), override_reason=override)
+        key = _new_key(ctx, row, room.id, room.room_number, body.key_type, until,
+                       override_reason=override, holder=holder)
         _record(uow, key, "issued", before=None, reason=override)
+        if kiosk_sessions.is_kiosk(ctx):
+            # the key a guest collects at a kiosk opens the door when the guest walks away:
+            # issued and activated in one unit of work (two transitions, two events); its
+            # lock command is then issue + activate (the lock holds it enabled)
+            _change_active(uow, key, DIGITAL_KEY_MACHINE.transition(key.status, "activate"),
+                           "activate")
     return key
+
+
+def _key_holder(reservation: Reservation, named: uuid.UUID | None) -> uuid.UUID | None:
+    """The profile the key is for: the one named (a companion sharing the room: a GUEST
+    profile of the env), else the stay's guest.
+
+    Raises:
+        ValidationFailed (422 unknown_reference, field holder_profile_id): no such guest
+            profile (a company profile holds no room key).
+    """
+    from pms.models import Profile
+
+    if named is None or named == reservation.guest_profile_id:
+        return reservation.guest_profile_id
+    if not Profile.select().where((Profile.id == named) & (Profile.kind == "GUEST")).exists():
+        raise ValidationFailed(
+            "no such guest profile", code="unknown_reference",
+            errors=[{"field": "holder_profile_id", "message": "no such guest profile"}])
+    return named
 
 
 def _room(room_id: uuid.UUID) -> Any:
@@ -192,8 +229,9 @@ def _room(room_id: uuid.UUID) -> Any:
 
 def _new_key(ctx: Ctx, reservation: Reservation, room_id: uuid.UUID, room_number: str,
              key_type: str, valid_until: datetime, *, override_reason: str | None = None,
-             pair_id: uuid.UUID | None = None, replaces: uuid.UUID | None = None) -> DigitalKey:
-    return DigitalKey.create(
+             pair_id: uuid.UUID | None = None, replaces: uuid.UUID | None = None,
+             holder: uuid.UUID | None = None) -> DigitalKey:
+    return DigitalKey.create(holder_profile_id=holder,
         property=reservation.property_id, reservation=reservation.id, room_id=room_id,
         room_number=room_number, key_type=key_type, status=DIGITAL_KEY_INITIAL.value,
         valid_from=ctx.now, valid_until=valid_until, issued_by=ctx.sub,
@@ -202,11 +240,34 @@ def _new_key(ctx: Ctx, reservation: Reservation, room_id: uuid.UUID, room_number
 
 
 def list_keys(ctx: Ctx, property_id: uuid.UUID, query: s.KeyQuery) -> Page[s.KeyOut]:
-    """The keys of one stay (a guest session: of its own stays only), oldest first."""
+    """The keys of one stay, oldest first. A guest session sees every key of its own stay, and
+    a companion's (a profile that holds a key of the stay) only the keys it holds; any other
+    guest gets 404."""
     with read_scope(ctx):
-        row = load_reservation(ctx, property_id, query.reservation_id)
-        page = paginate(DigitalKey.select().where(DigitalKey.reservation == row.id), DigitalKey,
-                        limit=query.limit, cursor=query.cursor)
+        keys = DigitalKey.select().where(DigitalKey.reservation == query.reservation_id)
+        try:
+            load_reservation(ctx, property_id, query.reservation_id)
+        except NotFound:
+            if ctx.holder_id is None:
+                raise
+            keys = keys.where((DigitalKey.holder_profile_id == ctx.holder_id)
+                              & (DigitalKey.property == property_id))
+            if not keys.exists():
+                raise
+        page = paginate(keys, DigitalKey, limit=query.limit, cursor=query.cursor)
+        return Page(items=[key_out(k, ctx.now) for k in page.items],
+                    next_cursor=page.next_cursor)
+
+
+def list_room_keys(ctx: Ctx, property_id: uuid.UUID, query: s.RoomKeyQuery) -> Page[s.KeyOut]:
+    """The live keys of a room (INACTIVE or ACTIVE and within their window), of every stay,
+    oldest first: what staff revoke after a lost card. Staff only (the route's guest class)."""
+    with read_scope(ctx):
+        load_property(property_id)
+        page = paginate(DigitalKey.select().where(
+            (DigitalKey.property == property_id) & (DigitalKey.room_number == query.room_number)
+            & DigitalKey.status.in_(LIVE) & (DigitalKey.valid_until > ctx.now)), DigitalKey,
+            limit=query.limit, cursor=query.cursor)
         return Page(items=[key_out(k, ctx.now) for k in page.items],
                     next_cursor=page.next_cursor)
 
@@ -220,8 +281,9 @@ def _load_key(ctx: Ctx, property_id: uuid.UUID, key_id: uuid.UUID, *,
               lock: bool = False) -> DigitalKey:
     query = DigitalKey.select().where((DigitalKey.id == key_id)
                                       & (DigitalKey.property == property_id))
-    if ctx.holder_id is not None:  # a guest reaches only the keys of its own stays
-        query = query.where(DigitalKey.reservation.in_(
+    if ctx.holder_id is not None:  # a guest reaches the keys of its own stays and its own keys
+        query = query.where((DigitalKey.holder_profile_id == ctx.holder_id)
+                            | DigitalKey.reservation.in_(
             Reservation.select(Reservation.id).where(
                 (Reservation.guest_profile == ctx.holder_id)
                 & (Reservation.property == property_id))))
@@ -334,7 +396,8 @@ def move_keys(uow: UnitOfWork, reservation: Reservation, old_room_id: uuid.UUID 
         old.pair_id = pair_id
         old.save()
         new = _new_key(uow.ctx, reservation, new_room.id, new_room.room_number, old.key_type,
-                       old.valid_until, pair_id=pair_id, replaces=old.id)
+                       old.valid_until, pair_id=pair_id, replaces=old.id,
+                       holder=old.holder_profile_id)
         _record(uow, new, "issued", before=None, reason="room_move")
         pairs.append((old, new))
     return pairs
@@ -342,12 +405,16 @@ def move_keys(uow: UnitOfWork, reservation: Reservation, old_room_id: uuid.UUID 
 
 def move_validity(uow: UnitOfWork, reservation: Reservation) -> list[DigitalKey]:
     """A departure edit of an in-house stay: its live keys end at the new departure's
-    check-out time (a lock command each)."""
+    check-out time (a lock command each). A key already past its valid_until is EXPIRED
+    whether or not the sweeper has written it, and stays so: an extension never revives it
+    (the stay gets a new key instead)."""
     moved: list[DigitalKey] = []
-    live = _locked_live(reservation.id)
+    now = uow.ctx.now
+    live = [k for k in _locked_live(reservation.id) if k.valid_until > now]
     if not live:
         return moved
-    until = valid_until_for(load_property(reservation.property_id), reservation.departure_date)
+    until = valid_until_for(load_property(reservation.property_id), reservation.departure_date,
+                            reservation.departure_time)
     for row in live:
         if row.valid_until == until:
             continue

@@ -1,4 +1,4 @@
-"""Kiosk configuration (issue 29): one row per property (unique in the database).
+"""Kiosk configuration: one row per property (unique in the database).
 
 GET answers the stored configuration, or the defaults while the property has none (no modes,
 no add-ons, not locked down, max_keys_per_stay 2) with the ETag `"0"`. PUT replaces the whole

@@ -1,4 +1,4 @@
-"""Kiosk reservation lookup (issue 30, SPEC Limits 4): two identifiers, one answer for every miss,
+"""Kiosk reservation lookup (SPEC Limits 4): two identifiers, one answer for every miss,
 a failure budget per terminal, and a session bound to the terminal and the reservation.
 
 - Identifiers: the last name plus the confirmation number (today's arrivals and in-house stays),
@@ -23,26 +23,24 @@ a failure budget per terminal, and a session bound to the terminal and the reser
 from __future__ import annotations
 
 import hmac
-import json
 import math
 import secrets
 import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
+import msgspec
 import peewee
 
 from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
-from pms.db.uow import unit_of_work
+from pms.db.uow import read_scope, unit_of_work
 from pms.domain.business_date import business_date
-from pms.domain.money import quantize
 from pms.domain.states import DIGITAL_KEY_LIVE, ReservationStatus
-from pms.errors import NotFound, TooManyLookups, ValidationFailed
+from pms.errors import Forbidden, NotFound, TooManyLookups, ValidationFailed
 from pms.models import (
     DigitalKey,
     Folio,
@@ -56,6 +54,8 @@ from pms.models import (
 )
 from pms.schemas import kiosk as s
 from pms.services.catalog.catalog import load_property
+from pms.services.frontdesk.checkin import READY_HK, room_ready
+from pms.services.kiosk.kiosk_folio import kiosk_can_check_out, stay_owes
 from pms.services.kiosk.kiosk_sessions import (
     CHECK_IN,
     CHECK_OUT,
@@ -69,7 +69,6 @@ from pms.services.kiosk.kiosk_sessions import (
 FAILURE_BUDGET = 5
 FAILURE_WINDOW = timedelta(minutes=15)
 LOCKOUT = timedelta(minutes=15)
-READY_HK = ("CLEAN", "INSPECTED")
 LIVE_KEYS = [st.value for st in DIGITAL_KEY_LIVE]
 NO_IDENTIFIER = ""  # never a confirmation or room number: the unused identifier's value
 
@@ -106,6 +105,7 @@ def lookup(ctx: Ctx, property_id: uuid.UUID, body: s.KioskLookupIn) -> Match:
         prop = load_property(property_id)
         enabled = require_modes(property_id, LOOKUP_MODES)
         terminal = _lock_terminal(ctx)
+        bind_terminal(terminal, property_id)
         _spend_check(terminal, ctx.now)
         pause = wiring.current().pause_after_lookup_budget
         if pause is not None:  # TEST-ONLY: widen the window between the budget read and write
@@ -140,7 +140,11 @@ def lookup(ctx: Ctx, property_id: uuid.UUID, body: s.KioskLookupIn) -> Match:
     if found is None:
         raise NotFound("no reservation matches these details; please see the front desk",
                        code="reservation_not_found")
-    return Match(_out(property_id, found, today, enabled), token, ctx.now + IDLE_TIMEOUT)
+    with read_scope(ctx):
+        out = _out(property_id, found, today, enabled, ctx.now)
+    if body.room_number is not None:  # a room number and a name: never the booking's number
+        out = msgspec.structs.replace(out, confirmation_number=None)
+    return Match(out, token, ctx.now + IDLE_TIMEOUT)
 
 
 def _lock_terminal(ctx: Ctx) -> KioskTerminal:
@@ -148,6 +152,16 @@ def _lock_terminal(ctx: Ctx) -> KioskTerminal:
     KioskTerminal.insert(terminal=ctx.sub, failures=0, lookups=0, version=0,
                          window_started_at=ctx.now).on_conflict_ignore().execute()
     return for_update(KioskTerminal.select().where(KioskTerminal.terminal == ctx.sub)).get()
+
+
+def bind_terminal(terminal: KioskTerminal, property_id: uuid.UUID) -> None:
+    """A terminal serves one property: bound at its first lookup (saved with the lookup's
+    count), refused elsewhere (403 terminal_other_property, before its budget is touched)."""
+    if terminal.property_id is None:
+        terminal.property_id = property_id
+    elif terminal.property_id != property_id:
+        raise Forbidden("this kiosk terminal serves another property",
+                        code="terminal_other_property")
 
 
 def _spend_check(terminal: KioskTerminal, now: datetime) -> None:
@@ -208,27 +222,29 @@ def _candidates(property_id: uuid.UUID, today: Any, now: datetime,
 
 
 def _out(property_id: uuid.UUID, row: tuple[Any, ...], today: Any,
-         enabled: frozenset[str]) -> s.KioskReservationOut:
+         enabled: frozenset[str], now: datetime) -> s.KioskReservationOut:
+    """The matched stay as the kiosk sees it (inside a scope): its balance is what it owes at
+    a check-out now (`kiosk_folio.stay_owes`, the rule check-out shares)."""
     (rid, number, status, arrival, departure, adults, children, first, last, room_type_id,
-     room_type_name, room_id, room_number, room_status, hk_status, currency, charges, paid,
-     key_count, ready, nightly_prices, room_nights) = row
-    balance = quantize(Decimal(str(charges or 0)) - Decimal(str(paid or 0)), currency)
-    if status == ReservationStatus.CHECKED_IN.value:
-        balance += _unposted_nights(_date(arrival), _date(departure), today, nightly_prices,
-                                    int(room_nights or 0))
+     room_type_name, room_id, room_number, room_status, hk_status, currency, _charges, _paid,
+     key_count, ready, _nightly_prices, _room_nights) = row
+    owed = stay_owes(Reservation.get_by_id(rid), now=now)
+    balance = owed.guest_owes
     reasons: list[str] = []
     actions: list[str] = []
     if status == ReservationStatus.CHECKED_IN.value:
         reasons.append("already_checked_in")
-        if balance > 0:
+        if balance > 0 and owed.company_billed:
+            reasons.append("company_billed")
+        elif balance > 0 and not kiosk_can_check_out(owed):
             reasons.append("balance_due")
         actions.append(COLLECT_KEY)
-        if balance <= 0:
+        if kiosk_can_check_out(owed):
             actions.append(CHECK_OUT)
     else:
-        room_ready = (room_status == "VACANT" and hk_status in READY_HK if room_id is not None
-                      else int(ready or 0) > 0)
-        if not room_ready:
+        ready_now = (room_ready(room_status, hk_status) if room_id is not None
+                     else int(ready or 0) > 0)
+        if not ready_now:
             reasons.append("room_not_ready")
         else:
             actions.append(CHECK_IN)
@@ -240,21 +256,6 @@ def _out(property_id: uuid.UUID, row: tuple[Any, ...], today: Any,
         room_number=room_number, balance=balance, currency=currency,
         key_count=int(key_count or 0), reasons=reasons,
         actions=[a for a in actions if a in enabled])
-
-
-def _unposted_nights(arrival: date, departure: date, today: date, prices: Any,
-                     posted: int) -> Decimal:
-    """The room nights a check-out today would still post (nights are posted in order: by the
-    night audit, then the rest at check-out; pms.services.cashiering.folios.last_night_due), at their
-    booked prices. Taxes a transaction code adds on top are not projected here: the check-out
-    itself stays the authority (409 folio_not_closable)."""
-    if isinstance(prices, str):
-        prices = json.loads(prices)
-    last = max(min(today, departure), arrival + timedelta(days=1)) - timedelta(days=1)
-    due = sorted((date.fromisoformat(str(p["date"])[:10]), Decimal(str(p["amount"])))
-                 for p in prices or [])
-    due = [amount for night, amount in due if night <= last]
-    return sum(due[posted:], Decimal(0))
 
 
 def _uuid(value: Any) -> uuid.UUID:

@@ -1,4 +1,4 @@
-"""Kiosk admission (issue 30): what a kiosk token must show before a kiosk action runs.
+"""Kiosk admission: what a kiosk token must show before a kiosk action runs.
 
 Every kiosk action checks, on the server and per route, the property's kiosk config: lockdown
 refuses it (409 kiosk_locked), a mode not in enabled_modes too (409 kiosk_mode_disabled). The
@@ -107,3 +107,31 @@ def admit(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, mode: str
         raise NotFound("no such reservation")
     (KioskSession.update(last_seen_at=now)
      .where(KioskSession.id == session.id).execute())
+
+
+def end_session(ctx: Ctx, property_id: uuid.UUID) -> None:
+    """End the kiosk token's session (check-out: the stay is over). Inside the caller's unit
+    of work, after `admit`; the session's token is refused from then on (403)."""
+    token = ctx.kiosk_session
+    if not is_kiosk(ctx) or not token:
+        return
+    (KioskSession.update(ended_at=ctx.now)
+     .where((KioskSession.token_digest == digest(token)) & (KioskSession.terminal == ctx.sub)
+            & (KioskSession.property == property_id) & KioskSession.ended_at.is_null())
+     .execute())
+
+
+def require_terminal_property(ctx: Ctx, property_id: uuid.UUID) -> None:
+    """A kiosk action without a session (the walk-in): the terminal must serve this property
+    (bound at its first lookup; a terminal that never looked anything up is not bound yet).
+    Inside a scope. Raises Forbidden (403 terminal_other_property)."""
+    from pms.errors import Forbidden
+    from pms.models import KioskTerminal
+
+    if not is_kiosk(ctx):
+        return
+    row = (KioskTerminal.select(KioskTerminal.property_id)
+           .where(KioskTerminal.terminal == ctx.sub).first())
+    if row is not None and row.property_id is not None and row.property_id != property_id:
+        raise Forbidden("this kiosk terminal serves another property",
+                        code="terminal_other_property")

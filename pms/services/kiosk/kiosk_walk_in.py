@@ -1,4 +1,4 @@
-"""A walk-in with its guarantee (issue 30): the express booking (pms.services.frontdesk.checkin.walk_in),
+"""A walk-in with its guarantee: the express booking (pms.services.frontdesk.checkin.walk_in),
 then, when a payment_method_id is given (always at a kiosk), the stay's total pre-authorized on
 its guest folio through the payments service before the answer: a payment intent with manual
 confirmation (SPEC rule 8), the folio pre-authorization's own three steps

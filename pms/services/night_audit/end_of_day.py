@@ -22,6 +22,7 @@ from typing import Any
 
 import peewee
 
+from pms.clock import local_today
 from pms.context import Ctx
 from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
@@ -35,6 +36,7 @@ from pms.domain.states import (
     ReservationStatus,
 )
 from pms.errors import Conflict, NotFound
+from pms.failures import public_error
 from pms.models import Property, Reservation, Room
 from pms.models.end_of_day import NightAuditRun, NightAuditStep
 from pms.schemas.common import to_data
@@ -105,6 +107,7 @@ def due_no_shows(property_id: uuid.UUID, night: date) -> peewee.ModelSelect:
 def _step_no_shows(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
                    ) -> tuple[int, dict[str, Any]]:
     from pms.schemas import reservations as rs
+    from pms.services.cashiering.folios import close_settled_folios
     from pms.services.reservations.reservations import record
     from pms.services.reservations.stays import apply_no_show
 
@@ -116,6 +119,7 @@ def _step_no_shows(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
         fee_line = night_charges.post_no_show_fee(row, day)
         if fee_line is not None:
             fees.append(str(fee_line.amount))
+        close_settled_folios(row, now=uow.ctx.now)
         record(uow, row, "no_show", before=before)
     return len(rows), {"fees": fees}
 
@@ -179,7 +183,7 @@ def overstays(property_id: uuid.UUID, day: date) -> list[dict[str, Any]]:
 
 def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
                     run: NightAuditRun) -> tuple[int, dict[str, Any]]:
-    # Decision (documented in the run's figures and the README): guests in house past their
+    # Decision (docs/guides/cashiering-and-night-audit.md): guests in house past their
     # departure do not block the date roll, since one late guest must not stop a hotel's
     # business date, but they are never rolled over silently: they are listed in the step's
     # detail and the run's figures (so in the night_audit events), and logged as a warning.
@@ -205,7 +209,7 @@ def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
 
 def _step_block_cut_offs(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks
                          ) -> tuple[int, dict[str, Any]]:
-    """Issue 33: blocks whose cut-off date is the business date the audit rolls to (or
+    """blocks whose cut-off date is the business date the audit rolls to (or
     earlier) give their unpicked rooms back to the house."""
     from pms.services.groups.room_blocks import cut_off_due_in
 
@@ -221,14 +225,18 @@ STEP_FUNCS: dict[str, Callable[..., tuple[int, dict[str, Any]]]] = {
 NEEDS_RUN = {"room_charges", "figures", "roll_date"}
 
 
-def _record(uow: UnitOfWork, run: NightAuditRun, action: str) -> None:
-    uow.record("night_audit", action, run, to_data(_out(run)), property_id=run.property_id)
+def _record(uow: UnitOfWork, run: NightAuditRun, action: str, *, reason: str | None = None
+            ) -> None:
+    uow.record("night_audit", action, run, to_data(_out(run)), property_id=run.property_id,
+               reason=reason)
 
 
-def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date
-             ) -> tuple[NightAuditRun, bool]:
+def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date, *,
+             override_reason: str | None = None) -> tuple[NightAuditRun, bool]:
     """Inside a unit of work: the run row of (property, day), created RUNNING or resumed;
-    (run, True) when it is DONE already (then nothing is written).
+    (run, True) when it is DONE already (then nothing is written). `override_reason` (a
+    business date closed before the property's local date passed it) is the `reason` of the
+    run's `night_audit.started` audit row.
 
     Raises:
         NightAuditUnderWay (409 end_of_day_in_progress): a concurrent start created the row
@@ -253,7 +261,7 @@ def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date
             raise NightAuditUnderWay(
                 f"the night audit of {day} is already under way", retry_after=5,
                 run_id=str(other.id) if other else None, business_date=day.isoformat()) from None
-        _record(uow, run, "started")
+        _record(uow, run, "started", reason=override_reason)
     elif not done:
         run.status = AUDIT_RUN_MACHINE.transition(run.status, "resume").value
         run.attempts += 1
@@ -263,15 +271,16 @@ def claim_in(uow: UnitOfWork, ctx: Ctx, prop_id: uuid.UUID, day: date
     return run, done
 
 
-def _claim(ctx: Ctx, prop_id: uuid.UUID, day: date) -> tuple[NightAuditRun, bool]:
+def _claim(ctx: Ctx, prop_id: uuid.UUID, day: date, override_reason: str | None = None
+           ) -> tuple[NightAuditRun, bool]:
     """Claim the run for a runner that runs it here and now (CLI, job): one that lost the
     race to create the row resumes it instead (its steps serialize on the run's lock)."""
     try:
         with lock_errors(), unit_of_work(ctx) as uow:
-            run, done = claim_in(uow, ctx, prop_id, day)
+            run, done = claim_in(uow, ctx, prop_id, day, override_reason=override_reason)
     except NightAuditUnderWay:
         with lock_errors(), unit_of_work(ctx) as uow:
-            run, done = claim_in(uow, ctx, prop_id, day)
+            run, done = claim_in(uow, ctx, prop_id, day, override_reason=override_reason)
     return run, done
 
 
@@ -299,13 +308,16 @@ def _run_step(ctx: Ctx, run_id: uuid.UUID, name: str, position: int, hooks: Hook
 
 def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | None = None,
                     dry_run: bool = False, hooks: Hooks | None = None,
-                    run_id: uuid.UUID | None = None) -> NightAuditRunOut:
+                    run_id: uuid.UUID | None = None,
+                    override_reason: str | None = None) -> NightAuditRunOut:
     """Run (or resume, or answer the finished) night audit of a property.
 
     Args:
         run_id: a run already claimed (the API claims it with the job; the job runs it).
         business_date: the day to close; the property's current business date by default.
-        dry_run: report what would be done and write nothing.
+        dry_run: report what would be done and write nothing (the calendar is not checked).
+        override_reason: close a business date the property's local date has not passed yet
+            (audited with this reason); without it such a date is 409 business_date_not_over.
         hooks: ledger client, housekeeping fan-out, progress callback, test crash hook.
 
     Raises:
@@ -319,14 +331,15 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
             raise NotFound("no such property")
         day = business_date or current_business_date(prop, ctx.now)
         if run_id is None:
-            check_closable(prop, day, ctx.now)
+            check_closable(prop, day, ctx.now, override_reason=override_reason,
+                           dry_run=dry_run)
         if dry_run:
             return preview(prop, day)
         claimed = NightAuditRun.get_or_none(NightAuditRun.id == run_id) if run_id else None
     if claimed is not None and claimed.status != AuditRunStatus.FAILED:
         run, done = claimed, claimed.status == AuditRunStatus.DONE
     else:
-        run, done = _claim(ctx, property_id, day)
+        run, done = _claim(ctx, property_id, day, override_reason)
     if not done:
         try:
             for position, name in enumerate(STEPS):
@@ -348,29 +361,60 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
             # Any failure (a lock that outlasted the retries, a bug, a worker's time limit) ends
             # the run FAILED, so it is visibly re-runnable instead of RUNNING forever; an
             # interrupt is re-raised once the run is marked.
-            log.exception("night audit failed", extra={"property_id": str(property_id)})
-            _mark_failed(ctx, run.id, f"{type(exc).__name__}: {exc}")
+            _mark_failed(ctx, run.id, public_error(exc, log, "night audit",
+                                                   property_id=str(property_id),
+                                                   run_id=str(run.id)))
             if not isinstance(exc, Exception):
                 raise
     with read_scope(ctx):
         return _out(NightAuditRun.get_by_id(run.id))
 
 
-def check_closable(prop: Property, day: date, now: datetime) -> None:
-    """Only the property's current business date can be closed (issue 28: a date far ahead
-    rolled the property there for good). Another date is accepted only where that date already
-    has a run: a finished one answers with itself, an unfinished one (its roll done, its end
-    not written) resumes. Anything else is 409 `business_date_not_current`, naming the
-    current date. Call inside a read scope."""
+class BusinessDateNotOver(Conflict):
+    """Raised when a run would close a business date the property's local calendar date has
+    not passed yet (the audit would post room nights and no-show fees for nights not lived)."""
+
+    code = "business_date_not_over"
+
+
+def check_closable(prop: Property, day: date, now: datetime, *,
+                   override_reason: str | None = None, dry_run: bool = False) -> None:
+    """Only the property's current business date can be closed (a date far ahead rolled the
+    property there for good), and only once the property's local date has passed it. A date
+    that already has a run is accepted as it is: a finished one answers with itself, an
+    unfinished one resumes. A property never audited (no business date of its own: it is on
+    its local date) may also close the day before its local date, named explicitly: its first
+    audit then lands it on the calendar. Call inside a read scope.
+
+    Raises:
+        Conflict (409 business_date_not_current): another date, without a run; names the
+            current date.
+        BusinessDateNotOver (409 business_date_not_over): the local date at the property is
+            the business date or earlier, and no `override_reason` was given (a dry run is
+            not refused: it writes nothing).
+    """
     current = current_business_date(prop, now)
-    if day == current:
-        return
+    local = local_today(now, prop.timezone)
     if NightAuditRun.select(NightAuditRun.id).where(
             (NightAuditRun.property == prop.id) & (NightAuditRun.business_date == day)).exists():
         return
-    raise Conflict(f"only the property's current business date ({current}) can be closed, "
-                   f"not {day}", code="business_date_not_current",
-                   current_business_date=current.isoformat())
+    if prop.business_date is None and day == local - timedelta(days=1):
+        # A property never audited is on its local date; its first audit may close the day
+        # before, named explicitly, and so land on the calendar (its business date becomes
+        # the local date) instead of starting a day ahead of it.
+        return
+    if day != current:
+        raise Conflict(f"only the property's current business date ({current}) can be closed, "
+                       f"not {day}", code="business_date_not_current",
+                       current_business_date=current.isoformat())
+    if day >= local and override_reason is None and not dry_run:
+        first = (f"; a property never audited may close {local - timedelta(days=1)} "
+                 "(name it as business_date)") if prop.business_date is None else ""
+        raise BusinessDateNotOver(
+            f"the business date {day} is not over at the property (its local date is "
+            f"{local}): the night audit closes it once the local date has passed it, or "
+            f"with an override that names its reason{first}", business_date=day.isoformat(),
+            local_date=local.isoformat())
 
 
 def _mark_failed(ctx: Ctx, run_id: uuid.UUID, error: str) -> None:

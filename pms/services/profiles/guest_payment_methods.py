@@ -1,22 +1,31 @@
-"""A guest profile's payment methods (issue 29): references to payments-service tokens.
+"""A guest profile's payment methods: references to payments-service tokens.
 
 Only the token's `payment_method_id` and what the payments service reports of it (brand, last
 four digits, expiry month and year) are kept: never a card number or a secret (SPEC rule 3;
 bodies that look like card data are refused before they get here). Holder-scoped: a guest
 session reaches only its own profile's methods (another profile answers 404). Deleting a
 reference never deletes the payments-service token (no call is made).
+
+A reference is kept only when the payments service reports it as the profile's own
+(`pms.platform.payments.require_own_method`, asked outside any transaction): else 422 payment_method_not_allowed,
+so a stored reference is one the guest's payments accept. A company profile has its own
+methods (pms.services.corporate, with their approval): this route refuses it (422
+profile_is_company). Where a guest pays, a reference stored on its profile is its own
+(`is_stored_method`, pms.services.cashiering.payments.check_own_method).
 """
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from pms.context import Ctx
-from pms.db.locking import lock_errors
+from pms.db.locking import for_update, lock_errors
 from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope, unit_of_work
-from pms.errors import AlreadyExists, NotFound
+from pms.errors import AlreadyExists, NotFound, ValidationFailed
 from pms.models import GuestPaymentMethod
+from pms.platform.payments import require_own_method
 from pms.schemas import feedback as s
 from pms.schemas.common import ListQuery, to_data
 from pms.services.catalog.catalog import load_property
@@ -30,11 +39,33 @@ def method_out(row: GuestPaymentMethod) -> s.PaymentMethodOut:
                               created_at=row.created_at)
 
 
-def _own_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> None:
+def _own_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> Any:
     load_property(property_id)
     if ctx.holder_id is not None and ctx.holder_id != profile_id:
         raise NotFound("no such profile")
-    load_profile(profile_id)
+    return load_profile(profile_id)
+
+
+def is_stored_method(profile_id: uuid.UUID, payment_method_id: str) -> bool:
+    """Whether the profile holds this reference (verified with the payments service when it
+    was added). Call inside a scope."""
+    return GuestPaymentMethod.select().where(
+        (GuestPaymentMethod.profile == profile_id)
+        & (GuestPaymentMethod.payment_method_id == payment_method_id)).exists()
+
+
+def _verify(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID, payment_method_id: str,
+            payments: Any) -> None:
+    with read_scope(ctx):
+        profile = _own_profile(ctx, property_id, profile_id)
+    if profile.kind == "COMPANY":
+        raise ValidationFailed(
+            "a company profile's payment methods are the company's, with their approval: "
+            "POST /companies/{id}/payment-methods", code="profile_is_company")
+    require_own_method(
+        payments, payment_method_id, env_id=str(ctx.env_id), holder_id=str(profile_id),
+        detail="the payments service does not report this payment method as the profile's",
+        message="not a payment method of this profile")
 
 
 def list_methods(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
@@ -47,8 +78,16 @@ def list_methods(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
 
 
 def add_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
-               body: s.PaymentMethodIn) -> GuestPaymentMethod:
-    """Keep a reference. Raises NotFound, AlreadyExists (409): the profile holds it already."""
+               body: s.PaymentMethodIn, *, payments: Any) -> GuestPaymentMethod:
+    """Keep a reference the payments service reports as the profile's.
+
+    Raises:
+        NotFound. AlreadyExists (409): the profile holds it already.
+        ValidationFailed (422): payment_method_not_allowed (not the profile's, per the
+            payments service), profile_is_company.
+        DependencyUnavailable (503): the payments service cannot say.
+    """
+    _verify(ctx, property_id, profile_id, body.payment_method_id, payments)
     with lock_errors(), unit_of_work(ctx) as uow:
         _own_profile(ctx, property_id, profile_id)
         GuestPaymentMethod.insert(
@@ -68,12 +107,15 @@ def add_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
 
 def remove_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
                   payment_method_id: str) -> None:
-    """Forget a reference (the payments-service token itself is left alone). Raises NotFound."""
+    """Forget a reference (the payments-service token itself is left alone). Raises NotFound.
+
+    The row is read with its lock (FOR UPDATE): of two removals at once the second waits,
+    then finds no row and answers 404 (not an error on a row deleted under it)."""
     with lock_errors(), unit_of_work(ctx) as uow:
         _own_profile(ctx, property_id, profile_id)
-        row = GuestPaymentMethod.select().where(
+        row = for_update(GuestPaymentMethod.select().where(
             (GuestPaymentMethod.payment_method_id == payment_method_id)
-            & (GuestPaymentMethod.profile == profile_id)).first()
+            & (GuestPaymentMethod.profile == profile_id))).first()
         if row is None:
             raise NotFound("no such payment method")
         uow.record("guest_payment_method", "deleted", row, to_data(method_out(row)),

@@ -24,7 +24,7 @@ from pms.models import Profile
 from pms.schemas.common import to_data
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, profile_out
 from pms.services.catalog.catalog import load_property
-from pms.services.rates.negotiated_plans import require_negotiated
+from pms.services.rates.negotiated_plans import authorize_links, require_negotiated
 
 
 def _find_existing(body: ProfileIn) -> Profile | None:
@@ -39,7 +39,7 @@ def _find_existing(body: ProfileIn) -> Profile | None:
 
 _PROFILE_FIELDS = tuple(Profile._meta.sorted_fields)
 
-# PERF (issue 10): the property check and the look for a profile with the same email (first) or
+# PERF: the property check and the look for a profile with the same email (first) or
 # external reference, in ONE statement, built once per process; the row comes back as a tuple.
 # On PostgreSQL it is the PL/pgSQL function `pms_profile_refs` (migrations 014, 020, 030), whose
 # plan the server keeps per connection (planning it cost more than running it).
@@ -155,24 +155,9 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             profile_id: uuid.UUID | None) -> tuple[Profile, bool]:
     try:
         with unit_of_work(ctx) as uow:
-            # every id a negotiated plan of the env (issue 31: the rate fence)
-            require_negotiated(body.preferences.negotiated_rate_plan_ids,
-                               "preferences.negotiated_rate_plan_ids")
-            row = Profile.build(
-                **({"id": profile_id} if profile_id is not None else {}),
-                kind=body.kind, first_name=body.first_name, last_name=body.last_name,
-                company_name=body.company_name, email=body.email,
-                email_normalized=body.email.strip().lower() if body.email else None,
-                phone=body.phone, external_ref=body.external_ref, language=body.language,
-                address=msgspec.to_builtins(body.address) if body.address else None,
-                preferences=msgspec.to_builtins(body.preferences),
-                origin_property_id=property_id, version=1,
-            )
-            if not _insert_new(row):
+            row = create_in(uow, property_id, body, profile_id)
+            if row is None:
                 raise _Taken
-            data = to_data(profile_out(row))
-            uow.audit("profile.created", row, after=data)
-            uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
         return row, True
     except (_Taken, peewee.IntegrityError) as exc:
         if profile_id is not None:
@@ -187,6 +172,33 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             raise Conflict("a concurrent change took this profile's email or external_ref; "
                            "retry", code="profile_conflict") from None
         return existing, False
+
+
+def create_in(uow: Any, property_id: uuid.UUID, body: ProfileIn,
+              profile_id: uuid.UUID | None = None) -> Profile | None:
+    """The profile create inside the caller's unit of work: the row, its audit row and its
+    `hotel:pms:profile:created` event; None (nothing written) when its email, external
+    reference or id is another row's (the caller finds that row or refuses)."""
+    # every id a negotiated plan of the env (the rate fence), linked with the permission a
+    # link needs at its plan's property (the profile's path is one property, a plan another's)
+    authorize_links(uow.ctx, require_negotiated(body.preferences.negotiated_rate_plan_ids,
+                                                "preferences.negotiated_rate_plan_ids"))
+    row = Profile.build(
+        **({"id": profile_id} if profile_id is not None else {}),
+        kind=body.kind, first_name=body.first_name, last_name=body.last_name,
+        company_name=body.company_name, email=body.email,
+        email_normalized=body.email.strip().lower() if body.email else None,
+        phone=body.phone, external_ref=body.external_ref, language=body.language,
+        address=msgspec.to_builtins(body.address) if body.address else None,
+        preferences=msgspec.to_builtins(body.preferences),
+        origin_property_id=property_id, version=1,
+    )
+    if not _insert_new(row):
+        return None
+    data = to_data(profile_out(row))
+    uow.audit("profile.created", row, after=data)
+    uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
+    return row
 
 
 def _insert_new(row: Profile) -> bool:

@@ -1,4 +1,4 @@
-"""The rate fence (issue 31): who may be offered and book a negotiated rate plan.
+"""The rate fence: who may be offered and book a negotiated rate plan.
 
 One rule for the corporate availability search and reservation create, so an offer and its
 booking never disagree (Apaleo's integrators report them drifting apart): a negotiated plan is

@@ -115,7 +115,7 @@ def set_rates(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
         per_type: dict[uuid.UUID, list[date]] = {}
         for rt, day in values:
             per_type.setdefault(rt, []).append(day)
-        for rt, days_of in per_type.items():  # issue 35: the ARI events of the new rates
+        for rt, days_of in per_type.items():  # the ARI events of the new rates
             ari_events.touch(property_id, rt, days_of, rate_plans=[plan.id])
         out = s.RatesWritten(rate_plan_id=plan.id, currency=plan.currency,
                              nights_written=len(rows))
@@ -188,7 +188,7 @@ def set_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID |
         room_types = ([body.room_type_id] if body.room_type_id is not None else
                       [rt for (rt,) in RoomType.select(RoomType.id)
                        .where(RoomType.property == property_id).tuples()])
-        for rt in room_types:  # issue 35: the ARI events of the new restrictions
+        for rt in room_types:  # the ARI events of the new restrictions
             ari_events.touch(property_id, rt, days, restrictions=True)
         out = s.RestrictionsWritten(rate_plan_id=plan.id if plan else None,
                                     room_type_id=body.room_type_id, from_date=body.from_date,
@@ -204,7 +204,7 @@ def set_restrictions(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID |
 
 
 def _same(name: str, value: int | None, old_name: str, old: int | None) -> int | None:
-    """A length of stay given under its channel name or today's (issue 35): both must agree."""
+    """A length of stay given under its channel name or today's: both must agree."""
     if value is not None and old is not None and value != old:
         raise _field_error(name, f"differs from {old_name}; give one of them")
     return value if value is not None else old
@@ -354,7 +354,7 @@ def validate_promo(ctx: Ctx, property_id: uuid.UUID,
         room_type = load_room_type(property_id, body.room_type_id)
         plan = RatePlan.get_or_none((RatePlan.id == body.rate_plan_id)
                                     & (RatePlan.property == property_id))
-        # the rate fence (issue 31): the body names no company, so a negotiated plan is open
+        # the rate fence: the body names no company, so a negotiated plan is open
         # only to the company's own token; anyone else (staff included: a quote naming no
         # company is a public one) gets the answer of an unknown plan
         if plan is None or not negotiated_plan_open(ctx, plan, None):

@@ -1,4 +1,4 @@
-"""What one booking may ask of a property (issue 28): how far ahead any arrival may be, and how
+"""What one booking may ask of a property: how far ahead any arrival may be, and how
 many future reservations one guest session may hold.
 
 - `booking_horizon_days` (property, default 550): an arrival later than the business date plus

@@ -36,10 +36,11 @@ from pms.errors import (
     ValidationFailed,
 )
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
-from pms.queries.availability import SearchData, load_packages, load_promo
+from pms.queries.availability import SearchData, load_packages, load_promo, load_search_data
 from pms.queries.stay_through import through_rules
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
+from pms.services.cashiering.folios import close_settled_folios
 from pms.services.catalog.catalog import load_property
 from pms.services.corporate import company_billing
 from pms.services.corporate.companies import may_book_for_traveler
@@ -126,7 +127,7 @@ def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
             offered_to is not None and not rate_plan_open_to(offered_to, rate_plan)):
         raise _field_error("rate_plan_id", "rate_plan_id is not a rate plan of this property")
     if fence is not None and rate_plan.negotiated:
-        # the rate fence of the corporate search (issue 31): a named company the plan is
+        # the rate fence of the corporate search: a named company the plan is
         # negotiated for, that the caller may book for; holders get the unknown-plan answer
         ctx, company_id = fence
         if not negotiated_plan_open(ctx, rate_plan, company_id):
@@ -146,7 +147,7 @@ def _columns(model: type, alias: str) -> str:
     return ", ".join(f"{alias}.{f.column_name}" for f in model._meta.sorted_fields)
 
 
-# The property with the booked room type and rate plan in ONE read (PERF, issue 10: three by-id
+# The property with the booked room type and rate plan in ONE read (PERF, three by-id
 # reads before). The room type and the plan must belong to the property: an outer join that
 # finds none leaves their columns NULL, read as "not of this property".
 _REFS_FROM = (
@@ -299,15 +300,26 @@ def _check_stay(refs: Refs, arrival: date, departure: date, adults: int, childre
 
 
 def _quote(ctx: Ctx, refs: Refs, arrival: date, departure: date, adults: int, children: int,
-           promo_code: str | None) -> Quote:
+           promo_code: str | None, *, in_block: bool = False) -> Quote:
     # The nights are sold under their row locks right after (take_rooms): that recount decides
-    # "sold out", so the quote only prices and checks the plan's rules.
-    if refs.prices is not None:  # read with the references: price without more reads
+    # "sold out", so the quote only prices and checks the plan's rules. A room of a block
+    # (`in_block`: a pick-up, or a block's reservation changed) honours only the block's own
+    # rules (its dates, allocation, rate plan, cut-off): the rate's restrictions (a house-wide
+    # stop-sell, a minimum stay, closed to arrival) do not apply to the rooms it holds.
+    if in_block:
+        with read_scope(ctx):
+            data = load_search_data(refs.prop.id, [refs.room_type], [refs.rate_plan], arrival,
+                                    departure, stay_nights(arrival, departure),
+                                    promo_code=promo_code, with_counts=False)
+        data.restrictions = {}
+        quote = quote_for(data, refs.room_type, refs.rate_plan, adults=adults,
+                          children=children, promo_code=promo_code)
+    elif refs.prices is not None:  # read with the references: price without more reads
         check_occupancy(adults, children)
         with read_scope(ctx):
             packages = (load_packages(refs.prop.id) if refs.rate_plan.package_codes else {})
             promo = load_promo(refs.prop.id, promo_code) if promo_code is not None else None
-            # issue 35: the through-stay lengths, which pms_booking_refs does not return
+            # the through-stay lengths, which pms_booking_refs does not return
             through = through_rules(refs.prop, refs.rate_plan, refs.room_type, arrival,
                                     departure)
         restrictions = refs.prices.restrictions
@@ -359,9 +371,9 @@ def _guest(ctx: Ctx, profile_id: uuid.UUID | None, guest: s.GuestIn | None,
            ) -> tuple[uuid.UUID | None, str | None, str | None]:
     if ctx.holder_id is not None:
         if profile_id is not None and profile_id != ctx.holder_id:
-            # issue 31: a company's ADMIN or BOOKER books for another traveler of the company;
+            # a company's ADMIN or BOOKER books for another traveler of the company;
             # anyone else's profile answers 404 to a holder session (CONTRACT §2, kept over
-            # issue 27's 422 rule, which applies to every other caller)
+            # 's 422 rule, which applies to every other caller)
             if company_id is None or not may_book_for_traveler(ctx, company_id, profile_id):
                 raise NotFound("no such profile")
         else:
@@ -421,7 +433,7 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest,
                                              body.company_profile_id)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
-                           body.children, body.promo_code)
+                           body.children, body.promo_code, in_block=pickup is not None)
             row = Reservation.build(
                 env_id=ctx.env_id, property=refs.prop.id, room_type=refs.room_type.id,
                 rate_plan=refs.rate_plan.id, guest_profile=profile_id,
@@ -432,15 +444,17 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
                 guest_first_name=first, guest_last_name=last,
                 guest_last_name_normalized=last.strip().lower(), promo_code=body.promo_code,
                 notes=body.notes, version=1)
-            if pickup is not None:  # issue 33: picked up from a room block
+            if pickup is not None:  # picked up from a room block
                 row.block_id = pickup.block_id
             _apply_quote(row, quote)
             billing = None
-            if body.company_payment_method_id is not None:  # issue 31: billed to a company
+            if body.company_payment_method_id is not None:  # billed to a company
                 billing = company_billing.check_billing(
                     ctx, body.company_profile_id, body.company_payment_method_id,
                     refs.prop.id, Decimal(row.total_amount), row.currency)
                 row.company_billed = True  # check-out reads the routing only then
+            row.company_profile_id = company_billing.booking_company(
+                ctx, body.company_profile_id, billing)
             folding = body.confirmation_number is not None
             # PERF: a generated number's INSERT goes out with the take (one round trip)
             insert = None if folding or pickup is not None else row.insert_statement()
@@ -473,23 +487,24 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
 def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
           insert: tuple[str, list[Any]] | None) -> None:
     """Sell the booking's nights under their locks (from the house, or a block's held room),
-    then check the rate plan's allotment under those same locks (issue 35)."""
+    then check the rate plan's allotment under those same locks; a pick-up is
+    a room the block holds, so no allotment of the plan refuses it."""
     early = allotments.TEST_HOOKS.check_before_lock  # TEST-ONLY control order
     version = getattr(refs.rate_plan, "version", None)
     if allotments.TEST_HOOKS.pause_before_lock is not None:  # TEST-ONLY: plan read, not locked
         allotments.TEST_HOOKS.pause_before_lock()
-    if early:
+    if early and pickup is None:
         allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
                          plan_version=version)
-    try:
-        if pickup is not None:  # the block's held room becomes a sold one
-            pickup.take(refs.room_type.id, nights)
-        else:
+    if pickup is not None:  # the block's held room becomes a sold one (inserted before)
+        pickup.take(refs.room_type.id, nights)
+    else:
+        try:
             take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert)
-    except peewee.IntegrityError as exc:  # only the reservation INSERT can collide
-        raise Conflict("a generated confirmation number collided; retry",
-                       code="confirmation_number_conflict") from exc
-    if not early:
+        except peewee.IntegrityError as exc:  # only the reservation INSERT sent with it
+            raise Conflict("a generated confirmation number collided; retry",
+                           code="confirmation_number_conflict") from exc
+    if not early and pickup is None:
         allotments.check(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
                          plan_version=version)
 
@@ -537,7 +552,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
     (the old nights are released and the new ones taken in the same transaction).
 
     A reservation picked up from a block keeps its room type and moves its dates only through
-    its block (`pickup`, the block's bulk date change, issue 33): the old nights go back to the
+    its block (`pickup`, the block's bulk date change): the old nights go back to the
     block (or the house after the cut-off), the new ones are picked up again (the allocation
     and the house re-checked), the block's row lock first, then every night's lock at once.
 
@@ -564,21 +579,29 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         # booked the guest on a negotiated plan)
         refs = _load_refs(property_id, room_type_id, rate_plan_id,
                           offered_to=ctx if rate_plan_id != row.rate_plan_id else None)
+        if body.company_profile_id is not msgspec.UNSET:
+            company_billing.change_booking_company(ctx, row, body.company_profile_id,
+                                                   refs.rate_plan)
         today = business_date(refs.prop, ctx.now)
         new_nights = _check_stay(refs, arrival, departure, adults, children, today,
                                  check_arrival=arrival != row.arrival_date)
-        if in_house and departure <= today:
+        if in_house and departure < today:  # leaving today is a morning's departure
             raise _field_error("departure_date", "an in-house stay cannot depart before the "
                                f"current business date {today}")
         old_nights = stay_nights(row.arrival_date, row.departure_date)
-        quote = _quote(ctx, refs, arrival, departure, adults, children, promo)
-        # issue 31: a stay billed to a company may not grow past its credit limit (checked
+        quote = _quote(ctx, refs, arrival, departure, adults, children, promo,
+                       in_block=row.block_id is not None)
+        # a stay billed to a company may not grow past its credit limit (checked
         # before the inventory locks: the company's lock comes first, as on create)
         company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
                                      quote.currency)
+        if row.block_id is not None and rate_plan_id != row.rate_plan_id:
+            # the block's pick-up and revenue count its reservations at the block's plan
+            raise Conflict("a reservation picked up from a block stays at the block's rate "
+                           "plan", code="block_reservation")
         if (room_type_id, new_nights) != (row.room_type_id, old_nights):
             if row.block_id is not None and (pickup is None or room_type_id != row.room_type_id):
-                # issue 33: the block's grid counts these nights
+                # the block's grid counts these nights
                 raise Conflict("a reservation picked up from a block keeps its room type and "
                                "moves its dates through the block's bulk date change",
                                code="block_reservation")
@@ -597,17 +620,20 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         elif rate_plan_id != row.rate_plan_id:  # the same nights on another plan
             lock_inventory(refs.prop.id, [(room_type_id, new_nights)])
             allotments.released(refs.prop.id, row.room_type_id, row, old_nights)
-        if (room_type_id, new_nights, rate_plan_id) != (row.room_type_id, old_nights,
-                                                         row.rate_plan_id):
-            # issue 35: the new plan's allotment, under the nights' locks (taken above)
+        if row.block_id is None and (room_type_id, new_nights, rate_plan_id) != (
+                row.room_type_id, old_nights, row.rate_plan_id):
+            # the new plan's allotment, under the nights' locks (taken above)
             allotments.check(refs.prop.id, room_type_id, rate_plan_id, new_nights, row.id,
                              plan_version=getattr(refs.rate_plan, "version", None))
         if row.room_id is not None and (arrival, departure, room_type_id) != (
                 row.arrival_date, row.departure_date, row.room_type_id):
             _rehome_room(row, arrival, departure, room_type_id, in_house)
-        departure_moved = in_house and departure != row.departure_date
+        departure_time = _set(body, "departure_time", row.departure_time)
+        departure_moved = in_house and (departure, departure_time) != (row.departure_date,
+                                                                       row.departure_time)
         row.arrival_date, row.departure_date = arrival, departure
-        if departure_moved:  # the stay's live keys end at the new departure (issue 29)
+        row.departure_time = departure_time
+        if departure_moved:  # the stay's live keys end at the new departure (and its time)
             keys.move_validity(uow, row)
         row.room_type, row.rate_plan = room_type_id, rate_plan_id
         row.adults, row.children, row.promo_code = adults, children, promo
@@ -657,21 +683,30 @@ def cancel_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UU
     """
     with lock_errors(), unit_of_work(ctx) as uow:
         row = load_reservation(ctx, property_id, reservation_id, lock=True)
-        status = RESERVATION_MACHINE.transition(row.status, "cancel")
-        before = to_data(s.reservation_out(row))
-        prop = load_property(property_id)
-        rate_plan = RatePlan.get_by_id(row.rate_plan_id)
-        # issue 33: a picked-up room goes back to its block before the cut-off, else the house
-        room_block_inventory.release_stay_nights(
-            property_id, row.block_id, row.room_type_id,
-            stay_nights(row.arrival_date, row.departure_date), reservation=row)
-        release_room_holds(row)
-        row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,
-                                                row.total_amount, row.currency,
-                                                arrival=row.arrival_date,
-                                                timezone=prop.timezone, now=ctx.now)
-        row.cancelled_at = ctx.now
-        row.status = status.value
-        uow.save(row)
-        record(uow, row, "cancelled", before=before)
+        cancel_locked(ctx, uow, property_id, row)
     return row
+
+
+def cancel_locked(ctx: Ctx, uow: Any, property_id: uuid.UUID, row: Reservation) -> None:
+    """The cancel itself, inside `uow`, the reservation row locked by the caller (a guest's
+    cancel, or a block cancelled with its pick-ups, which locks its reservations first, in id
+    order, then runs this for each): nights back to the block or the house (the block row's
+    lock, then the night locks), the room hold released, the fee recorded, the event."""
+    status = RESERVATION_MACHINE.transition(row.status, "cancel")
+    before = to_data(s.reservation_out(row))
+    prop = load_property(property_id)
+    rate_plan = RatePlan.get_by_id(row.rate_plan_id)
+    # a picked-up room goes back to its block before the cut-off, else the house
+    room_block_inventory.release_stay_nights(
+        property_id, row.block_id, row.room_type_id,
+        stay_nights(row.arrival_date, row.departure_date), reservation=row)
+    release_room_holds(row)
+    row.cancellation_fee = cancellation_fee(rate_plan.cancellation_policy, row.nightly_prices,
+                                            row.total_amount, row.currency,
+                                            arrival=row.arrival_date,
+                                            timezone=prop.timezone, now=ctx.now)
+    close_settled_folios(row, now=ctx.now)  # (before the row's UPDATE: it rides the COMMIT)
+    row.cancelled_at = ctx.now
+    row.status = status.value
+    uow.save(row)
+    record(uow, row, "cancelled", before=before)

@@ -50,7 +50,7 @@ _LOCK_ROOM: dict[bool, Statement] = {}
 
 
 def _lock_room_pg(room_id: uuid.UUID) -> Room | None:
-    """`lock_room` by a compiled statement (PERF, issue 10: no query building per request)."""
+    """`lock_room` by a compiled statement (PERF, no query building per request)."""
     locked = locking_enabled()  # off only in the TEST-ONLY control runs
     statement = _LOCK_ROOM.get(locked)
     if statement is None:

@@ -30,7 +30,12 @@ from pms.errors import Conflict, NotFound, RoomUnavailable, ValidationFailed
 from pms.models import Reservation, Room, RoomStay
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services.cashiering.folios import guest_folio, open_folio, reopen_folio
+from pms.services.cashiering.folios import (
+    close_settled_folios,
+    guest_folio,
+    open_folio,
+    reopen_folio,
+)
 from pms.services.catalog.catalog import load_property
 from pms.services.groups.room_block_inventory import release_stay_nights
 from pms.services.keys import keys
@@ -81,7 +86,7 @@ READ_STAY = _LazyStatement("stays.read_stay", "")  # the TEST-ONLY control runs:
 
 def _lock_stay_pg(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                   ) -> tuple[Reservation, date]:
-    """`lock_stay` in one statement (PostgreSQL; PERF, issue 10: no query building, one
+    """`lock_stay` in one statement (PostgreSQL; PERF, no query building, one
     round trip). The row locked is declared to the unit of work by the statement (`locks`:
     its event's version goes with the queued writes)."""
     statement = LOCK_STAY if locking_enabled() else READ_STAY
@@ -159,7 +164,7 @@ def shorten_stay(row: Reservation, departure: date) -> None:
     unused = stay_nights(departure, row.departure_date)
     if not unused:
         return
-    # issue 33: a picked-up stay's unused nights go back to its block or the house
+    # a picked-up stay's unused nights go back to its block or the house
     release_stay_nights(row.property_id, row.block_id, row.room_type_id, unused,
                         reservation=row)
     kept, _ = _split_prices(row, departure)
@@ -320,6 +325,7 @@ def no_show(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Rese
         row = load_reservation(ctx, property_id, reservation_id, lock=True)
         before = to_data(s.reservation_out(row))
         apply_no_show(row, business_date(load_property(property_id), ctx.now))
+        close_settled_folios(row, now=ctx.now)
         record(uow, row, "no_show", before=before)
     return row
 

@@ -10,8 +10,16 @@ export class Problem extends Error {
   }
 }
 
-export async function call(method, url, body) {
-  const headers = { "Accept": "application/json, application/problem+json", "X-PMS-Console": "1" };
+// A resource as it is now and its ETag (the If-Match of the replace that follows).
+export async function current(url) {
+  const resp = await fetch(url, { headers: { "Accept": "application/json", "X-PMS-Console": "1" },
+                                  credentials: "same-origin" });
+  if (!resp.ok) return null;  // nothing to start from (none stored yet): the form opens empty
+  return { body: await resp.json(), etag: resp.headers.get("ETag") };
+}
+
+export async function call(method, url, body, extra = {}) {
+  const headers = { "Accept": "application/json, application/problem+json", "X-PMS-Console": "1", ...extra };
   const init = { method, headers, credentials: "same-origin" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";

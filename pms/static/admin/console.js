@@ -3,7 +3,7 @@
 // estimated total), its form and its actions (only those the definition offers, enabled in the
 // states each is allowed from). Errors are the API's problem+json, shown as they come.
 
-import { call, nextCursor, Problem, query } from "./api.js";
+import { call, current, nextCursor, Problem, query } from "./api.js";
 import { collect, el, renderFields } from "./forms.js";
 
 const $ = (id) => document.getElementById(id);
@@ -32,15 +32,16 @@ function notice(text) { $("notice").textContent = text; $("notice").hidden = fal
 const PARAM = /\{([^}]+)\}/g;
 const params = (path) => [...path.matchAll(PARAM)].map((m) => m[1]);
 
-// A path parameter's value: the property picked; else the row's field of that name (or
-// company_<name>); the last parameter of a row action is the row itself.
+// A path parameter's value, as the action's declared map says: "property_id" is the row's
+// property, else the property picked; "" is entered by the user; any other name is that
+// column of the row. Nothing is guessed from parameter names.
 function paramValue(name, action, row) {
-  if (name === "property_id") return (row && row.property_id) || state.property;
-  if (!row) return "";
-  const names = params(action.path);
-  return row[name] ?? row[`company_${name}`] ?? (name === names[names.length - 1] ? row.id : "");
+  const source = (action.params || {})[name] ?? "";
+  if (source === "property_id") return (row && row.property_id) || state.property;
+  if (source === "" || !row) return "";
+  return row[source] ?? "";
 }
-const rowAction = (action) => params(action.path).some((p) => p !== "property_id");
+const rowAction = (action) => Boolean(action.on_row);
 const allowed = (action, row) => !action.allowed_from || !row || action.allowed_from.includes(row.status);
 
 async function loadProperties() {
@@ -88,7 +89,7 @@ function renderToolbar(def) {
   for (const action of def.actions.filter((a) => !rowAction(a))) {
     const button = el("button", { type: "button", "data-action": action.name, title: `${action.method} ${action.path}`,
                                   text: action.name.replaceAll("_", " ") });
-    button.addEventListener("click", () => openAction(action, null));
+    button.addEventListener("click", () => openAction(action, null).catch(report));
     bar.append(button);
   }
 }
@@ -124,7 +125,7 @@ async function loadList() {
       for (const action of rowActions) {
         const button = el("button", { type: "button", "data-action": action.name, disabled: !allowed(action, row),
                                       title: `${action.method} ${action.path}`, text: action.name.replaceAll("_", " ") });
-        button.addEventListener("click", () => openAction(action, row));
+        button.addEventListener("click", () => openAction(action, row).catch(report));
         cell.append(button);
       }
       tr.append(cell);
@@ -139,8 +140,23 @@ async function loadList() {
   $("first").onclick = () => { state.cursor = null; state.cursors = []; loadList().catch(report); };
 }
 
-function openAction(action, row) {
+// A replace (PUT) opens with the resource as it is, when its path is known: saving a change of
+// one field keeps the others (a kiosk's lockdown), and If-Match sends the ETag it was read at.
+async function currentState(action, row) {
+  if (action.method !== "PUT") return null;
+  let path = action.domain_path;
+  for (const name of params(action.domain_path)) {
+    const value = paramValue(name, action, row);
+    if (!value) return null;
+    path = path.replace(`{${name}}`, encodeURIComponent(value));
+  }
+  return current(path);
+}
+
+async function openAction(action, row) {
   clearProblem();
+  const now = await currentState(action, row).catch(() => null);
+  const values = now ? { ...(row || {}), ...now.body } : row;
   const def = state.def;
   const panel = $("panel");
   const form = $("action-form");
@@ -156,20 +172,27 @@ function openAction(action, row) {
   form.append(pathRow);
   const schema = action.schema;
   const ui = action.name === def.form_action ? def.ui_schema : null;
-  if (schema) renderFields(form, schema, ui, row, state.property, report);
+  if (schema) renderFields(form, schema, ui, values, state.property, report);
+  form.dataset.etag = (now && now.etag) || "";
   const submit = el("button", { type: "submit", text: `${action.method} ${action.name.replaceAll("_", " ")}` });
   const cancel = el("button", { type: "button", text: "Close" });
   cancel.addEventListener("click", () => { panel.hidden = true; });
   form.append(el("div", { class: "row" }, submit, cancel));
+  // one key per opening of the form: a second click, or a retry after a lost answer, is the
+  // same request to the API (it replays the first answer), and the button waits for it
+  const key = crypto.randomUUID();
+  form.dataset.idempotencyKey = key;
   form.onsubmit = (event) => {
     event.preventDefault();
-    submitAction(action, form).catch(report);
+    if (submit.disabled) return;
+    submit.disabled = true;
+    submitAction(action, form, key).catch(report).finally(() => { submit.disabled = false; });
   };
   panel.hidden = false;
   panel.scrollIntoView({ block: "nearest" });
 }
 
-async function submitAction(action, form) {
+async function submitAction(action, form, key) {
   clearProblem();
   let path = action.path;
   for (const name of params(action.path)) {
@@ -178,7 +201,9 @@ async function submitAction(action, form) {
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   const body = action.schema ? collect(form) : undefined;
-  const result = await call(action.method, path, body);
+  const headers = action.method === "POST" ? { "Idempotency-Key": key } : {};
+  if (form.dataset.etag) headers["If-Match"] = form.dataset.etag;
+  const result = await call(action.method, path, body, headers);
   $("panel").hidden = true;
   notice(`${action.name.replaceAll("_", " ")}: done${result && result.id ? ` (${result.id})` : ""}`);
   state.cursor = null;

@@ -154,7 +154,10 @@ export function collect(form) {
     else if (k === "lov-many") value = [...input.selectedOptions].map((o) => o.value).filter(Boolean);
     else {
       const raw = input.value.trim();
-      if (raw === "") { if (label.dataset.required) body[name] = ""; continue; }
+      if (raw === "") {  // a required list left empty is the empty list, never ""
+        if (label.dataset.required) body[name] = k === "list" ? [] : "";
+        continue;
+      }
       if (k === "integer" || k === "number") value = Number(raw);
       else if (k === "list") value = raw.split(",").map((s) => s.trim()).filter(Boolean);
       else if (k === "json") {

@@ -1,0 +1,1 @@
+"""Fault tests at full length: `make chaos` (pytest -m chaos)."""

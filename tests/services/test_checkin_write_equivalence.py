@@ -1,0 +1,144 @@
+"""Check-in's writes (SPEC rule 5: an occupied room has an OPEN folio) at database speed write
+what their reference writes, on PostgreSQL, on randomized stays.
+
+`pms.services.frontdesk.checkin.occupy_room.postgres` (`occupy`: the stay's holds released, the
+room occupied and held [start, departure) in one statement, the guest folio opened or given the
+room number with the COMMIT) against `occupy_room.reference` (the same through the models:
+`room.save`, `release_room_holds`, `hold_room`, `open_folio`). Each case builds the same state
+from its own seed, inside a unit of work rolled back after reading: holds of this and other
+stays on every room (touching, overlapping or clear of the nights), the stay's folios (none, an
+OPEN guest folio with no, this or another room number, a CLOSED one, a CLOSED and an OPEN one,
+an OPEN folio of another type) and another stay's OPEN guest folio. Both must give the same
+answer (done, or RoomUnavailable when another stay holds the room) and leave the same rows:
+every room's status and mark, every hold, every folio (rows made by the write named "new").
+The seeds are fixed, so a failure is reproducible; each assertion names its case.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from pms.db.uow import unit_of_work
+from pms.errors import RoomUnavailable
+from pms.models import Folio, Reservation, Room
+from pms.models.reservations import RoomStay
+from pms.services.frontdesk import checkin
+from tests.factories import make_booking_hotel, make_reservation
+
+pytestmark = [pytest.mark.postgres]
+
+FOLIO_SETUPS = ["none", "open", "open here", "open elsewhere", "closed", "closed and open",
+                "other type"]
+
+
+class _Undo(Exception):
+    """Raised to roll a unit of work back after reading what it wrote."""
+
+
+def _id(rnd: random.Random) -> uuid.UUID:
+    return uuid.UUID(int=rnd.getrandbits(128), version=4)
+
+
+def _build(rnd: random.Random, hotel: Any, stays: list[Any], subject: Any, room: Any) -> str:
+    """The case's holds and folios (ids from the seed, so both runs make the same rows)."""
+    for each in hotel.rooms:
+        day = hotel.today + timedelta(days=rnd.randrange(-3, 3))
+        for _ in range(rnd.randrange(3)):
+            end = day + timedelta(days=rnd.randrange(1, 4))
+            RoomStay.create(id=_id(rnd), reservation=rnd.choice(stays).id,
+                            property=hotel.id, room=each.id, start_date=day, end_date=end)
+            day = end + timedelta(days=rnd.randrange(0, 3))
+    setup = rnd.choice(FOLIO_SETUPS)
+
+    def folio(status: str, number: str | None, kind: str = "GUEST", stay: Any = subject) -> None:
+        Folio.create(id=_id(rnd), reservation=stay.id, property=hotel.id, room_number=number,
+                     status=status, folio_type=kind, currency=stay.currency, version=3)
+
+    if setup == "open":
+        folio("OPEN", None)
+    elif setup == "open here":
+        folio("OPEN", room.room_number)
+    elif setup == "open elsewhere":
+        folio("OPEN", "999")
+    elif setup == "closed":
+        folio("CLOSED", room.room_number)
+    elif setup == "closed and open":
+        folio("CLOSED", "998")
+        folio("OPEN", "997")
+    elif setup == "other type":
+        folio("OPEN", None, kind="COMPANY")
+    other = rnd.choice([s for s in stays if s.id != subject.id])
+    folio("OPEN", "996", stay=other)
+    return setup
+
+
+def _rows(known: set[uuid.UUID], hotel: Any) -> dict[str, Any]:
+    def named(row_id: uuid.UUID) -> Any:
+        return row_id if row_id in known else "new"
+
+    rooms = sorted((r.id, r.status, r.hk_status) for r in
+                   Room.select().where(Room.property == hotel.id))
+    holds = sorted((str(named(h.id)), h.reservation_id, h.room_id, h.start_date, h.end_date)
+                   for h in RoomStay.select().where(RoomStay.property == hotel.id))
+    folios = sorted((str(named(f.id)), f.reservation_id, f.status, f.folio_type, f.room_number,
+                     f.currency, f.version) for f in
+                    Folio.select().where(Folio.property == hotel.id))
+    return {"rooms": rooms, "holds": holds, "folios": folios}
+
+
+def _known() -> set[uuid.UUID]:
+    return ({h.id for h in RoomStay.select(RoomStay.id)}
+            | {f.id for f in Folio.select(Folio.id)})
+
+
+def test_the_checkin_writes_write_what_the_models_write(ctx, pg_db):
+    hotel = make_booking_hotel(ctx, rooms=4)
+    stays = [make_reservation(ctx, hotel) for _ in range(4)]
+    seen = {"done": 0, "refused": 0, "folio opened": 0, "number given": 0}
+    setups: set[str] = set()
+    for case in range(90):
+        outcomes = []
+        for write in (checkin.occupy_room.postgres, checkin.occupy_room.reference):
+            rnd = random.Random(4900 + case)
+            subject, room = rnd.choice(stays), rnd.choice(hotel.rooms)
+            start = hotel.today + timedelta(days=rnd.randrange(0, 4))
+            end = start + timedelta(days=rnd.randrange(1, 5))
+            try:
+                with unit_of_work(ctx) as uow:
+                    setup = _build(rnd, hotel, stays, subject, room)
+                    known = _known()
+                    row = Reservation.get_by_id(subject.id)
+                    row.departure_date = end
+                    picked = Room.get_by_id(room.id)
+                    picked.status = "OCCUPIED"
+                    try:
+                        write(uow, row, picked, start)
+                        answer = "done"
+                    except RoomUnavailable:
+                        answer = "refused"
+                    uow.flush(commit=False)
+                    outcomes.append((answer, _rows(known, hotel)))
+                    raise _Undo
+            except _Undo:
+                pass
+        fast, reference = outcomes
+        assert fast == reference, f"case {case} ({setup}): {subject.id} in {room.room_number}" \
+                                  f" from {start} to {end}"
+        answer, rows = fast
+        seen[answer] += 1
+        setups.add(setup)
+        if answer == "done":
+            open_guest = [f for f in rows["folios"] if f[1] == subject.id and f[2] == "OPEN"
+                          and f[3] == "GUEST"]
+            assert [f[4] for f in open_guest] == [room.room_number], f"case {case}"  # rule 5
+            seen["folio opened" if open_guest[0][0] == "new" else "number given"] += 1
+    # the control: the data exercises both answers, a folio opened and one given the number,
+    # and every folio setup
+    assert seen["done"] > 30 and seen["refused"] > 10, seen
+    assert seen["folio opened"] > 10 and seen["number given"] > 5, seen
+    assert setups == set(FOLIO_SETUPS)
