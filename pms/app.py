@@ -25,7 +25,7 @@ from pms.api.middleware import (
 )
 from pms.api.public import PublicDocumentMiddleware
 from pms.api.readroute import ReadRouteMiddleware
-from pms.api.reference import ReferenceFilesMiddleware
+from pms.api.reference import reference_files_middleware
 from pms.api.tracing import TraceMiddleware
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
@@ -89,7 +89,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
             RequestLimitsMiddleware(),  # 414/431 before authentication reads a header
             PublicDocumentMiddleware(deps),  # GET /v1/openapi.json needs no token
             *console_middleware(settings),  # /admin/ files; the dev gateway's part
-            ReferenceFilesMiddleware(),  # /reference/: the document rendered, no token
+            reference_files_middleware(),  # /reference/: the document rendered, no token
             AuthMiddleware(TokenVerifier(settings, jwks, clock), clock),
             TraceMiddleware(),  # ctx.traceparent current for every outbound call
             body,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from pms.api.reference import reference_files
+from pms.api.reference import reference_files_middleware
 
 
 class _Assets(HTMLParser):
@@ -63,7 +63,7 @@ def test_the_asset_check_sees_an_external_url():
 
 
 def test_only_the_shipped_files_and_only_reads(api):
-    assert {"index.html", "redoc.standalone.js", "LICENSE.redoc.txt"} <= set(reference_files())
+    assert {"index.html", "redoc.standalone.js", "LICENSE.redoc.txt"} <= set(reference_files_middleware().files)
     assert api.client.simulate_get("/reference/LICENSE.redoc.txt").status_code == 200
     for path in ("/reference/nope.js", "/reference/../setup.cfg", "/reference/%2e%2e/pms.db",
                  "/reference/static/reference/index.html"):
