@@ -20,6 +20,7 @@ from pms.domain.luhn import (
     contains_card_number,
     may_hold_card_number,
     phone_field,
+    reference_field,
 )
 from pms.errors import CardDataRefused
 
@@ -74,7 +75,8 @@ def _query_fields(req: falcon.Request) -> list[str]:
         values = value if isinstance(value, list) else [value]
         if contains_card_number(name):
             found.append("query")
-        elif any(contains_card_number(v, phone=phone_field(name)) for v in values):
+        elif any(contains_card_number(v, phone=phone_field(name), token=reference_field(name))
+                 for v in values):
             found.append(name)
     if not found and contains_card_number(unquote_plus(req.query_string)):
         found.append("query")  # in a part Falcon does not parse into parameters

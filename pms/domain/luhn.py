@@ -10,6 +10,13 @@ False positives are kept low by the brand rule (an all-zero `floor=0000000000000
 card) and by ignoring UUID-shaped strings. A "+"-prefixed number of at most 15 digits (E.164's
 maximum) is a phone number, but only in a field whose name says phone (`phone_field`): in any
 other field "+4111111111111111" is a card number written with a plus.
+
+A payment-method reference (`reference_field`: a field named `payment_method_id` or ending so)
+holds the payments service's token, an opaque word such as `pm_1N3x...` or `pm_holder_<hex>`
+whose letters and digits may run into a Luhn-valid digit string by chance. There, digits glued
+to a letter on either side are part of the token's word, not a number someone typed; a number
+standing on its own (`4111 1111 1111 1111`, `pm_4111111111111111`, an all-digit token) is
+still judged as everywhere else.
 """
 
 from __future__ import annotations
@@ -91,18 +98,33 @@ def normalize(text: str) -> str:
     return "".join(out)
 
 
-def _candidates(run: str) -> Iterator[str]:
+def _candidates(run: str, *, glued_first: bool = False,
+                glued_last: bool = False) -> Iterator[str]:
     """The run's digits, and every contiguous sub-sequence of its separator groups (so a card
-    number written after another number, "room 12 4111 1111 1111 1111", is still found)."""
+    number written after another number, "room 12 4111 1111 1111 1111", is still found).
+    `glued_first`/`glued_last`: the first/last group runs into a letter (a token's word), and
+    no candidate includes it."""
     groups = _SPLIT.split(run)
-    for i in range(len(groups)):
+    last = len(groups) - 1
+    for i in range(1 if glued_first else 0, len(groups)):
         digits = ""
-        for group in groups[i:]:
-            digits += group
+        for j in range(i, len(groups)):
+            if glued_last and j == last:
+                break
+            digits += groups[j]
             if len(digits) > MAX_DIGITS:
                 break
             if len(digits) >= MIN_DIGITS:
                 yield digits
+
+
+_REFERENCE_NAME = re.compile(r"payment_method_id$", re.IGNORECASE)
+
+
+def reference_field(name: str) -> bool:
+    """Whether a field named `name` (its last path segment) holds a payment-method token."""
+    last = re.split(r"[.\[]", name)[-1] if name else ""
+    return bool(_REFERENCE_NAME.search(last))
 
 
 def phone_field(name: str) -> bool:
@@ -111,18 +133,23 @@ def phone_field(name: str) -> bool:
     return bool(_PHONE_NAME.search(last))
 
 
-def contains_card_number(text: str, *, phone: bool = False) -> bool:
+def contains_card_number(text: str, *, phone: bool = False, token: bool = False) -> bool:
     """True when `text` holds something that looks like a payment card number. With
-    `phone=True` (a phone field), a "+"-prefixed run of at most 15 digits is a phone number."""
+    `phone=True` (a phone field), a "+"-prefixed run of at most 15 digits is a phone number;
+    with `token=True` (a payment-method reference), digits glued to a letter are the token's."""
     if len(text) < MIN_DIGITS:
         return False
     text = _UUID.sub(" ", normalize(text))
     for match in _RUN.finditer(text):
         run = match.group(0)
-        if phone and match.start() and text[match.start() - 1] == "+":
+        start, end = match.start(), match.end()
+        if phone and start and text[start - 1] == "+":
             if sum(ch.isdigit() for ch in run) <= E164_MAX_DIGITS:
                 continue
-        if any(looks_like_card(c) for c in _candidates(run)):
+        glued_first = token and start > 0 and text[start - 1].isalpha()
+        glued_last = token and end < len(text) and text[end].isalpha()
+        if any(looks_like_card(c) for c in _candidates(run, glued_first=glued_first,
+                                                       glued_last=glued_last)):
             return True
     return False
 
@@ -197,7 +224,8 @@ def card_number_paths(value: Any) -> list[str]:
         elif isinstance(item, list):
             stack.extend((f"{path}[{i}]", sub) for i, sub in enumerate(item))
         elif isinstance(item, str):
-            if contains_card_number(item, phone=phone_field(path)):
+            if contains_card_number(item, phone=phone_field(path),
+                                    token=reference_field(path)):
                 found.append(path or "body")
         elif item is not None and not isinstance(item, bool):
             if contains_card_number(str(item)):

@@ -23,8 +23,9 @@ them. A sandbox card's brand is the suffix's first word when it names one (`_ame
 `_mastercard`; else visa), its last four digits are derived from the method id (two methods
 read apart) and it expires in December two years from now (`pm_card_expired`: last year). A
 holder's method named after a declining one (`pm_holder_<hex>_declined`) declines as it does.
-The 32 hex digits may also be written with the letters g to p for 0 to 9 (`HOLDER_DIGITS`): a
-uuid's hex often holds a run of digits the card-data guard rightly reads as a card number. A
+The 32 hex digits may also be written with the letters g to p for 0 to 9 (`HOLDER_DIGITS`): the
+card-data guard reads digits glued to a letter inside a payment_method_id as the token's
+(pms.domain.luhn), but a hex that starts or ends with a long digit run is a number on its own. A
 sandbox intent for a holder whose method is not its own declines (`payment_method_not_owned`),
 as the service would.
 """

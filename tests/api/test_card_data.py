@@ -78,6 +78,21 @@ def test_card_guard_phone_exemption_applies_only_to_phone_fields():
     assert card_number_paths(doc) == ["notes"]
 
 
+def test_a_payment_method_token_whose_word_runs_into_card_digits_is_a_token():
+    card = "4111111111111111"
+    glued = [f"pm_holder_ab{card}cd", f"pm_holder_{card}cd", f"tok{card}", f"pm_ab{card}"]
+    for token in glued:
+        assert contains_card_number(token)  # in a free-text field: refused
+        assert not contains_card_number(token, token=True)
+        assert card_number_paths({"payment_method_id": token, "notes": token}) == ["notes"]
+        assert card_number_paths({"payer": {"company_payment_method_id": token}}) == []
+    # a number standing on its own is a card number in a reference field too
+    for typed in (card, spaced(card), f"pm_{card}", f"pm {spaced(card)}", f"pm_x_{card}_visa",
+                  f"pm_ab12 {card}", f"+{card}"):
+        assert contains_card_number(typed, token=True), typed
+        assert card_number_paths({"payment_method_id": typed}) == ["payment_method_id"]
+
+
 def test_paths_name_the_fields_and_numbers_count():
     doc = {"a": "x", "b": {"c": ["ok", "4111 1111 1111 1111"]}, "n": 4111111111111111}
     assert card_number_paths(doc) == ["b.c[1]", "n"]
@@ -211,3 +226,21 @@ def test_card_numbers_in_cashiering_bodies_are_refused_and_never_stored(api, ctx
     assert _scan_tables(needles) == []  # every table, the outbox and the audit journal included
     logged = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
     assert not any(n in logged for n in needles)
+
+
+def test_a_payment_with_a_token_whose_word_holds_card_digits_is_taken(api, ctx, card):
+    from tests.factories import make_fb_stay
+
+    hotel, _res, folio = make_fb_stay(ctx)
+    f = f"/v1/properties/{hotel.id}/folios/{folio.id}"
+    assert api.post(f"{f}/charges", {"transaction_code": "FB", "amount": "10"}).status_code == 201
+    token = f"pm_visa_ab{card}cd"  # a token's word: the payments service's, not a typed card
+    paid = api.post(f"{f}/payments", {"amount": "4", "method": "CARD",
+                                      "payment_method_id": token})
+    assert paid.status_code == 201, paid.text
+    # the control: the same word anywhere else, or the number on its own, is refused
+    assert_problem(api.post(f"{f}/charges", {"transaction_code": "FB", "amount": "1",
+                                             "description": token}), 422, "card_data_refused")
+    assert_problem(api.post(f"{f}/payments", {"amount": "1", "method": "CARD",
+                                              "payment_method_id": f"pm_{card}"}),
+                   422, "card_data_refused")
