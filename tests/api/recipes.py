@@ -657,8 +657,7 @@ RECIPES.update({
     ("POST", f"{P}/feedback"): _feedback,
     ("POST", f"{P}/profiles/{{id}}/payment-methods"): lambda w: (
         w.fill(f"{P}/profiles/{{id}}/payment-methods", {"id": w.profile_id}),
-        {"payment_method_id": _owned_method(w, "visa"), "brand": "visa", "last4": "4242",
-         "exp_month": 12, "exp_year": 2030}),
+        {"payment_method_id": _owned_method(w, "visa"), "brand": "visa"}),
     ("DELETE", f"{P}/profiles/{{id}}/payment-methods"): lambda w: (
         _payment_method(w) + f"?payment_method_id={_owned_method(w, 'mastercard')}", None),
     ("POST", f"{P}/kiosk/reservations/{{id}}/add-ons"): lambda w: _kiosk_call(

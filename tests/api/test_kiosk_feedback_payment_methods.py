@@ -9,6 +9,7 @@ from pms.db.uow import read_scope
 from pms.devkeys import mint_token
 from pms.errors import FolioNotClosable
 from pms.models import Feedback, GuestPaymentMethod, KioskConfig
+from pms.platform.payments import EmbeddedPayments
 from pms.services.frontdesk import checkout
 from tests.factories import (
     make_booking_hotel,
@@ -188,8 +189,15 @@ def test_payment_method_references_are_kept_listed_and_forgotten(api, ctx, hotel
     guest = make_profile(ctx, hotel.id)
     url = f"/v1/properties/{hotel.id}/profiles/{guest.id}/payment-methods"
     visa = _owned(guest, "_visa")
-    body = {"payment_method_id": visa, "brand": "visa", "last4": "4242",
-            "exp_month": 12, "exp_year": 2031}
+    card = EmbeddedPayments().payment_method(visa, env_id="")
+    body = {"payment_method_id": visa, "brand": "visa", "last4": card.last4,
+            "exp_month": 12, "exp_year": card.exp_year}
+    # a card field the payments service contradicts is refused, naming it; nothing is kept
+    lied = assert_problem(api.post(url, {**body, "last4": "0000" if card.last4 != "0000"
+                                         else "1111", "exp_month": 1}),
+                          422, "payment_method_mismatch")
+    assert sorted(e["field"] for e in lied["errors"]) == ["exp_month", "last4"]
+    assert api.get(url).json["data"] == []
     added = api.post(url, body)
     assert added.status_code == 201, added.text
     assert {k: added.json[k] for k in body} == body
@@ -201,6 +209,18 @@ def test_payment_method_references_are_kept_listed_and_forgotten(api, ctx, hotel
     assert outbox_types(ctx)[-1] == "hotel:pms:guest_payment_method:deleted"
     assert api.get(url).json["data"] == []
     assert_problem(api.delete(url, params={"payment_method_id": visa}), 404)
+
+
+def test_a_payment_method_keeps_the_card_the_payments_service_reports(api, ctx, hotel):
+    guest = make_profile(ctx, hotel.id)
+    url = f"/v1/properties/{hotel.id}/profiles/{guest.id}/payment-methods"
+    amex = _owned(guest, "_amex")
+    card = EmbeddedPayments().payment_method(amex, env_id="")
+    added = api.post(url, {"payment_method_id": amex})
+    assert added.status_code == 201, added.text
+    assert (added.json["brand"], added.json["last4"], added.json["exp_month"],
+            added.json["exp_year"]) == ("amex", card.last4, 12, card.exp_year)
+    assert api.get(url).json["data"][0]["last4"] == card.last4
 
 
 @pytest.mark.parametrize("body", [

@@ -1,7 +1,7 @@
 """A guest profile's payment methods: references to payments-service tokens.
 
 Only the token's `payment_method_id` and what the payments service reports of it (brand, last
-four digits, expiry month and year) are kept: never a card number or a secret (SPEC rule 3;
+four digits, expiry month and year, asked when it is added) are kept: never a card number or a secret (SPEC rule 3;
 bodies that look like card data are refused before they get here). Holder-scoped: a guest
 session reaches only its own profile's methods (another profile answers 404). Deleting a
 reference never deletes the payments-service token (no call is made).
@@ -25,7 +25,7 @@ from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope, unit_of_work
 from pms.errors import AlreadyExists, NotFound, ValidationFailed
 from pms.models import GuestPaymentMethod
-from pms.platform.payments import require_own_method
+from pms.platform.payments import PaymentMethodInfo, require_own_method
 from pms.schemas import feedback as s
 from pms.schemas.common import ListQuery, to_data
 from pms.services.catalog.catalog import load_property
@@ -54,18 +54,33 @@ def is_stored_method(profile_id: uuid.UUID, payment_method_id: str) -> bool:
         & (GuestPaymentMethod.payment_method_id == payment_method_id)).exists()
 
 
-def _verify(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID, payment_method_id: str,
-            payments: Any) -> None:
+CARD_FIELDS = ("brand", "last4", "exp_month", "exp_year")
+
+
+def _verify(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
+            body: s.PaymentMethodIn, payments: Any) -> PaymentMethodInfo:
+    """The card the payments service reports for the profile's own method. A card field the
+    body sends must be what the service reports (422 payment_method_mismatch naming it): the
+    summary a desk or a guest app shows is the service's, never the client's word."""
     with read_scope(ctx):
         profile = _own_profile(ctx, property_id, profile_id)
     if profile.kind == "COMPANY":
         raise ValidationFailed(
             "a company profile's payment methods are the company's, with their approval: "
             "POST /companies/{id}/payment-methods", code="profile_is_company")
-    require_own_method(
-        payments, payment_method_id, env_id=str(ctx.env_id), holder_id=str(profile_id),
+    info = require_own_method(
+        payments, body.payment_method_id, env_id=str(ctx.env_id), holder_id=str(profile_id),
         detail="the payments service does not report this payment method as the profile's",
         message="not a payment method of this profile")
+    wrong = [name for name in CARD_FIELDS
+             if getattr(body, name) is not None and getattr(body, name) != getattr(info, name)]
+    if wrong:
+        raise ValidationFailed(
+            "the payments service reports another card for this payment method: send only "
+            "payment_method_id, or the summary it reports", code="payment_method_mismatch",
+            errors=[{"field": name, "message": "not what the payments service reports"}
+                    for name in wrong])
+    return info
 
 
 def list_methods(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
@@ -84,15 +99,16 @@ def add_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
     Raises:
         NotFound. AlreadyExists (409): the profile holds it already.
         ValidationFailed (422): payment_method_not_allowed (not the profile's, per the
-            payments service), profile_is_company.
+            payments service), payment_method_mismatch (a card field the service contradicts),
+            profile_is_company.
         DependencyUnavailable (503): the payments service cannot say.
     """
-    _verify(ctx, property_id, profile_id, body.payment_method_id, payments)
+    card = _verify(ctx, property_id, profile_id, body, payments)
     with lock_errors(), unit_of_work(ctx) as uow:
         _own_profile(ctx, property_id, profile_id)
         GuestPaymentMethod.insert(
-            profile=profile_id, payment_method_id=body.payment_method_id, brand=body.brand,
-            last4=body.last4, exp_month=body.exp_month, exp_year=body.exp_year,
+            profile=profile_id, payment_method_id=body.payment_method_id, brand=card.brand,
+            last4=card.last4, exp_month=card.exp_month, exp_year=card.exp_year,
         ).on_conflict_ignore().execute()
         row = GuestPaymentMethod.select().where(
             (GuestPaymentMethod.profile == profile_id)
