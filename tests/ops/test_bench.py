@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 from falcon import testing
 
-from bench import cpu, floor_app, lib, run, statements
+from bench import budgets, cpu, floor_app, lib, run, statements
 from bench.scenarios import floor, properties, reservations
 from pms.app import create_app
 from pms.context import system_ctx
@@ -195,7 +195,8 @@ def test_the_floor_books_in_three_round_trips_and_twelve_statements(pg_db, pg_da
                                               _floor_call(h, 5, uuid.uuid4().hex)])
     assert booked.statuses == {201: 2}
     # BEGIN; 3 SET LOCAL; refs | lock | UPDATE; 4 INSERTs; COMMIT
-    assert (booked.round_trips_per_req, booked.statements_per_req) == (3, 12)
+    assert (booked.round_trips_per_req, booked.statements_per_req) == (
+        budgets.BOOKING_WITH_KEY.floor, 12)
     assert booked.transactions_per_req == 1 and (booked.round_trips_min, booked.round_trips_max) == (3, 3)
     # the one room is sold on those nights: refs, lock, ROLLBACK; nothing written
     sold_out = statements.run_pass(app, tally, [_floor_call(h, 3, uuid.uuid4().hex)])
@@ -228,7 +229,7 @@ def test_the_floor_reads_a_property_in_one_round_trip_as_the_service_shows_it(
     counts = statements.run_pass(app, tally, [read] * 2)
     # 3 SET LOCAL + the SELECT, one implicit transaction, as the service sends it
     assert counts.statuses == {200: 2}
-    assert (counts.round_trips_per_req, counts.statements_per_req) == (1, 4)
+    assert (counts.round_trips_per_req, counts.statements_per_req) == (budgets.GET_PROPERTY.floor, 4)
     other_env = statements.Call("GET", f"/v1/properties/{prop}", None,
                                 {"X-Platform-Env-Id": str(uuid.uuid4())})
     assert statements.run_pass(app, tally, [other_env]).statuses == {404: 1}  # RLS and the filter
@@ -243,7 +244,7 @@ def test_the_floor_reads_a_property_in_one_round_trip_as_the_service_shows_it(
 
 @pytest.mark.postgres
 @pytest.mark.parametrize(("prefix", "round_trips", "statement_count"), [
-    ("", 2, 10),  # BEGIN; 3 SET LOCAL; refs | 4 INSERTs; COMMIT
+    ("", budgets.PROFILE_CREATE_WITH_KEY.floor, 10),  # BEGIN; 3 SET LOCAL; refs | 4 INSERTs; COMMIT
     (floor_app.ONE_CALL_PREFIX, 1, 4),  # 3 SET LOCAL; the function's call (implicit transaction)
 ], ids=["two-round-trips", "one-call"])
 def test_the_floor_creates_a_profile_with_its_rows(pg_db, pg_database, prefix, round_trips,
