@@ -20,7 +20,7 @@ def sweep(env: str = typer.Option(..., "--env", help="The env id (UUID)."),
     """Expire the env's keys past valid_until and retry their due lock commands."""
     from pms.context import system_ctx
     from pms.platform import build_platform
-    from pms.services.keys.keys import sweep as run_sweep
+    from pms.services.keys.lock_sync import sweep as run_sweep
 
     env_id = parse_uuid(env)
     settings = load_settings()

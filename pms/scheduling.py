@@ -67,7 +67,7 @@ def _per_env(work: Callable[[Any], dict[str, int]], sub: str) -> dict[str, int]:
 
 
 def _sweep_keys(platform: Any, now: datetime) -> dict[str, int]:
-    from pms.services.keys.keys import sweep
+    from pms.services.keys.lock_sync import sweep
 
     return _per_env(lambda ctx: sweep(ctx, platform.locks), "schedule:digital_keys.sweep")
 

@@ -137,7 +137,7 @@ def run_job(ctx: Ctx, job_id: str) -> None:
 def sync_digital_key(ctx: Ctx, key_id: str) -> None:
     """Send a key's intent to its lock and record the answer (pending -> sent -> confirmed);
     a lock-service outage raises and is retried with backoff (idempotent by key and version)."""
-    from pms.services.keys.keys import sync_lock
+    from pms.services.keys.lock_sync import sync_lock
 
     sync_lock(ctx, uuid.UUID(key_id), _platform().locks)
 

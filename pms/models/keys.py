@@ -3,7 +3,7 @@
 No secret is stored: no PIN, no mobile credential, only the lock provider's reference
 (`credential_ref`, SPEC rule 3). `status` is the intended state (DIGITAL_KEY_MACHINE);
 `lock_state` is what the lock has acknowledged or reported of the last command
-(LOCK_STATE_MACHINE), driven from the outbox by `pms.services.keys.keys.sync_lock`.
+(LOCK_STATE_MACHINE), driven from the outbox by `pms.services.keys.lock_sync.sync_lock`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pms.devkeys import mint_token
 from pms.errors import FolioNotClosable
 from pms.models import DigitalKey, OutboxEvent
 from pms.services.frontdesk import checkout
-from pms.services.keys import keys
+from pms.services.keys import lock_sync
 from tests.factories import (
     make_booking_hotel,
     make_checked_in,
@@ -130,7 +130,7 @@ def test_no_secret_column_exists_and_the_lock_reference_is_all_that_is_kept(api,
     key = _issue_ok(api, hotel, stay, "PIN")
     from pms.platform.locks import EmbeddedLocks
 
-    keys.sync_lock(ctx, _stored(ctx, key["id"]).id, EmbeddedLocks())
+    lock_sync.sync_lock(ctx, _stored(ctx, key["id"]).id, EmbeddedLocks())
     row = _stored(ctx, key["id"])
     assert row.credential_ref and row.credential_ref.startswith("lk_")
 
@@ -342,10 +342,10 @@ def test_the_sweeper_writes_expired_with_an_event_and_leaves_live_keys(api, ctx,
     other = make_checked_in(ctx, hotel, departure_date=(
         hotel.today + timedelta(days=9)).isoformat())
     live = _issue_ok(api, hotel, other)
-    assert keys.expire_keys(ctx) == 0
+    assert lock_sync.expire_keys(ctx) == 0
     later = ctx.with_(now=_at(key["valid_until"]) + timedelta(seconds=1))
-    assert keys.expire_keys(later) == 1
-    assert keys.expire_keys(later) == 0  # safe to re-run
+    assert lock_sync.expire_keys(later) == 1
+    assert lock_sync.expire_keys(later) == 0  # safe to re-run
     assert _stored(ctx, key["id"]).status == "EXPIRED"
     assert _stored(ctx, live["id"]).status == "INACTIVE"
     assert outbox_types(ctx).count("hotel:pms:digital_key:expired") == 1

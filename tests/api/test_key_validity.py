@@ -10,7 +10,7 @@ import pytest
 
 from pms.db.uow import unit_of_work
 from pms.models import DigitalKey
-from pms.services.keys import keys
+from pms.services.keys import lock_sync
 from tests.factories import make_booking_hotel, make_checked_in
 from tests.helpers import assert_problem
 
@@ -51,7 +51,7 @@ def test_an_extension_never_revives_a_key_whose_window_ended(api, ctx, hotel, sw
         DigitalKey.update(valid_until=ctx.now - timedelta(minutes=1)).where(
             DigitalKey.reservation == stay.id).execute()
     if swept:
-        assert keys.expire_keys(ctx) == 1
+        assert lock_sync.expire_keys(ctx) == 1
     later = stay.departure_date + timedelta(days=2)
     resp = api.put(f"/v1/properties/{hotel.id}/reservations/{stay.id}",
                    {"departure_date": later.isoformat()})

@@ -6,6 +6,7 @@ the session ended; then a walk-in from the availability search to a working key.
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -14,7 +15,7 @@ from pms.db.uow import read_scope
 from pms.models import Reservation
 from pms.schemas.kiosk import KioskConfigIn
 from pms.services import notifications
-from pms.services.keys import keys
+from pms.services.keys import lock_sync
 from pms.services.kiosk import kiosk
 from tests.api.kiosk_recipes import KIOSK_SCOPES, kiosk_token, lookup, with_session
 from tests.factories import make_booking_hotel, make_package, make_profile, make_reservation
@@ -33,7 +34,7 @@ def hotel(ctx):
 
 
 def _key_enabled_at_the_lock(kapi, ctx, hotel, platform, reservation_id, key_id):
-    keys.sync_lock(ctx, keys.uuid.UUID(key_id), platform.locks)  # the sync actor's work
+    lock_sync.sync_lock(ctx, uuid.UUID(key_id), platform.locks)  # the sync actor's work
     listed = kapi.get(f"/v1/properties/{hotel.id}/digital-keys?reservation_id="
                       f"{reservation_id}").json["data"]
     ref = next(k for k in listed if k["id"] == key_id)["credential_ref"]

@@ -4,6 +4,8 @@ session's end, the terminal's identity, and a terminal's whole day end to end.""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from pms.db.uow import read_scope
@@ -122,7 +124,7 @@ def _key_of(api, hotel, row, key_id):
 
 def test_a_key_collected_at_a_kiosk_is_active_and_enabled_at_the_lock(kapi, ctx, hotel,
                                                                       platform):
-    from pms.services.keys import keys
+    from pms.services.keys import lock_sync
     from tests.helpers import outbox_types
 
     row = _in_house(kapi, ctx, hotel)
@@ -134,7 +136,7 @@ def test_a_key_collected_at_a_kiosk_is_active_and_enabled_at_the_lock(kapi, ctx,
     types = outbox_types(ctx)
     assert types[-2:] == ["hotel:pms:digital_key:issued", "hotel:pms:digital_key:activated"]
     # the relay's sync (the sync_digital_key actor) sends the intent to the lock
-    keys.sync_lock(ctx, keys.uuid.UUID(key.json["id"]), platform.locks)
+    lock_sync.sync_lock(ctx, uuid.UUID(key.json["id"]), platform.locks)
     ref = _key_of(kapi, hotel, row, key.json["id"])["credential_ref"]
     assert platform.locks.credentials[ref]["state"] == "enabled"
     # the desk's keys are still issued INACTIVE (activated by the desk or the guest app)

@@ -22,7 +22,7 @@ from pms.models.schedules import ScheduleTick
 from pms.platform.locks import EmbeddedLocks, LocksUnavailable
 from pms.platform.schedules import EmbeddedSchedules
 from pms.scheduling import BY_NAME, SCHEDULES, claim, register_all
-from pms.services.keys import keys
+from pms.services.keys import lock_sync
 from tests.e2e.procfile import Proc, procfile, wait_for
 from tests.factories import make_booking_hotel, make_checked_in, pay_folio
 from tests.helpers import outbox_types
@@ -70,7 +70,7 @@ def test_the_relay_process_sweeps_expired_keys_and_resends_a_revocation_after_an
     moved_out = kapi.post(base, json={"reservation_id": str(leaving.id), "key_type": "MOBILE"})
     assert expiring.status_code == 201 and moved_out.status_code == 201, moved_out.text
     expiring_id, revoked_id = expiring.json["id"], moved_out.json["id"]
-    keys.sync_lock(past, uuid.UUID(revoked_id), EmbeddedLocks())  # the key reached the lock
+    lock_sync.sync_lock(past, uuid.UUID(revoked_id), EmbeddedLocks())  # the key reached the lock
     folio = kapi.get(f"/v1/properties/{hotel.id}/reservations/{leaving.id}/folio")
     if folio.status_code == 200 and folio.json.get("balance_due") not in (None, "0.00"):
         pay_folio(past, leaving, folio.json["balance_due"])
@@ -81,14 +81,14 @@ def test_the_relay_process_sweeps_expired_keys_and_resends_a_revocation_after_an
     assert out.status_code == 200, out.text
     # the lock service is down for longer than every retry: the revocation ends `failed`
     down = EmbeddedLocks(outage=True)
-    for _ in range(keys.MAX_LOCK_ATTEMPTS):
+    for _ in range(lock_sync.MAX_LOCK_ATTEMPTS):
         with pytest.raises(LocksUnavailable):
-            keys.sync_lock(past, uuid.UUID(revoked_id), down)
+            lock_sync.sync_lock(past, uuid.UUID(revoked_id), down)
     assert _key(kapi, base, leaving.id, revoked_id)["lock"]["state"] == "failed"
     assert "hotel:pms:digital_key:lock_failed" in outbox_types(ctx)
     assert "hotel:pms:digital_key:expired" not in outbox_types(ctx)
     with unit_of_work(ctx):  # the outage was a while ago (updated_at is the wall clock's)
-        DigitalKey.update(updated_at=datetime.now(UTC) - keys.RETRY_AFTER - timedelta(
+        DigitalKey.update(updated_at=datetime.now(UTC) - lock_sync.RETRY_AFTER - timedelta(
             seconds=5)).where(DigitalKey.id == uuid.UUID(revoked_id)).execute()
     # what is committed so far has been relayed and its reactions sent (to this process's
     # broker, which runs none): from here on only a sweep can reach the lock

@@ -16,7 +16,7 @@ from pms.models import DigitalKey
 from pms.platform.locks import EmbeddedLocks, LocksUnavailable
 from pms.schemas.keys import KeyIn
 from pms.services.frontdesk import checkout
-from pms.services.keys import keys
+from pms.services.keys import keys, lock_sync
 from tests.factories import make_booking_hotel, make_checked_in, pay_folio
 from tests.helpers import outbox_types
 from workers.subscriptions import KEY_COMMAND_TYPES, default_subscribers
@@ -51,14 +51,14 @@ def test_an_online_lock_acknowledges_then_confirms_by_its_own_read_back(ctx, sta
     locks = EmbeddedLocks()
     key = _issue(ctx, stay)
     keys.activate(ctx, stay[0].id, key.id)
-    row = keys.sync_lock(ctx, key.id, locks)
+    row = lock_sync.sync_lock(ctx, key.id, locks)
     assert row.lock_state == "confirmed" and row.lock_command == "activate"
     assert [c for c, _ in locks.calls] == ["issue", "activate"]
     assert row.credential_ref and row.revocation_path == "online"
     types = outbox_types(ctx)
     assert types[-2:] == ["hotel:pms:digital_key:lock_sent",
                           "hotel:pms:digital_key:lock_confirmed"]
-    keys.sync_lock(ctx, key.id, locks)  # a replay sends nothing more
+    lock_sync.sync_lock(ctx, key.id, locks)  # a replay sends nothing more
     assert len(locks.calls) == 2
 
 
@@ -70,20 +70,20 @@ def test_an_acknowledgement_alone_is_sent_not_confirmed(ctx, stay):
             return LockReport(state=None)
 
     key = _issue(ctx, stay)
-    row = keys.sync_lock(ctx, key.id, AckOnly())
+    row = lock_sync.sync_lock(ctx, key.id, AckOnly())
     assert row.lock_state == "sent" and row.lock_confirmed_at is None
 
 
 def test_revocation_on_an_online_lock_is_confirmed_with_its_time(ctx, stay):
     locks = EmbeddedLocks()
     key = _issue(ctx, stay, "MOBILE")
-    keys.sync_lock(ctx, key.id, locks)
+    lock_sync.sync_lock(ctx, key.id, locks)
     _check_out(ctx, stay)
     row = _row(ctx, key.id)
     assert row.status == "REVOKED" and row.lock_state == "pending"
     out = keys.key_out(row, ctx.now)
     assert out.revocation.effective_no_later_than == row.valid_until  # until the lock says so
-    row = keys.sync_lock(ctx, key.id, locks)
+    row = lock_sync.sync_lock(ctx, key.id, locks)
     out = keys.key_out(row, ctx.now)
     assert row.lock_state == "confirmed"
     assert out.revocation.path == "online" and out.revocation.confirmed_at is not None
@@ -94,9 +94,9 @@ def test_revocation_on_an_online_lock_is_confirmed_with_its_time(ctx, stay):
 def test_an_offline_card_revocation_stays_sent_and_says_until_when_the_card_may_open(ctx, stay):
     locks = EmbeddedLocks()
     key = _issue(ctx, stay, "CARD")
-    keys.sync_lock(ctx, key.id, locks)
+    lock_sync.sync_lock(ctx, key.id, locks)
     _check_out(ctx, stay)
-    row = keys.sync_lock(ctx, key.id, locks)
+    row = lock_sync.sync_lock(ctx, key.id, locks)
     out = keys.key_out(row, ctx.now)
     assert row.lock_state == "sent"  # the lock service took it; the door cannot tell
     assert out.revocation.path == "next_guest_key" and out.revocation.confirmed_at is None
@@ -107,23 +107,23 @@ def test_lock_outages_are_counted_then_failed_with_an_event_and_retried_by_the_s
         ctx, stay):
     down = EmbeddedLocks(outage=True)
     key = _issue(ctx, stay)
-    for attempt in range(1, keys.MAX_LOCK_ATTEMPTS + 1):
+    for attempt in range(1, lock_sync.MAX_LOCK_ATTEMPTS + 1):
         with pytest.raises(LocksUnavailable):
-            keys.sync_lock(ctx, key.id, down)
+            lock_sync.sync_lock(ctx, key.id, down)
         assert _row(ctx, key.id).lock_attempts == attempt
     row = _row(ctx, key.id)
     assert row.lock_state == "failed" and "unavailable" in row.lock_last_error
     with pytest.raises(LocksUnavailable):  # the actor keeps retrying: one lock_failed only
-        keys.sync_lock(ctx, key.id, down)
+        lock_sync.sync_lock(ctx, key.id, down)
     assert _row(ctx, key.id).lock_state == "failed"
     assert outbox_types(ctx).count("hotel:pms:digital_key:lock_failed") == 1
-    assert key.id not in keys.keys_to_sync(ctx)  # not yet due
-    later = ctx.with_(now=ctx.now + keys.RETRY_AFTER + timedelta(minutes=1))
+    assert key.id not in lock_sync.keys_to_sync(ctx)  # not yet due
+    later = ctx.with_(now=ctx.now + lock_sync.RETRY_AFTER + timedelta(minutes=1))
     with unit_of_work(ctx):  # (updated_at is stamped by the wall clock)
-        DigitalKey.update(updated_at=ctx.now - keys.RETRY_AFTER - timedelta(seconds=5)).where(
+        DigitalKey.update(updated_at=ctx.now - lock_sync.RETRY_AFTER - timedelta(seconds=5)).where(
             DigitalKey.id == key.id).execute()
-    assert key.id in keys.keys_to_sync(later)
-    result = keys.sweep(later, EmbeddedLocks())
+    assert key.id in lock_sync.keys_to_sync(later)
+    result = lock_sync.sweep(later, EmbeddedLocks())
     assert result["synced"] >= 1
     assert _row(ctx, key.id).lock_state == "confirmed"
 
@@ -138,10 +138,10 @@ def test_a_newer_intent_wins_over_a_slow_acknowledgement(ctx, stay):
             keys.activate(ctx, hotel.id, key.id)  # the guest activates meanwhile
             return ack
 
-    assert keys.sync_lock(ctx, key.id, Slow()) is None
+    assert lock_sync.sync_lock(ctx, key.id, Slow()) is None
     row = _row(ctx, key.id)
     assert row.status == "ACTIVE" and row.lock_state == "pending"  # the newer intent stays due
-    assert keys.sync_lock(ctx, key.id, EmbeddedLocks()).lock_state == "confirmed"
+    assert lock_sync.sync_lock(ctx, key.id, EmbeddedLocks()).lock_state == "confirmed"
 
 
 def test_key_command_events_are_sent_to_the_lock_by_the_relay():
@@ -163,13 +163,13 @@ def test_a_lock_event_confirms_only_the_state_the_key_asked_for(ctx, stay):
 
     key = _issue(ctx, stay, "MOBILE")
     keys.activate(ctx, stay[0].id, key.id)
-    row = keys.sync_lock(ctx, key.id, Silent())
+    row = lock_sync.sync_lock(ctx, key.id, Silent())
     assert row.lock_state == "sent" and row.lock_command == "activate"
-    stale = keys.record_lock_report(ctx, row.credential_ref, "disabled", row.valid_until)
+    stale = lock_sync.record_lock_report(ctx, row.credential_ref, "disabled", row.valid_until)
     assert stale.lock_state == "sent"  # the lock reports another state: nothing confirmed
-    late = keys.record_lock_report(ctx, row.credential_ref, "enabled",
+    late = lock_sync.record_lock_report(ctx, row.credential_ref, "enabled",
                                    row.valid_until + timedelta(days=1))
     assert late.lock_state == "sent"  # another end than the key's: nothing confirmed
-    done = keys.record_lock_report(ctx, row.credential_ref, "enabled", row.valid_until)
+    done = lock_sync.record_lock_report(ctx, row.credential_ref, "enabled", row.valid_until)
     assert done.lock_state == "confirmed" and done.lock_confirmed_at is not None
-    assert keys.record_lock_report(ctx, "lk_unknown", "enabled") is None
+    assert lock_sync.record_lock_report(ctx, "lk_unknown", "enabled") is None

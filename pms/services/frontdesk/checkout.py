@@ -24,7 +24,7 @@ from pms.services.cashiering import invoices
 from pms.services.cashiering.folio_state import read_guest_state
 from pms.services.cashiering.folios import last_night_due, settle_for_check_out
 from pms.services.corporate import company_direct_bill
-from pms.services.keys import keys
+from pms.services.keys import stay_hooks
 from pms.services.kiosk import kiosk_sessions
 from pms.services.reservations import stays
 from pms.services.reservations.reservations import record
@@ -39,7 +39,7 @@ CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 # stay's digital keys. A capability that must run at check-out adds its hook to this tuple;
 # callers and tests may pass their own `hooks`. The digital keys' hook revokes every live key of
 # the stay (ACTIVE and INACTIVE) in the check-out's transaction.
-CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = (keys.check_out_hook,)
+CHECK_OUT_HOOKS: tuple[CheckOutHook, ...] = (stay_hooks.check_out_hook,)
 
 # The work a revert of a check-out does besides its own: a direct bill moved to the
 # company's receivable account goes back (the ledger posting reversed through the outbox).

@@ -48,7 +48,7 @@ from pms.services.groups import room_block_inventory
 from pms.services.inventory import allotments
 from pms.services.inventory.availability import rate_plan_open_to
 from pms.services.inventory.inventory import lock_inventory, release_rooms, take_rooms
-from pms.services.keys import keys
+from pms.services.keys import stay_hooks
 from pms.services.rates.pricing import check_occupancy, quote_for, quote_stay
 from pms.services.rates.rate_fence import negotiated_plan_open
 from pms.services.references import unknown_reference
@@ -634,7 +634,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         row.arrival_date, row.departure_date = arrival, departure
         row.departure_time = departure_time
         if departure_moved:  # the stay's live keys end at the new departure (and its time)
-            keys.move_validity(uow, row)
+            stay_hooks.move_validity(uow, row)
         row.room_type, row.rate_plan = room_type_id, rate_plan_id
         row.adults, row.children, row.promo_code = adults, children, promo
         if body.guest is not msgspec.UNSET:

@@ -38,7 +38,7 @@ from pms.services.cashiering.folios import (
 )
 from pms.services.catalog.catalog import load_property
 from pms.services.groups.room_block_inventory import release_stay_nights
-from pms.services.keys import keys
+from pms.services.keys import stay_hooks
 from pms.services.reservations.reservations import (
     business_date,
     load_reservation,
@@ -198,7 +198,7 @@ def assign_room(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         if in_house:
             old_room_id = row.room_id
             _move(row, room, start)
-            keys.move_keys(uow, row, old_room_id, room)  # old room's keys revoked, new issued
+            stay_hooks.move_keys(uow, row, old_room_id, room)  # old room's keys revoked, new issued
         else:
             release_room_holds(row)
             hold_room(row, room.id, row.arrival_date, row.departure_date)
@@ -256,7 +256,7 @@ def revert(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         room = Room.select().where(Room.id == row.room_id).first()
         if trigger == "revert_check_in":
             _undo_check_in(row, room)
-            keys.revoke_stay_keys(uow, row, "check_in_reverted")  # no keys for a booked stay
+            stay_hooks.revoke_stay_keys(uow, row, "check_in_reverted")  # no keys for a booked stay
         else:
             for hook in check_out_hooks:
                 hook(uow, row)
@@ -371,7 +371,7 @@ def split(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                                 room=hold.room_id, start_date=start, end_date=hold.end_date)
         row.departure_date = at
         if row.status == ReservationStatus.CHECKED_IN:  # the stay's keys end with its first part
-            keys.move_validity(uow, row)
+            stay_hooks.move_validity(uow, row)
         _set_prices(row, first)
         row.status = status.value
         row.save()
