@@ -19,6 +19,9 @@ LoyaltyNumber = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern
 class PreferencesIn(Strict):
     sso_provider: Annotated[str, msgspec.Meta(max_length=120)] | None = None
     negotiated_rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)] = []
+    # a company's VAT id, with its country prefix, checked by its check digits (422
+    # invalid_vat_id) and kept compact; the buyer's VAT id on its invoices and e-invoices
+    vat_id: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
 
 
 class ProfileIn(Strict):
@@ -42,6 +45,7 @@ class PreferencesOut(Out):
     sso_provider: str | None = None
     negotiated_rate_plan_ids: list[uuid.UUID] = []
     provisioned_admin_at: datetime | None = None
+    vat_id: str | None = None
 
 
 class ProfileOut(Out):

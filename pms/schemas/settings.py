@@ -109,6 +109,16 @@ class PrivacyModule(_Module):
     message_retention_days: RetentionDays | None = None  # after departure: bodies removed
 
 
+class InvoicingModule(_Module):
+    # The seller's identity on the property's invoices and e-invoices (frozen into each document
+    # at issue): the legal name (null: the property's name), the VAT id (checked by its check
+    # digits, pms.domain.vat_ids), the national tax number, and the days a company has to pay.
+    legal_name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    vat_id: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
+    tax_number: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
+    payment_terms_days: Annotated[int, msgspec.Meta(ge=0, le=365)] | None = None
+
+
 MODULE_SCHEMAS: dict[str, type[_Module]] = {
     "housekeeping": HousekeepingModule,
     "notifications": NotificationsModule,
@@ -117,6 +127,7 @@ MODULE_SCHEMAS: dict[str, type[_Module]] = {
     "night_audit": NightAuditModule,
     "blocks": BlocksModule,
     "privacy": PrivacyModule,
+    "invoicing": InvoicingModule,
 }
 DEFAULT_MODULES: dict[str, dict[str, Any]] = {
     name: msgspec.to_builtins(schema()) for name, schema in MODULE_SCHEMAS.items()}
@@ -132,6 +143,7 @@ class ModulesDocument(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     night_audit: NightAuditModule = msgspec.field(default_factory=NightAuditModule)
     blocks: BlocksModule = msgspec.field(default_factory=BlocksModule)
     privacy: PrivacyModule = msgspec.field(default_factory=PrivacyModule)
+    invoicing: InvoicingModule = msgspec.field(default_factory=InvoicingModule)
 
 
 Key = Annotated[str, msgspec.Meta(max_length=64)]

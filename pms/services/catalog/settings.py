@@ -28,6 +28,7 @@ import peewee
 from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
+from pms.domain.vat_ids import check_vat_id
 from pms.errors import NotFound, PreconditionFailed, PreconditionRequired, ValidationFailed
 from pms.models import Property
 from pms.models.settings import ENV_SCOPE, SettingsDocument
@@ -110,6 +111,8 @@ def _validated(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
         except msgspec.ValidationError as exc:
             raise ValidationFailed(f"the settings of {name} are not valid: {exc}",
                                    errors=[{"field": name, "message": str(exc)}]) from exc
+    if out["invoicing"]["vat_id"]:
+        check_vat_id(out["invoicing"]["vat_id"], "invoicing.vat_id")
     return out
 
 

@@ -18,6 +18,7 @@ from pms.db.database import db
 from pms.db.locking import for_update
 from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
+from pms.domain.vat_ids import check_vat_id
 from pms.errors import Conflict, NotFound, ValidationFailed
 from pms.events import event_type
 from pms.models import Profile
@@ -88,6 +89,8 @@ def _check(body: ProfileIn) -> None:
     if body.kind == "COMPANY" and not body.company_name:
         raise ValidationFailed("a company profile needs company_name",
                                errors=[{"field": "company_name", "message": "required for COMPANY"}])
+    if body.preferences.vat_id:
+        check_vat_id(body.preferences.vat_id, "preferences.vat_id")
 
 
 def _check_holder_body(body: ProfileIn) -> None:
@@ -190,7 +193,7 @@ def create_in(uow: Any, property_id: uuid.UUID, body: ProfileIn,
         email_normalized=body.email.strip().lower() if body.email else None,
         phone=body.phone, external_ref=body.external_ref, language=body.language,
         address=msgspec.to_builtins(body.address) if body.address else None,
-        preferences=msgspec.to_builtins(body.preferences),
+        preferences=_preferences(body),
         origin_property_id=property_id, version=1,
     )
     if not _insert_new(row):
@@ -199,6 +202,13 @@ def create_in(uow: Any, property_id: uuid.UUID, body: ProfileIn,
     uow.audit("profile.created", row, after=data)
     uow.emit(event_type("profile", "created"), row, data, property_id=property_id)
     return row
+
+
+def _preferences(body: ProfileIn) -> dict[str, Any]:
+    prefs = msgspec.to_builtins(body.preferences)
+    if prefs.get("vat_id"):
+        prefs["vat_id"] = check_vat_id(prefs["vat_id"], "preferences.vat_id")
+    return prefs
 
 
 def _insert_new(row: Profile) -> bool:
