@@ -1,9 +1,10 @@
 """The reference admin console: static files served at `/admin/`, and, in the
 embedded default only, the gateway's part for it.
 
-`ConsoleFilesMiddleware` sits before authentication and answers `GET /admin/...` itself from
-`pms/static/admin/` (HTML, JavaScript modules and CSS, no build step). The files hold no data:
-every call the console makes goes to the gated `/v1` routes, and it never holds a token.
+`console_files_middleware()` (the shared `StaticFilesMiddleware`) sits before authentication
+and answers `GET /admin/...` itself from `pms/static/admin/` (HTML, JavaScript modules, CSS and
+the icon, no build step). The files hold no data: every call the console makes goes to the gated
+`/v1` routes, and it never holds a token.
 
 In production the console sits behind the gateway like every client app (SPEC Authentication
 rule 7): the gateway adds the bearer (and the env header) to the console's `/v1` calls.
@@ -29,6 +30,7 @@ from typing import Any
 
 import falcon
 
+from pms.api.static_files import StaticFilesMiddleware, files_in
 from pms.config import Settings
 
 log = logging.getLogger("pms.console")
@@ -36,53 +38,21 @@ log = logging.getLogger("pms.console")
 CONSOLE_PREFIX = "/admin"
 CONSOLE_MARK = "HTTP_X_PMS_CONSOLE"  # the console's fetch() sets `X-PMS-Console: 1`
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static" / "admin"
-_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
-_HEADERS = {
-    "Cache-Control": "no-cache",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
-                               "form-action 'none'",
-}
+SUFFIXES = frozenset({".html", ".js", ".css", ".svg"})
+POLICY = ("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+          "form-action 'none'")
 
 
 def console_files() -> dict[str, Path]:
     """The console's files by name (a fixed set read once: no path from a request reaches the
     file system)."""
-    if not STATIC_DIR.is_dir():
-        return {}
-    return {p.name: p for p in sorted(STATIC_DIR.iterdir())
-            if p.is_file() and p.suffix in _TYPES}
+    return files_in(STATIC_DIR, SUFFIXES)
 
 
-class ConsoleFilesMiddleware:
+def console_files_middleware() -> StaticFilesMiddleware:
     """`GET|HEAD /admin/` (index.html) and `/admin/<file>`; no token needed, no data inside."""
-
-    def __init__(self) -> None:
-        self.files = console_files()
-
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        path = req.path  # the trailing slash is stripped (req_options)
-        if path != CONSOLE_PREFIX and not path.startswith(CONSOLE_PREFIX + "/"):
-            return
-        if req.method not in ("GET", "HEAD"):
-            resp.status = falcon.HTTP_405
-            resp.set_header("Allow", "GET, HEAD")
-            resp.complete = True
-            return
-        name = path[len(CONSOLE_PREFIX) + 1:] or "index.html"
-        found = self.files.get(name)
-        if found is None:
-            resp.status = falcon.HTTP_404
-            resp.content_type = "text/plain; charset=utf-8"
-            resp.text = "no such console file\n"
-        else:
-            resp.content_type = _TYPES[found.suffix]
-            resp.data = found.read_bytes()
-            for key, value in _HEADERS.items():
-                resp.set_header(key, value)
-        resp.complete = True
+    return StaticFilesMiddleware(CONSOLE_PREFIX, STATIC_DIR, suffixes=SUFFIXES, policy=POLICY,
+                                 what="console")
 
 
 def _loopback(addr: str | None) -> bool:
@@ -168,4 +138,4 @@ def console_gateway(settings: Settings) -> ConsoleGatewayMiddleware | None:
 def console_middleware(settings: Settings) -> list[Any]:
     """For the app's middleware list, before authentication."""
     gateway = console_gateway(settings)
-    return [ConsoleFilesMiddleware(), *([gateway] if gateway is not None else [])]
+    return [console_files_middleware(), *([gateway] if gateway is not None else [])]
