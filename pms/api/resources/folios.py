@@ -21,7 +21,7 @@ from pms.schemas.folios import (
     PaymentResultOut,
     payment_out,
 )
-from pms.services.cashiering import cashiering, folios, invoices, payments
+from pms.services.cashiering import cashiering, einvoice, folios, invoices, payments
 
 
 class ReservationFolio:
@@ -178,9 +178,11 @@ class FolioInvoice:
         resp.media = document
         resp.status = 201 if created else 200
 
-    @endpoint("folios:read", query=InvoiceQuery, response=dict, guest="own",
-              also_media=("application/pdf",),
-              summary="The issued invoice as JSON, or as PDF with format=pdf")
+    @endpoint("folios:read", query=InvoiceQuery, response=dict, guest="own", errors=(409,),
+              also_media=("application/pdf", "application/xml"),
+              summary="The issued invoice as JSON, or as PDF with format=pdf",
+              description="`format=xml`: a company's invoice as an EN 16931 e-invoice (as "
+                          "GET .../fiscal-documents/{id}?format=xml).")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: InvoiceQuery) -> None:  # noqa: A002
         document = invoices.get_invoice(req.context.ctx, property_id, id)
@@ -204,10 +206,15 @@ class FiscalDocument:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
 
-    @endpoint("folios:read", query=InvoiceQuery, response=dict,
-              also_media=("application/pdf",),
+    @endpoint("folios:read", query=InvoiceQuery, response=dict, errors=(409,),
+              also_media=("application/pdf", "application/xml"),
               summary="A fiscal document (invoice or credit note) as JSON, or PDF with format=pdf",
-              description="The document as frozen at issue: never changed afterwards.")
+              description="The document as frozen at issue: never changed afterwards. "
+                          "`format=xml`: a company's document as an EN 16931 e-invoice "
+                          "(Factur-X/ZUGFeRD CII XML, EN 16931 profile); 409 "
+                          "einvoice_needs_company for a private guest's, 409 "
+                          "einvoice_identity_incomplete when the seller's or buyer's frozen "
+                          "identity lacks a country or a tax id.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: InvoiceQuery) -> None:  # noqa: A002
         document = invoices.get_document(req.context.ctx, property_id, id)
@@ -226,7 +233,11 @@ class FiscalJournalVerification:
 
 def _answer_document(resp: falcon.Response, document: dict[str, Any],
                      query: InvoiceQuery) -> None:
-    if query.format == "pdf":
+    if query.format == "xml":
+        resp.content_type = "application/xml"
+        resp.data = einvoice.cii_xml(document)
+        resp.downloadable_as = f"einvoice-{document['number']}.xml"
+    elif query.format == "pdf":
         kind = "credit-note" if document.get("kind") == invoices.CREDIT_NOTE else "invoice"
         resp.content_type = "application/pdf"
         resp.data = invoices.invoice_pdf(document)

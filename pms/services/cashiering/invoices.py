@@ -25,7 +25,7 @@ from pms.errors import Conflict, NotFound
 from pms.models import Folio, Property, Reservation
 from pms.models.cashiering import Invoice, InvoiceSequence
 from pms.schemas.common import to_data
-from pms.services.cashiering import fiscal_journal
+from pms.services.cashiering import einvoice, fiscal_journal
 from pms.services.cashiering.cashiering import load_folio, record_change
 from pms.services.cashiering.folios import guest_folio, render
 
@@ -139,6 +139,7 @@ def _issue(uow: UnitOfWork, folio: Folio) -> Invoice:
     number = _number(prop, INVOICE)
     document = _document(prop, render(folio), _billed(folio), number, ctx.now)
     document["id"] = str(uuid.uuid4())
+    document.update(einvoice.frozen_identity(ctx, prop, folio, document))
     if generation:
         cancelled = Invoice.get(Invoice.folio_id == folio.id, Invoice.kind == CREDIT_NOTE,
                                 Invoice.generation == generation - 1)
@@ -179,6 +180,7 @@ def _credit(uow: UnitOfWork, folio: Folio, invoice: Invoice, *, reason: str) -> 
     document = {
         **{k: original[k] for k in ("folio_id", "property", "guest", "confirmation_number",
                                     "arrival_date", "departure_date", "currency")},
+        **{k: original[k] for k in einvoice.FROZEN_KEYS if k in original},
         "id": str(uuid.uuid4()), "kind": CREDIT_NOTE, "number": number,
         "issued_at": ctx.now.isoformat(), "reason": reason,
         "refers_to": {"id": str(invoice.id), "number": invoice.number,
