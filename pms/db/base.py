@@ -95,7 +95,7 @@ def _plain_columns(model: type) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(names), frozenset(keys)
 
 
-_FETCH_PLANS: dict[Any, _FetchPlan] = {}
+_FETCH_PLANS: dict[Any, FetchPlan] = {}
 _SAVE_SQL: dict[Any, str] = {}
 _WRITE_PLANS: dict[type, _WritePlans] = {}
 
@@ -207,7 +207,7 @@ def _uuid_param(value: Any) -> Any:
 
 
 # Value types that a field's `python_value` returns unchanged, by the function it reads with
-# (peewee's Field.python_value defers to `adapt`): `_FetchPlan` skips the call for them. A field
+# (peewee's Field.python_value defers to `adapt`): `FetchPlan` skips the call for them. A field
 # whose reader is not listed is always converted.
 _READ_PASSING: dict[Any, frozenset[type]] = {
     peewee.Field.adapt: frozenset({object}),  # identity: every value passes
@@ -227,7 +227,7 @@ def _read_passing(field: peewee.Field) -> frozenset[type]:
     return _READ_PASSING.get(kind.python_value, frozenset())
 
 
-class _FetchPlan:
+class FetchPlan:
     """`TenantModel.fetch`'s SQL and how to turn its row into the model object peewee's cursor
     wrapper would build, worked out once per model and database."""
 
@@ -343,7 +343,7 @@ class TenantModel(BaseModel):
         target = database.obj if isinstance(database, peewee.DatabaseProxy) else database
         plan = _FETCH_PLANS.get((cls, type(target)))
         if plan is None:
-            plan = _FETCH_PLANS[(cls, type(target))] = _FetchPlan(cls)
+            plan = _FETCH_PLANS[(cls, type(target))] = FetchPlan(cls)
         row = target.execute_sql(plan.sql, (_uuid_param(env), _uuid_param(id_), 1)).fetchone()
         return None if row is None else plan.build(row)
 

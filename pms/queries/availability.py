@@ -359,7 +359,7 @@ def _load_rates(property_id: uuid.UUID, pairs: set[tuple[uuid.UUID, uuid.UUID]],
     return out
 
 
-def _load_restrictions(property_id: uuid.UUID, plan_ids: set[uuid.UUID],
+def load_restrictions(property_id: uuid.UUID, plan_ids: set[uuid.UUID],
                        rt_ids: set[uuid.UUID], arrival: date, departure: date
                        ) -> dict[date, list[tuple[uuid.UUID | None, uuid.UUID | None, Rule]]]:
     """The restrictions that are not open, of the stay's dates (its departure included), for
@@ -455,7 +455,7 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
     count = len(nights)
     rates = _load_rates(property_id, {(p, r) for p in plan_ids for r in rt_ids}, arrival, count,
                         rates_version)
-    restrictions = _load_restrictions(property_id, plan_ids, rt_ids, arrival, departure)
+    restrictions = load_restrictions(property_id, plan_ids, rt_ids, arrival, departure)
     if packages is None:
         packages = (load_packages(property_id)
                     if any(p.package_codes for p in plans) else {})

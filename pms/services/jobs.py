@@ -84,7 +84,7 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
             record_queued(uow, job)
     if job is None:
         with read_scope(ctx):
-            return None, eod.run_out(run, eod._steps_of(run))
+            return None, eod.run_out(run, eod.steps_of(run))
     return job, None
 
 

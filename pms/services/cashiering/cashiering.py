@@ -168,7 +168,7 @@ def post_lines_with_tax(folio: Folio, ctx: Ctx, code: TransactionCode | None, gr
     return lines
 
 
-def _send_after(uow: UnitOfWork, ledger: Any, posting: Any) -> None:
+def send_posting_after_commit(uow: UnitOfWork, ledger: Any, posting: Any) -> None:
     """Send the change's posting (its id, or the row written with the commit) after commit."""
     if posting is not None and ledger is not None:
         ctx = uow.ctx
@@ -214,7 +214,7 @@ def post_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: cs.
         if posting is not None:
             write_with_commit(uow, posting)
         out = record_change(uow, folio, "charge_posted", state=state)
-        _send_after(uow, ledger, posting)
+        send_posting_after_commit(uow, ledger, posting)
     return out
 
 
@@ -302,7 +302,7 @@ def correct_charge(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
         posting = _ledger(folio, [ln for ln in lines], f"correction:{charge.id}",
                           f"correction {charge.id}", None)
         out = record_change(uow, folio, "charge_corrected", reason=body.reason)
-        _send_after(uow, ledger, posting)
+        send_posting_after_commit(uow, ledger, posting)
     return out
 
 
@@ -377,7 +377,7 @@ def post_allowance(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
         posting = _ledger(folio, lines, f"allowance:{lines[0].id}", f"allowance {folio.id}",
                           code.ledger_account)
         out = record_change(uow, folio, "allowance_posted", reason=body.reason)
-        _send_after(uow, ledger, posting)
+        send_posting_after_commit(uow, ledger, posting)
     return out
 
 

@@ -223,10 +223,10 @@ _FOLIO_PLAN: list[Any] = []
 def _folio_of(values: tuple[Any, ...]) -> Any:
     """The Folio the model's fields read from its columns (as `TenantModel.fetch` builds it)."""
     if not _FOLIO_PLAN:
-        from pms.db.base import _FetchPlan
+        from pms.db.base import FetchPlan
         from pms.models import Folio
 
-        _FOLIO_PLAN.append(_FetchPlan(Folio))
+        _FOLIO_PLAN.append(FetchPlan(Folio))
     return _FOLIO_PLAN[0].build(values)
 
 

@@ -63,7 +63,7 @@ DIRECT_BILL = "DIRECT_BILL"  # the folio payment that moves a balance to the com
 
 # -- routing a stay to a company, its preview, and the settlement at check-out ----------------
 
-def _link_and_method(reservation_id: uuid.UUID) -> tuple[Any, Any]:
+def billing_link_and_method(reservation_id: uuid.UUID) -> tuple[Any, Any]:
     link = CompanyBilling.get_or_none(CompanyBilling.reservation_id == reservation_id)
     if link is None:
         return None, None
@@ -110,7 +110,7 @@ def get_stay_billing(ctx: Ctx, property_id: uuid.UUID,
 
     with read_scope(ctx):
         row = load_reservation(ctx, property_id, reservation_id)
-        link, method = _link_and_method(row.id)
+        link, method = billing_link_and_method(row.id)
         if link is None:
             raise NotFound("this stay is not billed to a company")
         return _preview(ctx, row, link, method)
@@ -248,7 +248,7 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
     """
     if not reservation.company_billed:  # no routing to read (migration 040)
         return Decimal(0)
-    link, method = _link_and_method(reservation.id)
+    link, method = billing_link_and_method(reservation.id)
     if link is None or method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
         return Decimal(0)
     folio = state.folio

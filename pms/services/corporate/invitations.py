@@ -25,7 +25,7 @@ from pms.models import CompanyInvitation
 from pms.schemas.common import ListQuery, to_data
 from pms.schemas.companies import CompanyInvitationOut, invitation_out
 from pms.services.corporate import companies
-from pms.services.profiles.guest_payment_methods import _own_profile
+from pms.services.profiles.guest_payment_methods import own_profile
 
 NO_INVITATION = "no such invitation"
 
@@ -34,7 +34,7 @@ def list_for_traveler(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
                       query: ListQuery) -> Page[CompanyInvitationOut]:
     """The profile's invitations, every status, oldest first."""
     with read_scope(ctx):
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         rows = CompanyInvitation.select().where(
             CompanyInvitation.traveler_profile_id == profile_id)
         page = paginate(rows, CompanyInvitation, limit=query.limit, cursor=query.cursor)
@@ -52,7 +52,7 @@ def answer(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
         meanwhile, by staff).
     """
     with unit_of_work(ctx) as uow:
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         found = CompanyInvitation.get_or_none(CompanyInvitation.id == invitation_id,
                                               CompanyInvitation.traveler_profile_id == profile_id)
         if found is None:

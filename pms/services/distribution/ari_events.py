@@ -48,7 +48,7 @@ from pms.models.platform import OutboxEvent, outbox_partition
 from pms.models.property import RoomType
 from pms.models.rates import RateSchedule
 from pms.queries.allotments import allotments_left
-from pms.queries.availability import SELLABLE_OF_TYPE_PG, _load_restrictions, load_sellable
+from pms.queries.availability import SELLABLE_OF_TYPE_PG, load_restrictions, load_sellable
 
 ARI_UPDATED = "hotel:pms:ari:updated"
 ALL = "all"  # rate plans: every plan of the property
@@ -219,7 +219,7 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
         plan_ids = {p for (p,) in RatePlan.select(RatePlan.id)
                     .where(RatePlan.property == property_id).tuples()}
         plan_ids = {p if isinstance(p, uuid.UUID) else uuid.UUID(str(p)) for p in plan_ids}
-        loaded = _load_restrictions(property_id, plan_ids, {room_type_id}, first, last)
+        loaded = load_restrictions(property_id, plan_ids, {room_type_id}, first, last)
         for day in restrictions:
             rows = loaded.get(day, [])
             rules[day] = {str(plan): rule_data(merge_rules(

@@ -68,9 +68,9 @@ from pms.services.groups.room_block_inventory import (
     shortage,
 )
 from pms.services.inventory.inventory import (
-    _refresh,
     lock_days,
     recount_locked,
+    refresh_counts,
     take_rooms,
 )
 from pms.services.job_records import ROOMING_LIST, record_queued, requested_by
@@ -667,7 +667,7 @@ class _Pickup:
                                                 counts[(room_type_id, r.date)].oos)]
             if short:
                 raise shortage(short, "no room of this type is in service")
-            _refresh(rows, counts)  # the stored snapshot, as every take writes it
+            refresh_counts(rows, counts)  # the stored snapshot, as every take writes it
             day = InventoryDay
             day.update(sold=day.sold + count, held=peewee.Case(
                 None, [(day.held >= count, day.held - count)], 0)).where(

@@ -29,7 +29,7 @@ from pms.schemas import inventory as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
 from pms.services.inventory.block_undercut import undercut_blocks
-from pms.services.inventory.inventory import _refresh, lock_days, recount_locked
+from pms.services.inventory.inventory import lock_days, recount_locked, refresh_counts
 
 MAX_MAINTENANCE_DAYS = 366
 LIVE = (ReservationStatus.CONFIRMED.value, ReservationStatus.CHECKED_IN.value)
@@ -118,7 +118,7 @@ def create_maintenance(ctx: Ctx, property_id: uuid.UUID, body: s.MaintenanceIn, 
                                      from_date=body.from_date, to_date=body.to_date,
                                      reason=body.reason, active=True)
             after = recount_locked(property_id, rows, body.from_date, end)
-            _refresh(rows, after)
+            refresh_counts(rows, after)
             affected = undercut_blocks(property_id, after)  # kept, the blocks named
         data = to_data(s.maintenance_out(row, room))
         uow.audit("maintenance.created", row, after=data)
@@ -145,7 +145,7 @@ def end_maintenance(ctx: Ctx, property_id: uuid.UUID, maintenance_id: uuid.UUID)
                 rows = lock_days(property_id, room.room_type_id, days)
                 row.active = False
                 row.save()
-                _refresh(rows, recount_locked(property_id, rows, row.from_date,
+                refresh_counts(rows, recount_locked(property_id, rows, row.from_date,
                                               row.to_date + timedelta(days=1)))
             uow.audit("maintenance.deleted", row, before=before,
                       after=to_data(s.maintenance_out(row, room)))

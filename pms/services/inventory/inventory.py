@@ -104,7 +104,7 @@ def recount_locked(property_id: uuid.UUID, rows: list[InventoryDay], start: date
     return out
 
 
-def _refresh(rows: list[InventoryDay], counts: dict[tuple[uuid.UUID, date], NightCount]) -> None:
+def refresh_counts(rows: list[InventoryDay], counts: dict[tuple[uuid.UUID, date], NightCount]) -> None:
     """Write recounted physical/OOO/OOS back where the snapshot is stale (one UPDATE per
     distinct set of values, usually one for the whole stay)."""
     stale: dict[tuple[int, int, int], list[InventoryDay]] = defaultdict(list)
@@ -181,7 +181,7 @@ def _take_by_models(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: li
             raise RoomTypeUnavailable(
                 f"no room of this type is available on {', '.join(d.isoformat() for d in short)}",
                 nights=[d.isoformat() for d in short])
-        _refresh(rows, counts)
+        refresh_counts(rows, counts)
         if wired.locking_enabled:
             _guarded_increment(rows, count)
         else:
@@ -323,7 +323,7 @@ def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> Sell
             InventoryDay.update(sell_limit=body.sell_limit).where(
                 InventoryDay.id.in_([r.id for r in rows])).execute()
             counts = recount_locked(property_id, rows, body.from_date, end)
-            _refresh(rows, counts)
+            refresh_counts(rows, counts)
             affected = undercut_blocks(property_id, {
                 k: dataclasses.replace(c, sell_limit=body.sell_limit) for k, c in counts.items()})
         out = SellLimitOut(**{f: getattr(inventory_out(property_id, [room_type.id],

@@ -81,7 +81,11 @@ def add_on(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         Conflict (409 add_on_requires_checked_in): the stay is not in house.
         ValidationFailed (422): the code is not on the property's kiosk offer.
     """
-    from pms.services.cashiering.cashiering import _send_after, record_change, require_open
+    from pms.services.cashiering.cashiering import (
+        record_change,
+        require_open,
+        send_posting_after_commit,
+    )
     from pms.services.cashiering.folio_state import posting_row, read_state, write_with_commit
     from pms.services.cashiering.folios import guest_folio
     from pms.services.cashiering.ledger_postings import by_account, revenue_lines
@@ -124,5 +128,5 @@ def add_on(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             write_with_commit(uow, posting)
         record_change(uow, folio, "charge_posted", reason=f"kiosk add-on {pkg.code}",
                       state=state)
-        _send_after(uow, ledger, posting)
+        send_posting_after_commit(uow, ledger, posting)
     return Sold(_add_on_out(pkg), line, folio.id)

@@ -85,11 +85,11 @@ def _company_share(reservation: Reservation, folio: Any, balance: Decimal) -> De
     charge type and cap, `company_billing.folio_share`), so the kiosk never promises more."""
     from pms.domain.states import COMPANY_PAYMENT_METHOD_USABLE
     from pms.services.corporate.company_billing import folio_share
-    from pms.services.corporate.company_direct_bill import _link_and_method
+    from pms.services.corporate.company_direct_bill import billing_link_and_method
 
     if not reservation.company_billed:
         return Decimal(0)
-    link, method = _link_and_method(reservation.id)
+    link, method = billing_link_and_method(reservation.id)
     if link is None or method is None or method.status not in COMPANY_PAYMENT_METHOD_USABLE:
         return Decimal(0)
     return folio_share(link, folio, balance)

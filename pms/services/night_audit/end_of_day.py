@@ -79,12 +79,12 @@ class Hooks:
     fail_in: dict[str, list[BaseException]] = field(default_factory=dict)
 
 
-def _steps_of(run: NightAuditRun) -> list[NightAuditStep]:
+def steps_of(run: NightAuditRun) -> list[NightAuditStep]:
     return list(NightAuditStep.select().where(NightAuditStep.run == run.id))
 
 
 def _out(run: NightAuditRun) -> NightAuditRunOut:
-    return run_out(run, _steps_of(run))
+    return run_out(run, steps_of(run))
 
 
 def in_house(property_id: uuid.UUID, night: date) -> peewee.ModelSelect:

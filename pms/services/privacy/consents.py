@@ -23,7 +23,7 @@ from pms.schemas.common import to_data
 from pms.schemas.profiles import profile_out
 from pms.services.privacy import schemas as s
 from pms.services.privacy.models import Consent
-from pms.services.profiles.guest_payment_methods import _own_profile
+from pms.services.profiles.guest_payment_methods import own_profile
 from pms.services.profiles.profiles import load_profile
 
 
@@ -51,14 +51,14 @@ def current_out(profile_id: uuid.UUID) -> s.CurrentConsentOut:
 
 def current(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> s.CurrentConsentOut:
     with read_scope(ctx):
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         return current_out(profile_id)
 
 
 def history(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
             query: s.ConsentQuery) -> Page[Consent]:
     with read_scope(ctx):
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         rows = Consent.select().where(Consent.profile == profile_id)
         if query.purpose is not None:
             rows = rows.where(Consent.purpose == query.purpose.value)
@@ -69,7 +69,7 @@ def record(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
            body: s.ConsentIn) -> Consent:
     """Append a grant or a withdrawal. Raises NotFound (no such profile, or not the guest's)."""
     with unit_of_work(ctx) as uow:
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         row = Consent.create(profile=profile_id, purpose=body.purpose.value,
                              granted=body.granted, source=body.source.value,
                              text_version=body.text_version, recorded_at=ctx.now,

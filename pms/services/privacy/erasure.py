@@ -45,7 +45,7 @@ from pms.schemas.profiles import profile_out
 from pms.services.cashiering.folios import folio_balance
 from pms.services.privacy import schemas as s
 from pms.services.privacy.export import person_row_ids
-from pms.services.profiles.guest_payment_methods import _own_profile
+from pms.services.profiles.guest_payment_methods import own_profile
 from pms.services.profiles.profiles import load_profile
 
 OPEN_STAYS = ("CONFIRMED", "CHECKED_IN")
@@ -129,7 +129,7 @@ def erase(ctx: Ctx, property_id: uuid.UUID | None, profile_id: uuid.UUID,
     """
     alias = pseudonym(profile_id)
     with unit_of_work(ctx) as uow:
-        profile = (_own_profile(ctx, property_id, profile_id) if property_id is not None
+        profile = (own_profile(ctx, property_id, profile_id) if property_id is not None
                    else load_profile(profile_id))
         stays, blockers, held, _ = _plan(profile_id)
         stay_ids = [r.id for r in stays]

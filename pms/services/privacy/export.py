@@ -47,7 +47,7 @@ from pms.models import (
     ServiceRequest,
 )
 from pms.services.privacy.models import Consent
-from pms.services.profiles.guest_payment_methods import _own_profile
+from pms.services.profiles.guest_payment_methods import own_profile
 
 FORMAT = "pms.personal-data-export/1"
 
@@ -192,7 +192,7 @@ def export(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID, *, reader: b
     from pms.services.privacy import access
 
     with unit_of_work(ctx) as uow:
-        profile = _own_profile(ctx, property_id, profile_id)
+        profile = own_profile(ctx, property_id, profile_id)
         kinds = collect(profile_id)
         uow.audit("profile.personal_data_exported", profile,
                   after={"files": {kind: len(rows) for kind, rows in kinds.items()}})

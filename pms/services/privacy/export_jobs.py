@@ -27,7 +27,7 @@ from pms.errors import NotFound, PmsError
 from pms.models.platform import Job
 from pms.services.job_records import PRIVACY_EXPORT, JobNotFinished, record_queued
 from pms.services.privacy import export
-from pms.services.profiles.guest_payment_methods import _own_profile
+from pms.services.profiles.guest_payment_methods import own_profile
 
 
 class ExportExpired(PmsError):
@@ -45,7 +45,7 @@ def start(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> Job:
     from pms.services.privacy import access
 
     with unit_of_work(ctx) as uow:
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         access.note(ctx, profile_id, "export")
         job = Job.create(kind=PRIVACY_EXPORT, status=JOB_INITIAL.value, property_id=property_id,
                          input={"profile_id": str(profile_id),
@@ -78,7 +78,7 @@ def run(ctx: Ctx, job: Job, *, store: Any) -> dict[str, Any]:
 def load(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID, job_id: uuid.UUID) -> Job:
     """The profile's export job. Raises NotFound (another profile's, or not an export)."""
     with read_scope(ctx):
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         job = Job.get_or_none(Job.id == job_id)
     if (job is None or job.kind != PRIVACY_EXPORT
             or (job.input or {}).get("profile_id") != str(profile_id)):

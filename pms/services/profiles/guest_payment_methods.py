@@ -39,7 +39,7 @@ def method_out(row: GuestPaymentMethod) -> s.PaymentMethodOut:
                               created_at=row.created_at)
 
 
-def _own_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> Any:
+def own_profile(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID) -> Any:
     load_property(property_id)
     if ctx.holder_id is not None and ctx.holder_id != profile_id:
         raise NotFound("no such profile")
@@ -63,7 +63,7 @@ def _verify(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
     body sends must be what the service reports (422 payment_method_mismatch naming it): the
     summary a desk or a guest app shows is the service's, never the client's word."""
     with read_scope(ctx):
-        profile = _own_profile(ctx, property_id, profile_id)
+        profile = own_profile(ctx, property_id, profile_id)
     if profile.kind == "COMPANY":
         raise ValidationFailed(
             "a company profile's payment methods are the company's, with their approval: "
@@ -86,7 +86,7 @@ def _verify(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
 def list_methods(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
                  query: ListQuery) -> Page[GuestPaymentMethod]:
     with read_scope(ctx):
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         return paginate(GuestPaymentMethod.select().where(
             GuestPaymentMethod.profile == profile_id), GuestPaymentMethod,
             limit=query.limit, cursor=query.cursor)
@@ -105,7 +105,7 @@ def add_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
     """
     card = _verify(ctx, property_id, profile_id, body, payments)
     with lock_errors(), unit_of_work(ctx) as uow:
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         GuestPaymentMethod.insert(
             profile=profile_id, payment_method_id=body.payment_method_id, brand=card.brand,
             last4=card.last4, exp_month=card.exp_month, exp_year=card.exp_year,
@@ -128,7 +128,7 @@ def remove_method(ctx: Ctx, property_id: uuid.UUID, profile_id: uuid.UUID,
     The row is read with its lock (FOR UPDATE): of two removals at once the second waits,
     then finds no row and answers 404 (not an error on a row deleted under it)."""
     with lock_errors(), unit_of_work(ctx) as uow:
-        _own_profile(ctx, property_id, profile_id)
+        own_profile(ctx, property_id, profile_id)
         row = for_update(GuestPaymentMethod.select().where(
             (GuestPaymentMethod.payment_method_id == payment_method_id)
             & (GuestPaymentMethod.profile == profile_id))).first()
