@@ -44,12 +44,12 @@ GET_PROPERTY = Budget(
     "GET of a property, through the HTTP API", 1, floor=1, commits=0,
     why="the gate's check of the cached policy version rides the read's own statement")
 CHARGE = Budget(
-    "folio charge", 2,
+    "folio charge", 2, floor=2,
     why="the locks and the folio's state in one read, with whether the stay is billed to a "
         "company (1); the lines + ledger posting + audit + the folio's new version + outbox "
         "with the COMMIT (1)")
 CARD_PAYMENT = Budget(
-    "card payment", 4, commits=2,
+    "card payment", 4, commits=2, floor=4,
     why="the PENDING payment row in a transaction of its own (2), the payments service called "
         "outside any transaction, then the outcome: locks and state (1), the payment's UPDATE + "
         "ledger posting + audit + the folio's new version + outbox with the COMMIT (1)")

@@ -479,6 +479,9 @@ def create_app(connect: Callable[[], Any]) -> falcon.App:
     app.add_route("/v1/properties/{property_id}/profiles", Profiles(connect))
     app.add_route(ONE_CALL_PREFIX + "/v1/properties/{property_id}/profiles",
                   ProfilesOneCall(connect))
+    from bench import floor_stay  # the rest of a stay (it imports this module)
+
+    floor_stay.add_routes(app, connect)
     return app
 
 

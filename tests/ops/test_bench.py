@@ -506,3 +506,162 @@ def test_tpcb_interleaved_runs_between_the_subjects_and_every_ratio_takes_all_it
     assert line.measurement.rate == 200.0 and "all its 5 runs" in line.note
     # 40 / 200 (the per-pair ratios 0.1, 0.6, 0.8 would give 0.6)
     assert bench.ratio(lib.Result("S1", s1, baseline="pgbench_tpcb_like", goal=0.25)) == 0.2
+
+
+# -- the floors of the rest of a stay (bench/floor_stay.py) ---------------------------------------
+
+_STAY_TABLES = ("reservation", "room", "room_stay", "folio", "folio_charge", "folio_payment",
+                "ledger_posting", "audit_entry", "outbox_event", "digital_key")
+_OWN_KEYS = {"id", "reservation_id", "parent_id", "created_at", "updated_at", "closed_at",
+             "checked_in_at", "checked_out_at", "room_id", "room_number", "confirmation_number",
+             "guest_last_name"}
+
+
+def _rows(url: str, env: uuid.UUID) -> dict[str, dict[str, dict]]:
+    """Every row of the env in the tables a stay's use cases write, by table and id."""
+    import psycopg2
+    import psycopg2.extras
+
+    conn = psycopg2.connect(url)
+    try:
+        with conn, conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
+            cur.execute("SELECT set_config('app.env_id', %s, false)", (str(env),))
+            found = {}
+            for table in _STAY_TABLES:
+                cur.execute(f"SELECT * FROM {table} WHERE env_id = %s", (str(env),))
+                found[table] = {str(r["id"]): dict(r) for r in cur.fetchall()}
+            return found
+    finally:
+        conn.close()
+
+
+def _written(before: dict, after: dict) -> dict[str, list]:
+    """What a request wrote, in a form two stays can share: per table, the new rows, the
+    changed columns of the rows it updated and the number it deleted, without ids, times and
+    the stay's own numbers."""
+    def plain(row: dict) -> dict:
+        out = {}
+        for k, v in row.items():
+            if k in _OWN_KEYS or k.endswith("_id") or k in {"time", "next_attempt_at",
+                                                          "posted_at", "request_id",
+                                                          "actor_sub", "actor_kind",
+                                                          "external_id", "lease_until",
+                                                          "subject", "partition"}:
+                continue
+            if k in {"data", "after", "before"}:
+                v = None if v is None else sorted(v)  # the document's fields
+            elif k in {"idempotency_key", "memo", "description"}:
+                v = str(v).split(":")[0].split(" ")[0]
+            out[k] = v
+        return out
+
+    shape: dict[str, list] = {}
+    for table in _STAY_TABLES:
+        old, new = before[table], after[table]
+        made = sorted((plain(r) for i, r in new.items() if i not in old), key=repr)
+        changed = sorted((sorted(k for k in r if r[k] != old[i][k] and k != "updated_at"),
+                          {k: r[k] for k in ("status", "hk_status", "version") if k in r
+                           and r[k] != old[i][k]})
+                         for i, r in new.items() if i in old and r != old[i])
+        shape[table] = [made, sorted(changed, key=repr), len(set(old) - set(new))]
+    return shape
+
+
+def _same_document(ours: object, theirs: object, path: str = "") -> None:
+    """The floor's answer and the service's, field for field (a stay's own ids, times and
+    numbers only present alike)."""
+    if isinstance(ours, dict):
+        assert isinstance(theirs, dict) and set(ours) == set(theirs), (path, ours, theirs)
+        for key in ours:
+            if key in _OWN_KEYS or key.endswith("_id") or key == "description":
+                assert (ours[key] is None) == (theirs[key] is None), (path + key)
+            else:
+                _same_document(ours[key], theirs[key], f"{path}{key}.")
+    elif isinstance(ours, list):
+        assert isinstance(theirs, list) and len(ours) == len(theirs), (path, ours, theirs)
+        for a, b in zip(ours, theirs, strict=True):
+            _same_document(a, b, path)
+    else:
+        assert ours == theirs, (path, ours, theirs)
+
+
+@pytest.fixture
+def stay_pair(pg_db, pg_database, base_settings, monkeypatch):
+    """A hotel of the front desk's bench (ROOM and FB codes, 7% VAT inclusive) with stays
+    arriving today, the service's HTTP app and the floor's, each over a counting connection."""
+    from bench.scenarios import frontdesk
+    from pms.devkeys import mint_token
+
+    monkeypatch.setattr(frontdesk, "ROOM_TYPES", 1)
+    env = uuid.uuid4()
+    hotel = frontdesk.seed(_SEEDER, env, 8)
+    tally = statements.Tally()
+    floor_wsgi = floor_app.create_app(
+        lambda: statements.counting_connect(pg_database.app_url, tally))
+    service = testing.TestClient(create_app(base_settings.with_(database_url=pg_database.app_url)))
+    headers = {"X-Platform-Env-Id": str(env)}
+    return SimpleNamespace(
+        env=env, hotel=hotel, base=f"/v1/properties/{hotel['hotel_id']}", tally=tally,
+        floor_wsgi=floor_wsgi, floor=testing.TestClient(floor_wsgi), service=service,
+        headers=headers, service_headers={
+            **headers, "Authorization": f"Bearer {mint_token(base_settings, env_id=env)}"},
+        url=pg_database.owner_url, frontdesk=frontdesk)
+
+
+def _both(pair, suffix_of, body: str | None, *, service_first: object, floor_first: object):
+    """The same request to the service (on one stay or folio) and to the floor (on its twin),
+    each with the rows it wrote; the floor's counted."""
+    json_headers = {"Content-Type": "application/json"} if body is not None else {}
+    before = _rows(pair.url, pair.env)
+    ours = pair.service.simulate_post(f"{pair.base}/{suffix_of(service_first)}", body=body,
+                                      headers={**pair.service_headers, **json_headers})
+    middle = _rows(pair.url, pair.env)
+    call = statements.Call("POST", f"{pair.base}/{suffix_of(floor_first)}", body, pair.headers)
+    counted = statements.run_pass(pair.floor_wsgi, pair.tally, [call])
+    after = _rows(pair.url, pair.env)
+    return ours, _written(before, middle), counted, _written(middle, after), after
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("use_case", ["charge", "card payment"])
+def test_the_folio_floors_write_what_the_service_writes_and_answer_alike(stay_pair, use_case):
+    """A charge (F&B, the 7% VAT line inside) and a card payment through the sandbox: the
+    floor on one folio, the service on its twin (both just checked in): the same rows (lines,
+    payment, ledger posting POSTED after the commit, audit and outbox rows of the same types
+    and versions, the folio's version), the same answer field for field, and the floor's
+    round trips its budget's floor plus the ledger's POSTED mark."""
+    pair = stay_pair
+    fd = pair.frontdesk
+    stays = fd.book(_SEEDER, pair.env, pair.hotel, 2)
+    from pms.schemas.reservations import CheckInIn
+    from pms.services.frontdesk import checkin
+
+    for rid in stays:
+        checkin.check_in(_SEEDER.seed_ctx(pair.env), uuid.UUID(pair.hotel["hotel_id"]),
+                         uuid.UUID(rid), CheckInIn())
+    ours_folio, floor_folio = fd.folios_of(_SEEDER, pair.env, stays)
+    suffix, body, budget = {"charge": ("charges", fd.CHARGE, budgets.CHARGE),
+                            "card payment": ("payments", fd.PAYMENT, budgets.CARD_PAYMENT)}[use_case]
+    ours, ours_rows, counted, floor_rows, after = _both(
+        pair, lambda f: f"folios/{f}/{suffix}", body, service_first=ours_folio,
+        floor_first=floor_folio)
+    assert ours.status_code == 201 and counted.statuses == {201: 1}
+    assert floor_rows == ours_rows
+    assert counted.round_trips_per_req == budget.floor + 1  # + the POSTED mark after COMMIT
+    assert counted.transactions_per_req == budget.commits
+    assert all(e["partition"] == outbox_partition(e["subject"])
+               for e in after["outbox_event"].values())
+    postings = list(after["ledger_posting"].values())
+    assert postings and {p["status"] for p in postings} == {"POSTED"}
+    # the floor's answer, sent again on the twin folios (each now one change further)
+    theirs = pair.floor.simulate_post(f"{pair.base}/folios/{floor_folio}/{suffix}", body=body,
+                                      headers={**pair.headers, "Content-Type": "application/json"})
+    ours = pair.service.simulate_post(f"{pair.base}/folios/{ours_folio}/{suffix}", body=body,
+                                      headers={**pair.service_headers,
+                                               "Content-Type": "application/json"})
+    assert theirs.status_code == ours.status_code == 201
+    _same_document(theirs.json, ours.json)
+    missing = pair.floor.simulate_post(f"{pair.base}/folios/{uuid.uuid4()}/{suffix}", body=body,
+                                       headers={**pair.headers,
+                                                "Content-Type": "application/json"})
+    assert missing.status_code == 404
