@@ -66,13 +66,15 @@ class CompanyPaymentMethod(AggregateModel):
 
 
 class CompanyReceivableAccount(AggregateModel):
-    """The company's receivable account settings: its credit limit, in one currency."""
+    """The company's receivable account settings: its credit limit, in one currency, and its
+    payment terms (days from an invoice's issue to its due date)."""
 
     company_profile_id = peewee.UUIDField()
     credit_limit = MoneyField()
     currency = peewee.CharField(max_length=3)
     open_balance = MoneyField(default=0)  # folio balances moved here at check-out (migration 033)
     credit_balance = MoneyField(default=0)  # held for the company (a paid bill reverted, 049)
+    payment_terms_days = peewee.SmallIntegerField(default=30)  # an invoice's due date (071)
 
     class Meta:
         table_name = "company_receivable_account"

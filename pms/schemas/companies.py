@@ -85,10 +85,22 @@ class CompanyPaymentMethodIn(Strict):
     label: Name | None = None
 
 
+class RateLinkIn(Strict):
+    """One link with its validity: the stay's nights must all fall within valid_from ..
+    valid_to (inclusive; either open when null)."""
+
+    rate_plan_id: uuid.UUID
+    valid_from: date | None = None
+    valid_to: date | None = None
+
+
 class RateLinksIn(Strict):
     """The path property's negotiated rate plans the company is linked to (replaces that
-    property's links; [] unlinks all of them; other properties' links stay)."""
-    rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)]
+    property's links; [] unlinks all of them; other properties' links stay): either
+    `rate_plan_ids` (links valid on every date) or `links` (each with its validity dates)."""
+
+    rate_plan_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=100)] | None = None
+    links: Annotated[list[RateLinkIn], msgspec.Meta(max_length=100)] | None = None
 
 
 class LinkedRatePlan(Out):
@@ -97,6 +109,8 @@ class LinkedRatePlan(Out):
     name: str
     currency: str
     active: bool
+    valid_from: date | None = None  # the link's validity (null: open on that side)
+    valid_to: date | None = None
 
 
 class RateLinksOut(Out):
@@ -171,9 +185,14 @@ def payment_method_out(row: object) -> CompanyPaymentMethodOut:
         created_at=r.created_at, updated_at=r.updated_at)  # type: ignore[attr-defined]
 
 
+PaymentTermsDays = Annotated[int, msgspec.Meta(ge=0, le=365)]
+
+
 class ReceivableAccountIn(Strict):
     credit_limit: Amount
     currency: Currency
+    # days from an invoice's issue to its due date; omitted: kept (30 for a new account)
+    payment_terms_days: PaymentTermsDays | None = None
 
 
 class ReceivableAccountOut(Out):
@@ -184,6 +203,7 @@ class ReceivableAccountOut(Out):
     updated_at: datetime
     open_balance: Amount = Decimal(0)  # what the company owes (direct bill at check-out)
     credit_balance: Amount = Decimal(0)  # what the hotel holds for it (a paid bill reverted)
+    payment_terms_days: int = 30  # an invoice is due this many days after its issue
 
 
 class ExposureOut(Out):
@@ -202,6 +222,7 @@ class ReceivableAccountView(ReceivableAccountOut):
     exposure: ExposureOut | None = None
     overrides: Amount = Decimal(0)
     available: Amount = Decimal(0)
+    overdue: Amount = Decimal(0)  # open on invoices past their due date
 
 
 Reference = Annotated[str, msgspec.Meta(min_length=1, max_length=120)]
@@ -229,6 +250,7 @@ def receivable_account_out(row: object) -> ReceivableAccountOut:
                                 credit_limit=r.credit_limit, currency=r.currency,  # type: ignore[attr-defined]
                                 open_balance=quantize(Decimal(r.open_balance or 0), r.currency),  # type: ignore[attr-defined]
                                 credit_balance=quantize(Decimal(r.credit_balance or 0), r.currency),  # type: ignore[attr-defined]
+                                payment_terms_days=r.payment_terms_days,  # type: ignore[attr-defined]
                                 updated_at=r.updated_at)  # type: ignore[attr-defined]
 
 
@@ -357,7 +379,8 @@ class InvoiceIn(Strict):
     item_ids: Annotated[list[uuid.UUID], msgspec.Meta(min_length=1, max_length=500)] | None = None
     through_date: date | None = None
     series: Annotated[str, msgspec.Meta(pattern=r"^[A-Z0-9]{1,8}$")] = "AR"
-    due_days: Annotated[int, msgspec.Meta(ge=0, le=365)] = 30
+    # days to the due date; omitted: the account's payment_terms_days
+    due_days: PaymentTermsDays | None = None
 
 
 class InvoiceOut(Out):
@@ -388,11 +411,26 @@ class WriteOffIn(Strict):
 
 class AgingQuery(msgspec.Struct, kw_only=True):
     as_of: date | None = None  # default: the property's business date
+    # billed: days since billed (current under 30, 30, 60, 90+); due: days past the invoice's
+    # due date (current: not yet due, 1-30, 31-60, 61-90, 90+)
+    basis: Literal["billed", "due"] = "billed"
+
+
+class AgingBucket(Out):
+    """One bucket of the requested basis: open items whose age in days is from_days ..
+    to_days (to_days null: and older; on the due basis from_days 0 is "not yet due")."""
+
+    name: str
+    from_days: int
+    to_days: int | None
+    amount: Amount
 
 
 class AgingOut(Out):
-    """Open items by age (days since billed): current (under 30), 30, 60, 90+; less the
-    unapplied credit, `net` equals open_balance less credit_balance of the account."""
+    """Open items by age: the flat buckets (current under 30, 30, 60, 90+) by days since
+    billed whatever the basis; `buckets` by the requested basis (`due`: days past the due date
+    of the item's invoice; an item not invoiced yet is not yet due). Less the unapplied
+    credit, `net` equals open_balance less credit_balance of the account."""
 
     company_profile_id: uuid.UUID
     as_of: date
@@ -404,6 +442,9 @@ class AgingOut(Out):
     total_open: Amount
     unapplied_credit: Amount
     net: SignedAmount
+    basis: str = "billed"
+    buckets: list[AgingBucket] = []  # the open items by the requested basis
+    overdue: Amount = Decimal(0)  # open on invoices past their due date as of as_of
 
 
 class StatementQuery(msgspec.Struct, kw_only=True):
@@ -420,6 +461,7 @@ class StatementLine(Out):
     reference: str | None
     reservation_id: uuid.UUID | None
     invoice_number: str | None
+    due_on: date | None = None  # the due date of the invoice the entry is on
 
 
 class StatementOut(Out):

@@ -218,7 +218,9 @@ class ReceivableAccount:
               description="open_balance is what the company owes on the account; exposure is "
                           "what its credit limit is checked against, by part (receivable, "
                           "open_folios, future_stays); available is the limit plus ACTIVE "
-                          "unexpired credit overrides less the exposure.")
+                          "unexpired credit overrides less the exposure; overdue is what is "
+                          "open on invoices past their due date (each as of its property's "
+                          "business date); payment_terms_days the account's terms.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any) -> None:
         resp.media = receivables.get_account(req.context.ctx, property_id, profile_id)
@@ -267,7 +269,11 @@ class CompanyReceivable:
     @endpoint("company_receivables:write", query=EnvLevelQuery, body=ReceivableAccountIn,
               response=ReceivableAccountOut, status=200, also_status=(201,), errors=(409,),
               summary="Create or change the company's receivable account (env-level, staff)",
-              description="The credit limit and its currency, for every property of the env. "
+              description="The credit limit and its currency, for every property of the env, "
+                          "and the payment terms (payment_terms_days, 0..365; omitted: kept, "
+                          "30 for a new account): an invoice issued later is due that many "
+                          "days after its issue date (issued ones keep theirs); a change is "
+                          "the account's updated event. "
                           "Needs hotel:pms:company_receivables:write; the env's policies are "
                           "asked for it and hotel:pms:companies:write at no property (a rule "
                           "limited to some properties does not allow it). 201 when created, "
@@ -405,7 +411,9 @@ class ReceivableInvoices:
               summary="Issue an invoice grouping open items (staff)",
               description="The named open items, or every open item of the property not "
                           "invoiced yet (up to through_date). Numbered <series>-<property "
-                          "code>-<n>, gapless per property and series. 409 "
+                          "code>-<n>, gapless per property and series. due_on is the issue "
+                          "date plus the account's payment_terms_days (due_days overrides "
+                          "them for this invoice), frozen on the invoice. 409 "
                           "receivable_item_not_open for an item invoiced or closed, or none.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 profile_id: Any, body: InvoiceIn) -> None:
@@ -447,15 +455,21 @@ class ReceivableReports:
     @endpoint("companies:read", query=AgingQuery, response=AgingOut, errors=(404,),
               summary="The company's open items by age (current, 30, 60, 90+ days)",
               description="As of the property's business date by default; net (open items "
-                          "less unapplied credit) equals open_balance less credit_balance.")
+                          "less unapplied credit) equals open_balance less credit_balance. "
+                          "The flat buckets age by days since billed; `buckets` follow "
+                          "basis: billed (the default, the same buckets) or due (days past "
+                          "the due date of the item's invoice: current is not yet due, then "
+                          "1-30, 31-60, 61-90, 90+ days overdue; an item not invoiced yet "
+                          "is current). overdue: what is open past its due date.")
     def on_get_aging(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                      profile_id: Any, query: AgingQuery) -> None:
         resp.media = receivable_ledger.aging(req.context.ctx, property_id, profile_id,
-                                             query.as_of)
+                                             query.as_of, query.basis)
 
     @endpoint("companies:read", query=StatementQuery, response=StatementOut, errors=(404,),
               summary="The company's statement: entries with a running balance",
-              description="Opening balance, every entry dated in the period, closing "
+              description="Opening balance, every entry dated in the period (with the "
+                          "number and due date of the invoice it is on), closing "
                           "balance; over all time the closing balance is what the ledger's "
                           "company_receivable:<company> holds.")
     def on_get_statement(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
@@ -472,7 +486,8 @@ class RateLinks:
               summary="The negotiated rate plans linked to the company",
               description="The company profile's preferences.negotiated_rate_plan_ids (what "
                           "the corporate search and the rate fence read), with each plan's "
-                          "code and name; a deleted plan drops out. Staff only.")
+                          "code and name and the link's valid_from / valid_to (null: open); "
+                          "a deleted plan drops out. Staff only.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any) -> None:
         resp.media = rate_links.get_rate_links(req.context.ctx, property_id, profile_id)
@@ -480,9 +495,14 @@ class RateLinks:
     @endpoint("rate_links:write", body=RateLinksIn, response=RateLinksOut,
               summary="Link the company to negotiated rate plans (replaces the list)",
               description="Every id must be a negotiated plan of the environment (422 on "
-                          "rate_plan_ids); [] unlinks all. From the next request on, the "
-                          "company's corporate search offers exactly these plans and its "
-                          "bookings on others are refused. The same list again changes "
+                          "rate_plan_ids); [] unlinks all. Either rate_plan_ids (links valid on "
+                          "every date) or links, each {rate_plan_id, valid_from, valid_to} "
+                          "(inclusive dates, either optional; 422 invalid_rate_link when "
+                          "valid_from is after valid_to). From the next request on, the "
+                          "company's corporate search offers exactly these plans, a dated "
+                          "link's only for stays whose every night falls within its dates, "
+                          "and a booking outside them is refused (422 "
+                          "rate_link_not_valid_for_stay). The same links again change "
                           "nothing. Staff only: a company never links itself to a price.")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any, body: RateLinksIn) -> None:

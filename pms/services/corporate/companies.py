@@ -459,8 +459,11 @@ def authorize_receivable(ctx: Ctx, company_id: uuid.UUID, *, write: bool) -> Non
 def set_receivable_account(ctx: Ctx, property_id: uuid.UUID | None, company_id: uuid.UUID,
                            body: ReceivableAccountIn) -> tuple[ReceivableAccountOut, bool]:
     """Create or change the company's receivable account (staff, with the env-level
-    permission: `authorize_receivable`). The same values again change nothing and emit
-    nothing. `property_id`: the path's property (None on the env-level route). Returns
+    permission: `authorize_receivable`): its credit limit, currency and payment terms
+    (`payment_terms_days`, omitted: kept, 30 for a new account; an invoice issued later is due
+    that many days after its issue, an issued one keeps its due date). The same values again
+    change nothing and emit nothing; a change is the account's `updated` event.
+    `property_id`: the path's property (None on the env-level route). Returns
     (account, created)."""
     authorize_receivable(ctx, company_id, write=True)
     if not is_iso_4217(body.currency):
@@ -479,20 +482,24 @@ def set_receivable_account(ctx: Ctx, property_id: uuid.UUID | None, company_id: 
         row = CompanyReceivableAccount.get_or_none(
             CompanyReceivableAccount.company_profile_id == company_id)
         if row is None:
-            row = CompanyReceivableAccount.build(company_profile_id=company_id,
-                                                 credit_limit=limit, currency=body.currency,
-                                                 version=1)
+            row = CompanyReceivableAccount.build(
+                company_profile_id=company_id, credit_limit=limit, currency=body.currency,
+                payment_terms_days=30 if body.payment_terms_days is None
+                else body.payment_terms_days, version=1)
             row.save(force_insert=True)
             out = receivable_account_out(row)
             uow.record("company_receivable_account", "created", row, to_data(out),
                        property_id=property_id)
             return out, True
-        if (row.credit_limit, row.currency) == (limit, body.currency):
+        terms = (row.payment_terms_days if body.payment_terms_days is None
+                 else body.payment_terms_days)
+        if (row.credit_limit, row.currency, row.payment_terms_days) == (limit, body.currency,
+                                                                       terms):
             return receivable_account_out(row), False
         if row.currency != body.currency:
             _refuse_currency_change(ctx, row)
         before = to_data(receivable_account_out(row))
-        row.credit_limit, row.currency = limit, body.currency
+        row.credit_limit, row.currency, row.payment_terms_days = limit, body.currency, terms
         row.save()
         out = receivable_account_out(row)
         uow.record("company_receivable_account", "updated", row, to_data(out), before=before,

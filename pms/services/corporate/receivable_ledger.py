@@ -9,7 +9,11 @@
 
 An invoice groups open DIRECT_BILL items into a numbered document (`<series>-<property
 code>-<n>`, gapless per property and series: the number is taken under the sequence row's
-lock). A credit is applied to an invoice's open items, oldest first (`CompanyArApplication`).
+lock), due `payment_terms_days` (the account's, env-level) after its issue date: the due date
+is frozen on the invoice, later terms never move it. A credit is applied to an invoice's open
+items, oldest first (`CompanyArApplication`). What is open on invoices past their due date is
+`overdue` (the account read, the aging report); the aging report ages by days since billed
+or, with basis=due, by days past the due date.
 
 The account's `open_balance` and `credit_balance` (`pms.services.corporate.receivables`) stay
 what the credit check reads; the items explain them: Σ open DIRECT_BILL − Σ unapplied credit ==
@@ -228,10 +232,11 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
         if not items:
             raise ItemNotOpen("no open item of this property to invoice")
         today = business_date(prop, ctx.now)
+        terms = account.payment_terms_days if body.due_days is None else body.due_days
         row = CompanyInvoice(env_id=ctx.env_id, company_profile_id=company_id,
                              property_id=prop.id, series=body.series,
                              number=_number(ctx, prop, body.series), issued_on=today,
-                             due_on=today + timedelta(days=body.due_days),
+                             due_on=today + timedelta(days=terms),
                              total=sum((Decimal(i.open_amount) for i in items), Decimal(0)),
                              currency=account.currency)
         row.id = uuid.uuid4()
@@ -241,7 +246,7 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
         out = _invoice_out(row)
         _record(uow, account, "invoice_issued",
                 {"invoice_id": str(row.id), "number": row.number,
-                 "total": _money(Decimal(row.total)),
+                 "total": _money(Decimal(row.total)), "due_on": row.due_on.isoformat(),
                  "item_ids": [str(i.id) for i in items]}, prop.id)
         return out
 
@@ -396,34 +401,82 @@ def list_items(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *, open_
 
 
 BUCKETS = ((90, "days_90_plus"), (60, "days_60"), (30, "days_30"), (0, "current"))
+# (name, from, to): days since billed; days past the due date (OPERA AR's overdue buckets)
+BILLED_BUCKETS = (("current", 0, 29), ("days_30", 30, 59), ("days_60", 60, 89),
+                  ("days_90_plus", 90, None))
+DUE_BUCKETS = (("current", 0, 0), ("days_1_30", 1, 30), ("days_31_60", 31, 60),
+               ("days_61_90", 61, 90), ("days_90_plus", 91, None))
+
+
+def _bucket(table: tuple[tuple[str, int, int | None], ...], age: int) -> str:
+    """The bucket of an age in days (an age under the first bucket's floor: the first)."""
+    return next((name for name, low, high in table if low <= age and (high is None
+                                                                       or age <= high)),
+                table[0][0])
+
+
+def _open_bills(company_id: uuid.UUID) -> list[tuple[str, date, Decimal, date | None,
+                                                      uuid.UUID | None]]:
+    """(kind, business date, open amount, due date of its invoice, its invoice's property)
+    of the company's items with something open."""
+    return [(kind, dated, Decimal(open_), due, where) for kind, dated, open_, due, where in (
+        CompanyArItem.select(CompanyArItem.kind, CompanyArItem.business_date,
+                             CompanyArItem.open_amount, CompanyInvoice.due_on,
+                             CompanyInvoice.property_id)
+        .join(CompanyInvoice, peewee.JOIN.LEFT_OUTER,
+              on=(CompanyInvoice.id == CompanyArItem.invoice_id))
+        .where(CompanyArItem.company_profile_id == company_id, CompanyArItem.open_amount > 0)
+        .tuples())]
+
+
+def overdue(ctx: Ctx, company_id: uuid.UUID) -> Decimal:
+    """What is open on the company's invoices past their due date, each as of its property's
+    business date (call inside a scope)."""
+    today: dict[uuid.UUID, date] = {}
+    total = Decimal(0)
+    for kind, _, open_, due, where in _open_bills(company_id):
+        if kind in CREDITS or due is None or where is None:
+            continue
+        if where not in today:
+            today[where] = business_date(load_property(where), ctx.now)
+        if due < today[where]:
+            total += open_
+    return total
 
 
 def aging(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
-          as_of: date | None) -> s.AgingOut:
+          as_of: date | None, basis: str = "billed") -> s.AgingOut:
     """Open DIRECT_BILL items by days since billed (as of the property's business date by
-    default), and the credit not yet applied."""
+    default), and the credit not yet applied; `buckets` by `basis`: billed (the same), due
+    (days past the due date of the item's invoice: current is not yet due, an item not
+    invoiced yet has no due date and is current)."""
     with read_scope(ctx):
         company_access(ctx, property_id, company_id)
         account = account_of(company_id)
         day = as_of or business_date(load_property(property_id), ctx.now)
-        buckets = {name: Decimal(0) for _, name in BUCKETS}
-        credit = Decimal(0)
-        for kind, dated, open_ in (CompanyArItem.select(
-                CompanyArItem.kind, CompanyArItem.business_date, CompanyArItem.open_amount)
-                .where(CompanyArItem.company_profile_id == company_id,
-                       CompanyArItem.open_amount > 0).tuples()):
+        table = DUE_BUCKETS if basis == "due" else BILLED_BUCKETS
+        flat = {name: Decimal(0) for _, name in BUCKETS}
+        by_basis = {name: Decimal(0) for name, _, _ in table}
+        credit = late = Decimal(0)
+        for kind, dated, open_, due, _ in _open_bills(company_id):
             if kind in CREDITS:
-                credit += Decimal(open_)
+                credit += open_
                 continue
             age = (day - dated).days
-            name = next(n for floor, n in BUCKETS if age >= floor or floor == 0)
-            buckets[name] += Decimal(open_)
+            flat[next(n for floor, n in BUCKETS if age >= floor or floor == 0)] += open_
+            past_due = 0 if due is None else (day - due).days
+            late += open_ if past_due > 0 else Decimal(0)
+            by_basis[_bucket(table, past_due if basis == "due" else age)] += open_
         q = account.currency
-        total = sum(buckets.values(), Decimal(0))
+        total = sum(flat.values(), Decimal(0))
         return s.AgingOut(company_profile_id=company_id, as_of=day, currency=q,
-                          **{k: quantize(v, q) for k, v in buckets.items()},
+                          **{k: quantize(v, q) for k, v in flat.items()},
                           total_open=quantize(total, q), unapplied_credit=quantize(credit, q),
-                          net=quantize(total - credit, q))
+                          net=quantize(total - credit, q), basis=basis,
+                          buckets=[s.AgingBucket(name=name, from_days=low, to_days=high,
+                                                 amount=quantize(by_basis[name], q))
+                                   for name, low, high in table],
+                          overdue=quantize(late, q))
 
 
 def statement(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
@@ -441,8 +494,8 @@ def statement(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
             base = base.where(CompanyArItem.business_date >= from_date)
         if to_date is not None:
             base = base.where(CompanyArItem.business_date <= to_date)
-        numbers = {i.id: i.number for i in CompanyInvoice.select(
-            CompanyInvoice.id, CompanyInvoice.number).where(
+        numbers = {i.id: (i.number, i.due_on) for i in CompanyInvoice.select(
+            CompanyInvoice.id, CompanyInvoice.number, CompanyInvoice.due_on).where(
             CompanyInvoice.company_profile_id == company_id)}
         running, lines = opening, []
         for item in base.order_by(CompanyArItem.business_date, CompanyArItem.created_at,
@@ -452,7 +505,8 @@ def statement(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
                 business_date=item.business_date, kind=item.kind, item_id=item.id,
                 amount=quantize(Decimal(item.amount), q), balance=quantize(running, q),
                 reference=item.reference, reservation_id=item.reservation_id,
-                invoice_number=numbers.get(item.invoice_id)))
+                invoice_number=numbers.get(item.invoice_id, (None, None))[0],
+                due_on=numbers.get(item.invoice_id, (None, None))[1]))
         return s.StatementOut(company_profile_id=company_id, currency=q, from_date=from_date,
                               to_date=to_date, opening_balance=quantize(opening, q),
                               lines=lines, closing_balance=quantize(running, q))

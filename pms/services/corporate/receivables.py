@@ -56,9 +56,11 @@ def _view(ctx: Ctx, row: CompanyReceivableAccount) -> ReceivableAccountView:
         id=base.id, company_profile_id=base.company_profile_id,
         credit_limit=base.credit_limit, currency=q, updated_at=base.updated_at,
         open_balance=base.open_balance, credit_balance=base.credit_balance,
+        payment_terms_days=base.payment_terms_days,
         exposure=ExposureOut(total=quantize(total, q),
                              **{k: quantize(v, q) for k, v in parts.items()}),
-        overrides=quantize(overrides, q), available=quantize(left, q))
+        overrides=quantize(overrides, q), available=quantize(left, q),
+        overdue=quantize(receivable_ledger.overdue(ctx, row.company_profile_id), q))
 
 
 def get_account(ctx: Ctx, property_id: uuid.UUID | None,

@@ -166,6 +166,33 @@ def negotiated_plan_ids(company: Profile) -> list[uuid.UUID]:
     return ids
 
 
+LINK_VALIDITY = "negotiated_rate_validity"  # {plan id: {"valid_from", "valid_to"}} (ISO dates)
+
+
+def link_validity(company: Profile) -> dict[uuid.UUID, tuple[date | None, date | None]]:
+    """The validity dates of the company's rate links that have any (inclusive; None: open
+    on that side); a link not in it is valid on every date."""
+    out = {}
+    for raw, dates in ((company.preferences or {}).get(LINK_VALIDITY) or {}).items():
+        try:
+            out[uuid.UUID(str(raw))] = tuple(  # type: ignore[assignment]
+                None if dates.get(k) is None else date.fromisoformat(dates[k])
+                for k in ("valid_from", "valid_to"))
+        except (ValueError, AttributeError, TypeError):
+            continue
+    return out
+
+
+def link_covers(company: Profile, plan_id: uuid.UUID, arrival: date, departure: date) -> bool:
+    """Whether every night of the stay (arrival .. the night before departure) falls within
+    the validity of the company's link to the plan (OPERA's begin and end dates of a
+    negotiated rate: the stay's dates are checked, not only its arrival)."""
+    valid_from, valid_to = link_validity(company).get(plan_id, (None, None))
+    last_night = departure - timedelta(days=1)
+    return ((valid_from is None or arrival >= valid_from)
+            and (valid_to is None or last_night <= valid_to))
+
+
 def rate_plan_open_to(ctx: Ctx, plan: RatePlan) -> bool:
     """Whether the caller may be offered (and so book) `plan`; call inside a scope.
 
@@ -236,8 +263,10 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
             raise ValidationFailed("company_profile_id is not a company profile",
                                    errors=[{"field": "company_profile_id",
                                             "message": "unknown company profile"}])
-        return _search_loaded(prop, catalog, search, nights, negotiated_plan_ids(company),
-                              company.id)
+        # a link with validity dates offers its plan only for stays within them
+        plan_ids = [i for i in negotiated_plan_ids(company)
+                    if link_covers(company, i, search.arrival, search.departure)]
+        return _search_loaded(prop, catalog, search, nights, plan_ids, company.id)
 
 
 def search_env(ctx: Ctx, query: s.AvailabilityQuery,

@@ -50,7 +50,7 @@ from pms.services.inventory.availability import rate_plan_open_to
 from pms.services.inventory.inventory import lock_inventory, release_rooms, take_rooms
 from pms.services.keys import stay_hooks
 from pms.services.rates.pricing import check_occupancy, quote_for, quote_stay
-from pms.services.rates.rate_fence import negotiated_plan_open
+from pms.services.rates.rate_fence import negotiated_plan_open, require_link_valid
 from pms.services.references import unknown_reference
 from pms.services.reservations.booking_limits import check_guest_limit, check_horizon
 from pms.services.reservations.reservation_lookup import load_reservation
@@ -137,6 +137,8 @@ def _load_refs(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uu
             raise _field_error("company_profile_id", "rate_plan_id is a negotiated plan: name "
                                "a company_profile_id it is negotiated for",
                                code="rate_plan_not_negotiated_for_company")
+        if stay is not None:  # the link's validity dates: every night of the stay
+            require_link_valid(ctx, rate_plan, company_id, stay)
     return Refs(prop, room_type, rate_plan, prices)
 
 
