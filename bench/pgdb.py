@@ -1,5 +1,5 @@
 """Throwaway PostgreSQL databases for a benchmark run, made the way the suite makes them
-(pms.db.throwaway): an owner role that migrates, and a plain service role that the app connects
+(bench.throwaway): an owner role that migrates, and a plain service role that the app connects
 as. pgbench gets a sibling database on the same server, so its tables never touch the app's.
 
 `PMS_BENCH_PG_ADMIN_URL` (else `PMS_TEST_PG_ADMIN_URL`, else the local `postgres` role over
@@ -12,8 +12,8 @@ import os
 
 import psycopg2
 
-from pms.db import throwaway
-from pms.db.throwaway import ThrowawayDatabase as BenchDatabase
+from bench import throwaway
+from bench.throwaway import ThrowawayDatabase as BenchDatabase
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 

@@ -3,7 +3,7 @@
 `PMS_TEST_PG_ADMIN_URL` names a role that may create databases and roles (the machine's
 `postgres` over trust auth by default; `.ci/run` makes a throwaway one). Each run gets its own
 database, owned by its own owner role, with a separate service role that is neither owner nor
-superuser nor BYPASSRLS, exactly as production runs (see pms.db.throwaway).
+superuser nor BYPASSRLS, exactly as production runs (see bench.throwaway).
 
 `PMS_TEST_VIA_PGBOUNCER=1` (the second pass of `.ci/run`) routes the service role's URL
 (`app_url`, what the app and the services use) through one PgBouncer in transaction mode
@@ -19,8 +19,8 @@ import os
 import threading
 from typing import Any
 
-from pms.db import throwaway
-from pms.db.throwaway import ThrowawayDatabase as PgDatabase
+from bench import throwaway
+from bench.throwaway import ThrowawayDatabase as PgDatabase
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 

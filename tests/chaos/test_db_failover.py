@@ -46,11 +46,11 @@ import psycopg2
 import pytest
 import requests
 
+from bench.throwaway import with_parts
 from pms.config import Settings
 from pms.context import Ctx
 from pms.db.database import db as db_proxy
 from pms.db.database import make_database
-from pms.db.throwaway import with_parts
 from pms.devkeys import all_scopes, mint_token
 from tests.chaos import patroni_cluster
 from tests.conftest import need_server

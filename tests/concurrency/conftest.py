@@ -134,7 +134,7 @@ def altered_database(session_db: Any, prefix: str, *statements: str) -> Iterator
     again. Use as a fixture body: `yield from altered_database(_pg_db, "pmsx", "ALTER ...")`."""
     import psycopg2
 
-    from pms.db import throwaway
+    from bench import throwaway
     from pms.db.database import db as db_proxy
     from pms.db.database import make_database
     from pms.db.migrator import migrate

@@ -98,7 +98,7 @@ class Stack:
         self.procs.clear()
 
     def admin(self) -> Any:
-        from pms.db.throwaway import connect_admin
+        from bench.throwaway import connect_admin
 
         return connect_admin(self.database.admin_url, self.database.name)
 

@@ -26,9 +26,9 @@ import falcon.testing
 import psycopg2
 import pytest
 
+from bench import throwaway
 from pms.api.readroute import PRIMARY_READS, replica_read
 from pms.app import create_app
-from pms.db import throwaway
 from pms.db.database import db as db_proxy
 from pms.db.database import make_database
 from pms.db.migrator import migrate

@@ -25,7 +25,7 @@ from typing import Any
 import psycopg2
 import pytest
 
-from pms.db import throwaway
+from bench import throwaway
 from pms.db.migrator import migrate
 from tests import pg
 from tests.conftest import need_server

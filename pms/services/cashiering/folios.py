@@ -17,8 +17,8 @@ from typing import Any
 import peewee
 
 from pms.context import Ctx
-from pms.db.bulk import bulk_insert
 from pms.db.locking import for_update
+from pms.db.statements import bulk_insert
 from pms.db.uow import read_scope
 from pms.domain.money import quantize
 from pms.domain.states import FOLIO_INITIAL, FOLIO_MACHINE, FolioStatus, ReservationStatus
