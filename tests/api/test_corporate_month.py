@@ -80,9 +80,10 @@ def test_a_month_of_corporate_business_keeps_the_receivable_equal_to_billed_less
 
 
 def test_a_month_on_the_receivable_ledger_invoices_payments_and_reversals_add_up(corp, ctx):  # noqa: F811
-    """The issue's month: a contract (room and tax to the company, incidentals to the guest),
-    travelers booking under it, check-outs that route, an invoice, a partial payment applied
-    to it, a reversal, aging and a statement that equal the ledger's movements."""
+    """The issue's month: a contract (room and tax to the company, incidentals to the guest)
+    with payment terms, travelers booking under it, check-outs that route, an invoice due
+    after the terms, a partial payment applied to it, a reversal, aging (by days since billed
+    and by due date) and a statement that equal the ledger's movements."""
     from datetime import timedelta
 
     from tests.api.test_corporate_routing import charge, contract, minibar
@@ -98,11 +99,14 @@ def test_a_month_on_the_receivable_ledger_invoices_payments_and_reversals_add_up
                                               f"company_receivable:{corp.company}")
         statement = corp.api.get(f"{ar}/statement").json
         aging = corp.api.get(f"{ar}/aging").json
+        by_due = corp.api.get(f"{ar}/aging", params={"basis": "due"}).json
         assert Decimal(statement["closing_balance"]) == net == Decimal(ledger)
         assert sum(Decimal(ln["amount"]) for ln in statement["lines"]) == net
-        assert Decimal(aging["net"]) == net
+        assert Decimal(aging["net"]) == net == Decimal(by_due["net"])
         assert Decimal(aging["total_open"]) == sum(Decimal(aging[k]) for k in (
             "current", "days_30", "days_60", "days_90_plus"))
+        assert Decimal(by_due["total_open"]) == sum(
+            Decimal(b["amount"]) for b in by_due["buckets"]) == Decimal(aging["total_open"])
         return aging
 
     def pay(amount: str, invoice: str | None = None) -> dict[str, Any]:
@@ -115,6 +119,8 @@ def test_a_month_on_the_receivable_ledger_invoices_payments_and_reversals_add_up
 
     minibar(corp)
     contract(corp, categories=["room", "tax"])
+    assert corp.api.put(f"/v1/companies/{corp.company}/receivable", {
+        "credit_limit": "500.00", "currency": cur, "payment_terms_days": 21}).status_code == 200
     ann, bob = corp.book(corp.bill), corp.book(corp.bill)
     # check-outs that route: the company takes the room, the guest pays the minibar
     corp.check_in(ann)
@@ -130,6 +136,7 @@ def test_a_month_on_the_receivable_ledger_invoices_payments_and_reversals_add_up
     first = resp.json
     assert first["number"] == f"AR-{corp.hotel.prop.code}-000001"
     assert (first["total"], first["open_amount"], len(first["items"])) == ("200.00", "200.00", 2)
+    assert first["due_on"] == (corp.hotel.today + timedelta(days=21)).isoformat()
     assert_problem(corp.api.post(f"{ar}/invoices", {}), 409, "receivable_item_not_open")
     # a partial payment applied to it: the oldest item first
     pay("150.00", first["id"])
@@ -139,6 +146,13 @@ def test_a_month_on_the_receivable_ledger_invoices_payments_and_reversals_add_up
     later = corp.api.get(
         f"{ar}/aging?as_of={(corp.hotel.today + timedelta(days=45)).isoformat()}").json
     assert (later["current"], later["days_30"]) == ("0.00", "50.00")
+    # by due date: 45 days after issue the invoice is 24 days overdue
+    overdue = corp.api.get(f"{ar}/aging", params={
+        "as_of": (corp.hotel.today + timedelta(days=45)).isoformat(), "basis": "due"}).json
+    assert {b["name"]: b["amount"] for b in overdue["buckets"]} == {
+        "current": "0.00", "days_1_30": "50.00", "days_31_60": "0.00", "days_61_90": "0.00",
+        "days_90_plus": "0.00"}
+    assert overdue["overdue"] == "50.00" and corp.account()["overdue"] == "0.00"  # not yet
     # a reversal: bob's check-out reverted closes what is open of his bill; what the company
     # had already paid of it is held as credit
     assert corp.api.post(f"{corp.res}/{bob}/revert", {"reason": "stays on"}).status_code == 200
@@ -162,9 +176,13 @@ def test_a_month_on_the_receivable_ledger_invoices_payments_and_reversals_add_up
     aging = check()
     assert (aging["total_open"], aging["unapplied_credit"], aging["net"]) == (
         "0.00", "0.00", "0.00")
-    kinds = [ln["kind"] for ln in corp.api.get(f"{ar}/statement").json["lines"]]
+    lines = corp.api.get(f"{ar}/statement").json["lines"]
+    kinds = [ln["kind"] for ln in lines]
     assert kinds == ["DIRECT_BILL", "DIRECT_BILL", "PAYMENT", "REVERSAL", "DIRECT_BILL",
                      "PAYMENT"]
+    # the bills show their invoice's due date (both issued today with the same terms)
+    assert [ln["due_on"] for ln in lines if ln["kind"] == "DIRECT_BILL"] == [
+        first["due_on"], first["due_on"], second["due_on"]]
     events = {e.type.rsplit(":", 1)[1] for e in outbox_rows(ctx)
               if e.type.startswith("hotel:pms:company_receivable_account:")}
     assert {"direct_billed", "invoice_issued", "payment_received", "direct_bill_reversed",
