@@ -4,7 +4,7 @@ A budget is what a use case costs on the wire today, counted (a counting psycopg
 timings), and what each of its round trips carries. `tests/budgets/` pins every budget here: a
 change that adds a round trip fails there, in one place, and either removes it or moves the
 number here with its reason. Behaviour tests never count round trips. Where a hand-written floor
-exists (`bench.floor_app`), `floor` is its count and `why` says what the service sends beyond it;
+exists (`bench.floor_app`, `bench.floor_stay`), `floor` is its count and `why` says what the service sends beyond it;
 `make bench` prints the measured counts beside these.
 """
 
@@ -47,24 +47,34 @@ CHARGE = Budget(
     "folio charge", 2, floor=2,
     why="the locks and the folio's state in one read, with whether the stay is billed to a "
         "company (1); the lines + ledger posting + audit + the folio's new version + outbox "
-        "with the COMMIT (1)")
+        "with the COMMIT (1). With a ledger, one more after the COMMIT, the floor's too: the "
+        "posting marked POSTED")
 CARD_PAYMENT = Budget(
     "card payment", 4, commits=2, floor=4,
     why="the PENDING payment row in a transaction of its own (2), the payments service called "
         "outside any transaction, then the outcome: locks and state (1), the payment's UPDATE + "
-        "ledger posting + audit + the folio's new version + outbox with the COMMIT (1)")
+        "ledger posting + audit + the folio's new version + outbox with the COMMIT (1). With a "
+        "ledger, one more after the COMMIT, the floor's too: the posting marked POSTED")
 CHECK_IN = Budget(
-    "check-in with the room picked by the rule", 4,
+    "check-in with the room picked by the rule", 4, floor=2,
     why="the reservation with the business date (1); the room picked and locked by "
         "pms_pick_room (1); the holds released, the room occupied and held (1); the folio + the "
-        "reservation's UPDATE with its new version + audit + outbox with the COMMIT (1)")
+        "reservation's UPDATE with its new version + audit + outbox with the COMMIT (1). The "
+        "floor picks and locks the room in the stay's own read, and sends the hold without "
+        "waiting for it (an overlap fails the whole COMMIT on the exclusion constraint); the "
+        "service picks after the stay's checks (a given or assigned room, a kiosk's session) "
+        "and reads the hold's answer to refuse it as 409 before anything else is written")
 CHECK_OUT = Budget(
-    "check-out", 5,
+    "check-out", 5, floor=2,
     why="the reservation with the business date (1); its room (1); the folios locked and read "
         "by pms_lock_guest_folios (1); the stay's live digital keys locked by id (1); lines + "
         "posting + closing + room + holds + the reservation's UPDATE + audit + outbox with the "
         "COMMIT (1). A stay not billed to a company reads no routing "
-        "(`reservation.company_billed`)")
+        "(`reservation.company_billed`). The floor locks the stay, its room, its open guest "
+        "folio and its live keys in one read (its keys only counted: a stay with keys is not "
+        "on its path); the service locks them step by step, each step the hook or rule that "
+        "owns it (rooms, folios and the keys' check-out hook), and reads the keys' rows to "
+        "revoke them")
 
 ALL = (BOOKING, BOOKING_COLD_NIGHT, BOOKING_WITH_KEY, PROFILE_CREATE_WITH_KEY, GET_PROPERTY,
        CHARGE, CARD_PAYMENT, CHECK_IN, CHECK_OUT)

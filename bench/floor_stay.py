@@ -211,7 +211,7 @@ class FolioState:
                    projected: bool = True) -> list[dict[str, Any]]:
         """The room-night lines (and their taxes) of the nights up to `until` not posted."""
         prices = {date.fromisoformat(n["date"]): Decimal(n["amount"]) for n in self.nightly or []}
-        code, rules = self.room_code if self.room_code else (None, [])
+        code, rules = self.room_code[:2] if self.room_code else (None, [])
         rows: list[dict[str, Any]] = []
         night = self.arrival
         while night < self.departure and night <= until:
@@ -517,3 +517,275 @@ def add_routes(app: falcon.App, connect: Callable[[], Any], *, ledger: Any = Non
                   Charge(connect, ledger))
     app.add_route("/v1/properties/{property_id}/folios/{folio_id}/payments",
                   Payment(connect, ledger, payments))
+    add_stay_routes(app, connect)
+
+
+# -- check-in and check-out --------------------------------------------------------------------
+
+RESERVATION_COLUMNS = (
+    "id", "confirmation_number", "property_id", "status", "arrival_date", "departure_date",
+    "departure_time", "adults", "children", "room_type_id", "rate_plan_id", "guest_profile_id",
+    "guest_first_name", "guest_last_name", "source", "channel", "room_id", "currency",
+    "room_total", "packages_total", "discount_total", "total_amount", "nightly_prices",
+    "promo_code", "pre_checked_in_at", "cancellation_fee", "no_show_fee", "cancelled_at",
+    "checked_in_at", "checked_out_at", "split_from", "notes", "version", "created_at",
+    "updated_at", "block_id", "company_profile_id", "company_billed")
+_R = ", ".join(f"r.{c}" for c in RESERVATION_COLUMNS)
+OUT_OF_ORDER = "'{OUT_OF_ORDER,OUT_OF_SERVICE}'::text[]"  # pms.services.reservations.room_holds
+
+# check-in, round trip 1: the stay locked with the business date, and the room picked and
+# locked by the service's rule (pms_pick_room: the VACANT rooms of the type not marked out of
+# order, clean ones first, then by number; the first not held by another stay nor under
+# maintenance on the nights, FOR UPDATE SKIP LOCKED) in the same statement
+CHECK_IN_REFS_SQL = "BEGIN; " + SETTINGS + f""";
+SELECT {_R}, COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date),
+  pick.id, pick.room_number, pick.hk_status
+FROM reservation r
+JOIN property p ON p.env_id = r.env_id AND p.id = r.property_id
+LEFT JOIN LATERAL (
+  SELECT m.id, m.room_number, m.hk_status FROM room m
+   WHERE m.env_id = %(env)s AND m.property_id = r.property_id
+     AND m.room_type_id = r.room_type_id AND m.status = 'VACANT'
+     AND m.hk_status <> ALL({OUT_OF_ORDER})
+     AND NOT EXISTS (SELECT 1 FROM room_stay h
+       WHERE h.env_id = %(env)s AND h.room_id = m.id AND h.reservation_id <> r.id
+         AND h.start_date < r.departure_date
+         AND h.end_date > COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date))
+     AND NOT EXISTS (SELECT 1 FROM maintenance x
+       WHERE x.env_id = %(env)s AND x.room_id = m.id AND x.active
+         AND x.from_date < r.departure_date
+         AND x.to_date >= COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date))
+   ORDER BY m.hk_status = 'DIRTY', m.room_number
+   LIMIT 1 FOR UPDATE OF m SKIP LOCKED) pick ON true
+WHERE r.env_id = %(env)s AND r.id = %(stay)s AND r.property_id = %(prop)s
+FOR UPDATE OF r"""
+
+# round trip 2: the holds released, the room occupied and held (an overlap with another
+# stay's hold is refused by the exclusion constraint: rolled back, 409), the folio opened (or
+# given the room number), the stay CHECKED_IN at its next version, audit, outbox, COMMIT
+CHECK_IN_SQL = """
+DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(stay)s;
+UPDATE room SET status = 'OCCUPIED', updated_at = %(at)s WHERE env_id = %(env)s AND id = %(room)s;
+INSERT INTO room_stay (id, created_at, updated_at, env_id, reservation_id, property_id, room_id,
+  start_date, end_date)
+VALUES (%(hold)s, %(at)s, %(at)s, %(env)s, %(stay)s, %(prop)s, %(room)s, %(today)s, %(dep)s);
+UPDATE folio SET room_number = %(number)s, updated_at = %(at)s
+ WHERE env_id = %(env)s AND reservation_id = %(stay)s AND folio_type = 'GUEST'
+   AND status = 'OPEN' AND room_number IS DISTINCT FROM %(number)s;
+INSERT INTO folio (id, created_at, updated_at, env_id, version, reservation_id, property_id,
+  room_number, status, folio_type, currency)
+VALUES (%(folio)s, %(at)s, %(at)s, %(env)s, 0, %(stay)s, %(prop)s, %(number)s, 'OPEN', 'GUEST',
+  %(currency)s)
+ON CONFLICT DO NOTHING;
+UPDATE reservation SET status = 'CHECKED_IN', version = %(version)s, room_id = %(room)s,
+  checked_in_at = %(at)s, checked_in_business_date = %(today)s, updated_at = %(at)s
+ WHERE env_id = %(env)s AND id = %(stay)s;""" + change_sql() + "COMMIT"
+
+# check-out, round trip 1: the stay, its room and its OPEN guest folio locked (in the
+# check-in's order: the folio's lock taken as its lateral row is read), the business date, the folio's totals and posted nights, the room code,
+# and the stay's live digital keys locked
+CHECK_OUT_REFS_SQL = "BEGIN; " + SETTINGS + f""";
+SELECT {_R}, COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date),
+  rm.room_number, rm.status, f.id, f.currency,
+  (SELECT COALESCE(sum(c.amount), 0) FROM folio_charge c
+    WHERE c.env_id = %(env)s AND c.folio_id = f.id),
+  (SELECT COALESCE(sum(m.amount), 0) FROM folio_payment m
+    WHERE m.env_id = %(env)s AND m.folio_id = f.id AND m.status = 'CAPTURED'
+      AND m.kind = 'PAYMENT'),
+  (SELECT array_agg(n.night) FROM folio_charge n
+    WHERE n.env_id = %(env)s AND n.reservation_id = r.id AND n.kind = 'room'
+      AND n.night IS NOT NULL),
+  (SELECT json_build_array(t.code, t.tax_rules, t.ledger_account) FROM transaction_code t
+    WHERE t.env_id = %(env)s AND t.property_id = r.property_id AND t.category = 'room'
+      AND t.active ORDER BY t.code = 'ROOM' DESC, t.code LIMIT 1),
+  (SELECT count(*) FROM (SELECT k.id FROM digital_key k
+    WHERE k.env_id = %(env)s AND k.reservation_id = r.id AND k.status IN ('INACTIVE', 'ACTIVE')
+    FOR UPDATE OF k) live)
+FROM reservation r
+JOIN property p ON p.env_id = r.env_id AND p.id = r.property_id
+JOIN room rm ON rm.env_id = r.env_id AND rm.id = r.room_id
+LEFT JOIN LATERAL (SELECT g.id, g.currency FROM folio g
+  WHERE g.env_id = r.env_id AND g.reservation_id = r.id AND g.folio_type = 'GUEST'
+    AND g.status = 'OPEN' FOR UPDATE OF g) f ON true
+WHERE r.env_id = %(env)s AND r.id = %(stay)s AND r.property_id = %(prop)s
+FOR UPDATE OF r, rm"""
+
+# round trip 2: the room nights and their taxes, their PENDING posting, the folio closed, the
+# room VACANT and DIRTY, the holds released, the stay CHECKED_OUT, audit, outbox, COMMIT
+CHECK_OUT_SQL = """
+UPDATE folio SET status = 'CLOSED', closed_at = %(at)s, updated_at = %(at)s
+ WHERE env_id = %(env)s AND id = %(folio)s;
+UPDATE room SET status = 'VACANT', hk_status = 'DIRTY', updated_at = %(at)s
+ WHERE env_id = %(env)s AND id = %(room)s;
+DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(stay)s;
+UPDATE reservation SET status = 'CHECKED_OUT', version = %(version)s, checked_out_at = %(at)s,
+  checked_out_business_date = %(today)s, updated_at = %(at)s
+ WHERE env_id = %(env)s AND id = %(stay)s;""" + change_sql() + "COMMIT"
+
+
+def reservation_doc(r: dict[str, Any], room_number: str | None) -> dict[str, Any]:
+    """pms.schemas.reservations.reservation_out of a reservation's columns."""
+    def at(v: Any) -> Any:
+        return stamp(v) if v is not None else None
+
+    def cash(v: Any) -> Any:
+        return str(money(v)) if v is not None else None
+
+    return {
+        "id": str(r["id"]), "confirmation_number": r["confirmation_number"],
+        "property_id": str(r["property_id"]), "status": r["status"],
+        "arrival_date": r["arrival_date"], "departure_date": r["departure_date"],
+        "departure_time": r["departure_time"],
+        "nights": (r["departure_date"] - r["arrival_date"]).days, "adults": r["adults"],
+        "children": r["children"], "room_type_id": r["room_type_id"],
+        "rate_plan_id": r["rate_plan_id"], "guest_profile_id": r["guest_profile_id"],
+        "guest_first_name": r["guest_first_name"], "guest_last_name": r["guest_last_name"],
+        "source": r["source"], "channel": r["channel"], "room_id": r["room_id"],
+        "room_number": room_number, "currency": r["currency"],
+        "room_total": cash(r["room_total"]), "packages_total": cash(r["packages_total"]),
+        "discount_total": cash(r["discount_total"]), "total_amount": cash(r["total_amount"]),
+        "nightly_prices": [{"date": n["date"], "amount": str(money(n["amount"]))}
+                           for n in r["nightly_prices"] or []],
+        "promo_code": r["promo_code"], "pre_checked_in": r["pre_checked_in_at"] is not None,
+        "cancellation_fee": cash(r["cancellation_fee"]), "no_show_fee": cash(r["no_show_fee"]),
+        "cancelled_at": at(r["cancelled_at"]), "checked_in_at": at(r["checked_in_at"]),
+        "checked_out_at": at(r["checked_out_at"]), "split_from": r["split_from"],
+        "notes": r["notes"], "version": r["version"], "created_at": at(r["created_at"]),
+        "updated_at": at(r["updated_at"]), "block_id": r["block_id"],
+        "company_profile_id": r["company_profile_id"]}
+
+
+def _encode(doc: dict[str, Any]) -> str:
+    return msgspec.json.encode(doc).decode()
+
+
+class CheckIn(_Stay):
+    """`POST .../reservations/{id}/check-in` with the room picked by the rule: 2 round trips."""
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str,
+                reservation_id: str) -> None:
+        self._serve(req, resp, None, self.check_in, property_id, reservation_id)
+
+    def check_in(self, conn: Any, env: str, prop: str, stay: str, _body: Any
+                 ) -> tuple[int, Any]:
+        args = {"env": env, "prop": prop, "stay": stay}
+        with conn.cursor() as cur:
+            cur.execute(CHECK_IN_REFS_SQL, args)  # 1
+            row = cur.fetchone()
+            if row is None:
+                raise Refused(404, "not_found")
+            r = dict(zip(RESERVATION_COLUMNS, row, strict=False))
+            today, room, number, hk = row[len(RESERVATION_COLUMNS):]
+            if r["status"] != "CONFIRMED":
+                raise Refused(409, "invalid_transition")
+            if r["arrival_date"] > today:
+                raise Refused(409, "check_in_too_early")
+            if r["departure_date"] <= today:
+                raise Refused(409, "stay_ended")
+            if r["room_id"] is not None or r["block_id"] is not None:
+                raise Refused(501, "not_in_the_floor")  # an assigned room, a block's stay
+            if room is None:
+                raise Refused(409, "room_unavailable")
+            if hk not in ("CLEAN", "INSPECTED"):
+                raise Refused(409, "room_not_ready")
+            before = _encode(reservation_doc(r, None))
+            at = datetime.now(UTC)
+            r.update(status="CHECKED_IN", version=r["version"] + 1, room_id=str(room),
+                     checked_in_at=at, updated_at=at)
+            doc = msgspec.json.encode(reservation_doc(r, number))
+            try:
+                cur.execute(CHECK_IN_SQL, {  # 2
+                    **args, "at": at, "room": room, "hold": str(uuid.uuid4()), "today": today,
+                    "dep": r["departure_date"], "number": number, "folio": str(uuid.uuid4()),
+                    "currency": r["currency"],
+                    **journal("reservation", "Reservation", stay, prop, "checked_in",
+                              r["version"], doc.decode(), before)})
+            except psycopg2.errors.ExclusionViolation:
+                raise Refused(409, "room_unavailable") from None
+        return 200, doc
+
+
+class CheckOut(_Stay):
+    """`POST .../reservations/{id}/check-out`: 2 round trips."""
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: str,
+                reservation_id: str) -> None:
+        self._serve(req, resp, None, self.check_out, property_id, reservation_id)
+
+    def check_out(self, conn: Any, env: str, prop: str, stay: str, _body: Any
+                  ) -> tuple[int, Any]:
+        args = {"env": env, "prop": prop, "stay": stay}
+        with conn.cursor() as cur:
+            cur.execute(CHECK_OUT_REFS_SQL, args)  # 1
+            row = cur.fetchone()
+            if row is None:
+                raise Refused(404, "not_found")
+            r = dict(zip(RESERVATION_COLUMNS, row, strict=False))
+            (today, number, room_status, folio, currency, charged, paid, posted, room_code,
+             live_keys) = row[len(RESERVATION_COLUMNS):]
+            if r["status"] != "CHECKED_IN" or room_status != "OCCUPIED":
+                raise Refused(409, "invalid_transition")
+            if folio is None:
+                raise Refused(501, "not_in_the_floor")  # no OPEN guest folio
+            last = max(min(today, r["departure_date"]),
+                       r["arrival_date"] + timedelta(days=1)) - timedelta(days=1)
+            if (live_keys or r["company_billed"] or r["block_id"] is not None
+                    or last + timedelta(days=1) < r["departure_date"]):
+                raise Refused(501, "not_in_the_floor")  # keys, company, block, early leave
+            code, rules, account = room_code if room_code else (None, [], None)
+            prices = {date.fromisoformat(n["date"]): money(n["amount"])
+                      for n in r["nightly_prices"] or []}
+            at = datetime.now(UTC)
+            lines: list[dict[str, Any]] = []
+            night = r["arrival_date"]
+            while night <= last:
+                if night not in set(posted or []):
+                    net, taxes = inclusive_split(prices.get(night, Decimal(0)), rules)
+                    main = str(uuid.uuid4())
+                    lines.append({"id": main, "category": "room", "kind": "room",
+                                  "description": f"Room {r['confirmation_number']} night "
+                                                 f"{night.isoformat()}",
+                                  "amount": net, "night": night, "code": code, "parent": None})
+                    lines += [{"id": str(uuid.uuid4()), "category": "tax", "kind": "tax",
+                               "description": name[:200], "amount": amount, "night": None,
+                               "code": tax_code, "parent": main}
+                              for tax_code, name, amount in taxes]
+                night += timedelta(days=1)
+            balance = Decimal(charged) - Decimal(paid) + sum(
+                (ln["amount"] for ln in lines), Decimal(0))
+            if balance != 0:
+                raise Refused(409, "folio_not_closable" if balance > 0 else "folio_credit_balance")
+            write: dict[str, Any] = {**args, "at": at, "folio": str(folio), "room": r["room_id"],
+                                     "today": today, "currency": currency}
+            sql = "".join(CHARGE_LINE_SQL.format(i=i) for i in range(len(lines)))
+            for i, line in enumerate(lines):
+                line["at"] = at + timedelta(microseconds=i)
+                write.update({f"{k}{i}": v for k, v in line.items()})
+            if lines:
+                amounts: dict[str, Decimal] = {}
+                for line in lines:
+                    acct = ("tax_payable" if line["kind"] == "tax"
+                            else account or CATEGORY_ACCOUNTS["room"])
+                    amounts[acct] = amounts.get(acct, Decimal(0)) + line["amount"]
+                nights = [ln["night"] for ln in lines if ln["night"] is not None]
+                write.update({"posting": str(uuid.uuid4()),
+                              "posting_key": f"room-nights:{stay}:{nights[0]}:{nights[-1]}",
+                              "memo": f"Room nights {r['confirmation_number']}"[:200],
+                              "posting_lines": _encode(posting_lines(amounts))})  # type: ignore[arg-type]
+                sql += POSTING_SQL
+            before = _encode(reservation_doc(r, number))
+            r.update(status="CHECKED_OUT", version=r["version"] + 1, checked_out_at=at,
+                     updated_at=at)
+            doc = msgspec.json.encode(reservation_doc(r, number))
+            write.update(journal(
+                "reservation", "Reservation", stay, prop, "checked_out", r["version"],
+                doc.decode(), before))
+            cur.execute(sql + CHECK_OUT_SQL, write)  # 2
+        return 200, doc
+
+
+def add_stay_routes(app: falcon.App, connect: Callable[[], Any]) -> None:
+    app.add_route("/v1/properties/{property_id}/reservations/{reservation_id}/check-in",
+                  CheckIn(connect))
+    app.add_route("/v1/properties/{property_id}/reservations/{reservation_id}/check-out",
+                  CheckOut(connect))

@@ -610,16 +610,19 @@ def stay_pair(pg_db, pg_database, base_settings, monkeypatch):
 
 def _both(pair, suffix_of, body: str | None, *, service_first: object, floor_first: object):
     """The same request to the service (on one stay or folio) and to the floor (on its twin),
-    each with the rows it wrote; the floor's counted."""
+    each with the rows it wrote and its answer; the floor's round trips and COMMITs counted."""
     json_headers = {"Content-Type": "application/json"} if body is not None else {}
     before = _rows(pair.url, pair.env)
     ours = pair.service.simulate_post(f"{pair.base}/{suffix_of(service_first)}", body=body,
                                       headers={**pair.service_headers, **json_headers})
     middle = _rows(pair.url, pair.env)
-    call = statements.Call("POST", f"{pair.base}/{suffix_of(floor_first)}", body, pair.headers)
-    counted = statements.run_pass(pair.floor_wsgi, pair.tally, [call])
+    start = pair.tally.snapshot()
+    theirs = pair.floor.simulate_post(f"{pair.base}/{suffix_of(floor_first)}", body=body,
+                                      headers={**pair.headers, **json_headers})
+    end = pair.tally.snapshot()
     after = _rows(pair.url, pair.env)
-    return ours, _written(before, middle), counted, _written(middle, after), after
+    counted = SimpleNamespace(round_trips=end[0] - start[0], commits=end[2] - start[2])
+    return ours, _written(before, middle), theirs, counted, _written(middle, after), after
 
 
 @pytest.mark.postgres
@@ -642,18 +645,19 @@ def test_the_folio_floors_write_what_the_service_writes_and_answer_alike(stay_pa
     ours_folio, floor_folio = fd.folios_of(_SEEDER, pair.env, stays)
     suffix, body, budget = {"charge": ("charges", fd.CHARGE, budgets.CHARGE),
                             "card payment": ("payments", fd.PAYMENT, budgets.CARD_PAYMENT)}[use_case]
-    ours, ours_rows, counted, floor_rows, after = _both(
+    ours, ours_rows, theirs, counted, floor_rows, after = _both(
         pair, lambda f: f"folios/{f}/{suffix}", body, service_first=ours_folio,
         floor_first=floor_folio)
-    assert ours.status_code == 201 and counted.statuses == {201: 1}
+    assert ours.status_code == theirs.status_code == 201
     assert floor_rows == ours_rows
-    assert counted.round_trips_per_req == budget.floor + 1  # + the POSTED mark after COMMIT
-    assert counted.transactions_per_req == budget.commits
+    _same_document(theirs.json, ours.json)
+    assert counted.round_trips == budget.floor + 1  # + the POSTED mark after COMMIT
+    assert counted.commits == budget.commits
     assert all(e["partition"] == outbox_partition(e["subject"])
                for e in after["outbox_event"].values())
     postings = list(after["ledger_posting"].values())
     assert postings and {p["status"] for p in postings} == {"POSTED"}
-    # the floor's answer, sent again on the twin folios (each now one change further)
+    # sent again on the twin folios (each now one change further)
     theirs = pair.floor.simulate_post(f"{pair.base}/folios/{floor_folio}/{suffix}", body=body,
                                       headers={**pair.headers, "Content-Type": "application/json"})
     ours = pair.service.simulate_post(f"{pair.base}/folios/{ours_folio}/{suffix}", body=body,
@@ -665,3 +669,40 @@ def test_the_folio_floors_write_what_the_service_writes_and_answer_alike(stay_pa
                                        headers={**pair.headers,
                                                 "Content-Type": "application/json"})
     assert missing.status_code == 404
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("use_case", ["check-in", "check-out"])
+def test_the_stay_floors_write_what_the_service_writes_and_answer_alike(stay_pair, use_case):
+    """Check-in with the room picked by the rule (a one-night stay arriving today) and
+    check-out of a stay checked in and paid (its room night posted with its tax, the folio
+    closed at zero, the room VACANT and DIRTY, the holds released): the floor on one stay, the
+    service on its twin: the same rows (types, counts, statuses, versions; audit and outbox
+    of the same types at the same versions), the same answer field for field, the floor's
+    round trips its budget's floor; the stay once done is refused (409), an unknown one 404."""
+    pair = stay_pair
+    fd = pair.frontdesk
+    stays = fd.book(_SEEDER, pair.env, pair.hotel, 2)
+    if use_case == "check-out":
+        fd.check_in_and_pay(_SEEDER, pair.env, pair.hotel["hotel_id"], stays)
+    budget = {"check-in": budgets.CHECK_IN, "check-out": budgets.CHECK_OUT}[use_case]
+    body = "{}" if use_case == "check-in" else None
+    ours, ours_rows, theirs, counted, floor_rows, after = _both(
+        pair, lambda r: f"reservations/{r}/{use_case}", body, service_first=stays[0],
+        floor_first=stays[1])
+    assert ours.status_code == theirs.status_code == 200
+    assert floor_rows == ours_rows
+    _same_document(theirs.json, ours.json)
+    assert counted.round_trips == budget.floor
+    assert counted.commits == budget.commits
+    assert all(e["partition"] == outbox_partition(e["subject"])
+               for e in after["outbox_event"].values())
+    done = {r["status"] for r in after["reservation"].values()}
+    assert done == {"CHECKED_IN" if use_case == "check-in" else "CHECKED_OUT"}
+    again = pair.floor.simulate_post(f"{pair.base}/reservations/{stays[1]}/{use_case}",
+                                     body=body, headers=pair.headers)
+    assert again.status_code == 409
+    assert after["reservation"][stays[1]]["version"] == theirs.json["version"]
+    unknown = pair.floor.simulate_post(f"{pair.base}/reservations/{uuid.uuid4()}/{use_case}",
+                                       body=body, headers=pair.headers)
+    assert unknown.status_code == 404
