@@ -1,12 +1,21 @@
-"""The floors of the rest of a stay: the folio charge and the card payment of
-bench/scenarios/frontdesk.py, written by hand in psycopg2 behind the same bare Falcon app as
-bench/floor_app.py (same schema, same service role with row-level security, same gunicorn
-settings), doing the same work as the service: the same rows (lines, payment, ledger posting,
-audit and outbox rows of the same types and versions, the folio's new version), the same
-answer, field for field.
+"""The floors of the rest of a stay: check-in, the folio charge, the card payment and
+check-out of bench/scenarios/frontdesk.py, written by hand in psycopg2 behind the same bare
+Falcon app as bench/floor_app.py (same schema, same service role with row-level security, same
+gunicorn settings), doing the same work as the service: the same rows (lines, payment, ledger
+posting, audit and outbox rows of the same types and versions, the folio's and the stay's new
+versions), the same answer, field for field.
 
-`POST /v1/properties/{id}/folios/{folio_id}/charges` (`Charge`), 2 round trips and the
-ledger's mark:
+`POST .../reservations/{id}/check-in` with `{}` (`CheckIn`), 2 round trips:
+1. `BEGIN; SET LOCAL ...` and ONE statement: the stay locked with the business date, and the
+   room picked and locked by the service's rule (pms_pick_room's: the VACANT rooms of the type
+   not marked out of order, clean first, then by number, the first not held by another stay
+   nor under maintenance on the nights, FOR UPDATE SKIP LOCKED);
+2. the stay's holds released, the room OCCUPIED and held, the guest folio opened (version 0),
+   the stay CHECKED_IN at its next version, its audit row (with `before`) and outbox row
+   (`hotel:pms:reservation:checked_in`), and COMMIT (a hold overlapping another stay's fails
+   on the exclusion constraint: all rolled back, 409).
+
+`POST .../folios/{folio_id}/charges` (`Charge`), 2 round trips and the ledger's mark:
 1. `BEGIN; SET LOCAL ...` and ONE read of the folio locked with its stay (FOR UPDATE), the
    business date, the charge's transaction code, the property's room code (for the projected
    room nights of the answer), the folio's lines, its payments and the stay's posted nights;
@@ -16,8 +25,8 @@ ledger's mark:
 then, after the commit, the posting sent to the ledger (`EmbeddedLedger`, standing for the
 ledger service) and marked POSTED in one implicit transaction, as the service does.
 
-`POST /v1/properties/{id}/folios/{folio_id}/payments` (`Payment`), a CARD payment: 4 round
-trips and the ledger's mark:
+`POST .../folios/{folio_id}/payments` (`Payment`), a CARD payment: 4 round trips and the
+ledger's mark:
 1. as the charge's read; 2. the PENDING payment, audit (`folio.payment_initiated`), the
 folio's version and outbox, COMMIT; the payments service (`EmbeddedPayments`, the sandbox
 standing for the payment provider) called with no transaction open; 3. `BEGIN; SET LOCAL ...`,
@@ -26,11 +35,24 @@ lock was held); 4. the outcome (CAPTURED, or FAILED and 402), the ledger posting
 captured money, audit (`folio.payment_captured` / `payment_failed`), the folio's version and
 outbox, COMMIT; then the posting's POSTED mark.
 
+`POST .../reservations/{id}/check-out` (`CheckOut`), 2 round trips:
+1. `BEGIN; SET LOCAL ...` and ONE statement: the stay, its room and its OPEN guest folio locked
+   (the check-in's order), the business date, the folio's totals and the stay's posted nights,
+   the room code, and the stay's live digital keys locked and counted;
+2. the nights due and not posted (with their taxes) and their PENDING posting (the service
+   sends it later), the folio CLOSED (its balance zero, else 409 and nothing written), the room
+   VACANT and DIRTY, the holds released, the stay CHECKED_OUT at its next version, audit and
+   outbox (`hotel:pms:reservation:checked_out`), and COMMIT.
+
 What these floors leave out (none of it is on the bench's request shape): the token check (the
-tenant is read from X-Platform-Env-Id), guest (holder) sessions and their own-method check,
-block and master folios and routing, stays billed to a company, packages, exclusive and
-per-night tax rules, quantity, pre-authorizations, cash, transfer and voucher payments, refunds
-in the totals, and Idempotency-Key (the front desk's bench sends none).
+tenant is read from X-Platform-Env-Id), kiosk and guest (holder) sessions and the guest's
+own-method check, block and master folios and routing, stays billed to a company, packages,
+exclusive and per-night tax rules, quantity, pre-authorizations, cash, transfer and voucher
+payments, refunds in the totals, Idempotency-Key (the front desk's bench sends none); at
+check-in a given or assigned room and `dirty_room_reason` (a dirty pick is 409
+room_not_ready); at check-out an early departure and a stay with live digital keys (their
+revocation, its lock commands and audit rows). Those a floor refuses (501 not_in_the_floor)
+rather than get wrong.
 """
 
 from __future__ import annotations
