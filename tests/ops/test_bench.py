@@ -706,3 +706,31 @@ def test_the_stay_floors_write_what_the_service_writes_and_answer_alike(stay_pai
     unknown = pair.floor.simulate_post(f"{pair.base}/reservations/{uuid.uuid4()}/{use_case}",
                                        body=body, headers=pair.headers)
     assert unknown.status_code == 404
+
+
+def test_the_front_desk_pairs_show_cpu_over_the_floor_and_why_the_service_sends_more():
+    """Each front-desk use case: the floor's line, the service's, and the CPU ratio (median
+    of the per-pair ratios) whose note shows both round-trip counts, and the budget's reason
+    only where they differ."""
+    from bench.scenarios import frontdesk
+
+    def m(server: float, rts: float | None = None) -> lib.Measurement:
+        extra = {"server_cpu_ms_per_req": server, "db_cpu_ms_per_req": 1.0}
+        if rts is not None:
+            extra["round_trips_per_req"] = rts
+        return lib.Measurement(rate=1, extra=extra)
+
+    logged: list[str] = []
+    bench = SimpleNamespace(log=logged.append)
+    service_runs, floor_runs = [m(3.0), m(5.0), m(2.0)], [m(1.0), m(1.0), m(1.0)]
+    lines = frontdesk._pairs(bench, "POST check-in", budgets.CHECK_IN, m(3.0, 4.0), m(1.0, 2.0),
+                             service_runs, floor_runs)
+    assert [r.name for r in lines] == ["floor: POST check-in by hand (psycopg2, bare Falcon)",
+                                       "POST check-in", "POST check-in: CPU / floor CPU "
+                                       "(server + db per request)"]
+    assert lines[2].paired_ratio == 2.0  # per pair 4/2, 6/2, 3/2
+    assert "service 4.0, floor 2.0" in lines[2].note and budgets.CHECK_IN.why in lines[2].note
+    same = frontdesk._pairs(bench, "POST charge", budgets.CHARGE, m(3.0, 3.0), m(1.0, 3.0),
+                            service_runs, floor_runs)
+    assert budgets.CHARGE.why not in same[2].note and "service 3.0, floor 3.0" in same[2].note
+    assert len(logged) == 2
