@@ -1,5 +1,6 @@
 """The front desk's writes ("apply the same pattern to ... check-in, check-out, folio
-charge and payment"), each request on its own stay or folio:
+charge and payment"), each request on its own stay or folio, each beside its hand-written
+floor (bench/floor_stay.py, served as bench/floor_app.py under the same gunicorn settings):
 
 - `POST .../reservations/{id}/check-in` (`{}`: the first free room of the booked type, picked
   with SKIP LOCKED; the room OCCUPIED, the folio opened), one CONFIRMED one-night stay arriving
@@ -11,14 +12,20 @@ charge and payment"), each request on its own stay or folio:
 - `POST .../reservations/{id}/check-out`, one stay per request, each checked in and paid ahead
   (its one room night, posted by the check-out, settles the folio to zero).
 
+The service and the floor get stays and folios of their own (the hotel holds both pools) and
+their runs alternate (service, floor, service, floor, ...); each use case reports the floor's
+line, the service's, and the service's CPU per request (gunicorn + database) over the floor's,
+the median of the per-pair ratios, with both sides' round trips and, where they differ, the
+budget's reason (bench/budgets.py).
+
 No Idempotency-Key is sent (these routes keep the separate claim and store; see
-pms/api/idempotency.py). Check-in and check-out use up a stay per request, so the hotel is
-seeded with a pool of stays cut into one slice per wrk run (`_driver`: each wrk thread walks its
-share of the slice's paths and stops when they are used up, never repeating a stay); those
-runs last at most SLICE / CEILING seconds (`slice_seconds`), so that the slice outlasts them.
-Charges and payments cycle over the folios (a folio takes many). Statements and round trips
-per request come from the in-process counting pass over stays kept apart for it. No goal is
-set (no goal is named for these); the figures are there so that no scenario gets slower.
+pms/api/idempotency.py). Check-in and check-out use up a stay per request, so each pool is
+cut into one slice per wrk run (`_driver`: each wrk thread walks its share of the slice's paths
+and stops when they are used up, never repeating a stay); those runs last at most
+SLICE / CEILING seconds (`slice_seconds`), so that the slice outlasts them. Charges and payments
+cycle over the folios (a folio takes many). Statements and round trips per request come from
+the in-process counting passes (the service's app, the floor's app) over stays kept apart for
+them. No goal is set here; the figures are there so that no route drifts from its floor unseen.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ from bench import lib
 from bench.lib import Bench, Measurement, Result
 from bench.statements import Call
 
-DESCRIPTION = "check-in, folio charge, card payment, check-out (one stay or folio per request)"
+DESCRIPTION = ("check-in, folio charge, card payment, check-out (one stay or folio per "
+               "request), each beside its hand-written floor")
 ORDER = 35  # after reservations (30)
 ROOM_TYPES = 10
 COUNTED = 13  # per use case: 3 warm-up + 10 counted requests of the in-process pass
@@ -165,86 +173,127 @@ def _driver(paths: list[str], method: str, body: str, threads: int) -> Path:
     return path
 
 
-def _sliced(bench: Bench, base_url: str, headers: dict[str, str], method: str,
-            slices: list[list[str]], body: str, warmup: list[str]) -> Measurement:
-    """One wrk run per slice of paths (each path sent once), after a short warm-up slice."""
-    threads = min(bench.wrk_threads, bench.connections)
+def _pairs(bench: Bench, name: str, budget: Any, service: Measurement, floor_m: Measurement,
+           service_runs: list[Measurement], floor_runs: list[Measurement]) -> list[Result]:
+    """The floor's line, the service's, and the service's CPU over the floor's (the median of
+    the per-pair ratios); the round trips of both side by side, with the budget's reason when
+    they differ."""
+    from bench.scenarios.floor import cpu_ratio
 
-    def once(paths: list[str], duration: float) -> Measurement:
-        return bench.wrk_once(base_url, method=method, headers=headers, body_template=body,
-                              duration=duration, script=_driver(paths, method, body, threads))
-
-    if warmup:
-        once(warmup, bench.warmup or 1)
-    bench.analyze()
-    runs = [once(paths, slice_seconds(bench)) for paths in slices]
-    for run in runs:
-        if run.extra.get("requests", 0) >= len(slices[0]):
-            bench.log(f"  note: a run used up its slice of {len(slices[0])}: its rate "
-                      f"({run.rate}/s) is a lower bound")
-    return lib.median_measurement(runs)
-
-
-def _cycled(bench: Bench, base_url: str, headers: dict[str, str], method: str,
-            paths: list[str], body: str) -> Measurement:
-    """`bench.runs` wrk runs over `paths` again and again (a folio takes many charges)."""
-    threads = min(bench.wrk_threads, bench.connections)
-    many = paths * 50
-    script = _driver(many, method, body, threads)
-    return bench.wrk(base_url, method=method, headers=headers, body_template=body,
-                     script=script)
+    ratio = cpu_ratio(list(zip(service_runs, floor_runs, strict=True)))
+    ours = service.extra.get("round_trips_per_req")
+    theirs = floor_m.extra.get("round_trips_per_req")
+    sent = f"round trips: service {ours}, floor {theirs}"
+    if ours != theirs:
+        sent += f" (the service's {budget.round_trips} in its budget: {budget.why})"
+    bench.log(f"  {name}: {sent}")
+    floor_name = f"floor: {name} by hand (psycopg2, bare Falcon)"
+    return [Result(floor_name, floor_m, note="the same work hand-written (bench/floor_stay.py)"),
+            Result(name, service, baseline=floor_name,
+                   note="req/s ratio to the floor's (medians); runs alternating with the floor"),
+            Result(f"{name}: CPU / floor CPU (server + db per request)", service,
+                   baseline=floor_name, paired_ratio=ratio,
+                   note="median of per-pair CPU ratios; " + sent)]
 
 
 def run(bench: Bench) -> list[Result]:
+    """Each use case on the service and on its floor (bench/floor_stay.py), runs alternating
+    (service, floor, service, ...), each on stays or folios of its own."""
+    from bench import budgets
+    from bench.scenarios.floor import TARGET as FLOOR_TARGET
+    from bench.scenarios.floor import count_floor
+
     env_id = uuid.uuid4()
     size = SLICE
     runs = bench.runs
     warm = max(20, size // 5)
-    pool_in = warm + runs * size + COUNTED
-    pool_out = warm + runs * size + COUNTED
-    bench.log(f"front desk: seeding a hotel for {pool_in + pool_out} one-night stays ...")
-    hotel = seed(bench, env_id, pool_in + pool_out)
+    pool = warm + runs * size + COUNTED  # per use case and per side (service, floor)
+    bench.log(f"front desk: seeding a hotel for {4 * pool} one-night stays ...")
+    hotel = seed(bench, env_id, 4 * pool)
     prop = hotel["hotel_id"]
     base = f"/v1/properties/{prop}"
-    arriving = book(bench, env_id, hotel, pool_in)
-    leaving = book(bench, env_id, hotel, pool_out, offset=pool_in)
-    bench.log(f"  checking in and paying {pool_out} stays for the check-out runs ...")
-    check_in_and_pay(bench, env_id, prop, leaving)
+    arriving = {"service": book(bench, env_id, hotel, pool),
+                "floor": book(bench, env_id, hotel, pool, offset=pool)}
+    leaving = {"service": book(bench, env_id, hotel, pool, offset=2 * pool),
+               "floor": book(bench, env_id, hotel, pool, offset=3 * pool)}
+    bench.log(f"  checking in and paying {2 * pool} stays for the check-out runs ...")
+    check_in_and_pay(bench, env_id, prop, leaving["service"] + leaving["floor"])
     app = bench.app()
     headers = bench.headers(env_id)
     json_headers = {**headers, "Content-Type": "application/json"}
+    threads = min(bench.wrk_threads, bench.connections)
 
     def cut(ids: list[str], suffix: str) -> tuple[list[str], list[list[str]], list[str]]:
         paths = [f"{base}/reservations/{r}/{suffix}" for r in ids]
         return (paths[:warm], [paths[warm + k * size: warm + (k + 1) * size]
                                for k in range(runs)], paths[warm + runs * size:])
 
-    results = []
-    bench.log("POST .../check-in ...")
-    warm_paths, slices, counted = cut(arriving, "check-in")
-    check_in = _sliced(bench, app.base_url, headers, "POST", slices, "{}", warm_paths)
-    check_in.extra.update(bench.count(
-        [Call("POST", p, "{}", json_headers) for p in counted[3:]],
-        warmup=[Call("POST", p, "{}", json_headers) for p in counted[:3]]).extra())
-    results.append(Result("POST check-in (auto room)", check_in))
+    def counted_calls(paths: list[str], body: str | None) -> tuple[list[Call], list[Call]]:
+        calls = [Call("POST", p, body, json_headers if body else headers) for p in paths]
+        return calls[3:], calls[:3]
 
-    folios = folios_of(bench, env_id, arriving)
-    folio_paths = [f"{base}/folios/{f}" for f in folios]
-    for name, suffix, body in (("POST folio charge (F&B, VAT line)", "charges", CHARGE),
-                               ("POST folio payment (card, sandbox)", "payments", PAYMENT)):
-        bench.log(f"POST .../folios/{{id}}/{suffix} ...")
-        measured = _cycled(bench, app.base_url, headers, "POST",
-                           [f"{p}/{suffix}" for p in folio_paths[:-COUNTED]], body)
-        calls = [Call("POST", f"{p}/{suffix}", body, json_headers)
-                 for p in folio_paths[-COUNTED:]]
-        measured.extra.update(bench.count(calls[3:], warmup=calls[:3]).extra())
-        results.append(Result(name, measured))
+    results: list[Result] = []
+    with bench.server(FLOOR_TARGET) as floor:
+        urls = {"service": app.base_url, "floor": floor.base_url}
 
-    bench.log("POST .../check-out ...")
-    warm_paths, slices, counted = cut(leaving, "check-out")
-    check_out = _sliced(bench, app.base_url, headers, "POST", slices, "", warm_paths)
-    check_out.extra.update(bench.count(
-        [Call("POST", p, None, headers) for p in counted[3:]],
-        warmup=[Call("POST", p, None, headers) for p in counted[:3]]).extra())
-    results.append(Result("POST check-out (paid, one night)", check_out))
+        def sliced(name: str, budget: Any, ids: dict[str, list[str]], suffix: str,
+                   body: str) -> None:
+            bench.log(f"POST .../{suffix}: the service and the floor, alternating ...")
+            cuts = {side: cut(ids[side], suffix) for side in urls}
+            measured: dict[str, list[Measurement]] = {"service": [], "floor": []}
+            for side, url in urls.items():
+                bench.wrk_once(url, method="POST", headers=headers, body_template=body,
+                               duration=bench.warmup or 1,
+                               script=_driver(cuts[side][0], "POST", body, threads))
+            bench.analyze()
+            for k in range(runs):
+                for side, url in urls.items():
+                    paths = cuts[side][1][k]
+                    m = bench.wrk_once(url, method="POST", headers=headers, body_template=body,
+                                       duration=slice_seconds(bench),
+                                       script=_driver(paths, "POST", body, threads))
+                    if m.extra.get("requests", 0) >= len(paths):
+                        bench.log(f"  note: a run used up its slice of {len(paths)}: its rate "
+                                  f"({m.rate}/s) is a lower bound")
+                    measured[side].append(m)
+            service_m = lib.median_measurement(measured["service"])
+            floor_m = lib.median_measurement(measured["floor"])
+            calls, warmup = counted_calls(cuts["service"][2], body or None)
+            service_m.extra.update(bench.count(calls, warmup=warmup).extra())
+            calls, warmup = counted_calls(cuts["floor"][2], body or None)
+            floor_m.extra.update(count_floor(bench, warmup + calls).extra())
+            results.extend(_pairs(bench, name, budget, service_m, floor_m,
+                                  measured["service"], measured["floor"]))
+
+        sliced("POST check-in (auto room)", budgets.CHECK_IN, arriving, "check-in", "{}")
+        folios = {side: [f"{base}/folios/{f}" for f in folios_of(bench, env_id, arriving[side])]
+                  for side in urls}
+        for name, budget, suffix, body in (
+                ("POST folio charge (F&B, VAT line)", budgets.CHARGE, "charges", CHARGE),
+                ("POST folio payment (card, sandbox)", budgets.CARD_PAYMENT, "payments",
+                 PAYMENT)):
+            bench.log(f"POST .../folios/{{id}}/{suffix}: the service and the floor, "
+                      "alternating ...")
+            scripts = {side: _driver([f"{p}/{suffix}" for p in folios[side][:-COUNTED]] * 50,
+                                     "POST", body, threads) for side in urls}
+            measured = {"service": [], "floor": []}
+            for side, url in urls.items():
+                bench.wrk_once(url, method="POST", headers=headers, body_template=body,
+                               duration=bench.warmup or 1, script=scripts[side])
+            bench.analyze()
+            for _ in range(runs):
+                for side, url in urls.items():
+                    measured[side].append(bench.wrk_once(
+                        url, method="POST", headers=headers, body_template=body,
+                        script=scripts[side]))
+            service_m = lib.median_measurement(measured["service"])
+            floor_m = lib.median_measurement(measured["floor"])
+            tails = {side: [Call("POST", f"{p}/{suffix}", body, json_headers)
+                            for p in folios[side][-COUNTED:]] for side in urls}
+            service_m.extra.update(bench.count(tails["service"][3:],
+                                               warmup=tails["service"][:3]).extra())
+            floor_m.extra.update(count_floor(bench, tails["floor"]).extra())
+            results.extend(_pairs(bench, name, budget, service_m, floor_m,
+                                  measured["service"], measured["floor"]))
+        sliced("POST check-out (paid, one night)", budgets.CHECK_OUT, leaving, "check-out", "")
     return results
