@@ -26,6 +26,11 @@ class Folio(AggregateModel):
     folio_type = peewee.CharField(max_length=16, default="GUEST")
     currency = peewee.CharField(max_length=3)
     closed_at = UtcDateTimeField(null=True)
+    # a room block member's guest folio: the lines of its room nights that go to the block's
+    # master folio instead (ROOM_AND_TAX | ROOM_TAX_AND_PACKAGES; None: none), and that folio
+    # (migration 072; kept in step with the block by pms.services.groups.block_master_folio)
+    routing = peewee.CharField(max_length=24, null=True)
+    routing_folio_id = peewee.UUIDField(null=True)
 
     class Meta:
         table_name = "folio"

@@ -41,6 +41,9 @@ class RoomBlock(AggregateModel):
     market_segment = peewee.CharField(max_length=32, null=True)
     source = peewee.CharField(max_length=32, null=True)
     owner = peewee.CharField(max_length=120, null=True)  # the sales manager owning it
+    # members' room nights billed to the master folio: NONE | ROOM_AND_TAX |
+    # ROOM_TAX_AND_PACKAGES (migration 072)
+    master_folio_routing = peewee.CharField(max_length=24, default="NONE")
 
     class Meta:
         table_name = "room_block"

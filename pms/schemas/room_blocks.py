@@ -31,6 +31,10 @@ class AllocationCell(Strict):
 Grid = Annotated[list[AllocationCell], msgspec.Meta(max_length=2000)]
 
 
+# members' room nights billed to the block's master folio: NONE (each guest pays their own),
+# ROOM_AND_TAX (the room line and its taxes), ROOM_TAX_AND_PACKAGES (the night's packages too)
+Routing = Literal["NONE", "ROOM_AND_TAX", "ROOM_TAX_AND_PACKAGES"]
+
 # the sales manager who owns the block (a user name or id, as the sales system names them)
 Owner = Annotated[str, msgspec.Meta(min_length=1, max_length=120)]
 
@@ -47,6 +51,7 @@ class BlockIn(Strict):
     market_segment: Code | None = None
     source: Code | None = None
     owner: Owner | None = None
+    master_folio_routing: Routing = "NONE"
 
 
 class BlockPatch(Strict):
@@ -56,6 +61,7 @@ class BlockPatch(Strict):
     market_segment: Code | None | UnsetType = UNSET
     source: Code | None | UnsetType = UNSET
     owner: Owner | None | UnsetType = UNSET
+    master_folio_routing: Routing | UnsetType = UNSET
 
 
 class BlockDatesIn(Strict):
@@ -147,6 +153,7 @@ class BlockOut(Out):
     source: str | None
     owner: str | None  # the sales manager owning it
     folio_id: uuid.UUID | None
+    master_folio_routing: str  # NONE | ROOM_AND_TAX | ROOM_TAX_AND_PACKAGES
     status: str
     deducts: bool
     cut_off_at: datetime | None

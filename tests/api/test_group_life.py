@@ -3,12 +3,20 @@ a settled master folio, with a sell limit and an out-of-order room in the middle
 that takes its guests along, a resent rooming list, an overpick refused while the house has no
 room and allowed once it has, a guest cancelling, guests checking in and out, and the night
 audit cutting the block off. After every step the search equals the reference arithmetic
-night by night, and the stored held rooms equal their recount from the blocks."""
+night by night, and the stored held rooms equal their recount from the blocks. Then the
+block's billing instruction: members' room and tax on the master folio (the guests pay only
+their minibar), against the control where each guest pays their room, and a routing changed
+while the guests are in house."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
+import pytest
+
+from pms.db.uow import read_scope
+from pms.models import Folio
 from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 from pms.services.reservations.reservations import business_date, get_reservation
 from tests.api.test_block_lifecycle import _limit, _out_of_order, _sold_by_reservations
@@ -170,3 +178,174 @@ def test_a_groups_life_from_inquiry_to_a_settled_master_folio(api, ctx):
     assert_problem(api.post(f"{url}/master-folio/settle"), 409, "folio_closed")
     _receipt_consistent(api, ctx, h, block)
     check(bid)
+
+
+def _routed_to(ctx, folio_id):
+    with read_scope(ctx):
+        return Folio.select().where(Folio.routing_folio_id == folio_id).count()
+
+
+def _lines(api, folio_url):
+    return [c for c in api.get(folio_url).json["charges"] if not c.get("projected")]
+
+
+@pytest.mark.parametrize("routing", ["ROOM_AND_TAX", "NONE"])
+def test_a_members_room_and_tax_go_to_the_master_folio_and_the_guest_pays_the_minibar(
+        api, ctx, routing):
+    """The block's routing sends every room night of its members (the room line and its tax)
+    to the master folio: posted by the night audit, and by a check-out for a night the audit
+    has not closed; each guest leaves paying only the minibar. The control (NONE): the guests
+    pay their rooms, the master folio holds nothing."""
+    probe = make_hotel(ctx, rooms=1)
+    t = business_date(probe.property, ctx.now)
+    h = make_hotel(ctx, rooms=3, from_date=t)
+    base = f"/v1/properties/{h.property.id}"
+    for code in ({"code": "ROOM", "name": "Room", "category": "room", "tax_rules": [
+                     {"code": "VAT", "kind": "percentage", "rate": "10", "inclusive": True,
+                      "name": "VAT"}]},
+                 {"code": "MINI", "name": "Minibar", "category": "mini bar", "tax_rules": [
+                     {"code": "VAT", "kind": "percentage", "rate": "19", "inclusive": False,
+                      "name": "VAT"}]}):
+        assert api.post(f"{base}/transaction-codes", code).status_code == 201
+    made = api.post(f"{base}/blocks", {
+        "code": "ROUTE", "name": "Board meeting", "arrival_date": str(t),
+        "departure_date": str(t + 2 * DAY), "rate_plan_id": str(h.rate_plan.id),
+        "master_folio_routing": routing,
+        "allocation": [{"room_type_id": str(h.room_type.id), "date": str(t),
+                        "to_date": str(t + DAY), "allotted": 2}]})
+    assert made.status_code == 201, made.text
+    assert made.json["master_folio_routing"] == routing
+    url, master = f"{base}/blocks/{made.json['id']}", f"{base}/folios/{made.json['folio_id']}"
+    assert api.post(f"{url}/definite").status_code == 200
+    guests = []
+    for i in range(2):
+        picked = api.post(f"{url}/reservations", _member(h, i, t, t + 2 * DAY))
+        assert picked.status_code == 201, picked.text
+        rid = picked.json["reservation"]["id"]
+        assert api.post(f"{base}/reservations/{rid}/check-in", {}).status_code == 200
+        bill = api.get(f"{base}/reservations/{rid}/folio").json
+        mini = api.post(f"{base}/folios/{bill['id']}/charges",
+                        {"transaction_code": "MINI", "amount": "10.00"})
+        assert mini.status_code == 201, mini.text
+        guests.append((rid, bill["id"]))
+    room_night = {"ROOM_AND_TAX": Decimal("0"), "NONE": Decimal("100.00")}[routing]
+
+    def leave(rid, folio_id, nights):
+        """The guest's bill is the minibar (10.00 + 19 % VAT) and, unrouted, the room nights;
+        paying it lets them check out."""
+        bill = api.get(f"{base}/reservations/{rid}/folio").json
+        assert Decimal(bill["balance_due"]) == Decimal("11.90") + nights * room_night, bill
+        paid = api.post(f"{base}/folios/{folio_id}/payments",
+                         {"amount": bill["balance_due"], "method": "CASH"})
+        assert paid.status_code in (200, 201), paid.text
+        left = api.post(f"{base}/reservations/{rid}/check-out")
+        assert left.status_code == 200, left.text
+
+    # the second guest leaves on the first day: the check-out posts that night itself
+    leave(*guests[1], nights=1)
+    # two night audits post the first guest's nights; then they leave
+    for _ in range(2):
+        run_night_audit(ctx, h.property.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
+    leave(*guests[0], nights=2)
+
+    lines = _lines(api, master)
+    if routing == "NONE":
+        assert lines == []
+        for _rid, folio_id in guests:
+            kinds = sorted(c["kind"] for c in _lines(api, f"{base}/folios/{folio_id}"))
+            assert "room" in kinds and "tax" in kinds
+    else:
+        rooms = sorted((c["description"], c["amount"]) for c in lines if c["kind"] == "room")
+        numbers = {}
+        for rid, _ in guests:
+            res = api.get(f"{base}/reservations/{rid}").json
+            numbers[res["confirmation_number"]] = res.get("room_number") or res["room"]
+        assert len(rooms) == 3 and {a for _, a in rooms} == {"90.91"}
+        assert [c for c in lines if c["kind"] == "tax"] and all(
+            c["amount"] == "9.09" for c in lines if c["kind"] == "tax")
+        for description, _ in rooms:  # each line names its stay and its room
+            assert any(n in description and f"room {r}" in description
+                       for n, r in numbers.items()), description
+        assert Decimal(api.get(master).json["balance_due"]) == Decimal("300.00")
+        for _rid, folio_id in guests:  # the guest folio holds the minibar and its payment only
+            kinds = sorted(c["kind"] for c in _lines(api, f"{base}/folios/{folio_id}"))
+            assert "room" not in kinds and kinds.count("tax") == 1, kinds
+        paid = api.post(f"{master}/payments", {"amount": "300.00", "method": "CASH"})
+        assert paid.status_code in (200, 201), paid.text
+    assert _routed_to(ctx, made.json["folio_id"]) == (2 if routing != "NONE" else 0)
+    settled = api.post(f"{url}/master-folio/settle")
+    assert settled.status_code == 200, settled.text
+    # settled: no folio routes to it any more (a stay reopened later pays its own)
+    assert _routed_to(ctx, made.json["folio_id"]) == 0
+
+
+def test_changing_a_blocks_routing_moves_the_next_room_nights_of_its_guests_in_house(api, ctx):
+    """The routing set on a block whose guests are in house applies to their next room nights:
+    ROOM_AND_TAX sends the next night to the master folio, NONE back to the guest. A cancelled
+    block's routing is not edited (409), an unknown routing is 422."""
+    probe = make_hotel(ctx, rooms=1)
+    t = business_date(probe.property, ctx.now)
+    h = make_hotel(ctx, rooms=2, from_date=t)
+    base = f"/v1/properties/{h.property.id}"
+    made = api.post(f"{base}/blocks", {
+        "code": "SWITCH", "name": "Retreat", "arrival_date": str(t),
+        "departure_date": str(t + 3 * DAY), "rate_plan_id": str(h.rate_plan.id),
+        "allocation": [{"room_type_id": str(h.room_type.id), "date": str(t),
+                        "to_date": str(t + 2 * DAY), "allotted": 1}]})
+    assert made.status_code == 201, made.text
+    assert made.json["master_folio_routing"] == "NONE"
+    url, master = f"{base}/blocks/{made.json['id']}", f"{base}/folios/{made.json['folio_id']}"
+    assert api.post(f"{url}/definite").status_code == 200
+    picked = api.post(f"{url}/reservations", _member(h, 0, t, t + 3 * DAY))
+    rid = picked.json["reservation"]["id"]
+    assert api.post(f"{base}/reservations/{rid}/check-in", {}).status_code == 200
+    guest = f"{base}/folios/{api.get(f'{base}/reservations/{rid}/folio').json['id']}"
+
+    def audit_night(night):
+        run_night_audit(ctx, h.property.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
+        return ([c["night"] for c in _lines(api, guest) if c["kind"] == "room"],
+                [c["night"] for c in _lines(api, master) if c["kind"] == "room"])
+
+    assert audit_night(t) == ([str(t)], [])
+    changed = api.request("PATCH", url, json={"master_folio_routing": "ROOM_AND_TAX"})
+    assert changed.status_code == 200, changed.text
+    assert changed.json["master_folio_routing"] == "ROOM_AND_TAX"
+    assert audit_night(t + DAY) == ([str(t)], [str(t + DAY)])
+    assert api.request("PATCH", url, json={"master_folio_routing": "NONE"}).status_code == 200
+    assert audit_night(t + 2 * DAY) == ([str(t), str(t + 2 * DAY)], [str(t + DAY)])
+    assert_problem(api.request("PATCH", url, json={"master_folio_routing": "EVERYTHING"}), 422)
+    other = api.post(f"{base}/blocks", {
+        "code": "GONE", "name": "Cancelled", "arrival_date": str(t + DAY),
+        "departure_date": str(t + 2 * DAY), "rate_plan_id": str(h.rate_plan.id)}).json
+    assert api.post(f"{base}/blocks/{other['id']}/cancel").status_code == 200
+    assert_problem(api.request("PATCH", f"{base}/blocks/{other['id']}",
+                               json={"master_folio_routing": "ROOM_AND_TAX"}), 409,
+                   "invalid_transition")
+
+
+def test_nothing_routes_to_a_settled_master_folio(api, ctx):
+    """A block settled before a guest arrives: the guest's folio opens unrouted, a routing set
+    afterwards routes nothing, and the night audit posts the room night to the guest."""
+    probe = make_hotel(ctx, rooms=1)
+    t = business_date(probe.property, ctx.now)
+    h = make_hotel(ctx, rooms=2, from_date=t)
+    base = f"/v1/properties/{h.property.id}"
+    made = api.post(f"{base}/blocks", {
+        "code": "LATE", "name": "Late group", "arrival_date": str(t),
+        "departure_date": str(t + 2 * DAY), "rate_plan_id": str(h.rate_plan.id),
+        "master_folio_routing": "ROOM_AND_TAX",
+        "allocation": [{"room_type_id": str(h.room_type.id), "date": str(t),
+                        "to_date": str(t + DAY), "allotted": 1}]}).json
+    url, master = f"{base}/blocks/{made['id']}", f"{base}/folios/{made['folio_id']}"
+    assert api.post(f"{url}/definite").status_code == 200
+    assert api.post(f"{url}/master-folio/settle").status_code == 200  # nothing to pay yet
+    rid = api.post(f"{url}/reservations", _member(h, 0, t, t + 2 * DAY)).json["reservation"]["id"]
+    assert api.post(f"{base}/reservations/{rid}/check-in", {}).status_code == 200
+    assert _routed_to(ctx, made["folio_id"]) == 0
+    again = api.request("PATCH", url, json={"master_folio_routing": "ROOM_TAX_AND_PACKAGES"})
+    assert again.status_code == 200, again.text
+    guest = f"{base}/folios/{api.get(f'{base}/reservations/{rid}/folio').json['id']}"
+    assert _routed_to(ctx, made["folio_id"]) == 0
+    run_night_audit(ctx, h.property.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
+    assert [c["night"] for c in _lines(api, guest) if c["kind"] == "room"] == [str(t)]
+    assert _lines(api, master) == []

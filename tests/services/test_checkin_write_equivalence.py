@@ -10,7 +10,9 @@ stays on every room (touching, overlapping or clear of the nights), the stay's f
 OPEN guest folio with no, this or another room number, a CLOSED one, a CLOSED and an OPEN one,
 an OPEN folio of another type) and another stay's OPEN guest folio. Both must give the same
 answer (done, or RoomUnavailable when another stay holds the room) and leave the same rows:
-every room's status and mark, every hold, every folio (rows made by the write named "new").
+every room's status and mark, every hold, every folio (rows made by the write named "new"),
+with the routing a room block member's new folio opens with (stays outside a block, in blocks
+routing nothing, room and tax, or packages too, and in one whose master folio is settled).
 The seeds are fixed, so a failure is reproducible; each assertion names its case.
 """
 
@@ -86,8 +88,9 @@ def _rows(known: set[uuid.UUID], hotel: Any) -> dict[str, Any]:
     holds = sorted((str(named(h.id)), h.reservation_id, h.room_id, h.start_date, h.end_date)
                    for h in RoomStay.select().where(RoomStay.property == hotel.id))
     folios = sorted((str(named(f.id)), f.reservation_id, f.status, f.folio_type, f.room_number,
-                     f.currency, f.version) for f in
-                    Folio.select().where(Folio.property == hotel.id))
+                     f.currency, f.version, f.routing, f.routing_folio_id) for f in
+                    Folio.select().where((Folio.property == hotel.id)
+                                         & Folio.reservation.is_null(False)))
     return {"rooms": rooms, "holds": holds, "folios": folios}
 
 
@@ -96,10 +99,34 @@ def _known() -> set[uuid.UUID]:
             | {f.id for f in Folio.select(Folio.id)})
 
 
+ROUTINGS = [None, ("NONE", "OPEN"), ("ROOM_AND_TAX", "OPEN"),
+            ("ROOM_TAX_AND_PACKAGES", "OPEN"), ("ROOM_AND_TAX", "CLOSED")]
+
+
+def _members(ctx: Any, hotel: Any, stays: list[Any]) -> None:
+    """Each stay but the first in a room block of its own, routing as ROUTINGS says."""
+    from pms.models import RoomBlock
+    from pms.services.cashiering.master_folios import open_master_folio
+
+    with unit_of_work(ctx):
+        for i, (stay, routing) in enumerate(zip(stays, ROUTINGS, strict=True)):
+            if routing is None:
+                continue
+            block = RoomBlock.create(property=hotel.id, code=f"EQ{i}", name="Group",
+                                     arrival_date=hotel.today, departure_date=hotel.today,
+                                     cutoff_date=hotel.today, rate_plan_id=stay.rate_plan_id,
+                                     status="DEFINITE", master_folio_routing=routing[0])
+            master = open_master_folio(block)
+            master.status = routing[1]
+            master.save()
+            Reservation.update(block_id=block.id).where(Reservation.id == stay.id).execute()
+
+
 def test_the_checkin_writes_write_what_the_models_write(ctx, pg_db):
-    hotel = make_booking_hotel(ctx, rooms=4)
-    stays = [make_reservation(ctx, hotel) for _ in range(4)]
-    seen = {"done": 0, "refused": 0, "folio opened": 0, "number given": 0}
+    hotel = make_booking_hotel(ctx, rooms=len(ROUTINGS))
+    stays = [make_reservation(ctx, hotel) for _ in range(len(ROUTINGS))]
+    _members(ctx, hotel, stays)
+    seen = {"done": 0, "refused": 0, "folio opened": 0, "number given": 0, "routed": 0}
     setups: set[str] = set()
     for case in range(90):
         outcomes = []
@@ -137,8 +164,10 @@ def test_the_checkin_writes_write_what_the_models_write(ctx, pg_db):
                           and f[3] == "GUEST"]
             assert [f[4] for f in open_guest] == [room.room_number], f"case {case}"  # rule 5
             seen["folio opened" if open_guest[0][0] == "new" else "number given"] += 1
+            seen["routed"] += open_guest[0][0] == "new" and open_guest[0][7] is not None
     # the control: the data exercises both answers, a folio opened and one given the number,
     # and every folio setup
     assert seen["done"] > 30 and seen["refused"] > 10, seen
     assert seen["folio opened"] > 10 and seen["number given"] > 5, seen
+    assert seen["routed"] > 3, seen  # new folios of block members opened routed
     assert setups == set(FOLIO_SETUPS)

@@ -45,16 +45,57 @@ def guest_folio(reservation: Reservation, *, lock: bool = False) -> Folio | None
 
 
 def open_folio(reservation: Reservation, *, room_number: str | None = None) -> Folio:
-    """Return the reservation's OPEN guest folio, creating it if there is none (inside a UoW)."""
+    """Return the reservation's OPEN guest folio, creating it if there is none (inside a UoW).
+    A room block member's new folio opens with the block's routing (`block_routing`)."""
     folio = guest_folio(reservation, lock=True)
     if folio is not None and folio.status == FolioStatus.OPEN:
         if room_number is not None and folio.room_number != room_number:
             folio.room_number = room_number
             folio.save()
         return folio
+    routing, target = block_routing(reservation)
     return Folio.create(reservation=reservation.id, property=reservation.property_id,
                         room_number=room_number, status=FOLIO_INITIAL.value,
-                        folio_type=GUEST, currency=reservation.currency)
+                        folio_type=GUEST, currency=reservation.currency, routing=routing,
+                        routing_folio_id=target)
+
+
+# -- members' room nights billed to their block's master folio -------------------------------
+
+# the lines of a room night each routing sends to the master folio, by `kind`
+ROUTED_KINDS = {"ROOM_AND_TAX": ("room", "tax"),
+                "ROOM_TAX_AND_PACKAGES": ("room", "tax", "package")}
+
+
+def block_routing(reservation: Any) -> tuple[str | None, uuid.UUID | None]:
+    """The routing a block member's guest folio opens with: the block's instruction and its
+    OPEN master folio; (None, None) for a stay outside a block, a block that routes nothing, or
+    a master folio settled already. One read, for a block's reservation only."""
+    from pms.models.room_blocks import RoomBlock
+
+    if getattr(reservation, "block_id", None) is None:
+        return None, None
+    row = (RoomBlock.select(RoomBlock.master_folio_routing, RoomBlock.folio_id)
+           .join(Folio, on=(Folio.id == RoomBlock.folio_id))
+           .where((RoomBlock.id == reservation.block_id)
+                  & (Folio.status == FolioStatus.OPEN.value)).first())
+    if row is None or row.master_folio_routing not in ROUTED_KINDS:
+        return None, None
+    return row.master_folio_routing, row.folio_id
+
+
+def route_rows(rows: list[dict[str, Any]], folio: Any, confirmation: str | None) -> None:
+    """Send the room-night lines `folio`'s routing names to its master folio (in place), each
+    naming the stay and the room it is for; the other lines stay on the guest folio."""
+    kinds = ROUTED_KINDS.get(getattr(folio, "routing", None) or "")
+    if not kinds or folio.routing_folio_id is None:
+        return
+    room = f", room {folio.room_number}" if folio.room_number else ""
+    for row in rows:
+        if row["kind"] in kinds:
+            row["folio"] = folio.routing_folio_id
+            suffix = room if row["kind"] == ROOM_KIND else f" ({confirmation}{room})"
+            row["description"] = (row["description"] + suffix)[:200]
 
 
 def totals(folio: Folio) -> tuple[Decimal, Decimal]:
@@ -127,6 +168,7 @@ def post_room_charges(reservation: Reservation, until_night: date, *,
     folio = open_folio(reservation)
     missing, rows = unposted_room_rows(reservation, folio.id, until_night,
                                        business_date=business_date)
+    route_rows(rows, folio, reservation.confirmation_number)
     bulk_insert(FolioCharge, rows)
     if rows:  # settled with the ledger by the reconciler (no ledger client in here)
         record_posting(reservation.property_id,
@@ -229,7 +271,8 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
         lines = [FolioCharge(**row) for row in rows]
         for line in lines:
             write_with_commit(uow, line)
-        state.add_charges(lines)
+        # the lines routed to a block's master folio are not this folio's to pay
+        state.add_charges([ln for ln in lines if ln.folio_id == folio.id])
         posting = posting_row(
             reservation.property_id, f"room-nights:{reservation.id}:{missing[0]}:{missing[-1]}",
             folio.currency,
@@ -288,14 +331,14 @@ def projected_rows(state: Any) -> list[dict[str, Any]]:
             or stay.status != ReservationStatus.CHECKED_IN):
         return []
     _, rows = state_room_rows(state, last_night_due(stay, state.today), business_date=state.today)
-    return rows
+    return [r for r in rows if r["folio"] == folio.id]  # not those routed to a master folio
 
 
 def state_room_rows(state: Any, until_night: date, *, business_date: date
                     ) -> tuple[list[date], list[dict[str, Any]]]:
     """`unposted_room_rows` from a folio state (its stay, posted nights, room code and
     packages already read): the nights up to `until_night` without a room charge yet and the
-    lines they would get on the state's folio."""
+    lines they would get (on the state's folio, or routed to its block's master folio)."""
     from pms.services.cashiering.transaction_codes import rules_of
 
     stay = state.stay
@@ -310,6 +353,7 @@ def state_room_rows(state: Any, until_night: date, *, business_date: date
     for night in missing:
         rows.extend(_stay_rows(stay, state.folio.id, stay.property_id, night, business_date,
                                code, rules, packages))
+    route_rows(rows, state.folio, stay.confirmation_number)
     return missing, rows
 
 
@@ -420,7 +464,7 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     query = Reservation.select(
         Reservation.id, Reservation.rate_plan, Reservation.arrival_date, Reservation.adults,
         Reservation.children, Reservation.nightly_prices, Reservation.currency,
-        Reservation.confirmation_number).where(
+        Reservation.confirmation_number, Reservation.property, Reservation.block_id).where(
         (Reservation.property == prop.id)
         & (Reservation.status == ReservationStatus.CHECKED_IN.value)
         & (Reservation.arrival_date <= day) & (Reservation.departure_date > day))
@@ -431,9 +475,10 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     done = {r.reservation_id for r in FolioCharge.select(FolioCharge.reservation).where(
         (FolioCharge.property_id == prop.id) & (FolioCharge.business_date >= day)
         & (FolioCharge.kind == ROOM_KIND) & (FolioCharge.night == day))}
-    folios = {f.reservation_id: f.id for f in Folio.select(Folio.id, Folio.reservation).where(
-        (Folio.property == prop.id) & (Folio.status == FolioStatus.OPEN.value)
-        & (Folio.folio_type == GUEST))}
+    folios = {f.reservation_id: f for f in Folio.select(
+        Folio.id, Folio.reservation, Folio.room_number, Folio.routing, Folio.routing_folio_id
+    ).where((Folio.property == prop.id) & (Folio.status == FolioStatus.OPEN.value)
+            & (Folio.folio_type == GUEST))}
     code = room_code(prop.id)
     rules = rules_of(code) if code is not None else []
     packages = packages_by_plan(prop.id)
@@ -441,9 +486,13 @@ def _night_rows(prop: Property, day: date, *, preview: bool = False) -> NightPos
     for stay in stays:
         if stay.id in done:
             continue
-        folio_id = folios.get(stay.id) or (None if preview else open_folio(stay).id)
+        folio = folios.get(stay.id) or (None if preview else open_folio(stay))
         out.stays += 1
-        out.rows.extend(_stay_rows(stay, folio_id, prop.id, day, day, code, rules, packages))
+        rows = _stay_rows(stay, folio.id if folio else None, prop.id, day, day, code, rules,
+                          packages)
+        if folio is not None:  # a block member's room and tax may go to the master folio
+            route_rows(rows, folio, stay.confirmation_number)
+        out.rows.extend(rows)
     out.lines = len(out.rows)
     out.total = sum((r["amount"] for r in out.rows), Decimal("0"))
     return out

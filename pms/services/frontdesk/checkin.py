@@ -29,7 +29,7 @@ from pms.errors import (
 from pms.models import Profile, RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services.cashiering.folios import open_folio
+from pms.services.cashiering.folios import block_routing, open_folio
 from pms.services.catalog.catalog import load_property
 from pms.services.kiosk import kiosk_sessions
 from pms.services.references import unknown_reference
@@ -149,15 +149,16 @@ VALUES (%(hold)s, %(at)s, %(at)s, %(env)s, %(stay)s, %(prop)s, %(room)s, %(start
 ON CONFLICT DO NOTHING RETURNING id""")
 
 # open_folio: the OPEN guest folio gets the room number, or one is opened (at most one OPEN
-# guest folio per stay: a unique index); nothing reads it back, so it goes with the COMMIT
+# guest folio per stay: a unique index), with a block member's routing to the master folio;
+# nothing reads it back, so it goes with the COMMIT
 OPEN_FOLIO = Statement.text("checkin.open_folio", postgres="""
 UPDATE folio SET room_number = %(number)s, updated_at = %(at)s
  WHERE env_id = %(env)s AND reservation_id = %(stay)s AND folio_type = 'GUEST'
    AND status = 'OPEN' AND room_number IS DISTINCT FROM %(number)s;
 INSERT INTO folio (id, created_at, updated_at, env_id, version, reservation_id, property_id,
-                   room_number, status, folio_type, currency)
+                   room_number, status, folio_type, currency, routing, routing_folio_id)
 VALUES (%(folio)s, %(at)s, %(at)s, %(env)s, 0, %(stay)s, %(prop)s, %(number)s, %(open)s,
-        'GUEST', %(currency)s)
+        'GUEST', %(currency)s, %(routing)s, %(routing_folio)s)
 ON CONFLICT DO NOTHING""")
 
 
@@ -196,9 +197,11 @@ def occupy(uow: Any, row: Reservation, room: Room, start: date) -> None:
                       end=row.departure_date)
     if held is None:
         raise RoomUnavailable("the room is held by another stay on these nights")
+    routing, target = block_routing(row)  # a block member's stay only: one read
     uow.write(OPEN_FOLIO, {"stay": row.id, "number": room.room_number, "at": at,
                            "folio": uuid.uuid4(), "prop": row.property_id,
-                           "open": FOLIO_INITIAL.value, "currency": row.currency},
+                           "open": FOLIO_INITIAL.value, "currency": row.currency,
+                           "routing": routing, "routing_folio": target},
               lambda: open_folio(row, room_number=room.room_number))
 
 

@@ -51,6 +51,7 @@ from pms.schemas.common import to_data
 from pms.schemas.date_bounds import check_dates
 from pms.services.cashiering.master_folios import drop_master_folio, open_master_folio
 from pms.services.catalog.catalog import load_property
+from pms.services.groups.block_master_folio import apply_routing
 from pms.services.groups.room_block_inventory import (
     HOLDING,
     Key,
@@ -266,7 +267,7 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
                         rate_plan_id=body.rate_plan_id,
                         company_profile_id=body.company_profile_id,
                         market_segment=body.market_segment, source=body.source,
-                        owner=body.owner,
+                        owner=body.owner, master_folio_routing=body.master_folio_routing,
                         status=BLOCK_MACHINE.states(BLOCK_INITIAL).value, deducts=False,
                         version=1)
         try:
@@ -304,6 +305,8 @@ def update_block(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
         for field in ("market_segment", "source", "owner"):
             if getattr(body, field) is not s.UNSET:
                 setattr(row, field, getattr(body, field))
+        if body.master_folio_routing is not s.UNSET:
+            apply_routing(row, body.master_folio_routing)
         row.updated_at = ctx.now
         row.save()
         out = block_out(row)
