@@ -7,6 +7,12 @@ holds it; `verify --file FILE` checks an export offline (no database, no configu
 entry links to the one before, every document matches what was chained and is in the chain, and
 the chain reaches its recorded end. Exit 1 when it does not verify (the problems are listed),
 2 for a file that cannot be read. `--json` for scripts.
+
+`export-audit --env ID --property CODE --from DAY --to DAY --out DIR` writes a period's
+auditor's export (CSV files, the chained documents and manifest.json:
+pms.services.cashiering.fiscal_export) into a directory, with a progress bar; `verify-audit
+--dir DIR` checks such a directory offline against its manifest and the chain (exit 1 when it
+does not verify, 2 for a directory that is not an export).
 """
 
 from __future__ import annotations
@@ -83,3 +89,80 @@ def verify(env: str = ENV_OPT, property_code: str = PROPERTY_OPT,
             for problem in result["problems"]:
                 typer.echo(f"  {problem}", err=True)
         raise typer.Exit(1)
+
+FROM_OPT = typer.Option(..., "--from", help="The period's first day (YYYY-MM-DD, UTC).")
+TO_OPT = typer.Option(..., "--to", help="The period's last day, included.")
+
+
+def _day(text: str, option: str) -> Any:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        fail(f"{option} {text!r}: not a date (YYYY-MM-DD)", 2)
+
+
+@app.command("export-audit")
+def export_audit(env: str = ENV_OPT, property_code: str = PROPERTY_OPT,
+                 date_from: str = FROM_OPT, date_to: str = TO_OPT,
+                 out: Path = typer.Option(..., "--out", help="The directory to write."),
+                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Write a period's auditor's export (CSV files and manifest.json) into a directory."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from pms.config import load_settings
+    from pms.context import system_ctx
+    from pms.errors import PmsError
+    from pms.services.cashiering import fiscal_export
+
+    first, last = _day(date_from, "--from"), _day(date_to, "--to")
+    if not env or not property_code:
+        fail("name the property: --env ID --property CODE", 2)
+    try:
+        fiscal_export.check_period(first, last)
+    except PmsError as exc:
+        fail(exc.detail, 2)
+    open_database(load_settings())
+    ctx = system_ctx(parse_uuid(env), sub="pms-cli fiscal")
+    found = env_properties(ctx, property_code)
+    if not found:
+        fail(f"no property {property_code} in this env", 1)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), disable=json_out) as bar:
+        task = bar.add_task("exporting", total=4)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        files = fiscal_export.collect(ctx, found[0].id, first, last, progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    manifest = json.loads(files[fiscal_export.MANIFEST])
+    emit({"dir": str(out), **manifest}, as_json=json_out, title=f"Auditor's export: {out}",
+         columns=["file", "rows", "sha256"],
+         rows=[[f["name"], f["rows"], f["sha256"][:16]] for f in manifest["files"]])
+
+
+@app.command("verify-audit")
+def verify_audit(directory: Path = typer.Option(..., "--dir", help="An export-audit directory."),
+                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Check an auditor's export offline against its manifest and the chain."""
+    from pms.services.cashiering import fiscal_export
+
+    if not (directory / fiscal_export.MANIFEST).is_file():
+        fail(f"{directory}: no {fiscal_export.MANIFEST} (not an auditor's export)", 2)
+    files = {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+    result = fiscal_export.verify_files(files)
+    emit(result, as_json=json_out, title="Auditor's export",
+         columns=["export", "entries", "documents", "last hash"],
+         rows=[["verified" if result["ok"] else "BROKEN", result["entries"],
+                result["documents"], (result["last_hash"] or "")[:16]]])
+    if not result["ok"]:
+        if not json_out:
+            for problem in result["problems"]:
+                typer.echo(f"  {problem}", err=True)
+        raise typer.Exit(1)
+

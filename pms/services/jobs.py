@@ -44,6 +44,7 @@ END_OF_DAY = "end_of_day"
 # a block's bulk cancel and date change (pms.services.groups.block_bulk)
 BLOCK_JOBS = frozenset({ROOMING_LIST, "block_bulk_cancel", "block_bulk_date_change"})
 ARI_PUSH = "ari_push"  # (pms.services.distribution.ari_push)
+AUDIT_EXPORT = "fiscal_audit_export"  # (pms.services.cashiering.fiscal_export.AUDIT_EXPORT)
 
 
 def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, platform: Any = None
@@ -160,6 +161,9 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
         if job.kind == PRIVACY_EXPORT:  # a person's data (pms.services.privacy.export_jobs)
             _run_privacy_export(ctx, job, platform)
             return
+        if job.kind == AUDIT_EXPORT:  # an auditor's export (pms.services.cashiering.fiscal_export)
+            _run_audit_export(ctx, job, platform)
+            return
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
                                      business_date=dt.date.fromisoformat(job.input["business_date"]),
@@ -205,6 +209,17 @@ def _run_privacy_export(ctx: Ctx, job: Job, platform: Any) -> None:
     if store is None:
         raise RuntimeError("a privacy export needs the object storage")
     result = export_jobs.run(as_requester(ctx, job), job, store=store)
+    _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
+                finished_at=dt.datetime.now(dt.UTC))
+
+
+def _run_audit_export(ctx: Ctx, job: Job, platform: Any) -> None:
+    from pms.services.cashiering import fiscal_export
+
+    store = getattr(platform, "storage", None)
+    if store is None:
+        raise RuntimeError("an auditor's export needs the object storage")
+    result = fiscal_export.run(ctx, job, store=store)
     _transition(ctx, job.id, "succeed", allowed=(JobStatus.RUNNING,), result=result,
                 finished_at=dt.datetime.now(dt.UTC))
 

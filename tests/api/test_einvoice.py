@@ -8,6 +8,7 @@ built from the frozen document only; a private guest's document is 409."""
 from __future__ import annotations
 
 import os
+from datetime import date, timedelta
 from decimal import Decimal
 
 import drafthorse
@@ -123,8 +124,11 @@ def test_a_direct_bill_invoice_is_a_valid_en16931_einvoice_whose_sums_hold(compa
     assert by_rate[Decimal("19")] == (Decimal("10.00"), Decimal("1.90"))
     # the company owes it all (a direct bill), within the payment terms
     assert _dec(root, summary + "ram:DuePayableAmount") == grand
+    # within the company's terms (its receivable account's 30 days, not the property's 14)
+    due = date.fromisoformat(invoice["issued_at"][:10]) + timedelta(days=30)
+    assert invoice["payment_due_date"] == due.isoformat()
     assert root.findtext(".//ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/"
-                         "udt:DateTimeString", namespaces=NS) is not None
+                         "udt:DateTimeString", namespaces=NS) == due.strftime("%Y%m%d")
 
     # the folio's own invoice route answers the same bytes, and they never change
     again = api.get(f"{company_stay['f']}/invoice", params={"format": "xml"})

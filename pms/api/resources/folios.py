@@ -1,6 +1,7 @@
 """Folios and cashiering: the folio of a reservation or of the in-house stay in a room, one folio,
-charges (post, correct, move), allowances, payments, pre-authorizations, the invoice (JSON or
-PDF) and the folios of a stay (split billing). Responders call one service each."""
+charges (post, correct, move), allowances, payments, pre-authorizations, the invoice (JSON, PDF
+or EN 16931 XML), the auditor's export of a period and the folios of a stay (split billing).
+Responders call one service each."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas import cashiering as cs
 from pms.schemas.common import Page
+from pms.schemas.fiscal_exports import AuditExportIn
 from pms.schemas.folios import (
     FiscalDocumentOut,
     FiscalVerificationOut,
@@ -21,7 +23,15 @@ from pms.schemas.folios import (
     PaymentResultOut,
     payment_out,
 )
-from pms.services.cashiering import cashiering, einvoice, folios, invoices, payments
+from pms.schemas.jobs import JobOut, job_out
+from pms.services.cashiering import (
+    cashiering,
+    einvoice,
+    fiscal_export,
+    folios,
+    invoices,
+    payments,
+)
 
 
 class ReservationFolio:
@@ -246,6 +256,41 @@ def _answer_document(resp: falcon.Response, document: dict[str, Any],
         resp.media = document
 
 
+class AuditExports:
+    def __init__(self, deps: Any) -> None:
+        self.deps = deps
+
+    @endpoint("folios:read", body=AuditExportIn, response=JobOut, status=202,
+              summary="Export a period's documents, lines, payments and journal for an auditor",
+              description="202 with the job: poll GET .../fiscal-exports/{job_id} (its "
+                          "progress), then download .../archive: a zip of CSV files "
+                          "(documents, lines, payments, journal), the documents as frozen "
+                          "(documents.jsonl) and manifest.json (rows and sha256 of each file, "
+                          "the period's first and last chain hash). `pms-cli fiscal "
+                          "verify-audit --dir` checks it offline.")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                body: AuditExportIn) -> None:
+        job = fiscal_export.start(req.context.ctx, property_id, body.date_from, body.date_to)
+        resp.media = job_out(job)
+        resp.status = 202
+        resp.location = f"/v1/properties/{property_id}/fiscal-exports/{job.id}"
+
+    @endpoint("folios:read", response=JobOut,
+              summary="An auditor's export job: status, progress and, once done, its manifest")
+    def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                    job_id: Any) -> None:
+        resp.media = job_out(fiscal_export.load(req.context.ctx, property_id, job_id))
+
+    @endpoint("folios:read", response=dict, errors=(409,), also_media=("application/zip",),
+              summary="The export's archive (409 job_not_finished before it succeeded)")
+    def on_get_archive(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+                       job_id: Any) -> None:
+        resp.content_type = "application/zip"
+        resp.data = fiscal_export.download(req.context.ctx, property_id, job_id,
+                                           store=self.deps.platform.storage)
+        resp.downloadable_as = f"fiscal-export-{job_id}.zip"
+
+
 class StayFolios:
     def __init__(self, deps: Any) -> None:
         self.deps = deps
@@ -267,6 +312,7 @@ class StayFolios:
 
 
 _f = "/v1/properties/{property_id:uuid}/folios/{id:uuid}"
+_x = "/v1/properties/{property_id:uuid}/fiscal-exports"
 ROUTES += [
     Route(_f, FolioItem),
     Route(_f + "/charges", FolioCharges),
@@ -281,4 +327,7 @@ ROUTES += [
     Route("/v1/properties/{property_id:uuid}/fiscal-journal/verification",
           FiscalJournalVerification),
     Route("/v1/properties/{property_id:uuid}/reservations/{id:uuid}/folios", StayFolios),
+    Route(_x, AuditExports),
+    Route(_x + "/{job_id:uuid}", AuditExports, "item"),
+    Route(_x + "/{job_id:uuid}/archive", AuditExports, "archive"),
 ]

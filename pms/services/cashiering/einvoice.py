@@ -6,8 +6,9 @@ Everything comes from the document as frozen at issue, so the XML of a document 
 `frozen_identity` adds to a document, when it is issued, the seller's identity (the property's
 `invoicing` module settings over its name and address), the buyer's (the company the stay is
 billed to, with its VAT id; null for a private guest), the VAT rate of every tax line (the
-percentage of the rule that posted it, as it was then) and the payment due date (the issue date
-plus `invoicing.payment_terms_days`, for a company). A credit note copies these from the invoice
+percentage of the rule that posted it, as it was then) and the payment due date (for a company:
+the issue date plus its receivable account's `payment_terms_days`, else the property's
+`invoicing.payment_terms_days`). A credit note copies these from the invoice
 it cancels.
 
 Lines: every folio line except a VAT line is an invoice line at its net amount; its VAT lines
@@ -105,6 +106,13 @@ def frozen_identity(ctx: Any, prop: Property, folio: Any, document: dict[str, An
     invoicing = settings.effective(ctx, prop.id)["invoicing"]
     buyer = _buyer(folio)
     terms = invoicing.get("payment_terms_days")
+    if buyer is not None:
+        from pms.models.companies import CompanyReceivableAccount
+
+        account = CompanyReceivableAccount.get_or_none(
+            CompanyReceivableAccount.company_profile_id == buyer["company_id"])
+        if account is not None and account.payment_terms_days is not None:
+            terms = account.payment_terms_days  # the company's terms, as its AR invoices'
     due = None
     if buyer is not None and terms is not None:
         due = (datetime.fromisoformat(document["issued_at"]).date()
