@@ -558,27 +558,30 @@ OUT_OF_ORDER = "'{OUT_OF_ORDER,OUT_OF_SERVICE}'::text[]"  # pms.services.reserva
 # check-in, round trip 1: the stay locked with the business date, and the room picked and
 # locked by the service's rule (pms_pick_room: the VACANT rooms of the type not marked out of
 # order, clean ones first, then by number; the first not held by another stay nor under
-# maintenance on the nights, FOR UPDATE SKIP LOCKED) in the same statement
+# maintenance on the nights, FOR UPDATE SKIP LOCKED) in the same statement; the candidates
+# are sorted first (OFFSET 0 keeps the holds' and maintenance's checks out of the sort) and
+# checked in that order until one passes, as the function walks them
 CHECK_IN_REFS_SQL = "BEGIN; " + SETTINGS + f""";
 SELECT {_R}, COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date),
   pick.id, pick.room_number, pick.hk_status
 FROM reservation r
 JOIN property p ON p.env_id = r.env_id AND p.id = r.property_id
 LEFT JOIN LATERAL (
-  SELECT m.id, m.room_number, m.hk_status FROM room m
-   WHERE m.env_id = %(env)s AND m.property_id = r.property_id
-     AND m.room_type_id = r.room_type_id AND m.status = 'VACANT'
-     AND m.hk_status <> ALL({OUT_OF_ORDER})
-     AND NOT EXISTS (SELECT 1 FROM room_stay h
-       WHERE h.env_id = %(env)s AND h.room_id = m.id AND h.reservation_id <> r.id
+  SELECT c.id, c.room_number, c.hk_status FROM (
+    SELECT m.id, m.room_number, m.hk_status FROM room m
+     WHERE m.env_id = %(env)s AND m.property_id = r.property_id
+       AND m.room_type_id = r.room_type_id AND m.status = 'VACANT'
+       AND m.hk_status <> ALL({OUT_OF_ORDER})
+     ORDER BY m.hk_status = 'DIRTY', m.room_number OFFSET 0) c
+   WHERE NOT EXISTS (SELECT 1 FROM room_stay h
+       WHERE h.env_id = %(env)s AND h.room_id = c.id AND h.reservation_id <> r.id
          AND h.start_date < r.departure_date
          AND h.end_date > COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date))
      AND NOT EXISTS (SELECT 1 FROM maintenance x
-       WHERE x.env_id = %(env)s AND x.room_id = m.id AND x.active
+       WHERE x.env_id = %(env)s AND x.room_id = c.id AND x.active
          AND x.from_date < r.departure_date
          AND x.to_date >= COALESCE(p.business_date, (now() AT TIME ZONE p.timezone)::date))
-   ORDER BY m.hk_status = 'DIRTY', m.room_number
-   LIMIT 1 FOR UPDATE OF m SKIP LOCKED) pick ON true
+   LIMIT 1 FOR UPDATE OF c SKIP LOCKED) pick ON true
 WHERE r.env_id = %(env)s AND r.id = %(stay)s AND r.property_id = %(prop)s
 FOR UPDATE OF r"""
 
