@@ -50,11 +50,13 @@ CHARGE = Budget(
         "with the COMMIT (1). With a ledger, one more after the COMMIT, the floor's too: the "
         "posting marked POSTED")
 CARD_PAYMENT = Budget(
-    "card payment", 4, commits=2, floor=4,
+    "card payment", 5, commits=2, floor=4,
     why="the PENDING payment row in a transaction of its own (2), the payments service called "
-        "outside any transaction, then the outcome: locks and state (1), the payment's UPDATE + "
-        "ledger posting + audit + the folio's new version + outbox with the COMMIT (1). With a "
-        "ledger, one more after the COMMIT, the floor's too: the posting marked POSTED")
+        "outside any transaction, then the outcome: locks and state (1), the payment's UPDATE "
+        "with the property's fiscal-journal head locked and read (1: the entry chains the "
+        "head's hash; the floor keeps no journal), the journal entry + head + ledger posting + "
+        "audit + the folio's new version + outbox with the COMMIT (1). With a ledger, one more "
+        "after the COMMIT, the floor's too: the posting marked POSTED")
 CHECK_IN = Budget(
     "check-in with the room picked by the rule", 4, floor=2,
     why="the reservation with the business date (1); the room picked and locked by "

@@ -1,12 +1,15 @@
-"""`pms-cli fiscal export|verify`: a property's fiscal journal (the hash chain of its invoices and
-credit notes, pms.services.cashiering.fiscal_journal) for an auditor.
+"""`pms-cli fiscal export|verify|resend`: a property's fiscal journal (the hash chain of its
+documents and payments, pms.services.cashiering.fiscal_journal) for an auditor, and its
+documents' submissions to the fiscal provider.
 
 `export --env ID --property CODE --out FILE` writes the chain, its recorded end and every
 document as one JSON file. `verify --env ID --property CODE` checks the chain as the database
 holds it; `verify --file FILE` checks an export offline (no database, no configuration): every
 entry links to the one before, every document matches what was chained and is in the chain, and
 the chain reaches its recorded end. Exit 1 when it does not verify (the problems are listed),
-2 for a file that cannot be read. `--json` for scripts.
+2 for a file that cannot be read. `resend --env ID --property CODE [--document ID]` submits
+again every document of the property its fiscal provider has not accepted (or the one named):
+each goes back to PENDING and the worker submits it. `--json` for scripts.
 
 `export-audit --env ID --property CODE --from DAY --to DAY --out DIR` writes a period's
 auditor's export (CSV files, the chained documents and manifest.json:
@@ -25,7 +28,8 @@ import typer
 
 from cli.output import emit, env_properties, fail, open_database, parse_uuid
 
-app = typer.Typer(help="Fiscal journal: export a property's chain of documents, verify it.",
+app = typer.Typer(help="Fiscal journal: export a property's chain of documents, verify it; "
+                       "resend documents to the fiscal provider.",
                   no_args_is_help=True)
 
 ENV_OPT = typer.Option(None, "--env", help="Env id (UUID).")
@@ -89,6 +93,7 @@ def verify(env: str = ENV_OPT, property_code: str = PROPERTY_OPT,
             for problem in result["problems"]:
                 typer.echo(f"  {problem}", err=True)
         raise typer.Exit(1)
+
 
 FROM_OPT = typer.Option(..., "--from", help="The period's first day (YYYY-MM-DD, UTC).")
 TO_OPT = typer.Option(..., "--to", help="The period's last day, included.")
@@ -166,3 +171,31 @@ def verify_audit(directory: Path = typer.Option(..., "--dir", help="An export-au
                 typer.echo(f"  {problem}", err=True)
         raise typer.Exit(1)
 
+
+@app.command("resend")
+def resend(env: str = ENV_OPT, property_code: str = PROPERTY_OPT,
+           document: str = typer.Option(None, "--document",
+                                        help="Only this document (UUID)."),
+           json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Submit again the property's documents its fiscal provider has not accepted."""
+    from pms.config import load_settings
+    from pms.context import system_ctx
+    from pms.errors import NotFound
+    from pms.services.cashiering import fiscalization
+
+    if not env or not property_code:
+        fail("name the property: --env ID --property CODE", 2)
+    document_id = parse_uuid(document, "--document") if document else None
+    open_database(load_settings())
+    ctx = system_ctx(parse_uuid(env), sub="pms-cli fiscal")
+    found = env_properties(ctx, property_code)
+    if not found:
+        fail(f"no property {property_code} in this env", 1)
+    try:
+        sent = fiscalization.resend(ctx, found[0].id, document_id)
+    except NotFound as exc:
+        fail(str(exc.detail), 1)
+    emit({"property_code": property_code, "documents": sent}, as_json=json_out,
+         title="Fiscal resend", columns=["number", "kind", "state", "attempts", "last error"],
+         rows=[[d["number"], d["kind"], d["state"], d["attempts"], d["last_error"] or ""]
+               for d in sent])

@@ -73,6 +73,7 @@ def all_routes() -> list[Route]:
         *_blocks(),
         *_config_bundles(),
         *_privacy(),
+        *_fiscal(),
     ]
     return [*domain, *_admin(domain), *_policies()]
 
@@ -111,6 +112,13 @@ def _privacy() -> list[Route]:
     from pms.api.resources import privacy
 
     return privacy.ROUTES
+
+
+def _fiscal() -> list[Route]:
+    """fiscal documents' provider state, receipts and deposit invoices."""
+    from pms.api.resources import fiscal
+
+    return fiscal.ROUTES
 
 
 def _blocks() -> list[Route]:

@@ -152,3 +152,16 @@ def initialize_environment(ctx: Ctx, event_id: str | None = None) -> None:
     from pms.services.environments import initialize_environment as init
 
     init(ctx.env_id, ledger=getattr(_platform(), "ledger", None), source_event_id=event_id)
+
+
+# -- fiscal documents ----------------------------------------------------------------------------
+
+# its own queue: a provider outage's retries wait there, never ahead of other work
+@tenant_actor(queue_name="pms-fiscal", max_retries=20, min_backoff=2000,
+              max_backoff=10 * MINUTE_MS, time_limit=MINUTE_MS, throws=PERMANENT)
+def fiscalize_document(ctx: Ctx, document_id: str) -> None:
+    """Submit a fiscal document to its provider and record the answer; a provider outage raises
+    and is retried with backoff (the document's id is the idempotency key: signed once)."""
+    from pms.services.cashiering.fiscalization import fiscalize
+
+    fiscalize(ctx, uuid.UUID(document_id), _platform().fiscal)

@@ -74,6 +74,12 @@ def _on_key_command(event: Event) -> None:
     actors.sync_digital_key.send(event["envid"], event["subject"])
 
 
+def _on_fiscalization_requested(event: Event) -> None:
+    from workers import actors
+
+    actors.fiscalize_document.send(event["envid"], event["subject"])
+
+
 def default_subscribers(*, batching: Callable[[], ReactionBatch] | None = None) -> Reactions:
     """The reactions by event type; `batching` gathers a pass's enqueues to send them together
     (the `--follow` relay on RabbitMQ: workers.enqueue)."""
@@ -83,6 +89,7 @@ def default_subscribers(*, batching: Callable[[], ReactionBatch] | None = None) 
         "hotel:pms:reservation:checked_out": [_on_checked_out],
         "hotel:pms:reservation_message:created": [_on_message],
         "hotel:pms:job:queued": [_on_job_queued],
+        "hotel:pms:fiscal_document:fiscalization_requested": [_on_fiscalization_requested],
     }
     for type_ in NIGHT_AUDIT_TYPES:
         subs[type_] = [_on_night_audit]

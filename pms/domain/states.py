@@ -391,3 +391,29 @@ BLOCK_INITIAL = BlockStatus.INQUIRY
 BLOCK_TRIGGERS = ("tentative", "definite", "release", "actualize", "cancel", "lose")
 # States whose unpicked rooms are always held out of house inventory (TENTATIVE: per setting).
 BLOCK_DEDUCTING = frozenset({BlockStatus.DEFINITE, BlockStatus.ACTUAL})
+
+
+# -- fiscalization -----------------------------------------------------------------------
+
+class FiscalState(StrEnum):
+    PENDING = "PENDING"                      # issued, not yet (or again) sent to the provider
+    SUBMITTED = "SUBMITTED"                  # a submission is under way (its outcome unknown)
+    ACCEPTED = "ACCEPTED"                    # signed/registered: signature, counter, time kept
+    REJECTED = "REJECTED"                    # refused by the provider; resent by command
+    CORRECTION_NEEDED = "CORRECTION_NEEDED"  # the provider asks for a correcting document
+
+
+FISCAL_MACHINE = Machine(FiscalState, {
+    (FiscalState.PENDING, "submit"): FiscalState.SUBMITTED,
+    # a submission whose outcome was lost (the worker died): sent again with the same key
+    (FiscalState.SUBMITTED, "submit"): FiscalState.SUBMITTED,
+    (FiscalState.SUBMITTED, "accept"): FiscalState.ACCEPTED,
+    (FiscalState.SUBMITTED, "reject"): FiscalState.REJECTED,
+    (FiscalState.SUBMITTED, "correct"): FiscalState.CORRECTION_NEEDED,
+    (FiscalState.SUBMITTED, "unavailable"): FiscalState.PENDING,  # retried with backoff
+    (FiscalState.PENDING, "resend"): FiscalState.PENDING,
+    (FiscalState.SUBMITTED, "resend"): FiscalState.SUBMITTED,
+    (FiscalState.REJECTED, "resend"): FiscalState.PENDING,
+    (FiscalState.CORRECTION_NEEDED, "resend"): FiscalState.PENDING,
+}, name="fiscalization")
+FISCAL_INITIAL = FiscalState.PENDING

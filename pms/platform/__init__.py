@@ -1,5 +1,5 @@
-"""Clients of the platform services (payments, ledger, email, storage, locks, schedules), built
-from settings.
+"""Clients of the platform services (payments, ledger, email, storage, locks, schedules, fiscal),
+built from settings.
 
 `PMS_PLATFORM_URL=embedded` gives in-process sandboxes with the same contracts; otherwise HTTP
 clients call the gateway under `/proxy/{service}/v1/...`.
@@ -43,6 +43,7 @@ CLIENT_MODULES: dict[str, str] = {
     "storage": "pms.platform.storage",  # property images
     "locks": "pms.platform.locks",
     "schedules": "pms.platform.schedules",
+    "fiscal": "pms.platform.fiscal",  # fiscal signer / registry of documents
 }
 
 

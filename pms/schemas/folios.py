@@ -160,11 +160,13 @@ class InvoiceQuery(msgspec.Struct, kw_only=True):
 
 
 class FiscalDocumentOut(Out):
-    """A fiscal document of a folio as listed: an INVOICE, or a CREDIT_NOTE cancelling the
-    invoice `refers_to_id` for `reason`. The whole document: GET .../fiscal-documents/{id}."""
+    """A fiscal document of a folio as listed: an INVOICE, a CREDIT_NOTE cancelling the
+    invoice `refers_to_id` for `reason`, or the RECEIPT or DEPOSIT_INVOICE of the payment
+    `refers_to_id`; `fiscal_state` is its state at the fiscal provider. The whole document:
+    GET .../fiscal-documents/{id}."""
 
     id: uuid.UUID
-    kind: Literal["INVOICE", "CREDIT_NOTE"]
+    kind: Literal["INVOICE", "CREDIT_NOTE", "RECEIPT", "DEPOSIT_INVOICE"]
     number: str
     issued_at: str
     folio_id: uuid.UUID
@@ -172,6 +174,8 @@ class FiscalDocumentOut(Out):
     currency: str
     refers_to_id: uuid.UUID | None = None
     reason: str | None = None
+    fiscal_state: Literal["PENDING", "SUBMITTED", "ACCEPTED", "REJECTED",
+                          "CORRECTION_NEEDED"] | None = None
 
 
 class FiscalVerificationOut(Out):
@@ -184,3 +188,4 @@ class FiscalVerificationOut(Out):
     last_hash: str
     problems: list[str]
     problem_count: int
+    payments: int = 0

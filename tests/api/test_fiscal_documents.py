@@ -95,14 +95,17 @@ def test_a_stay_corrected_after_its_invoice_gets_a_credit_note_and_a_new_invoice
     assert pdf.status_code == 200 and b"CREDIT NOTE" in pdf.content
 
     check = _verification(api, stay)
-    assert check["ok"] and check["entries"] == check["documents"] == 3, check
+    # three documents, and the check-out's payment and the refund
+    assert check["ok"] and check["documents"] == 3 and check["payments"] == 2, check
+    assert check["entries"] == check["documents"] + check["payments"]
 
 
 def test_a_revert_of_a_check_out_never_invoiced_issues_no_credit_note(api, stay):
     _settle_and_check_out(api, stay)
     assert api.post(f"{stay['res']}/revert", {"reason": "wrong guest"}).status_code == 200
     assert api.get(f"{stay['f']}/documents").json["data"] == []
-    assert _verification(api, stay)["entries"] == 0
+    check = _verification(api, stay)
+    assert check["documents"] == 0 and check["entries"] == check["payments"] == 1  # the payment
 
 
 def test_an_edit_behind_the_services_back_fails_the_verification(api, stay, ctx, database):

@@ -7,7 +7,8 @@ again, gets its next invoice (`generation` + 1, naming the credit note it follow
 from a per-property sequence row per series taken under a row lock, so they are gapless and never
 reused; issuing again returns the same invoice. A document is never updated (reprints read the
 same JSON; the PDF is rendered from it) and every one is chained into the property's fiscal
-journal in its transaction (pms.services.cashiering.fiscal_journal).
+journal in its transaction (pms.services.cashiering.fiscal_journal) and queued for its fiscal
+provider (pms.services.cashiering.fiscalization).
 """
 
 from __future__ import annotations
@@ -25,13 +26,17 @@ from pms.errors import Conflict, NotFound
 from pms.models import Folio, Property, Reservation
 from pms.models.cashiering import Invoice, InvoiceSequence
 from pms.schemas.common import to_data
-from pms.services.cashiering import einvoice, fiscal_journal
+from pms.services.cashiering import einvoice, fiscal_journal, fiscalization
 from pms.services.cashiering.cashiering import load_folio, record_change
 from pms.services.cashiering.folios import guest_folio, render
 
 INVOICE = "INVOICE"
 CREDIT_NOTE = "CREDIT_NOTE"
-SERIES_PREFIX = {INVOICE: "", CREDIT_NOTE: "CN-"}
+RECEIPT = "RECEIPT"  # and advance invoices: pms.services.cashiering.receipts
+DEPOSIT_INVOICE = "DEPOSIT_INVOICE"
+SERIES_PREFIX = {INVOICE: "", CREDIT_NOTE: "CN-", RECEIPT: "R-", DEPOSIT_INVOICE: "D-"}
+TITLES = {INVOICE: "INVOICE", CREDIT_NOTE: "CREDIT NOTE", RECEIPT: "RECEIPT",
+          DEPOSIT_INVOICE: "DEPOSIT INVOICE"}
 
 
 class FolioNotClosed(Conflict):
@@ -148,6 +153,7 @@ def _issue(uow: UnitOfWork, folio: Folio) -> Invoice:
                              folio_id=folio.id, kind=INVOICE, generation=generation,
                              number=number, issued_at=ctx.now, document=document)
     fiscal_journal.append(prop.id, invoice, now=ctx.now)
+    fiscalization.request(uow, invoice)
     record_change(uow, folio, "invoiced")
     return invoice
 
@@ -194,6 +200,7 @@ def _credit(uow: UnitOfWork, folio: Folio, invoice: Invoice, *, reason: str) -> 
                           refers_to_id=invoice.id, reason=reason[:500], number=number,
                           issued_at=ctx.now, document=document)
     fiscal_journal.append(prop.id, note, now=ctx.now)
+    fiscalization.request(uow, note)
     record_change(uow, folio, "credit_noted", reason=reason)
     return note
 
@@ -221,9 +228,10 @@ def folio_documents(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
     """Every document of the folio, in the order issued."""
     with read_scope(ctx):
         folio = load_folio(ctx, property_id, folio_id)
-        rows = (Invoice.select().where(Invoice.folio_id == folio.id)
-                .order_by(Invoice.generation, Invoice.kind.desc()))
-        return [_summary(r) for r in rows]
+        rows = list(Invoice.select().where(Invoice.folio_id == folio.id)
+                    .order_by(Invoice.issued_at, Invoice.generation, Invoice.kind.desc()))
+        states = fiscalization.states_of([r.id for r in rows])
+        return [{**_summary(r), "fiscal_state": states.get(r.id)} for r in rows]
 
 
 def _summary(row: Invoice) -> dict[str, Any]:
@@ -256,7 +264,7 @@ def invoice_pdf(document: dict[str, Any]) -> bytes:
     cur = document["currency"]
     guest = document["guest"]
     kind = document.get("kind", INVOICE)
-    title = "CREDIT NOTE" if kind == CREDIT_NOTE else "INVOICE"
+    title = TITLES.get(kind, "INVOICE")
     lines = [f"{title} {document['number']}", "",
              f"{document['property']['name']} ({document['property']['code']})",
              f"Issued: {document['issued_at']}",

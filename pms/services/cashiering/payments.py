@@ -31,6 +31,7 @@ from pms.platform.ledger import LedgerLine
 from pms.platform.payments import require_own_method
 from pms.schemas import cashiering as cs
 from pms.schemas.folios import FolioOut
+from pms.services.cashiering import fiscal_journal
 from pms.services.cashiering.cashiering import check_amount, load_folio, record_change, require_open
 from pms.services.cashiering.folio_state import (
     posting_row,
@@ -69,7 +70,9 @@ def _validate(body: cs.PaymentIn) -> None:
 def _settle(uow: Any, payment: FolioPayment, property_id: uuid.UUID,
             account: str) -> Any:
     """The ledger movement of captured money: debit the clearing account, credit the guest
-    (the PENDING posting written with the commit; returned, for `send_postings`)."""
+    (the PENDING posting written with the commit; returned, for `send_postings`); the payment
+    chained into the property's fiscal journal."""
+    fiscal_journal.append_payment(property_id, payment, now=uow.ctx.now)
     amount = Decimal(str(payment.amount))
     row = posting_row(property_id, f"payment:{payment.id}", payment.currency,
                       [LedgerLine(account, debit=amount),

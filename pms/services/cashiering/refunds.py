@@ -32,6 +32,7 @@ from pms.models import Folio, FolioPayment, Property
 from pms.platform.ledger import LedgerLine
 from pms.schemas.folios import FolioOut
 from pms.schemas.refunds import RefundIn
+from pms.services.cashiering import fiscal_journal
 from pms.services.cashiering.cashiering import check_amount, load_folio, record_change, require_open
 from pms.services.cashiering.folios import render
 from pms.services.cashiering.ledger_postings import record_posting, send_postings
@@ -122,9 +123,10 @@ def _refundable_payment(folio: Folio, payment_id: uuid.UUID, amount: Decimal) ->
     return payment
 
 
-def _settle(refund: FolioPayment, folio: Folio) -> uuid.UUID | None:
+def _settle(refund: FolioPayment, folio: Folio, now: Any) -> uuid.UUID | None:
     """The ledger movement of money given back: the reverse of the payment's (debit the guest,
-    credit the clearing account)."""
+    credit the clearing account); the refund chained into the property's fiscal journal."""
+    fiscal_journal.append_payment(folio.property_id, refund, now=now)
     amount = -Decimal(str(refund.amount))
     lines = [LedgerLine("guest_ledger", debit=amount), LedgerLine(CLEARING, credit=amount)]
     row = record_posting(folio.property_id, f"refund:{refund.id}", refund.currency, lines,
@@ -176,7 +178,7 @@ def refund(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID, body: RefundIn
         if cash:  # handed over at the desk: done now, no external call
             row.status = PAYMENT_MACHINE.transition(row.status, "capture").value
         row.save(force_insert=True)
-        posting = _settle(row, folio) if cash else None
+        posting = _settle(row, folio, ctx.now) if cash else None
         out = record_change(uow, folio, "payment_refunded" if cash else "refund_initiated",
                             reason=body.reason)
         if posting is not None and ledger is not None:
@@ -221,7 +223,7 @@ def complete_refund(ctx: Ctx, property_id: uuid.UUID, refund_id: uuid.UUID, paym
             row.status = PAYMENT_MACHINE.transition(row.status, trigger).value
             row.save()
             if trigger == "capture":
-                posting = _settle(row, folio)
+                posting = _settle(row, folio, ctx.now)
             out = record_change(uow, folio, "payment_refunded" if result.ok else "refund_failed")
         else:
             out = render(folio, now=ctx.now)

@@ -37,6 +37,7 @@ from pms.models import (
 from pms.platform.ledger import LedgerLine
 from pms.schemas.common import to_data
 from pms.schemas.companies import CompanyBillingIn, CompanyBillingOut, receivable_account_out
+from pms.services.cashiering import fiscal_journal
 from pms.services.cashiering.folio_state import posting_row, write_with_commit
 from pms.services.cashiering.folios import folio_balance
 from pms.services.cashiering.ledger_postings import send_postings
@@ -106,7 +107,7 @@ def get_stay_billing(ctx: Ctx, property_id: uuid.UUID,
                      reservation_id: uuid.UUID) -> CompanyBillingOut:
     """Who pays what of a stay routed to a company, before check-out (404 for a stay not
     routed to one)."""
-    from pms.services.reservations.reservation_lookup import load_reservation
+    from pms.queries.lookups import load_reservation
 
     with read_scope(ctx):
         row = load_reservation(ctx, property_id, reservation_id)
@@ -283,6 +284,7 @@ def settle_at_check_out(uow: Any, reservation: Reservation, state: Any, *,
     payment.status = PAYMENT_MACHINE.transition(payment.status, "capture").value
     write_with_commit(uow, payment)
     state.add_payment(payment)
+    fiscal_journal.append_payment(folio.property_id, payment, now=ctx.now)
     posting = posting_row(folio.property_id, payment.idempotency_key, folio.currency,
                           [LedgerLine(f"company_receivable:{link.company_profile_id}",
                                       debit=share),
@@ -356,6 +358,7 @@ def reverse_direct_bill(uow: Any, reservation: Reservation, *, ledger: Any = Non
             business_date=reservation.checked_out_business_date)
         back.id = uuid.uuid4()
         back.save(force_insert=True)
+        fiscal_journal.append_payment(reservation.property_id, back, now=ctx.now)
         posting = posting_row(reservation.property_id, back.idempotency_key, paid.currency,
                               [LedgerLine("guest_ledger", debit=amount),
                                LedgerLine(f"company_receivable:{link.company_profile_id}",
