@@ -141,3 +141,17 @@ def test_the_chain_detects_an_edited_entry_a_gap_and_a_missing_document():
     assert not fiscal_journal.verify_chain(entries, {**documents, "d4": {"number": "x"}},
                                            head=head).ok
 
+
+
+def test_cancelling_an_invoice_needs_a_reason_that_is_not_blank(api, stay):
+    _settle_and_check_out(api, stay)
+    invoice = api.post(f"{stay['f']}/invoice").json
+    refused = api.post(f"{stay['res']}/revert", {"reason": "   "})
+    assert_problem(refused, 422, "validation_failed")
+    assert invoice["number"] in refused.json["detail"]
+    assert api.get(f"{stay['f']}/invoice").json == invoice  # still in force: nothing reverted
+    assert [d["kind"] for d in api.get(f"{stay['f']}/documents").json["data"]] == ["INVOICE"]
+    done = api.post(f"{stay['res']}/revert", {"reason": " wrong room rate "})
+    assert done.status_code == 200, done.text
+    note = api.get(f"{stay['f']}/documents").json["data"][1]
+    assert note["kind"] == "CREDIT_NOTE" and note["reason"] == "wrong room rate"

@@ -22,7 +22,7 @@ from pms.db.locking import for_update, lock_errors
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.pdf import render_pdf
 from pms.domain.states import FolioStatus
-from pms.errors import Conflict, NotFound
+from pms.errors import Conflict, NotFound, ValidationFailed
 from pms.models import Folio, Property, Reservation
 from pms.models.cashiering import Invoice, InvoiceSequence
 from pms.schemas.common import to_data
@@ -162,14 +162,23 @@ def credit_reverted_check_out(uow: UnitOfWork, reservation: Reservation, *,
                               reason: str | None) -> Invoice | None:
     """A check-out's revert hook: the guest folio about to reopen has an invoice in force, so it
     is cancelled by a credit note, in the revert's transaction (an issued invoice never changes
-    and never stops matching its folio silently)."""
+    and never stops matching its folio silently).
+
+    Raises:
+        ValidationFailed (422): no reason (or a blank one) for the cancellation: every
+            cancelled document states why (NF525, KassenSichV).
+    """
     folio = guest_folio(reservation, lock=True)
     if folio is None or folio.status != FolioStatus.CLOSED:
         return None
     invoice = _current(folio.id)
     if invoice is None:
         return None
-    return _credit(uow, folio, invoice, reason=reason or "check-out reverted")
+    if not (reason or "").strip():
+        raise ValidationFailed(
+            f"reverting this check-out cancels invoice {invoice.number}: give the reason",
+            errors=[{"field": "reason", "message": "the cancellation's reason is required"}])
+    return _credit(uow, folio, invoice, reason=reason.strip())
 
 
 def _credit(uow: UnitOfWork, folio: Folio, invoice: Invoice, *, reason: str) -> Invoice:
