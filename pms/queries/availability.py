@@ -39,7 +39,7 @@ from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_
 from pms.models.catalog import Package
 from pms.models.rates import PromoCode, RateSchedule, Restriction
 from pms.queries.allotments import allotments_left, has_allotments
-from pms.services.inventory.inventory_counts import night_counts
+from pms.queries.inventory_counts import night_counts
 
 
 class _RoomType(Protocol):
@@ -390,7 +390,7 @@ def load_packages(property_id: uuid.UUID) -> dict[str, PackageLine]:
 def load_sellable(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], arrival: date,
                   count: int) -> dict[uuid.UUID, list[int]]:
     """Rooms still for sale per room type and night (aligned with the `count` nights from
-    `arrival`): exact counts, as `pms.services.inventory.inventory_counts.night_counts` gives them."""
+    `arrival`): exact counts, as `pms.queries.inventory_counts.night_counts` gives them."""
     ids = list(room_type_ids)
     if not ids or count <= 0:
         return {rt: [] for rt in ids}

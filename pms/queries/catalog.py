@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from pms.context import Ctx
 from pms.db.pagination import Page, paginate
@@ -18,7 +19,10 @@ from pms.errors import NotFound
 from pms.models import Property
 from pms.models.catalog import Package, RatePlan
 from pms.models.property import RoomType
-from pms.services.catalog.catalog import Kind, load_child, load_property
+from pms.queries.lookups import load_child, load_property
+
+if TYPE_CHECKING:  # the catalog's registry of kinds, for annotations only
+    from pms.services.catalog.catalog import Kind
 
 
 def get_property(ctx: Ctx, property_id: uuid.UUID) -> Property:

@@ -13,9 +13,9 @@ from pms.db.uow import read_scope
 from pms.domain.stay import date_span
 from pms.errors import ValidationFailed
 from pms.models.property import RoomType
+from pms.queries.inventory_counts import night_counts
+from pms.queries.lookups import load_property
 from pms.schemas import inventory as s
-from pms.services.catalog.catalog import load_property
-from pms.services.inventory.inventory_counts import night_counts
 
 MAX_READ_DAYS = 366
 

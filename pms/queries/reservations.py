@@ -14,10 +14,8 @@ from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope
 from pms.domain.states import RESERVATION_TERMINAL, ReservationStatus
 from pms.models import Reservation, ReservationComment, ReservationMessage, Room, ServiceRequest
+from pms.queries.lookups import live_key_count, load_property, load_reservation
 from pms.schemas import reservations as s
-from pms.services.catalog.catalog import load_property
-from pms.services.keys.keys import live_key_count
-from pms.services.reservations.reservations import load_reservation
 
 
 def _with_room(query: peewee.ModelSelect) -> peewee.ModelSelect:

@@ -10,8 +10,8 @@ import pytest
 
 from pms.db.uow import read_scope
 from pms.models.inventory import InventoryDay
+from pms.queries.inventory_counts import night_counts
 from pms.services.groups import room_block_inventory
-from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import make_hotel
 from tests.helpers import EOD_OVERRIDE, assert_problem, audit_actions, outbox_types
 

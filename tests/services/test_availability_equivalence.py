@@ -44,10 +44,10 @@ from pms.models.profiles import Profile
 from pms.models.property import Property, RoomType
 from pms.models.rates import PromoCode, RateSchedule, Restriction
 from pms.queries.availability import promo_of
+from pms.queries.inventory_counts import night_counts
 from pms.schemas import availability as s
 from pms.schemas.availability import AvailabilityIn, CorporateAvailabilityIn
 from pms.services.inventory import availability
-from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import make_package, make_property, make_rate_plan, make_room, make_room_type
 
 pytestmark = pytest.mark.usefixtures("database")

@@ -18,11 +18,11 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.errors import NotFound
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.queries.availability import load_sellable
+from pms.queries.inventory_counts import night_counts
 from pms.schemas import catalog as cs
 from pms.schemas.availability import AvailabilityIn
 from pms.services.catalog import catalog
 from pms.services.inventory import availability
-from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import (
     load_rates,
     make_package,

@@ -279,7 +279,7 @@ def test_the_stay_locked_with_its_business_date_is_the_reservation_and_its_date(
 
     from pms.db.uow import unit_of_work
     from pms.errors import NotFound
-    from pms.services.reservations.reservation_lookup import load_reservation
+    from pms.queries.lookups import load_reservation
     from pms.services.reservations.stays import lock_stay
     from tests.factories import make_booking_hotel, make_reservation
 
@@ -369,7 +369,7 @@ def test_two_objects_of_one_locked_row_share_its_versions(ctx, database):
     from pms.db.uow import unit_of_work
     from pms.models import Reservation
     from pms.models.platform import OutboxEvent
-    from pms.services.reservations.reservation_lookup import load_reservation
+    from pms.queries.lookups import load_reservation
     from tests.factories import make_booking_hotel, make_reservation
 
     hotel = make_booking_hotel(ctx, rooms=1)

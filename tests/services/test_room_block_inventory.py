@@ -19,8 +19,8 @@ from pms.domain.availability import NightCount, sellable
 from pms.errors import RoomTypeUnavailable
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.queries.availability import load_sellable
+from pms.queries.inventory_counts import night_counts
 from pms.services.inventory import inventory
-from pms.services.inventory.inventory_counts import night_counts
 from tests.factories import make_property, make_room, make_room_type
 
 pytestmark = pytest.mark.usefixtures("database")

@@ -173,11 +173,13 @@ def test_no_service_imports_the_api_layer():
 # The layers, lowest first. A module may import its own layer and the ones below it,
 # never one above: the domain knows no storage, storage knows no use case, a use case knows
 # neither the relay that publishes its events nor the API, worker or CLI that call it. The read
-# side (pms.queries: GETs) shares the services' layer, reusing their loaders.
+# side (pms.queries: the loaders, the recounts and the GETs) stands below the write side, which
+# finds its rows there; a query never imports a use case.
 LAYERS = (
     ("pms.domain",),
     ("pms.db", "pms.models", "pms.platform"),
-    ("pms.services", "pms.queries"),  # the write and the read side of the use cases
+    ("pms.queries",),  # the read side: loaders, recounts, the GETs
+    ("pms.services",),  # the use cases
     ("pms.relay",),
     ("pms.api", "pms.routes", "pms.app", "workers", "cli"),
 )

@@ -25,9 +25,9 @@ from pms.domain.states import FOLIO_INITIAL, FOLIO_MACHINE, FolioStatus, Reserva
 from pms.domain.stay import stay_nights
 from pms.errors import FolioNotClosable, NotFound, ValidationFailed
 from pms.models import Folio, FolioCharge, FolioPayment, Property, Reservation
+from pms.queries.lookups import load_reservation
 from pms.schemas.folios import FolioOut, folio_out
 from pms.services.cashiering.folio_state import packages_by_plan, room_code, state_of
-from pms.services.reservations.reservation_lookup import load_reservation
 
 GUEST = "GUEST"
 ROOM_KIND = "room"

@@ -19,12 +19,12 @@ import peewee
 
 from pms.context import Ctx
 from pms.db.base import AggregateModel
-from pms.db.locking import for_update as locked
 from pms.db.uow import UnitOfWork, unit_of_work
 from pms.domain.money import exact
-from pms.errors import AlreadyExists, NotFound, StillReferenced, ValidationFailed
+from pms.errors import AlreadyExists, StillReferenced, ValidationFailed
 from pms.models import Item, Package, Property, RatePlan, Room, RoomType
 from pms.models.ari import AriStream
+from pms.queries.lookups import load_child, load_property
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
 from pms.services.distribution import ari_push
@@ -84,17 +84,6 @@ def _delete(row: AggregateModel, what: str) -> None:
             row.delete_instance()
     except peewee.IntegrityError as exc:
         raise StillReferenced(f"{what} is still referenced and cannot be deleted") from exc
-
-
-def load_property(property_id: uuid.UUID, *, for_update: bool = False) -> Property:
-    """The env's property or NotFound (call inside a scope)."""
-    if for_update:
-        row = locked(Property.select().where(Property.id == property_id)).first()
-    else:
-        row = Property.fetch(property_id)
-    if row is None:
-        raise NotFound("no such property")
-    return row
 
 
 def _record(uow: UnitOfWork, row: AggregateModel, aggregate: str, action: str,
@@ -276,18 +265,6 @@ PACKAGE = Kind(Package, "package", "package", s.package_out,
                 "currency": "currency", "calculation": "calculation", "category": "category"},
                _currency_default)
 KINDS = {k.aggregate: k for k in (ROOM_TYPE, ROOM, RATE_PLAN, ITEM, PACKAGE)}
-
-
-def load_child(kind: Kind, property_id: uuid.UUID, id_: uuid.UUID, *,
-               for_update: bool = False) -> AggregateModel:
-    model = kind.model
-    if for_update:
-        row = locked(model.select().where((model.id == id_) & (model.property == property_id))).first()
-    else:
-        row = model.fetch(id_)
-    if row is None or row.property_id != property_id:
-        raise NotFound(f"no such {kind.label}")
-    return row
 
 
 def _identity(kind: Kind, row: AggregateModel) -> str:

@@ -22,11 +22,11 @@ from pms.db.uow import read_scope, unit_of_work
 from pms.domain.states import ReservationStatus
 from pms.errors import FeedbackNotAllowed
 from pms.models import Feedback, Reservation
+from pms.queries.lookups import load_reservation
 from pms.schemas import feedback as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
 from pms.services.references import body_reference
-from pms.services.reservations.reservation_lookup import load_reservation
 
 RATEABLE = frozenset({ReservationStatus.CHECKED_IN.value, ReservationStatus.CHECKED_OUT.value})
 

@@ -739,7 +739,7 @@ def pickup_receipt(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID
                    ) -> s.PickupReceiptOut:
     """Per room type and night: the block's allotted, picked, released, washed and held rooms,
     and the house's arithmetic (the reference formula) with the held rooms of every block."""
-    from pms.services.inventory.inventory_counts import night_counts
+    from pms.queries.inventory_counts import night_counts
 
     with read_scope(ctx):
         block = load_block(property_id, block_id)

@@ -8,7 +8,7 @@ booking path (STYLE §G): the InventoryDay rows exist ahead for a horizon
 lock, then a guarded `UPDATE ... SET sold = sold + n WHERE sold + n <= capacity` whose row count
 is checked.
 
-The recounts (`night_counts` and its parts) live in `pms.services.inventory.inventory_counts`, below both
+The recounts (`night_counts` and its parts) live in `pms.queries.inventory_counts`, below both
 this module and the read side (`pms.queries.inventory`), which this module uses to answer.
 """
 
@@ -39,17 +39,17 @@ from pms.events import event_type
 from pms.models.inventory import InventoryDay
 from pms.models.property import RoomType
 from pms.queries.inventory import inventory_out
+from pms.queries.inventory_counts import (  # noqa: F401 - night_counts re-exported
+    maintenance_counts,
+    night_counts,
+    physical_counts,
+)
 from pms.schemas.common import to_data
 from pms.schemas.inventory import InventoryOut, SellLimitIn, SellLimitOut
 from pms.services.catalog.catalog import load_property
 from pms.services.distribution import ari_events
 from pms.services.inventory import allotments, inventory_calendar
 from pms.services.inventory.block_undercut import undercut_blocks
-from pms.services.inventory.inventory_counts import (  # noqa: F401 - night_counts re-exported
-    maintenance_counts,
-    night_counts,
-    physical_counts,
-)
 from pms.services.inventory.night_locks import (  # noqa: F401 - ensure_days re-exported
     ensure_days,
     lock_days,

@@ -52,12 +52,12 @@ from pms.errors import (
 )
 from pms.models import DigitalKey, KioskConfig, Property, Reservation
 from pms.models.kiosk import DEFAULT_MAX_KEYS_PER_STAY
+from pms.queries.lookups import live_key_count, load_reservation
 from pms.schemas import keys as s
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
 from pms.services.kiosk import kiosk_sessions
 from pms.services.references import body_reference
-from pms.services.reservations.reservation_lookup import load_reservation
 
 LIVE = [st.value for st in DIGITAL_KEY_LIVE]
 
@@ -106,18 +106,6 @@ def record_change(uow: UnitOfWork, row: DigitalKey, action: str, *, before: dict
             reason: str | None = None) -> None:
     uow.record("digital_key", action, row, to_data(key_out(row, uow.ctx.now)), before=before,
                reason=reason, property_id=row.property_id)
-
-
-def _live_query(reservation_id: uuid.UUID, now: datetime) -> Any:
-    return DigitalKey.select().where((DigitalKey.reservation == reservation_id)
-                                     & DigitalKey.status.in_(LIVE)
-                                     & (DigitalKey.valid_until > now))
-
-
-def live_key_count(reservation_id: uuid.UUID, now: datetime) -> int:
-    """Live keys of a stay (INACTIVE or ACTIVE, not past valid_until): the boarding pass's key
-    count and what max_keys_per_stay bounds. Call inside a scope."""
-    return _live_query(reservation_id, now).count()
 
 
 def max_keys_per_stay(property_id: uuid.UUID) -> int:

@@ -81,6 +81,7 @@ def add_on(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         Conflict (409 add_on_requires_checked_in): the stay is not in house.
         ValidationFailed (422): the code is not on the property's kiosk offer.
     """
+    from pms.queries.lookups import load_reservation
     from pms.services.cashiering.cashiering import (
         record_change,
         require_open,
@@ -89,7 +90,6 @@ def add_on(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
     from pms.services.cashiering.folio_state import posting_row, read_state, write_with_commit
     from pms.services.cashiering.folios import guest_folio
     from pms.services.cashiering.ledger_postings import by_account, revenue_lines
-    from pms.services.reservations.reservation_lookup import load_reservation
 
     with lock_errors(), unit_of_work(ctx) as uow:
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.LOOKUP_MODES)

@@ -117,8 +117,8 @@ def read_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
         KioskLocked, KioskModeDisabled (409), KioskSessionInvalid (403), NotFound (another
             stay; or no folio yet).
     """
+    from pms.queries.lookups import load_reservation
     from pms.services.cashiering.folios import guest_folio, render
-    from pms.services.reservations.reservation_lookup import load_reservation
 
     with lock_errors(), unit_of_work(ctx):
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_OUT)
@@ -132,7 +132,7 @@ def read_folio(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
 
 def load_stay(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID) -> Reservation:
     """The stay, or NotFound (another env's, another property's)."""
-    from pms.services.reservations.reservation_lookup import load_reservation
+    from pms.queries.lookups import load_reservation
 
     with read_scope(ctx):
         return load_reservation(ctx, property_id, reservation_id)
@@ -152,8 +152,8 @@ def settle_before_check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uu
         PaymentDeclined (402 payment_declined, `see` front_desk). DependencyUnavailable (503).
     """
     from pms.errors import FolioNotClosable
+    from pms.queries.lookups import load_reservation
     from pms.services.cashiering import payments as cashier
-    from pms.services.reservations.reservation_lookup import load_reservation
 
     with lock_errors(), unit_of_work(ctx):
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_OUT)

@@ -18,13 +18,13 @@ from pms.db.locking import lock_errors
 from pms.db.uow import unit_of_work
 from pms.errors import DependencyUnavailable, PaymentDeclined
 from pms.models import FolioPayment, Reservation
+from pms.queries.lookups import load_reservation
 from pms.schemas import reservations as s
 from pms.schemas.cashiering import PreAuthorizationIn
 from pms.services.cashiering import payments
 from pms.services.cashiering.cashiering import record_change
 from pms.services.cashiering.folios import open_folio
 from pms.services.frontdesk import checkin
-from pms.services.reservations.reservation_lookup import load_reservation
 from pms.services.reservations.reservations import cancel_reservation
 
 

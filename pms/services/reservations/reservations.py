@@ -37,6 +37,7 @@ from pms.errors import (
 )
 from pms.models import Profile, Property, RatePlan, Reservation, Room, RoomStay, RoomType
 from pms.queries.availability import SearchData, load_packages, load_promo, load_search_data
+from pms.queries.lookups import load_reservation
 from pms.queries.stay_through import through_rules
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
@@ -53,7 +54,6 @@ from pms.services.rates.pricing import check_occupancy, quote_for, quote_stay
 from pms.services.rates.rate_fence import negotiated_plan_open, require_link_valid
 from pms.services.references import unknown_reference
 from pms.services.reservations.booking_limits import check_guest_limit, check_horizon
-from pms.services.reservations.reservation_lookup import load_reservation
 from pms.services.reservations.room_holds import check_room, hold_room, release_room_holds
 
 CONFIRMATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
