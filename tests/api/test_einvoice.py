@@ -178,3 +178,22 @@ def test_a_private_guests_document_has_no_einvoice(company_stay):
                                           params={"format": "xml"}), 409,
                              "einvoice_needs_company")
     assert "private guest" in problem["detail"]
+
+
+def test_a_company_without_a_country_has_no_einvoice_until_its_identity_is_complete(
+        company_stay):
+    co = company_stay["corp"]
+    company = co.api.post(f"/v1/properties/{co.hotel.id}/profiles", {
+        "kind": "COMPANY", "company_name": "Nowhere Ltd"}).json["id"]
+    co.company, co.base = company, f"/v1/properties/{co.hotel.id}/companies/{company}"
+    co.limit("5000.00")
+    res = co.book(co.method("BILL_TO_COMPANY"))
+    co.check_in(res)
+    assert co.check_out(res).status_code == 200
+    folio = co.api.get(f"{co.res}/{res}/folio").json["id"]
+    invoice = co.api.post(f"/v1/properties/{co.hotel.id}/folios/{folio}/invoice").json
+    assert invoice["buyer"]["name"] == "Nowhere Ltd"
+    problem = assert_problem(co.api.get(f"{company_stay['docs']}/{invoice['id']}",
+                                        params={"format": "xml"}), 409,
+                             "einvoice_identity_incomplete")
+    assert problem["missing"] == ["buyer.address.country_code (the company profile's address)"]
