@@ -80,6 +80,7 @@ NOT_YET_CASED: dict[tuple[str, str], str] = {
     ("POST", "/v1/properties/{property_id}/blocks/{id}/master-folio/settle"): _STAFF_ONLY,
     ("GET", _AR + "/invoices"): _STAFF_ONLY, ("GET", _AR + "/invoices/{id}"): _STAFF_ONLY,
     ("GET", _AR + "/items"): _STAFF_ONLY, ("GET", _AR + "/statement"): _STAFF_ONLY,
+    ("GET", _AR + "/aging"): _STAFF_ONLY,
     ("POST", _AR + "/invoices"): _STAFF_ONLY, ("POST", _AR + "/items/{id}/apply"): _STAFF_ONLY,
     ("POST", _AR + "/write-offs"): _STAFF_ONLY,
     ("GET", "/v1/properties/{property_id}/kiosk/add-ons"): _KIOSK_OWN,
