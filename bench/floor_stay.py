@@ -48,7 +48,9 @@ What these floors leave out (none of it is on the bench's request shape): the to
 tenant is read from X-Platform-Env-Id), kiosk and guest (holder) sessions and the guest's
 own-method check, block and master folios and routing, stays billed to a company, packages,
 exclusive and per-night tax rules, quantity, pre-authorizations, cash, transfer and voucher
-payments, refunds in the totals, Idempotency-Key (the front desk's bench sends none); at
+payments, refunds in the totals, the payment's entry in the property's fiscal journal
+(the service chains it, with the journal head locked, in the outcome's transaction),
+Idempotency-Key (the front desk's bench sends none); at
 check-in a given or assigned room and `dirty_room_reason` (a dirty pick is 409
 room_not_ready); at check-out an early departure and a stay with live digital keys (their
 revocation, its lock commands and audit rows). Those a floor refuses (501 not_in_the_floor)
