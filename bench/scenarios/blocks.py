@@ -82,7 +82,7 @@ def _single_bookings(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: An
 def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
                   ) -> tuple[float, dict[str, Any]]:
     from pms.schemas import room_blocks as s
-    from pms.services.groups import room_blocks
+    from pms.services.groups import room_blocks, rooming_lists
 
     departure = arrival + timedelta(days=2)
     block = room_blocks.create_block(ctx, prop.id, msgspec.convert({
@@ -101,7 +101,7 @@ def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
                           input={"block_id": str(block.id), "mode": "all_or_nothing",
                                  "rows": rows})
     started = time.perf_counter()
-    result = room_blocks.run_rooming_list(ctx, job)
+    result = rooming_lists.run_rooming_list(ctx, job)
     seconds = time.perf_counter() - started
     if result["created"] != LIST_ROWS:
         raise RuntimeError(f"rooming list created {result['created']} of {LIST_ROWS}")

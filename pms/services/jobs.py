@@ -229,7 +229,7 @@ def _run_block_job(ctx: Ctx, job: Job) -> None:
     date change (pms.services.groups.block_bulk), its progress kept on the job's result as it
     goes."""
     from pms.services.groups.block_bulk import run_bulk
-    from pms.services.groups.room_blocks import run_rooming_list
+    from pms.services.groups.rooming_lists import run_rooming_list
 
     def progress(done: int, total: int) -> None:
         with unit_of_work(ctx):

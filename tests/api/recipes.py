@@ -878,7 +878,7 @@ def _blk(w: World, *moves: str, picked: bool = False) -> str:
     import msgspec
 
     from pms.schemas import room_blocks as bs
-    from pms.services.groups import room_blocks
+    from pms.services.groups import pickups, room_blocks
 
     s = _stay_hotel(w)
     n = s["blocks_made"] = s.get("blocks_made", 0) + 1
@@ -892,7 +892,7 @@ def _blk(w: World, *moves: str, picked: bool = False) -> str:
     for move in moves:
         room_blocks.transition(s["ctx"], s["hotel"].id, out.id, move)
     if picked:
-        room_blocks.pick_up(s["ctx"], s["hotel"].id, out.id, msgspec.convert(
+        pickups.pick_up(s["ctx"], s["hotel"].id, out.id, msgspec.convert(
             _blk_pick_body(w, out), bs.PickupIn))
     return f"{s['base']}/blocks/{out.id}"
 

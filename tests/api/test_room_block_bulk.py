@@ -151,7 +151,7 @@ def _block_reservations(ctx, block):
 def test_a_rooming_list_delivered_twice_creates_each_row_once(api, ctx, hotel):
     from pms.models.platform import Job
     from pms.services import jobs
-    from pms.services.groups import room_blocks
+    from pms.services.groups import rooming_lists
     from tests.api.test_room_blocks import _block
 
     h = hotel
@@ -164,7 +164,7 @@ def test_a_rooming_list_delivered_twice_creates_each_row_once(api, ctx, hotel):
     # the job's message delivered again (its work run again on the same job)
     with read_scope(ctx):
         job = Job.get_by_id(job_id)
-    again = room_blocks.run_rooming_list(ctx, job)
+    again = rooming_lists.run_rooming_list(ctx, job)
     assert [r.id for r in _block_reservations(ctx, block)] == first
     assert [r["outcome"] for r in again["rows"]] == ["created"] * 4
     assert sorted(r["reservation_id"] for r in again["rows"]) == sorted(str(i) for i in first)
@@ -180,10 +180,10 @@ class _Died(BaseException):
 def test_a_rooming_list_resumed_after_its_runner_died_mid_way(api, ctx, hotel, monkeypatch):
     from pms.models.platform import Job
     from pms.services import jobs
-    from pms.services.groups import room_blocks
+    from pms.services.groups import rooming_lists
     from tests.api.test_room_blocks import _block
 
-    monkeypatch.setattr(room_blocks, "ROOMING_BATCH", 2)
+    monkeypatch.setattr(rooming_lists, "ROOMING_BATCH", 2)
     h = hotel
     block = _block(api, h, rooms=5)
     assert api.post(f"{h.base}/blocks/{block['id']}/definite").status_code == 200
@@ -197,7 +197,7 @@ def test_a_rooming_list_resumed_after_its_runner_died_mid_way(api, ctx, hotel, m
     with read_scope(ctx):
         job = Job.get_by_id(job_id)
     with pytest.raises(_Died):
-        room_blocks.run_rooming_list(ctx, job, progress=die)
+        rooming_lists.run_rooming_list(ctx, job, progress=die)
     assert len(_block_reservations(ctx, block)) == 2
     assert api.get(f"/v1/jobs/{job_id}").json["status"] == "RUNNING"
     # the broker redelivers: the job resumes and books only the rows not booked yet

@@ -24,7 +24,7 @@ from pms.db.uow import read_scope
 from pms.models.reservations import Reservation
 from pms.models.room_blocks import RoomBlock
 from pms.schemas import room_blocks as s
-from pms.services.groups import room_blocks
+from pms.services.groups import pickups, room_blocks
 from tests.factories import make_hotel
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -50,7 +50,7 @@ def test_a_block_cancel_and_a_guest_cancel_take_locks_in_one_order(ctx, pg_db):
     body = msgspec.convert({"room_type_id": str(h.room_type.id), "arrival_date": str(ARR),
                             "departure_date": str(DEP), "guest": {"last_name": "G"}},
                            s.PickupIn)
-    ids = sorted(room_blocks.pick_up(ctx, h.property.id, block.id, body).id for _ in range(2))
+    ids = sorted(pickups.pick_up(ctx, h.property.id, block.id, body).id for _ in range(2))
     guest_row = ids[1]  # the block's cancel locks ids[0] first, then waits for this one
     outcome: dict[str, Any] = {}
 

@@ -36,7 +36,7 @@ from pms.models.inventory import InventoryDay
 from pms.models.reservations import Reservation
 from pms.schemas import room_blocks as s
 from pms.schemas.reservations import ReservationIn
-from pms.services.groups import room_block_inventory, room_blocks
+from pms.services.groups import pickups, room_block_inventory, room_blocks
 from pms.services.reservations import reservations
 from tests.concurrency.conftest import fire
 from tests.factories import make_hotel
@@ -102,7 +102,7 @@ def test_parallel_picks_for_the_last_room_pick_it_once(ctx, pg_db, pms_server):
     h = make_hotel(ctx, rooms=6)
     block = _block(ctx, h, allotted=3)
     for _ in range(2):
-        room_blocks.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
+        pickups.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
     headers = pms_server.headers(ctx.env_id)
     url = f"{pms_server.base_url}/v1/properties/{h.property.id}/blocks/{block.id}/reservations"
     body = {"room_type_id": str(h.room_type.id), "arrival_date": str(ARR),
@@ -130,7 +130,7 @@ def test_parallel_picks_never_exceed_the_allocation(ctx, pg_db, control):
         changes = {"locking_enabled": False,
                    "pause_after_check": lambda: time.sleep(CONTROL_PAUSE_S)}
     with wiring.installed(**changes):
-        results = _threads(6, lambda i: room_blocks.pick_up(ctx, h.property.id, block.id,
+        results = _threads(6, lambda i: pickups.pick_up(ctx, h.property.id, block.id,
                                                             _pickup_body(h)))
     won = [r for r in results if not isinstance(r, str)]
     if control:
@@ -183,7 +183,7 @@ def test_cut_off_while_picks_arrive_keeps_every_count(ctx, pg_db):
         def act(i: int, h=h, block=block) -> Any:
             if i == 0:
                 return room_blocks.cut_off(ctx, h.property.id, block.id)
-            return room_blocks.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
+            return pickups.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
 
         results = _threads(6, act)
         assert not isinstance(results[0], str), results
@@ -221,7 +221,7 @@ def test_cut_off_racing_a_pick_in_its_window_keeps_other_blocks_held(ctx, pg_db,
         if i == 0:
             assert in_window.wait(timeout=30)
             return room_blocks.cut_off(ctx, h.property.id, block.id)
-        return room_blocks.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
+        return pickups.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
 
     changes: dict[str, Any] = {"pause_after_check": pause}
     if control:

@@ -22,7 +22,9 @@ from pms.services.groups import (
     block_bulk,
     block_dates,
     block_master_folio,
+    pickups,
     room_blocks,
+    rooming_lists,
 )
 
 BASE = "/v1/properties/{property_id:uuid}/blocks"
@@ -160,7 +162,7 @@ class BlockReservations:
                           "the block is refused (409 confirmation_number_taken).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.PickupIn) -> None:  # noqa: A002
-        row, created = room_blocks.pick_up_folding(req.context.ctx, property_id, id, body)
+        row, created = pickups.pick_up_folding(req.context.ctx, property_id, id, body)
         if not created:
             hand_back_reservation(req.context.ctx, row)
         resp.media = s.PickupOut(block_id=id, reservation=reservation_out(row))
@@ -184,7 +186,7 @@ class BlockOverpick:
                           "to the house.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.PickupIn) -> None:  # noqa: A002
-        row, created = room_blocks.pick_up_folding(req.context.ctx, property_id, id, body,
+        row, created = pickups.pick_up_folding(req.context.ctx, property_id, id, body,
                                                    overpick=True)
         if not created:
             hand_back_reservation(req.context.ctx, row)
@@ -247,7 +249,7 @@ class BlockRoomingList:
                           "what it can. Refused rows name what blocks them (code, nights).")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
-        started_or_done(resp, *room_blocks.rooming_list(req.context.ctx, property_id, id, body))
+        started_or_done(resp, *rooming_lists.rooming_list(req.context.ctx, property_id, id, body))
 
 
 BULK = ("202 with the job (poll /v1/jobs/{id}, its progress, then its result: every row's "
@@ -298,7 +300,7 @@ class BlockPickup:
                       "availability arithmetic as a receipt")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any) -> None:  # noqa: A002
-        resp.media = room_blocks.pickup_receipt(req.context.ctx, property_id, id)
+        resp.media = pickups.pickup_receipt(req.context.ctx, property_id, id)
 
 
 class BlockAttrition:

@@ -184,7 +184,7 @@ def start_bulk(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, kind: str,
 
     Raises: NotFound (block). ValidationFailed (422): shift_days and dates both or neither.
     """
-    from pms.services.groups.room_blocks import queue_block_job
+    from pms.services.groups.rooming_lists import queue_block_job
 
     _check_body(body)
     with read_scope(ctx):
@@ -212,7 +212,7 @@ def _apply(ctx: Ctx, kind: str, block: RoomBlock, row: dict[str, Any], *,
     """One row in its own transaction (through the reservation's use case): cancel it, or
     move it to its new dates (`back`: to the dates it had)."""
     from pms.schemas.reservations import ReservationPatch
-    from pms.services.groups.room_blocks import block_pickup
+    from pms.services.groups.pickups import block_pickup
     from pms.services.reservations.reservations import cancel_reservation, edit_reservation
 
     rid = uuid.UUID(row["reservation_id"])

@@ -208,7 +208,8 @@ def _move_with_pickups(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
                        body: s.BlockDatesIn, cutoff: date, *, dry_run: bool
                        ) -> s.BlockChangeOut:
     from pms.schemas.reservations import ReservationPatch
-    from pms.services.groups.room_blocks import _DryRun, block_pickup
+    from pms.services.groups.pickups import block_pickup
+    from pms.services.groups.room_blocks import _DryRun
     from pms.services.reservations.reservations import edit_reservation
 
     try:

@@ -1,5 +1,5 @@
-"""Room blocks: allocation grid, states, rooms held out of house inventory, pick-up,
-cut-off and wash.
+"""Room blocks: allocation grid, states, rooms held out of house inventory, cut-off and wash.
+Pick-up is `pms.services.groups.pickups`, the rooming list `pms.services.groups.rooming_lists`.
 
 Inventory. A block HOLDS its unpicked rooms (allotted - picked, per room type and night) while it
 deducts (`RoomBlock.deducts`: DEFINITE and ACTUAL; TENTATIVE when the property's setting
@@ -13,11 +13,8 @@ and after (`_held_map`) and applies the difference (`_apply_held`): a night that
 is checked under the locks against the rooms still for sale (409 `room_type_unavailable` naming
 the nights short), so a block can never make a room type oversold (SPEC rule 6).
 
-Pick-up converts a held room into a sold one (sold + n, held - n: house availability unchanged)
-and never exceeds the allocation (409 `block_allocation_exhausted` naming the nights); a block
-that holds nothing (TENTATIVE without the setting, or cut off) sells from the house
-(`take_rooms`). Cancelling a picked-up reservation gives the room back to the block while it
-holds (before the cut-off), else to the house.
+Cancelling a picked-up reservation gives the room back to the block while it holds (before the
+cut-off), else to the house.
 
 Lock order, everywhere: the reservation row (a cancel), the block row, the inventory rows.
 Dry runs (`dry_run=True`) run the whole change, checks and locks included, and roll it back.
@@ -33,22 +30,17 @@ from typing import Any
 
 import peewee
 
-from pms import wiring
 from pms.context import Ctx
-from pms.db.locking import for_update, lock_errors
+from pms.db.locking import lock_errors
 from pms.db.pagination import Page, paginate
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
-from pms.domain.availability import usable
 from pms.domain.states import BLOCK_DEDUCTING, BLOCK_INITIAL, BLOCK_MACHINE, BlockStatus
-from pms.domain.stay import stay_nights
-from pms.errors import AlreadyExists, Conflict, NotFound, ValidationFailed
+from pms.errors import AlreadyExists, Conflict, ValidationFailed
 from pms.models.catalog import RatePlan
-from pms.models.inventory import InventoryDay
 from pms.models.property import RoomType
 from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.schemas import room_blocks as s
 from pms.schemas.common import to_data
-from pms.schemas.date_bounds import check_dates
 from pms.services.cashiering.master_folios import drop_master_folio, open_master_folio
 from pms.services.catalog.catalog import load_property
 from pms.services.groups.block_master_folio import apply_routing
@@ -58,28 +50,17 @@ from pms.services.groups.room_block_inventory import (
     _nights_of,
     apply_held,
     block_out,
-    grid_changed,
     grids_of,
     held_map,
     load_block,
     night_cutoff,
     night_held,
-    night_holds,
     quiet_grid,
-    shortage,
 )
-from pms.services.inventory.inventory import (
-    lock_days,
-    recount_locked,
-    refresh_counts,
-    take_rooms,
-)
-from pms.services.job_records import ROOMING_LIST, record_queued, requested_by
 from pms.services.rates.rate_fence import negotiated_plan_open
 from pms.services.references import unknown_reference
 
 MAX_BLOCK_NIGHTS = 366
-FORMULA = "sellable = max(min(physical - OOO - OOS, sell limit) - sold - held by blocks, 0)"
 
 
 class _DryRun(Exception):
@@ -607,389 +588,3 @@ def cut_off_due_in(uow: UnitOfWork, property_id: uuid.UUID, business_date: date
                          reason=f"night audit: cut-off date reached on {business_date}")
         done.append(out.block.code)
     return done
-
-
-# -- pick-up ---------------------------------------------------------------------------------------
-
-class _Pickup:
-    """The inventory step of a picked-up reservation, run by `create_reservation` in its unit
-    of work instead of the house's take. `overpick`: a night whose allocation is exhausted
-    sells a room from the house (its availability checked under the night locks) and counts
-    it picked above the allotment, instead of the 409."""
-
-    def __init__(self, property_id: uuid.UUID, block_id: uuid.UUID, *,
-                 overpick: bool = False) -> None:
-        self.property_id, self.block_id, self.overpick = property_id, block_id, overpick
-        self.overpicked: list[date] = []
-
-    def take(self, room_type_id: uuid.UUID, nights: Sequence[date], count: int = 1) -> None:
-        block = load_block(self.property_id, self.block_id, lock=True)
-        BLOCK_MACHINE.transition(block.status, "pick")
-        rows = list(for_update(RoomBlockNight.select().where(
-            (RoomBlockNight.block == block.id) & (RoomBlockNight.room_type_id == room_type_id)
-            & RoomBlockNight.date.in_(list(nights))).order_by(RoomBlockNight.date)))
-        by_day = {n.date: n for n in rows}
-        missing = [(room_type_id, d) for d in nights if d not in by_day]
-        short = missing + [(room_type_id, d) for d in nights if d in by_day
-                           and by_day[d].allotted - by_day[d].picked < count]
-        if short and (missing or not self.overpick):
-            days = sorted({d for _, d in short})
-            raise Conflict("the block's allocation is exhausted on "
-                           + ", ".join(d.isoformat() for d in days),
-                           code="block_allocation_exhausted",
-                           nights=[d.isoformat() for d in days])
-        if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
-            wiring.current().pause_after_check()
-        over = {d for _, d in short}
-        held = sorted(d for d in nights if d not in over and night_holds(block, by_day[d]))
-        house = sorted(d for d in nights if d not in held)
-        if held and house:  # both parts under the nights' locks, taken in date order
-            with lock_errors():
-                lock_days(self.property_id, room_type_id, sorted(nights))
-        if held:
-            self._convert(room_type_id, held, count)
-        if house:  # overpicked or released nights (or a block that holds nothing)
-            take_rooms(self.property_id, room_type_id, house, count)
-        self.overpicked = sorted(over)
-        # PERF: one UPDATE for every night (the rows are locked above)
-        RoomBlockNight.update(picked=RoomBlockNight.picked + count).where(
-            RoomBlockNight.id.in_([n.id for n in rows])).execute()
-        grid_changed(self.property_id, block.id, room_type_id, nights,
-                     overpicked=self.overpicked)
-
-    def _convert(self, room_type_id: uuid.UUID, nights: list[date], count: int) -> None:
-        """A held room becomes a sold one (house availability unchanged), under the night
-        locks; never above the rooms in service (409 naming the nights)."""
-        with lock_errors():
-            rows = lock_days(self.property_id, room_type_id, nights)
-            counts = recount_locked(self.property_id, rows, nights[0],
-                                    nights[-1] + timedelta(days=1))
-            short = [(room_type_id, r.date) for r in rows
-                     if r.sold + count > usable(counts[(room_type_id, r.date)].physical,
-                                                counts[(room_type_id, r.date)].ooo,
-                                                counts[(room_type_id, r.date)].oos)]
-            if short:
-                raise shortage(short, "no room of this type is in service")
-            refresh_counts(rows, counts)  # the stored snapshot, as every take writes it
-            day = InventoryDay
-            day.update(sold=day.sold + count, held=peewee.Case(
-                None, [(day.held >= count, day.held - count)], 0)).where(
-                day.id.in_([r.id for r in rows])).execute()
-
-
-def block_pickup(property_id: uuid.UUID, block_id: uuid.UUID) -> _Pickup:
-    """The pick-up step a reservation's date change in the block runs (pms.services.groups.
-    block_bulk): the new nights picked up again under the block's and the nights' locks."""
-    return _Pickup(property_id, block_id)
-
-
-def pick_up(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn) -> Any:
-    """The reservation `pick_up_folding` answers (made now, or folded into)."""
-    return pick_up_folding(ctx, property_id, block_id, body)[0]
-
-
-def pick_up_folding(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.PickupIn,
-                    *, overpick: bool = False) -> tuple[Any, bool]:
-    """A reservation in the block at the block's rate plan, dates inside the block's:
-    (reservation, created). A confirmation_number already booked in THIS block folds into that
-    reservation (created False); one booked outside it is refused.
-
-    Raises: NotFound (block). ValidationFailed: another rate plan, dates outside the block.
-    Conflict: block_allocation_exhausted (409, naming the nights), invalid_transition (the
-    block is INQUIRY, CANCELLED or LOST), confirmation_number_taken (the number belongs to a
-    reservation outside this block); as create_reservation otherwise.
-    """
-    import msgspec
-
-    from pms.schemas.reservations import ReservationIn
-    from pms.services.reservations.reservations import create_reservation
-
-    with read_scope(ctx):
-        block = load_block(property_id, block_id)
-    BLOCK_MACHINE.transition(block.status, "pick")
-    if body.rate_plan_id is not None and body.rate_plan_id != block.rate_plan_id:
-        raise _invalid("rate_plan_id", "a block's reservations are at the block's rate plan")
-    if body.arrival_date < block.arrival_date or body.departure_date > block.departure_date:
-        raise _invalid("arrival_date", f"the block runs from {block.arrival_date} to "
-                                       f"{block.departure_date}")
-    with read_scope(ctx):
-        in_grid = RoomBlockNight.select(RoomBlockNight.id).where(
-            (RoomBlockNight.block == block.id)
-            & (RoomBlockNight.room_type_id == body.room_type_id)).exists()
-    if not in_grid:
-        raise unknown_reference("room_type_id", "room_type_id: not a room type of the block's "
-                                                "allocation")
-    fields = {f: getattr(body, f) for f in body.__struct_fields__}
-    fields["rate_plan_id"] = block.rate_plan_id
-    if fields.get("company_profile_id") is None and block.company_profile_id is not None:
-        fields["company_profile_id"] = block.company_profile_id
-    inner = msgspec.convert(msgspec.to_builtins(fields), ReservationIn)
-    row, created = create_reservation(ctx, property_id, inner,
-                                      pickup=_Pickup(property_id, block.id,
-                                                     overpick=overpick))
-    if not created and row.block_id != block.id:
-        raise AlreadyExists("a reservation outside this block has this confirmation_number",
-                            code="confirmation_number_taken")
-    return row, created
-
-
-# -- the pick-up receipt ---------------------------------------------------------------------------
-
-def pickup_receipt(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID
-                   ) -> s.PickupReceiptOut:
-    """Per room type and night: the block's allotted, picked, released, washed and held rooms,
-    and the house's arithmetic (the reference formula) with the held rooms of every block."""
-    from pms.queries.inventory_counts import night_counts
-
-    with read_scope(ctx):
-        block = load_block(property_id, block_id)
-        nights = _nights_of(block)
-        types = sorted({n.room_type_id for n in nights}, key=str)
-        counts = night_counts(property_id, types, block.arrival_date, block.departure_date)
-        data = []
-        for n in nights:
-            c = counts[(n.room_type_id, n.date)]
-            cap = f"min({c.physical} - {c.ooo} - {c.oos}, " \
-                  f"{'none' if c.sell_limit is None else c.sell_limit})"
-            data.append(s.ReceiptNightOut(
-                room_type_id=n.room_type_id, date=n.date, allotted=n.allotted, picked=n.picked,
-                released=n.released, washed=n.washed, held=night_held(block, n),
-                physical=c.physical, out_of_order=c.ooo, out_of_service=c.oos,
-                sell_limit=c.sell_limit, sold=c.sold, held_by_blocks=c.held,
-                sellable=c.sellable,
-                arithmetic=f"max({cap} - {c.sold} sold - {c.held} held, 0) = {c.sellable}"))
-        return s.PickupReceiptOut(block_id=block.id, status=block.status,
-                                  deducts=bool(block.deducts),
-                                  cut_off=block.cut_off_at is not None, formula=FORMULA,
-                                  data=data)
-
-
-# -- the rooming list (a job) ----------------------------------------------------------------------
-
-ROOMING_BATCH = 50  # rows per progress checkpoint; each row is its own short transaction
-
-
-def _row_problem(index: int, exc: Exception) -> s.RoomingRowOut:
-    code = getattr(exc, "code", "validation_failed")
-    extra = getattr(exc, "extra", {}) or {}
-    return s.RoomingRowOut(index=index, outcome="refused", code=code,
-                           detail=getattr(exc, "detail", str(exc)), nights=extra.get("nights"))
-
-
-def _row_number(job_id: uuid.UUID, index: int, raw: Any) -> str:
-    """The confirmation number a rooming list's row books under: its own when it names one,
-    else one derived from the job and the row (the same on every delivery of the job), so a
-    row's reservation is created once (the number is unique per env: a second try finds it)."""
-    return _own_number(raw) or f"RL-{job_id.hex}-{index}"
-
-
-def _done_rows(property_id: uuid.UUID, numbers: list[str]) -> dict[str, Any]:
-    """The reservations already booked under the rows' numbers (an earlier delivery of the
-    job), by number (call inside a scope)."""
-    from pms.models.reservations import Reservation
-
-    found = Reservation.select().where((Reservation.property == property_id)
-                                       & Reservation.confirmation_number.in_(numbers))
-    return {r.confirmation_number: r for r in found.order_by(Reservation.id)}
-
-
-def _own_number(raw: Any) -> str | None:
-    own = raw.get("confirmation_number") if isinstance(raw, dict) else None
-    return own if isinstance(own, str) and own else None
-
-
-def _prior_out(index: int, block: RoomBlock, row: Any, *, ours: bool = True
-               ) -> s.RoomingRowOut:
-    """A row whose number is booked already: refused outside this block; this job's own row
-    (an earlier delivery) echoed as created (or rolled back); a row naming a number booked in
-    this block by someone else (an earlier list, a pick-up by hand) echoed `existing`, left
-    alone (never counted as this job's, never rolled back by it)."""
-    if row.block_id != block.id:
-        return s.RoomingRowOut(index=index, outcome="refused", code="confirmation_number_taken",
-                               detail="a reservation outside this block has this "
-                                      "confirmation_number")
-    if not ours:
-        return s.RoomingRowOut(index=index, outcome="existing", reservation_id=row.id,
-                               confirmation_number=row.confirmation_number)
-    outcome = "rolled_back" if row.status == "CANCELLED" else "created"
-    return s.RoomingRowOut(index=index, outcome=outcome, reservation_id=row.id,
-                           confirmation_number=row.confirmation_number)
-
-
-def _precheck(block: RoomBlock, nights: list[RoomBlockNight], rows: list[dict[str, Any]],
-              done: dict[int, Any] | None = None, ours: frozenset[int] = frozenset()
-              ) -> tuple[list[s.RoomingRowOut], list[s.PickupIn | None]]:
-    """Every row checked against the block (call inside a scope): a confirmation_number no
-    earlier row of the list names (refused duplicate_confirmation_number), its shape, its dates
-    inside the block's, the rate plan, and the allocation left, counted cumulatively over the
-    rows before it (409 block_allocation_exhausted naming the nights short). A row in `done`
-    (its number booked already) is echoed as it is (`_prior_out`; `ours`: the rows an earlier
-    delivery of this job booked), not again."""
-    import msgspec
-
-    left = {(n.room_type_id, n.date): n.allotted - n.picked for n in nights}
-    types = {n.room_type_id for n in nights}
-    outs: list[s.RoomingRowOut] = []
-    bodies: list[s.PickupIn | None] = []
-    can_pick = BLOCK_MACHINE.can(block.status, "pick")
-    first_with: dict[str, int] = {}
-    for i, raw in enumerate(rows):
-        own = _own_number(raw)
-        if own is not None and own in first_with:
-            outs.append(s.RoomingRowOut(index=i, outcome="refused",
-                                        code="duplicate_confirmation_number",
-                                        detail=f"row {first_with[own]} has this "
-                                               "confirmation_number",
-                                        confirmation_number=own))
-            bodies.append(None)
-            continue
-        if own is not None:
-            first_with[own] = i
-        if done and i in done:
-            outs.append(_prior_out(i, block, done[i], ours=i in ours))
-            bodies.append(None)
-            continue
-        try:
-            body = msgspec.convert(raw, s.PickupIn)
-            check_dates(body)
-        except msgspec.ValidationError as exc:
-            outs.append(s.RoomingRowOut(index=i, outcome="refused", code="validation_failed",
-                                        detail=str(exc)))
-            bodies.append(None)
-            continue
-        except ValidationFailed as exc:  # a date past the one bound (date_out_of_range)
-            outs.append(_row_problem(i, exc))
-            bodies.append(None)
-            continue
-        problem = None
-        if not can_pick:
-            problem = ("invalid_transition", f"a {block.status} block takes no pick-up", None)
-        elif body.rate_plan_id is not None and body.rate_plan_id != block.rate_plan_id:
-            problem = ("validation_failed", "rate_plan_id: not the block's rate plan", None)
-        elif body.room_type_id not in types:
-            problem = ("unknown_reference", "room_type_id: not a room type of the block's "
-                       "allocation", None)
-        elif (body.departure_date <= body.arrival_date
-              or body.arrival_date < block.arrival_date
-              or body.departure_date > block.departure_date):
-            problem = ("validation_failed", f"the dates must lie inside the block's "
-                       f"({block.arrival_date} to {block.departure_date})", None)
-        else:
-            stay = stay_nights(body.arrival_date, body.departure_date)
-            short = [d for d in stay if left.get((body.room_type_id, d), 0) < 1]
-            if short:
-                problem = ("block_allocation_exhausted", "the block's allocation is exhausted",
-                           [d.isoformat() for d in short])
-            else:
-                for d in stay:
-                    left[(body.room_type_id, d)] -= 1
-        if problem is None:
-            outs.append(s.RoomingRowOut(index=i, outcome="valid"))
-            bodies.append(body)
-        else:
-            outs.append(s.RoomingRowOut(index=i, outcome="refused", code=problem[0],
-                                        detail=problem[1], nights=problem[2]))
-            bodies.append(None)
-    return outs, bodies
-
-
-def rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.RoomingListIn
-                 ) -> tuple[Any, s.RoomingListOut | None]:
-    """A dry run answers every row's outcome at once: (None, answer). Otherwise the list is
-    queued as a job (`rooming_list`) with its own event and audit row: (job, None)."""
-    with read_scope(ctx):
-        block = load_block(property_id, block_id)
-        if body.dry_run:
-            owns = [_own_number(raw) for raw in body.rows]
-            prior = _done_rows(property_id, [n for n in owns if n is not None])
-            done = {i: prior[n] for i, n in enumerate(owns) if n is not None and n in prior}
-            outs, _ = _precheck(block, _nights_of(block), body.rows, done)
-            refused = sum(1 for o in outs if o.outcome == "refused")
-            return None, s.RoomingListOut(block_id=block.id, mode=body.mode, dry_run=True,
-                                          applied=False, created=0, refused=refused, rows=outs)
-    return queue_block_job(ctx, ROOMING_LIST, property_id,
-                           {"block_id": str(block_id), "mode": body.mode, "rows": body.rows},
-                           len(body.rows)), None
-
-
-def queue_block_job(ctx: Ctx, kind: str, property_id: uuid.UUID, data_in: dict[str, Any],
-                    total: int) -> Any:
-    """A block's job (a rooming list, a bulk cancel or date change), QUEUED with its progress
-    at 0 of `total`, its audit row and its queued event, in one unit of work; the job runs as
-    the caller who asked for it (`pms.services.job_records.requested_by`)."""
-    from pms.models.platform import Job
-
-    with unit_of_work(ctx) as uow:
-        job = Job.create(kind=kind, status="QUEUED", property_id=property_id,
-                         input={**data_in, **requested_by(ctx)},
-                         result={"progress": {"done": 0, "total": total}})
-        record_queued(uow, job)
-    return job
-
-
-def run_rooming_list(ctx: Ctx, job: Any, *, progress: Callable[[int, int], None] | None = None
-                     ) -> dict[str, Any]:
-    """The job's work: all-or-nothing validates every row first and applies none when one is
-    refused (each row's outcome echoed, the refused naming what blocks them; a row already
-    booked in the block under its own number is echoed `existing` and is not refused); then every row is
-    picked up in its own short transaction (the house's night locks are never held across
-    rows), in batches of ROOMING_BATCH with progress. A row refused while applying (a race)
-    rolls an all-or-nothing list back: the reservations this job created are cancelled
-    (rooms back to the block); reservations it found (`existing`) are left alone.
-
-    Idempotent per row: each row books under its own confirmation number (`_row_number`), so a
-    redelivered or resumed job finds the rows an earlier run created and creates only the rest.
-    """
-    import msgspec
-
-    from pms.services.reservations.reservations import cancel_reservation
-
-    property_id, block_id = job.property_id, uuid.UUID(job.input["block_id"])
-    mode, rows = job.input["mode"], job.input["rows"]
-    numbers = [_row_number(job.id, i, raw) for i, raw in enumerate(rows)]
-    with read_scope(ctx):
-        block = load_block(property_id, block_id)
-        prior = _done_rows(property_id, numbers)
-        done = {i: prior[n] for i, n in enumerate(numbers) if n in prior}
-        # an earlier delivery of this job booked the rows under the job's own numbers; a row
-        # naming its own number found booked is someone else's (or an earlier list's)
-        ours = frozenset(i for i in done if _own_number(rows[i]) is None)
-        outs, bodies = _precheck(block, _nights_of(block), rows, done, ours)
-    created: list[tuple[int, Any]] = [(i, done[i]) for i, o in enumerate(outs)
-                                      if o.outcome == "created" and i in ours]
-    failed = mode == "all_or_nothing" and any(o.outcome == "refused" for o in outs)
-    total = len(rows)
-    for start in range(0, total, ROOMING_BATCH):
-        for i in range(start, min(start + ROOMING_BATCH, total)):
-            body = bodies[i]
-            if body is None:
-                continue
-            if failed:
-                outs[i] = s.RoomingRowOut(index=i, outcome="not_applied")
-                continue
-            try:
-                row = pick_up(ctx, property_id, block_id,
-                              msgspec.structs.replace(body, confirmation_number=numbers[i]))
-            except (Conflict, ValidationFailed, NotFound) as exc:
-                outs[i] = _row_problem(i, exc)
-                failed = mode == "all_or_nothing"
-                continue
-            created.append((i, row))
-            outs[i] = _prior_out(i, block, row)
-        if progress is not None:
-            progress(min(start + ROOMING_BATCH, total), total)
-    if failed:  # all or nothing: give back what this list picked up
-        for i, row in created:
-            if row.status != "CANCELLED":
-                cancel_reservation(ctx, property_id, row.id)
-            outs[i] = s.RoomingRowOut(index=i, outcome="rolled_back", reservation_id=row.id,
-                                      confirmation_number=row.confirmation_number)
-    return _rooming_result(block_id, mode, not failed and bool(created), outs, total)
-
-
-def _rooming_result(block_id: uuid.UUID, mode: str, applied: bool,
-                    outs: list[s.RoomingRowOut], total: int) -> dict[str, Any]:
-    out = s.RoomingListOut(block_id=block_id, mode=mode, dry_run=False, applied=applied,
-                           created=sum(1 for o in outs if o.outcome == "created"),
-                           refused=sum(1 for o in outs if o.outcome == "refused"), rows=outs)
-    return {**to_data(out), "progress": {"done": total, "total": total}}
