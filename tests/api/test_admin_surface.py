@@ -88,7 +88,7 @@ def test_actions_are_filtered_by_the_callers_scopes(api):
     assert body["actions"] == []
     desk = api.get("/v1/admin/ui/frontdesk", token=token).json
     assert {a["name"] for a in desk["actions"]} == {"check_in", "check_out", "no_show",
-                                                     "assign_room"}
+                                                     "assign_room", "move_room"}
 
 
 def test_every_offered_action_is_one_the_api_accepts_from_the_scopes():

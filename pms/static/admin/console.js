@@ -5,9 +5,13 @@
 
 import { call, current, nextCursor, Problem, query } from "./api.js";
 import { collect, el, renderFields } from "./forms.js";
+import { currentLanguage, formatAmount, formatValue, initialLanguage, label, languages,
+         rememberLanguage, setLanguage, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
-const state = { page: null, def: null, cursor: null, cursors: [], property: "" };
+const state = { page: null, def: null, cursor: null, cursors: [], property: "", properties: [],
+                pages: [] };
+const AMOUNTS = new Set(["amount", "balance", "total", "unit_price"]);
 
 function report(error) {
   const box = $("problem");
@@ -46,19 +50,50 @@ const allowed = (action, row) => !action.allowed_from || !row || action.allowed_
 
 async function loadProperties() {
   const page = await call("GET", "/v1/properties?limit=200");
+  state.properties = page.data || [];
   const select = $("property");
-  select.replaceChildren(...(page.data || []).map((p) =>
+  select.replaceChildren(...state.properties.map((p) =>
     el("option", { value: p.id, text: `${p.propertyCode || p.property_code || p.code || ""} ${p.name || ""}`.trim() || p.id })));
   state.property = select.value;
-  select.addEventListener("change", () => { state.property = select.value; showPage(state.page); });
+  select.addEventListener("change", () => { state.property = select.value; showPage(state.page).catch(report); });
 }
+
+const property = () => state.properties.find((p) => p.id === state.property) || {};
+
+// The property's business date (its "today"), else the browser's; `days` later.
+function businessDate(days = 0) {
+  const given = property().businessDate || property().business_date;
+  const base = given ? new Date(`${given}T00:00:00Z`) : new Date(new Date().toISOString().slice(0, 10));
+  base.setUTCDate(base.getUTCDate() + days);
+  return base.toISOString().slice(0, 10);
+}
+
+function renderLanguages() {
+  const select = $("language");
+  select.replaceChildren(...languages().map(([code, name]) =>
+    el("option", { value: code, text: name, selected: code === currentLanguage() })));
+  select.onchange = () => {
+    setLanguage(select.value);
+    rememberLanguage(select.value);
+    relabel();
+    showPage(state.page).catch(report);
+  };
+}
+
+// The page's fixed labels in the language picked.
+function relabel() {
+  for (const node of document.querySelectorAll("[data-t]")) node.textContent = t(node.dataset.t);
+  $("pages").setAttribute("aria-label", t("Pages"));
+  for (const a of $("pages").querySelectorAll("a")) a.textContent = pageTitle(a.dataset.page, a.dataset.title);
+}
+
+const pageTitle = (page, title) => (currentLanguage() === "en" ? title : t(page) === page.replaceAll("_", " ") ? title : t(page));
 
 async function loadPages() {
   const index = await call("GET", "/v1/admin/ui");
-  $("pages").replaceChildren(...index.data.map((p) => {
-    const link = el("a", { href: `#${p.page}`, "data-page": p.page, text: p.title });
-    return link;
-  }));
+  state.pages = index.data;
+  $("pages").replaceChildren(...index.data.map((p) =>
+    el("a", { href: `#${p.page}`, "data-page": p.page, "data-title": p.title, text: pageTitle(p.page, p.title) })));
   return index.data;
 }
 
@@ -72,8 +107,8 @@ async function showPage(name) {
   }
   const def = await call("GET", `/v1/admin/ui/${encodeURIComponent(name)}`);
   Object.assign(state, { page: name, def, cursor: null, cursors: [] });
-  $("title").textContent = def.title;
-  document.title = `${def.title} · PMS admin`;
+  $("title").textContent = pageTitle(name, def.title);
+  document.title = `${pageTitle(name, def.title)} · PMS admin`;
   renderToolbar(def);
   renderFilters(def);
   $("page").hidden = false;
@@ -88,44 +123,82 @@ function renderToolbar(def) {
   bar.replaceChildren();
   for (const action of def.actions.filter((a) => !rowAction(a))) {
     const button = el("button", { type: "button", "data-action": action.name, title: `${action.method} ${action.path}`,
-                                  text: action.name.replaceAll("_", " ") });
+                                  text: t(action.name) });
     button.addEventListener("click", () => openAction(action, null).catch(report));
     bar.append(button);
   }
 }
 
+// Ready-made ranges of a list whose filters allow them (the front desk's day).
+function ranges(def) {
+  const has = (name) => def.filters.includes(name);
+  const out = [];
+  if (has("arrival_date") && has("status")) out.push(["arrivals today", { arrival_date: businessDate(), status: "CONFIRMED" }]);
+  if (has("status") && has("departure_date")) {
+    out.push(["in-house", { status: "CHECKED_IN" }]);
+    out.push(["departures tomorrow", { departure_date: businessDate(1), status: "CHECKED_IN" }]);
+  }
+  return out;
+}
+
+const DATE_FILTERS = new Set(["arrival_date", "departure_date", "business_date"]);
+
 function renderFilters(def) {
   const form = $("filters");
   form.replaceChildren();
   for (const name of def.filters) {
-    const input = el("input", { name, value: name === "property_id" ? state.property : "", size: 12 });
-    form.append(el("label", {}, name, input));
+    const input = name === "property_id"
+      ? el("input", { name, value: state.property, type: "hidden" })
+      : el("input", { name, value: "", size: 12, type: DATE_FILTERS.has(name) ? "date" : "text" });
+    form.append(name === "property_id" ? input : el("label", { "data-filter": name }, t(name), input));
   }
-  if (def.filters.length) form.append(el("button", { type: "submit", text: "Filter" }));
-  form.onsubmit = (event) => { event.preventDefault(); state.cursor = null; state.cursors = []; loadList().catch(report); };
+  if (def.filters.length) form.append(el("button", { type: "submit", text: t("Filter") }));
+  const reload = () => { state.cursor = null; state.cursors = []; loadList().catch(report); };
+  for (const [name, values] of ranges(def)) {
+    const button = el("button", { type: "button", "data-range": name, text: t(name) });
+    button.addEventListener("click", () => {
+      for (const input of form.querySelectorAll("label[data-filter] input")) input.value = values[input.name] ?? "";
+      reload();
+    });
+    form.append(button);
+  }
+  form.onsubmit = (event) => { event.preventDefault(); reload(); };
 }
+
+let listed = 0;  // the latest list asked for: an earlier answer arriving later is dropped
 
 async function loadList() {
   const def = state.def;
+  const asked = ++listed;
+  $("page").dataset.listing = "1";
   const filters = Object.fromEntries(new FormData($("filters")).entries());
   const page = await call("GET", def.data_url + query({ ...filters, limit: 25, cursor: state.cursor }));
+  if (asked !== listed || def !== state.def) return;
+  delete $("page").dataset.listing;
   const rowActions = def.actions.filter(rowAction);
-  $("list").tHead.replaceChildren(el("tr", {}, ...def.list_columns.map((c) => el("th", { text: c })),
-                                     ...(rowActions.length ? [el("th", { text: "actions" })] : [])));
+  const runs = def.list_columns.includes("path");  // a report's row: run it here
+  $("list").tHead.replaceChildren(el("tr", {}, ...def.list_columns.map((c) => el("th", { scope: "col", "data-column": c, text: t(c) })),
+                                     ...(rowActions.length || runs ? [el("th", { scope: "col", "data-column": "actions", text: t("actions") })] : [])));
   const body = $("list").tBodies[0];
   body.replaceChildren();
   for (const row of page.data) {
     const tr = el("tr", { "data-id": row.id });
     for (const column of def.list_columns) {
       const value = row[column];
-      tr.append(el("td", { text: value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value) }));
+      const text = AMOUNTS.has(column) && row.currency ? formatAmount(value, row.currency) : formatValue(column, value);
+      tr.append(el("td", { "data-column": column, class: column.endsWith("status") ? "status" : undefined, text }));
     }
-    if (rowActions.length) {
+    if (rowActions.length || runs) {
       const cell = el("td");
       for (const action of rowActions) {
         const button = el("button", { type: "button", "data-action": action.name, disabled: !allowed(action, row),
-                                      title: `${action.method} ${action.path}`, text: action.name.replaceAll("_", " ") });
+                                      title: `${action.method} ${action.path}`, text: t(action.name) });
         button.addEventListener("click", () => openAction(action, row).catch(report));
+        cell.append(button);
+      }
+      if (runs) {
+        const button = el("button", { type: "button", "data-action": "run", title: `GET ${row.path}`, text: t("run") });
+        button.addEventListener("click", () => runReport(row).catch(report));
         cell.append(button);
       }
       tr.append(cell);
@@ -133,7 +206,7 @@ async function loadList() {
     body.append(tr);
   }
   const next = nextCursor(page);
-  $("total").textContent = `${page.data.length} shown, about ${page.estimated_total ?? page.estimatedTotal ?? "?"} in all`;
+  $("total").textContent = `${page.data.length} ${t("shown")}, ${t("about {n} in all", { n: page.estimated_total ?? page.estimatedTotal ?? "?" })}`;
   $("next").disabled = !next;
   $("first").disabled = !state.cursor;
   $("next").onclick = () => { state.cursors.push(state.cursor); state.cursor = next; loadList().catch(report); };
@@ -153,29 +226,83 @@ async function currentState(action, row) {
   return current(path);
 }
 
+// A report run for the property picked: its rows as a table in the panel.
+async function runReport(row) {
+  clearProblem();
+  const path = row.path.replace("{property_id}", encodeURIComponent(state.property));
+  const result = await call("GET", path);
+  const rows = result.rows || result.data || [];
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => !c.endsWith("_id"));
+  const form = $("action-form");
+  form.replaceChildren();
+  form.dataset.action = "run";
+  $("panel-title").textContent = `${t(row.name)} · ${formatValue("business_date", result.business_date || businessDate())}`;
+  $("panel-route").textContent = `GET ${path}`;
+  const table = el("table", { id: "report", "data-report": row.name },
+    el("thead", {}, el("tr", {}, ...columns.map((c) => el("th", { scope: "col", "data-column": c, text: t(c) })))),
+    el("tbody", {}, ...rows.map((r) => el("tr", {}, ...columns.map((c) => el("td", { "data-column": c, text: formatValue(c, r[c]) }))))));
+  const close = el("button", { type: "button", text: t("Close") });
+  close.addEventListener("click", () => { $("panel").hidden = true; });
+  form.append(el("p", { text: `${rows.length} ${t("shown")}` }), table, el("div", { class: "row" }, close));
+  $("panel").hidden = false;
+  $("panel").scrollIntoView({ block: "nearest" });
+}
+
+// A company entered for a path parameter: picked by name from the companies list.
+async function companyPicker(name, value) {
+  const select = el("select", { name: `path:${name}`, "data-picker": "company", "aria-label": t("company") },
+                    el("option", { value: "", text: "" }));
+  const page = await call("GET", "/v1/admin/companies?limit=200").catch(() => ({ data: [] }));
+  for (const c of (page.data || []).sort((a, b) => String(a.company_name).localeCompare(String(b.company_name)))) {
+    select.append(el("option", { value: c.id, text: c.company_name || c.email || c.id, selected: c.id === value }));
+  }
+  return select;
+}
+
+const vacantClean = (action) => /\/(check-in|room)$/.test(action.domain_path);
+
 async function openAction(action, row) {
   clearProblem();
+  $("notice").hidden = true;
+  $("notice").textContent = "";
   const now = await currentState(action, row).catch(() => null);
-  const values = now ? { ...(row || {}), ...now.body } : row;
+  let values = now ? { ...(row || {}), ...now.body } : row;
+  if (row && /\/folios\/\{id\}\/payments$/.test(action.domain_path)) {
+    // a payment opens with the folio's balance due
+    const folio = await call("GET", action.domain_path.replace("/payments", "")
+      .replace("{property_id}", encodeURIComponent(row.property_id || state.property))
+      .replace("{id}", encodeURIComponent(row.id))).catch(() => null);
+    if (folio && folio.balance_due !== undefined) values = { ...row, amount: folio.balance_due, method: "CARD" };
+  }
   const def = state.def;
   const panel = $("panel");
   const form = $("action-form");
   form.replaceChildren();
   form.dataset.action = action.name;
-  $("panel-title").textContent = action.name.replaceAll("_", " ");
+  $("panel-title").textContent = t(action.name);
   $("panel-route").textContent = `${action.method} ${action.path}`;
   const pathRow = el("div", { class: "row" });
   for (const name of params(action.path)) {
-    pathRow.append(el("label", { "data-param": name }, `{${name}}`,
-                      el("input", { name: `path:${name}`, value: paramValue(name, action, row) || "", size: 36 })));
+    const source = (action.params || {})[name] ?? "";
+    const value = paramValue(name, action, row) || "";
+    // what the row or the property gives is shown, not typed; a company entered is picked
+    const input = source === "" && name === "profile_id"
+      ? await companyPicker(name, value)
+      : el("input", { name: `path:${name}`, value, size: 36, readonly: source !== "" && value !== "" });
+    pathRow.append(el("label", { "data-param": name }, `{${name}}`, input));
   }
   form.append(pathRow);
   const schema = action.schema;
   const ui = action.name === def.form_action ? def.ui_schema : null;
-  if (schema) renderFields(form, schema, ui, values, state.property, report);
+  if (values && vacantClean(action)) {  // a check-in or a move picks a new room: not the stay's
+    values = { ...values, room_id: undefined, room_number: undefined };
+  }
+  if (schema) renderFields(form, schema, ui, values, state.property, report, { vacantClean: vacantClean(action),
+                                                                         profileId: row && row.guest_profile_id,
+                                                                         roomTypeId: row && row.room_type_id });
   form.dataset.etag = (now && now.etag) || "";
-  const submit = el("button", { type: "submit", text: `${action.method} ${action.name.replaceAll("_", " ")}` });
-  const cancel = el("button", { type: "button", text: "Close" });
+  const submit = el("button", { type: "submit", text: t(action.name) });
+  const cancel = el("button", { type: "button", text: t("Close") });
   cancel.addEventListener("click", () => { panel.hidden = true; });
   form.append(el("div", { class: "row" }, submit, cancel));
   // one key per opening of the form: a second click, or a retry after a lost answer, is the
@@ -190,6 +317,8 @@ async function openAction(action, row) {
   };
   panel.hidden = false;
   panel.scrollIntoView({ block: "nearest" });
+  const first = form.querySelector("input:not([readonly]):not([type=hidden]), select, textarea");
+  if (first) first.focus();  // keyboard use: the form is where the focus goes
 }
 
 async function submitAction(action, form, key) {
@@ -197,7 +326,7 @@ async function submitAction(action, form, key) {
   let path = action.path;
   for (const name of params(action.path)) {
     const value = form.querySelector(`[name="path:${name}"]`).value.trim();
-    if (!value) throw new Error(`{${name}} is required`);
+    if (!value) throw new Error(`{${name}} ${t("is required")}`);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   const body = action.schema ? collect(form) : undefined;
@@ -205,16 +334,23 @@ async function submitAction(action, form, key) {
   if (form.dataset.etag) headers["If-Match"] = form.dataset.etag;
   const result = await call(action.method, path, body, headers);
   $("panel").hidden = true;
-  notice(`${action.name.replaceAll("_", " ")}: done${result && result.id ? ` (${result.id})` : ""}`);
   state.cursor = null;
   state.cursors = [];
-  await loadList();
+  await loadList();  // the notice comes with the list as the change left it
+  notice(`${t(action.name)}: ${t("done")}${result && result.status ? ` (${label(result.status)})` : ""}`);
 }
 
 async function main() {
+  // Escape closes the open form (keyboard use)
+  $("panel").addEventListener("keydown", (event) => {
+    if (event.key === "Escape") { $("panel").hidden = true; }
+  });
   try {
     await loadProperties().catch(report);  // without properties:read: pages still work
+    setLanguage(initialLanguage(property().languages));
+    renderLanguages();
     const pages = await loadPages();
+    relabel();
     window.addEventListener("hashchange", () => showPage(location.hash.slice(1)).catch(report));
     const wanted = location.hash.slice(1);
     await showPage(pages.some((p) => p.page === wanted) ? wanted : (pages[0] || {}).page);

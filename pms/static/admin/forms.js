@@ -3,6 +3,7 @@
 // paging ("more"). Nothing here knows a page: the schema says it all.
 
 import { call, nextCursor, query } from "./api.js";
+import { label, t } from "./i18n.js";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -83,9 +84,65 @@ function lovControl(name, field, parent, multiple, report) {
   return box;
 }
 
-function control(name, field, value, parent, report) {
+// A room picker: the property's rooms from the room board (GET .../housekeeping), by number,
+// floor and status; `vacantClean` offers only the rooms one can check a guest into now (of the
+// booked room type, when the row names it).
+async function fillRooms(select, parent, vacantClean, roomType) {
+  const rooms = [];
+  let cursor = null;
+  for (let pages = 0; pages < 10; pages++) {
+    const page = await call("GET", `/v1/properties/${encodeURIComponent(parent)}/housekeeping${query({ limit: 200, cursor })}`);
+    rooms.push(...(page.data || []));
+    cursor = nextCursor(page);
+    if (!cursor) break;
+  }
+  const offered = rooms.filter((r) => !vacantClean || (r.status === "VACANT" && ["CLEAN", "INSPECTED"].includes(r.hk_status)
+                                                      && (!roomType || r.room_type_id === roomType)));
+  const keep = select.value;
+  select.replaceChildren(el("option", { value: "", text: "" }), ...offered.map((r) => el("option", {
+    value: r.room_number, selected: r.room_number === keep,
+    text: `${r.room_number} · ${t("floor")} ${r.floor ?? "?"} · ${label(r.status)} · ${label(r.hk_status)}` })));
+  select.dataset.loaded = "1";
+}
+
+function roomControl(name, value, parent, vacantClean, roomType, report) {
+  const select = el("select", { name, "data-rooms": vacantClean ? "vacant-clean" : "all", "aria-label": t(name) });
+  if (value) select.append(el("option", { value, text: value, selected: true }));
+  queueMicrotask(() => fillRooms(select, parent, vacantClean, roomType).catch(report));
+  return select;
+}
+
+// A card on file: the guest's stored payment methods (payments-service references) by brand,
+// last four digits and expiry; the reference is what is sent.
+function cardControl(name, value, parent, profileId, report) {
+  const select = el("select", { name, "data-picker": "card", "aria-label": t(name) }, el("option", { value: "", text: "" }));
+  if (value) select.append(el("option", { value, text: value, selected: true }));
+  queueMicrotask(async () => {
+    try {
+      const page = await call("GET", `/v1/properties/${encodeURIComponent(parent)}/profiles/${encodeURIComponent(profileId)}/payment-methods?limit=50`);
+      for (const m of page.data || []) {
+        if (m.payment_method_id === value) continue;
+        const card = [m.brand, m.last4 ? `•••• ${m.last4}` : "", m.exp_month ? `${m.exp_month}/${m.exp_year}` : ""].filter(Boolean).join(" ");
+        select.append(el("option", { value: m.payment_method_id, text: card || m.label || m.payment_method_id }));
+      }
+      if (!value && select.options.length === 2) select.selectedIndex = 1;  // the one card on file
+    } catch (error) { report(error); }
+    select.dataset.loaded = "1";
+  });
+  return select;
+}
+
+function control(name, field, value, parent, report, options = {}) {
   const k = kind(field);
   const shown = value === undefined || value === null ? "" : value;
+  if (name === "room_number" && k === "string" && parent) {
+    // a room to move to or check in to is a new one: the stay's own is not offered
+    return roomControl(name, options.vacantClean ? "" : shown, parent, Boolean(options.vacantClean),
+                       options.roomTypeId, report);
+  }
+  if (name === "payment_method_id" && options.profileId && parent) {
+    return cardControl(name, shown, parent, options.profileId, report);
+  }
   if (k === "lov" || k === "lov-many") {
     const box = lovControl(name, field, parent, k === "lov-many", report);
     const select = box.querySelector("select");
@@ -96,7 +153,7 @@ function control(name, field, value, parent, report) {
   }
   if (k === "enum") {
     return el("select", { name }, el("option", { value: "", text: "" }),
-      ...field.enum.filter((v) => v !== null).map((v) => el("option", { value: v, text: v, selected: v === shown })));
+      ...field.enum.filter((v) => v !== null).map((v) => el("option", { value: v, text: label(v), selected: v === shown })));
   }
   if (k === "boolean") return el("input", { type: "checkbox", name, checked: shown === true });
   if (k === "integer" || k === "number") {
@@ -116,7 +173,7 @@ function control(name, field, value, parent, report) {
 
 // The form's fields in layout order (a JSON Forms style ui schema: rows of controls), each with
 // its generated control. Returns the nodes; `values` prefill (a row being edited).
-export function renderFields(form, schema, uiSchema, values, parent, report) {
+export function renderFields(form, schema, uiSchema, values, parent, report, options = {}) {
   const root = schema || {};
   const props = root.properties || {};
   const required = new Set(root.required || []);
@@ -130,13 +187,13 @@ export function renderFields(form, schema, uiSchema, values, parent, report) {
     const row = el("div", { class: "row" });
     for (const name of names) {
       const field = resolve(props[name], root);
-      const label = el("label", { title: field.description || field.title || undefined },
-        `${name}${required.has(name) ? " *" : ""}`,
-        control(name, field, values ? values[name] : field.default, parent, report));
-      label.dataset.field = name;
-      label.dataset.kind = kind(field);
-      label.dataset.required = required.has(name) ? "1" : "";
-      row.append(label);
+      const box = el("label", { title: field.description || field.title || undefined },
+        `${t(name)}${required.has(name) ? " *" : ""}`,
+        control(name, field, values ? values[name] : field.default, parent, report, options));
+      box.dataset.field = name;
+      box.dataset.kind = kind(field);
+      box.dataset.required = required.has(name) ? "1" : "";
+      row.append(box);
     }
     form.append(row);
   }
