@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: clientgen run test test-fast test-pgbouncer lint bench chaos clean openapi fuzz simulate
+.PHONY: clientgen run test test-fast test-pgbouncer lint bench chaos clean openapi fuzz simulate screenshots
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,9 @@ fuzz: $(STAMP) ## schemathesis from the OpenAPI document at length: more example
 
 openapi: $(STAMP)
 	$(BIN)/pms-cli openapi
+
+screenshots: $(STAMP) ## the console's pages as PNGs for docs/guides/back-office-console.md (Chromium)
+	$(BIN)/python -m tests.e2e.console_screenshots
 
 clean:
 	rm -rf $(VENV) $(CLIENTGEN) var .pytest_cache
