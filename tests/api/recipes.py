@@ -198,6 +198,19 @@ def _refund(w: World) -> tuple[str, Any]:
     return s["f"] + "/refunds", {"amount": "5.00", "method": "CASH"}
 
 
+def _receipt(w: World) -> tuple[str, Any]:
+    """A receipt of a captured cash payment of the owner's stay (no payments-service call)."""
+    from decimal import Decimal
+
+    from pms.schemas.cashiering import PaymentIn
+    from pms.services.cashiering import payments
+
+    s = _cashiering_stay(w)
+    _, paid = payments.post_payment(s["ctx"], s["hotel"].id, s["folio"],
+                                    PaymentIn(amount=Decimal("5"), method="CASH"), payments=None)
+    return f"{s['f']}/payments/{paid.id}/receipt", None
+
+
 def _end_of_day(w: World) -> tuple[str, Any]:
     # the job stays QUEUED (no relay runs in API tests): only the request's rows are counted
     # (the business date is the local date: closing it needs the staff override)
@@ -234,6 +247,10 @@ RECIPES.update({
         f"{_cashiering_stay(w)['base']}/reservations/{_cashiering_stay(w)['res'].id}/folios",
         {"folio_type": "EXTRA"}),
     ("POST", f"{P}/end-of-day"): _end_of_day,
+    ("POST", f"{P}/folios/{{id}}/payments/{{payment_id}}/receipt"): _receipt,
+    # the auditor's export of a period: a job (stays QUEUED, no relay in API tests)
+    ("POST", f"{P}/fiscal-exports"): lambda w: (
+        w.fill(f"{P}/fiscal-exports"), {"from": "2030-01-01", "to": "2030-01-31"}),
     ("POST", "/v1/jobs"): lambda w: ("/v1/jobs", {
         "kind": "end_of_day", "property_id": _end_of_day(w)[0].split("/")[3],
         "input": {"override_reason": "test: early close"}}),

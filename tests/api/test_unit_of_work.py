@@ -66,7 +66,11 @@ PAIRS = {("POST", "/v1/properties/{property_id}/end-of-day"): 2, ("POST", "/v1/j
          ("POST", "/v1/properties/{property_id}/profiles/{id}/consents"): 2,
          # posting a banquet event changes the event and (when lines were posted)
          # the folio, each with its pair
-         ("POST", "/v1/properties/{property_id}/events/{id}/post"): 2}
+         ("POST", "/v1/properties/{property_id}/events/{id}/post"): 2,
+         # issuing a fiscal document records it and asks its fiscalization
+         # (`folio:invoiced` or `folio:receipt_issued`, `fiscal_document:fiscalization_requested`)
+         ("POST", "/v1/properties/{property_id}/folios/{id}/invoice"): 2,
+         ("POST", "/v1/properties/{property_id}/folios/{id}/payments/{payment_id}/receipt"): 2}
 
 
 @pytest.mark.parametrize("method,path", MUTATING, ids=[f"{m} {p}" for m, p in MUTATING])
