@@ -43,6 +43,16 @@ def for_update(query: peewee.ModelSelect, *, skip_locked: bool = False) -> peewe
     return query
 
 
+def for_update_always(query: peewee.ModelSelect) -> peewee.ModelSelect:
+    """`query` with FOR UPDATE on PostgreSQL (SQLite's writer lock serializes already), even
+    when the TEST-ONLY control runs turn locking off: for an order that is no race under study
+    (a hash chain's head), where two writers at one position would fail the use case instead
+    of showing its race. Inside a transaction only; nothing is declared to the unit of work."""
+    if not db.in_transaction():
+        raise RuntimeError("row locks need a transaction (use unit_of_work)")
+    return query.for_update() if is_postgres() else query
+
+
 _DECLARING: dict[type, type] = {}
 
 

@@ -25,7 +25,7 @@ from pms.db.uow import read_scope
 from pms.models import Folio
 from pms.platform.payments import EmbeddedPayments
 from pms.schemas.cashiering import ChargeIn, PaymentIn, TransactionCodeIn
-from pms.schemas.reservations import CheckInIn, ReservationIn
+from pms.schemas.reservations import CheckInIn
 from pms.services.cashiering import cashiering, payments
 from pms.services.cashiering.transaction_codes import TRANSACTION_CODE
 from pms.services.catalog import catalog
@@ -49,11 +49,7 @@ def _hotel(ctx, rooms=3):
     return made
 
 
-def _book(ctx, hotel, **over):
-    body = msgspec.convert(reservation_body(hotel, **over), ReservationIn)
-    row, created = reservations.create_reservation(ctx, hotel.prop.id, body)
-    assert created
-    return row
+_book = make_reservation  # a booking through the use case, no HTTP
 
 
 def _code(ctx, property_id, code, category, account):

@@ -31,7 +31,7 @@ from pms.models.platform import OutboxEvent
 from pms.schemas.reservations import ReservationIn
 from pms.services.inventory import inventory
 from pms.services.reservations import reservations
-from tests.factories import make_booking_hotel, reservation_body
+from tests.factories import make_booking_hotel, make_reservation, reservation_body
 from tests.helpers import wire_tally
 
 
@@ -43,11 +43,7 @@ def hotel(ctx, database):
     return made
 
 
-def _book(ctx, hotel, **over):
-    body = msgspec.convert(reservation_body(hotel, **over), ReservationIn)
-    row, created = reservations.create_reservation(ctx, hotel.prop.id, body)
-    assert created
-    return row
+_book = make_reservation  # a booking through the use case, no HTTP
 
 
 @contextmanager

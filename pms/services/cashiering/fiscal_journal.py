@@ -25,8 +25,8 @@ from decimal import Decimal
 from typing import Any
 
 from pms.db.current import current_unit_of_work
-from pms.db.database import db, is_postgres
 from pms.db.fields import utcnow
+from pms.db.locking import for_update_always
 from pms.db.statements import Statement
 from pms.domain.money import quantize
 from pms.models import FolioPayment
@@ -107,13 +107,9 @@ def _append(property_id: uuid.UUID, *, kind: str, document_id: uuid.UUID, number
 
 
 def _locked_head(query: Any) -> Any:
-    """The head read FOR UPDATE on PostgreSQL (SQLite's writer lock serializes already). NOTE:
-    not `pms.db.locking.for_update`, which the TEST-ONLY controls switch off to let a race
-    happen: the chain's order is no race under study, and two entries at one seq would fail
-    the use case instead of showing its race."""
-    if not db.in_transaction():
-        raise RuntimeError("the journal's head is locked inside a transaction")
-    return query.for_update() if is_postgres() else query
+    """The head read with its lock. NOTE: not `pms.db.locking.for_update`, which the TEST-ONLY
+    controls switch off to let a race happen: the chain's order is no race under study."""
+    return for_update_always(query)
 
 
 ADVANCE_HEAD = Statement.text("fiscal_journal.advance_head", postgres=(
