@@ -27,6 +27,7 @@ from pms.schemas.jobs import JobOut, job_out
 from pms.services.cashiering import (
     cashiering,
     einvoice,
+    facturx,
     fiscal_export,
     folios,
     invoices,
@@ -191,8 +192,9 @@ class FolioInvoice:
     @endpoint("folios:read", query=InvoiceQuery, response=dict, guest="own", errors=(409,),
               also_media=("application/pdf", "application/xml"),
               summary="The issued invoice as JSON, or as PDF with format=pdf",
-              description="`format=xml`: a company's invoice as an EN 16931 e-invoice (as "
-                          "GET .../fiscal-documents/{id}?format=xml).")
+              description="`format=xml`: a company's invoice as an EN 16931 e-invoice, "
+                          "`format=facturx`: as a Factur-X PDF (PDF/A-3 with the XML "
+                          "embedded), as GET .../fiscal-documents/{id}.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any, id: Any,
                query: InvoiceQuery) -> None:  # noqa: A002
         document = invoices.get_invoice(req.context.ctx, property_id, id)
@@ -221,7 +223,9 @@ class FiscalDocument:
               summary="A fiscal document (invoice or credit note) as JSON, or PDF with format=pdf",
               description="The document as frozen at issue: never changed afterwards. "
                           "`format=xml`: a company's document as an EN 16931 e-invoice "
-                          "(Factur-X/ZUGFeRD CII XML, EN 16931 profile); 409 "
+                          "(Factur-X/ZUGFeRD CII XML, EN 16931 profile); `format=facturx`: "
+                          "the Factur-X PDF (the printable document, declared PDF/A-3, "
+                          "with that XML embedded as factur-x.xml); 409 "
                           "einvoice_needs_company for a private guest's, 409 "
                           "einvoice_identity_incomplete when the seller's or buyer's frozen "
                           "identity lacks a country or a tax id.")
@@ -247,6 +251,10 @@ def _answer_document(resp: falcon.Response, document: dict[str, Any],
         resp.content_type = "application/xml"
         resp.data = einvoice.cii_xml(document)
         resp.downloadable_as = f"einvoice-{document['number']}.xml"
+    elif query.format == "facturx":
+        resp.content_type = "application/pdf"
+        resp.data = facturx.facturx_pdf(document)
+        resp.downloadable_as = f"facturx-{document['number']}.pdf"
     elif query.format == "pdf":
         kind = "credit-note" if document.get("kind") == invoices.CREDIT_NOTE else "invoice"
         resp.content_type = "application/pdf"
