@@ -5,6 +5,7 @@ Only ever used with a local `file://` JWKS: production keys live with the identi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -104,7 +105,14 @@ def generate_keys(settings: Settings, *, kid: str | None = None, force: bool = F
 
 
 def load_private_key(settings: Settings) -> tuple[str, Any]:
-    jwk = json.loads(Path(settings.private_jwk_path).read_text())
+    return _private_key(Path(settings.private_jwk_path).read_text())
+
+
+@functools.lru_cache(maxsize=8)
+def _private_key(jwk_text: str) -> tuple[str, Any]:
+    """The key of a JWK's text: building an RSA key checks it, which costs more than signing, so
+    a key set is parsed once (keyed by its text, so a rotated set is read afresh)."""
+    jwk = json.loads(jwk_text)
     return jwk["kid"], RSAAlgorithm.from_jwk(jwk)
 
 

@@ -26,7 +26,25 @@ __all__ = ["HTTP_METHODS", "Route", "UngatedRoute", "add_routes", "all_routes", 
            "openapi_path", "operations", "responders", "route_body_limits"]
 
 
+# The table is a function of the resource modules' ROUTES and the admin registry, so it is built
+# and checked once per registry: create_app runs per gunicorn worker and per test, and assembling
+# and validating the table costs more than the rest of the app's construction together.
+_TABLE: tuple[object, list[Route]] | None = None
+
+
 def all_routes() -> list[Route]:
+    """Every route, the admin aliases derived from the registry, each responder gated."""
+    global _TABLE
+    from pms.api import admin
+
+    if _TABLE is None or _TABLE[0] is not admin.PAGES:
+        routes = _assemble()
+        check_gated(routes)
+        _TABLE = (admin.PAGES, routes)
+    return list(_TABLE[1])
+
+
+def _assemble() -> list[Route]:
     from pms.api import health, openapi
     from pms.api.resources import availability as availability_routes
     from pms.api.resources import cashiering, catalog, housekeeping, profiles, properties
@@ -143,8 +161,10 @@ def _lov_settings_images() -> list[Route]:
 
 
 def add_routes(app: falcon.App, deps: Any, routes: list[Route] | None = None) -> list[Route]:
-    routes = routes if routes is not None else all_routes()
-    check_gated(routes)
+    if routes is None:
+        routes = all_routes()  # gated when assembled
+    else:
+        check_gated(routes)
     instances: dict[type, Any] = {}
     for route in routes:
         resource = instances.get(route.resource)
