@@ -28,7 +28,7 @@ from pms.db.uow import read_scope
 from pms.errors import SpaceTaken
 from pms.models import SpaceBooking
 from pms.schemas.banquets import BanquetEventIn, FunctionSpaceIn
-from pms.services.groups import banquets
+from pms.services.groups import banquets, function_spaces
 from tests.concurrency.conftest import altered_database, fire
 from tests.factories import make_property
 
@@ -129,7 +129,7 @@ def _race_with_the_check_skipped(ctx: Any, monkeypatch: Any) -> tuple[list[str],
             return None
         return real(*args)
 
-    monkeypatch.setattr(banquets, "overlapping_booking", first_check_skipped)
+    monkeypatch.setattr(function_spaces, "overlapping_booking", first_check_skipped)
     barrier = threading.Barrier(len(events))
 
     def move(ev: Any) -> str:

@@ -17,7 +17,7 @@ from pms.models import BanquetEvent, FunctionSpace
 from pms.models.banquets import SpaceBooking
 from pms.schemas import banquets as s
 from pms.services.catalog.catalog import load_property
-from pms.services.groups.banquets import elements_of, load_space
+from pms.services.groups.function_spaces import elements_of, load_space
 
 MAX_WINDOW = timedelta(days=31)
 
