@@ -26,6 +26,7 @@ from pms.api.middleware import (
 from pms.api.public import PublicDocumentMiddleware
 from pms.api.readroute import ReadRouteMiddleware
 from pms.api.reference import reference_files_middleware
+from pms.api.router import SharedRouter
 from pms.api.tracing import TraceMiddleware
 from pms.clock import Clock, SystemClock
 from pms.config import Settings, load_settings
@@ -83,6 +84,7 @@ def create_app(settings: Settings, *, db: Any = None, platform: Any = None,
     gate = GateMiddleware(body)  # its table is the route table, loaded below; it reads the body
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
+        router=SharedRouter(),  # the compiled route tree is built once per route table
         middleware=[
             RequestIdMiddleware(),
             InflightMiddleware(inflight),
