@@ -1,1 +1,9 @@
 """Cashiering: folios and their state, postings, payments, refunds, invoices, vouchers, transaction codes, ledger postings."""
+
+# the modules other packages may import (tests/unit/test_package_surfaces.py); the rest
+# are this package's own
+PUBLIC_MODULES = (
+    "cashiering", "einvoice", "facturx", "fiscal_export", "fiscal_journal", "fiscalization",
+    "folio_state", "folios", "invoices", "ledger_postings", "master_folios", "payments", "posting",
+    "receipts", "refunds", "transaction_codes", "vouchers",
+)
