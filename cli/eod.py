@@ -48,7 +48,8 @@ def _properties(ctx: Any, code: str | None) -> list[Any]:
 
 
 def _run_one(ctx: Any, platform: Any, prop: Any, day: date | None, dry_run: bool,
-             progress: Progress | None, override_reason: str | None = None) -> dict[str, Any]:
+             progress: Progress | None, override_reason: str | None = None,
+             catch_up: bool = False) -> dict[str, Any]:
     from pms.errors import PmsError
     from pms.schemas.common import to_data
     from pms.services.night_audit.end_of_day import STEPS, Hooks, run_night_audit
@@ -69,7 +70,7 @@ def _run_one(ctx: Any, platform: Any, prop: Any, day: date | None, dry_run: bool
         out = run_night_audit(ctx, prop.id, business_date=day, dry_run=dry_run,
                               hooks=Hooks(ledger=getattr(platform, "ledger", None),
                                           progress=on_step),
-                              override_reason=override_reason)
+                              override_reason=override_reason, catch_up=catch_up)
         result = to_data(out)
     except PmsError as exc:
         error = exc.detail
@@ -95,12 +96,18 @@ def end_of_day(
         None, "--override-reason",
         help="Close a business date the property's local date has not passed yet; the reason "
              "(1-500 characters) is audited."),
+    catch_up: bool = typer.Option(
+        False, "--catch-up",
+        help="The business date is more than a day behind the local date: close every missed "
+             "day in order (each run audited as a catch-up)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Run the night audit (no-shows, room and tax charges, housekeeping, figures, date roll).
 
     A business date closes once the property's local date has passed it; before that the run
-    is refused (status REFUSED, exit 1) unless --override-reason says why."""
+    is refused (status REFUSED, exit 1) unless --override-reason says why. A business date
+    more than a day behind the local date is refused too (night_audit_overdue) unless
+    --catch-up closes every missed day in order."""
     # closing a business date is not undone by re-running: no default of "every property"
     require_property_choice(property_code, all_properties, "to close")
     day = None
@@ -118,13 +125,13 @@ def end_of_day(
         fail("no such property" if property_code else "the env has no property", 1)
     results = []
     if as_json:
-        results = [_run_one(ctx, platform, p, day, dry_run, None, override_reason)
+        results = [_run_one(ctx, platform, p, day, dry_run, None, override_reason, catch_up)
                    for p in props]
     else:
         with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                       console=console, transient=False) as progress:
-            results = [_run_one(ctx, platform, p, day, dry_run, progress, override_reason)
-                       for p in props]
+            results = [_run_one(ctx, platform, p, day, dry_run, progress, override_reason,
+                                catch_up) for p in props]
     failed = [r for r in results if r["status"] not in ("DONE", "PREVIEW")]
     emit({"results": results, "failed": len(failed)}, as_json=as_json,
          title="Night audit" + (" (dry run)" if dry_run else ""),

@@ -22,6 +22,10 @@ class EndOfDayIn(Strict):
     business_date: date | None = None
     dry_run: bool = False
     override_reason: OverrideReason | None = None
+    catch_up: Annotated[bool, msgspec.Meta(
+        description="The business date is more than a day behind the property's local date: "
+                    "close every missed day in order (each its own run, audited as a "
+                    "catch-up); without it such a run is 409 night_audit_overdue")] = False
 
 
 class EndOfDayQuery(msgspec.Struct, kw_only=True):
@@ -49,6 +53,7 @@ class NightAuditRunOut(Out):
     steps: list[NightAuditStepOut] = []
     figures: dict[str, Any] | None = None
     error: str | None = None
+    caught_up: list[date] | None = None  # the business dates a catch-up closed, in order
 
 
 def step_out(s: object) -> NightAuditStepOut:

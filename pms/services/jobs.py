@@ -57,10 +57,12 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
         NotFound: no such property.
         Forbidden (403 override_not_allowed): `override_reason` from a caller that is not
             staff (a user token without a holder).
-        Conflict (409 business_date_not_current, business_date_not_over): see
-            `end_of_day.check_closable`.
+        Conflict (409 business_date_not_current, business_date_not_over,
+            night_audit_overdue): see `end_of_day.check_closable`; `catch_up` closes the
+            missed days in one job.
     """
     from pms.services.night_audit import end_of_day as eod
+    from pms.services.night_audit import lateness
 
     if body.override_reason is not None and (ctx.client_kind != "user"
                                              or ctx.holder_id is not None):
@@ -74,14 +76,17 @@ def start_end_of_day(ctx: Ctx, property_id: uuid.UUID, body: EndOfDayIn, *, plat
         if prop is None:
             raise NotFound("no such property")
         day = body.business_date or current_business_date(prop, ctx.now)
-        eod.check_closable(prop, day, ctx.now, override_reason=body.override_reason)
+        eod.check_closable(prop, day, ctx.now, override_reason=body.override_reason,
+                           catch_up=body.catch_up)
+        late = lateness.late_reason(prop, day, ctx.now) if body.catch_up else None
     with lock_errors(), unit_of_work(ctx) as uow:
         run, done = eod.claim_in(uow, ctx, property_id, day,
-                                 override_reason=body.override_reason)
+                                 override_reason=body.override_reason or late)
         job = None
-        if not done:
+        if not done or late:
             job = Job.create(kind=END_OF_DAY, status=JOB_INITIAL.value, property_id=property_id,
-                             input={"business_date": day.isoformat(), "run_id": str(run.id)})
+                             input={"business_date": day.isoformat(), "run_id": str(run.id),
+                                    **({"catch_up": True} if late else {})})
             record_queued(uow, job)
     if job is None:
         with read_scope(ctx):
@@ -167,7 +172,8 @@ def run_job(ctx: Ctx, job_id: uuid.UUID, *, platform: Any = None, resume: bool =
         hooks = eod.Hooks(ledger=getattr(platform, "ledger", None) if platform else None)
         result = eod.run_night_audit(ctx, job.property_id, hooks=hooks,
                                      business_date=dt.date.fromisoformat(job.input["business_date"]),
-                                     run_id=uuid.UUID(job.input["run_id"]))
+                                     run_id=uuid.UUID(job.input["run_id"]),
+                                     catch_up=bool(job.input.get("catch_up")))
     except BaseException as exc:
         # NOTE: BaseException on purpose: a time limit or a shutdown interrupt must not leave
         # the job RUNNING; the interrupt is re-raised after the job is marked.

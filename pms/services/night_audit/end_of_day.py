@@ -44,7 +44,7 @@ from pms.schemas.end_of_day import NightAuditRunOut, NightAuditStepOut, run_out
 from pms.services.cashiering import folios as night_charges
 from pms.services.cashiering.ledger_postings import send_postings
 from pms.services.inventory import inventory_calendar
-from pms.services.night_audit import reports
+from pms.services.night_audit import lateness, reports
 from pms.services.reservations.reservations import business_date as current_business_date
 
 log = logging.getLogger("pms.night_audit")
@@ -309,8 +309,11 @@ def _run_step(ctx: Ctx, run_id: uuid.UUID, name: str, position: int, hooks: Hook
 def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | None = None,
                     dry_run: bool = False, hooks: Hooks | None = None,
                     run_id: uuid.UUID | None = None,
-                    override_reason: str | None = None) -> NightAuditRunOut:
-    """Run (or resume, or answer the finished) night audit of a property.
+                    override_reason: str | None = None,
+                    catch_up: bool = False) -> NightAuditRunOut:
+    """Run (or resume, or answer the finished) night audit of a property; with `catch_up`,
+    then every later business date the property's local date has passed, in order (each its
+    own run, audited as a catch-up), answering the last run with `caught_up` listing them.
 
     Args:
         run_id: a run already claimed (the API claims it with the job; the job runs it).
@@ -323,16 +326,42 @@ def run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | N
     Raises:
         NotFound: no such property. Busy (503): another runner holds the run row too long.
         NightAuditUnderWay (409 end_of_day_in_progress): a concurrent first start won.
+        NightAuditOverdue (409 night_audit_overdue): the business date is more than a day
+            behind the local date and `catch_up` was not asked for.
     """
+    out = _run_night_audit(ctx, property_id, business_date=business_date, dry_run=dry_run,
+                           hooks=hooks, run_id=run_id, override_reason=override_reason,
+                           catch_up=catch_up)
+    caught_up = [out.business_date] if catch_up and not dry_run else []
+    while caught_up and out.status == AuditRunStatus.DONE:
+        with read_scope(ctx):
+            prop = Property.get_by_id(property_id)
+            day, local = current_business_date(prop, ctx.now), local_today(ctx.now, prop.timezone)
+        if day >= local:
+            break
+        out = _run_night_audit(ctx, property_id, business_date=day, dry_run=False,
+                               hooks=hooks, run_id=None,
+                               override_reason=lateness.reason(day, local), catch_up=True)
+        caught_up.append(out.business_date)
+    if caught_up:
+        out.caught_up = caught_up
+    return out
+
+
+def _run_night_audit(ctx: Ctx, property_id: uuid.UUID, *, business_date: date | None,
+                     dry_run: bool, hooks: Hooks | None, run_id: uuid.UUID | None,
+                     override_reason: str | None, catch_up: bool) -> NightAuditRunOut:
     hooks = hooks or Hooks()
     with read_scope(ctx):
         prop = Property.get_or_none(Property.id == property_id)
         if prop is None:
             raise NotFound("no such property")
         day = business_date or current_business_date(prop, ctx.now)
+        if catch_up and override_reason is None:  # each late day's run says why
+            override_reason = lateness.late_reason(prop, day, ctx.now)
         if run_id is None:
             check_closable(prop, day, ctx.now, override_reason=override_reason,
-                           dry_run=dry_run)
+                           dry_run=dry_run, catch_up=catch_up)
         if dry_run:
             return preview(prop, day)
         claimed = NightAuditRun.get_or_none(NightAuditRun.id == run_id) if run_id else None
@@ -378,7 +407,8 @@ class BusinessDateNotOver(Conflict):
 
 
 def check_closable(prop: Property, day: date, now: datetime, *,
-                   override_reason: str | None = None, dry_run: bool = False) -> None:
+                   override_reason: str | None = None, dry_run: bool = False,
+                   catch_up: bool = False) -> None:
     """Only the property's current business date can be closed (a date far ahead rolled the
     property there for good), and only once the property's local date has passed it. A date
     that already has a run is accepted as it is: a finished one answers with itself, an
@@ -392,6 +422,8 @@ def check_closable(prop: Property, day: date, now: datetime, *,
         BusinessDateNotOver (409 business_date_not_over): the local date at the property is
             the business date or earlier, and no `override_reason` was given (a dry run is
             not refused: it writes nothing).
+        NightAuditOverdue (409 night_audit_overdue): the business date is more than a day
+            behind the local date, without `catch_up` (`lateness`; a dry run is not refused).
     """
     current = current_business_date(prop, now)
     local = local_today(now, prop.timezone)
@@ -407,6 +439,8 @@ def check_closable(prop: Property, day: date, now: datetime, *,
         raise Conflict(f"only the property's current business date ({current}) can be closed, "
                        f"not {day}", code="business_date_not_current",
                        current_business_date=current.isoformat())
+    if not dry_run:
+        lateness.check_on_time(day, local, catch_up=catch_up)
     if day >= local and override_reason is None and not dry_run:
         first = (f"; a property never audited may close {local - timedelta(days=1)} "
                  "(name it as business_date)") if prop.business_date is None else ""
