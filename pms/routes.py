@@ -93,7 +93,9 @@ def _assemble() -> list[Route]:
         *_privacy(),
         *_fiscal(),
     ]
-    return [*domain, *_admin(domain), *_policies()]
+    # the policy routes are admin routes already: pages name them, no alias serves them twice
+    policy = _policies()
+    return [*domain, *_admin([*domain, *policy]), *policy]
 
 
 def _admin(domain: list[Route]) -> list[Route]:

@@ -23,12 +23,14 @@ never imports the route table back (tests/unit/test_import_graph.py).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
+import typing
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import falcon
 import msgspec
@@ -56,8 +58,10 @@ from pms.models import (
     SettingsDocument,
 )
 from pms.schemas.common import Cursor, Limit
-from pms.services.admin import admin_lists
+from pms.schemas.profiles import ProfileIn
+from pms.services.admin import admin_lists, policies
 from pms.services.admin.admin_lists import AdminRows, ListSource, Lookup, model_has
+from pms.services.admin.policy_decision import KNOWN_SCOPES
 from pms.services.catalog import lov, settings
 from pms.services.night_audit.reports import REPORTS
 
@@ -85,6 +89,15 @@ class Action:
     machine: Machine[Any] | None = None
     trigger: str | None = None
     params: dict[str, str] = field(default_factory=dict)
+    # body fields the row gives (field -> the row's column): sent, never shown in the form
+    fill: dict[str, str] = field(default_factory=dict)
+    # another action of the page sent after this one succeeds, with the same row: its form's
+    # fields are part of this form (a check-in's key), and it is skipped when left empty
+    then: str | None = None
+    states: tuple[str, ...] | None = None  # the states it is allowed from, when no machine says
+    answer: bool = False  # the answer is shown (a key issued, a policy decision)
+    # body fields that open with the caller's own value (field -> the Ctx attribute)
+    caller: dict[str, str] = field(default_factory=dict)
 
     def param_map(self) -> dict[str, str]:
         return {name: self.params.get(name, PROPERTY if name == "property_id" else "")
@@ -92,7 +105,8 @@ class Action:
 
     @property
     def on_row(self) -> bool:
-        return any(source not in (INPUT, PROPERTY) for source in self.param_map().values())
+        return bool(self.fill) or any(source not in (INPUT, PROPERTY)
+                                      for source in self.param_map().values())
 
 
 def path_params(path: str) -> list[str]:
@@ -113,6 +127,8 @@ class PageDef:
     # never shows what its domain reads would refuse (front desk rows are reservations)
     also_read: tuple[str, ...] = ()
     columns: tuple[str, ...] = ("id", "name", "path")  # a callable source's row keys
+    # form field -> the values its input suggests (read when the definition is asked for)
+    suggest: dict[str, Callable[[], Any]] = field(default_factory=dict)
 
     @property
     def list_columns(self) -> list[str]:
@@ -157,6 +173,57 @@ def _company() -> Any:
     return Profile.kind == "COMPANY"
 
 
+def _rule_text(rule: dict[str, Any], names: dict[str, str]) -> str:
+    """A rule in words: its effect, scopes and conditions (properties by name)."""
+    parts = [f"{rule.get('id') or '?'}: {rule['effect']} {', '.join(rule['scopes'])}"]
+    if rule.get("client_kinds"):
+        parts.append("for " + ", ".join(rule["client_kinds"]))
+    if rule.get("subjects"):
+        parts.append("subjects " + ", ".join(rule["subjects"]))
+    if rule.get("property_ids"):
+        parts.append("at " + ", ".join(names.get(str(p), str(p)) for p in rule["property_ids"]))
+    for key in ("subject_attributes", "property_attributes"):
+        if rule.get(key):
+            parts.append(key.replace("_", " ") + " "
+                         + ", ".join(f"{k}={v}" for k, v in rule[key].items()))
+    if rule.get("relation"):
+        parts.append(f"relation {rule['relation']['relation']} of the "
+                     f"{rule['relation']['object']}")
+    return " · ".join(parts)
+
+
+def _policy_rows(ctx: Ctx, **_kw: Any) -> AdminRows:
+    """The env's policy sets, one row each, their rules in words."""
+    sets, cursor = [], None
+    while True:
+        page = policies.list_policy_sets(ctx, limit=200, cursor=cursor)
+        sets += page.items
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    names = admin_lists.property_names(
+        ctx, {str(p) for s in sets for r in s.rules for p in (r.property_ids or ())})
+    rows = [{"id": str(s.id), "name": s.name, "enabled": s.enabled,
+             "default_effect": s.default_effect, "version": s.version,
+             "rules": "; ".join(_rule_text(msgspec.to_builtins(r), names) for r in s.rules)}
+            for s in sets]
+    return AdminRows(rows=rows, next_cursor=None, estimated_total=len(rows))
+
+
+POLICY_SET = "/v1/admin/policy-sets/{id}"
+
+
+def _values(kind: Any) -> tuple[str, ...]:
+    """The values a filter takes, from the schemas: an enum's members, a Literal's values."""
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return tuple(str(m.value) for m in kind)
+    return tuple(str(v) for v in typing.get_args(kind))
+
+
+def _field_type(struct: Any, name: str) -> Any:
+    return next(f.type for f in msgspec.structs.fields(struct) if f.name == name)
+
+
 RES = f"{P}/reservations/{{id}}"
 CPM = f"{P}/companies/{{profile_id}}/payment-methods"
 EVT = f"{P}/events/{{id}}"
@@ -172,6 +239,8 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                                      "arrival_date", "departure_date", "guest_last_name",
                                      "room_type_id", "rate_plan_id"),
                        filters=("status", "arrival_date", "confirmation_number"),
+                       searches={"guest": ("guest_last_name", "guest_first_name")},
+                       choices={"status": _values(st.ReservationStatus)},
                        lookups=(Lookup("room_type", "room_type_id", RoomType, "name"),
                                 Lookup("rate_plan", "rate_plan_id", RatePlan, "code"))),
             form=("POST", f"{P}/reservations"),
@@ -186,11 +255,18 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             ListSource(Reservation, ("property_id", "confirmation_number", "status",
                                      "arrival_date", "departure_date", "guest_last_name",
                                      "room_type_id", "room_id"),
-                       filters=("status", "arrival_date", "departure_date", "guest_last_name"),
+                       filters=("status", "arrival_date", "departure_date"),
+                       searches={"guest": ("guest_last_name", "guest_first_name")},
+                       choices={"status": _values(st.ReservationStatus)},
                        lookups=(Lookup("room_type", "room_type_id", RoomType, "name"),
                                 Lookup("room_number", "room_id", Room, "room_number"))),
             also_read=("reservations:read",),
-            actions=(Action("check_in", "POST", f"{RES}/check-in", RM, "check_in", ROW),
+            # a check-in issues the stay's key in the same form (its key type picked)
+            actions=(Action("check_in", "POST", f"{RES}/check-in", RM, "check_in", ROW,
+                            then="issue_key"),
+                     Action("issue_key", "POST", f"{P}/digital-keys",
+                            fill={"reservation_id": "id"},
+                            states=(st.ReservationStatus.CHECKED_IN.value,), answer=True),
                      Action("check_out", "POST", f"{RES}/check-out", RM, "check_out", ROW),
                      Action("no_show", "POST", f"{RES}/no-show", RM, "no_show", ROW),
                      Action("assign_room", "PUT", f"{RES}/room", RM, "assign_room", ROW),
@@ -200,6 +276,7 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             ListSource(Folio, ("property_id", "reservation_id", "room_number", "status",
                                "folio_type", "currency"),
                        filters=("status", "room_number"),
+                       choices={"status": _values(st.FolioStatus)},
                        lookups=(Lookup("guest_last_name", "reservation_id", Reservation,
                                        "guest_last_name"),
                                 Lookup("confirmation_number", "reservation_id", Reservation,
@@ -214,6 +291,7 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             ListSource(HousekeepingTask, ("property_id", "room_id", "kind", "status",
                                           "assignee", "business_date"),
                        filters=("status", "kind"),
+                       choices={"status": _values(st.HkTaskStatus)},
                        lookups=(Lookup("room_number", "room_id", Room, "room_number"),)),
             form=("POST", f"{P}/housekeeping/tasks"),
             lovs={"kind": "housekeeping-task-kinds"},
@@ -233,7 +311,8 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             ListSource(RoomBlock, ("property_id", "code", "name", "status", "arrival_date",
                                    "departure_date", "cutoff_date", "rate_plan_id",
                                    "company_profile_id"),
-                       filters=("status", "code")),
+                       filters=("status", "code"),
+                       choices={"status": _values(st.BlockStatus)}),
             form=("POST", f"{P}/blocks"),
             lovs={"rate_plan_id": "rate-plans", "room_type_id": "room-types"},
             actions=(Action("create", "POST", f"{P}/blocks"),
@@ -248,7 +327,7 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
     PageDef("events", "Banquet events", "events",
             ListSource(BanquetEvent, ("property_id", "name", "status", "space_id",
                                       "start_at", "end_at", "attendees_forecast"),
-                       filters=("status",)),
+                       filters=("status",), choices={"status": _values(st.EventStatus)}),
             form=("POST", f"{P}/events"),
             actions=(Action("create", "POST", f"{P}/events"),
                      Action("edit", "PUT", EVT, params=ROW),
@@ -257,6 +336,8 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
     PageDef("profiles", "Guest profiles", "profiles",
             ListSource(Profile, ("kind", "first_name", "last_name", "company_name", "email",
                                  "loyalty_number"), filters=("kind", "email_normalized"),
+                       searches={"name": ("last_name", "first_name", "company_name")},
+                       choices={"kind": _values(_field_type(ProfileIn, "kind"))},
                        property_field=None),
             form=("POST", f"{P}/profiles"),
             actions=(Action("create", "POST", f"{P}/profiles"),
@@ -282,6 +363,7 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                             params={"list": "list", "code": "code"}))),
     PageDef("companies", "Companies", "companies",
             ListSource(Profile, ("company_name", "email", "external_ref", "preferences"),
+                       searches={"name": ("company_name",)},
                        condition=_company, property_field=None),
             form=("PUT", f"{P}/companies/{{profile_id}}/receivable-account"),
             actions=(Action("provision_admin", "PUT",
@@ -292,7 +374,9 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                             params={"profile_id": "id"}))),
     PageDef("company_users", "Company users", "company_users",
             ListSource(CompanyUser, ("company_profile_id", "traveler_profile_id", "role"),
-                       filters=("company_profile_id", "role"), property_field=None),
+                       filters=("company_profile_id", "role"),
+                       choices={"role": tuple(sorted(policies.COMPANY_ROLES))},
+                       property_field=None),
             form=("POST", f"{P}/companies/{{profile_id}}/users"),
             # a company's first user has no row to start from: the toolbar asks for the company
             actions=(Action("add_user", "POST", f"{P}/companies/{{profile_id}}/users",
@@ -318,7 +402,9 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             ListSource(CompanyPaymentMethod, ("company_profile_id", "payment_method_id",
                                               "label", "status", "reason", "brand", "last4",
                                               "exp_month", "exp_year"),
-                       filters=("status", "company_profile_id"), property_field=None),
+                       filters=("status", "company_profile_id"),
+                       choices={"status": _values(st.CompanyPaymentMethodStatus)},
+                       property_field=None),
             form=("POST", CPM),
             actions=(Action("set_receivable_account", "PUT",
                             f"{P}/companies/{{profile_id}}/receivable-account",
@@ -335,6 +421,16 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
                             "resubmit", COMPANY_ROW),
                      Action("remove_payment_method", "DELETE", f"{CPM}/{{id}}",
                             params=COMPANY_ROW))),
+    # the env's policies: add one, see it in words, and ask "would this be allowed?"
+    PageDef("policies", "Policies", "policy", _policy_rows,
+            form=("POST", "/v1/admin/policy-sets"),
+            columns=("id", "name", "enabled", "default_effect", "rules", "version"),
+            suggest={"scopes": lambda: KNOWN_SCOPES},
+            actions=(Action("add_policy", "POST", "/v1/admin/policy-sets"),
+                     Action("edit_policy", "PUT", POLICY_SET, params=ROW),
+                     Action("remove_policy", "DELETE", POLICY_SET, params=ROW),
+                     Action("would_this_be_allowed", "POST", "/v1/admin/policy-decisions",
+                            answer=True, caller={"sub": "sub", "client_kind": "client_kind"}))),
 )}
 
 
@@ -342,6 +438,8 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
 
 def alias_path(spec: EndpointSpec, domain_path: str) -> str:
     """`/v1/admin/{the domain scope's resource}{the domain path without /v1}`."""
+    if domain_path.startswith("/v1/admin/"):  # an admin route already (policy sets)
+        return domain_path
     resource = spec.scope.removeprefix("hotel:pms:").rsplit(":", 1)[0]
     return "/v1/admin/" + resource + domain_path.removeprefix("/v1")
 
@@ -369,7 +467,14 @@ def _alias_responder(domain_cls: type, fn: Any, spec: EndpointSpec) -> Any:
 
 
 def alias_table(routes: list[Route]) -> dict[tuple[str, str], tuple[str, EndpointSpec]]:
-    """(METHOD, domain path) -> (alias path, domain declaration) for every page action."""
+    """(METHOD, domain path) -> (alias path, domain declaration) for every page action served
+    by an alias (an admin route is its own: not listed)."""
+    return {key: value for key, value in action_table(routes).items() if value[0] != key[1]}
+
+
+def action_table(routes: list[Route]) -> dict[tuple[str, str], tuple[str, EndpointSpec]]:
+    """(METHOD, domain path) -> (the path the console sends it to, domain declaration) for
+    every page action."""
     index = _domain_index(routes)
     out: dict[tuple[str, str], tuple[str, EndpointSpec]] = {}
     for page in PAGES.values():
@@ -401,7 +506,12 @@ def _source_problems(page: PageDef) -> list[str]:
         if not model_has(model, name):
             out.append(f"{name} is not a field of {model.__name__}")
     out += [f"filter {name} has no query type" for name in source.filters
-            if name not in FILTER_TYPES]
+            if name not in FILTER_TYPES and name not in source.choices]
+    out += [f"search {name} matches {column}, not a field of {model.__name__}"
+            for name, columns in source.searches.items() for column in columns
+            if not model_has(model, column)]
+    out += [f"choices of {name}, not a filter" for name in source.choices
+            if name not in source.filters]
     out += [f"lookup {lk.name} does not resolve" for lk in source.lookups
             if not model_has(model, lk.via) or not model_has(lk.model, lk.field)]
     return out
@@ -417,6 +527,13 @@ def _route_problems(page: PageDef, index: dict[tuple[str, str], Any]) -> list[st
         spec = spec_of(index[key][1])
         if spec is not None and spec.body is not None:
             bodies |= set(form_schema(spec.body, {}).get("properties", {}))
+    for action in page.actions:
+        if action.fill and (action.method, action.path) in index:
+            spec = spec_of(index[(action.method, action.path)][1])
+            fields = set(form_schema(spec.body, {}).get("properties", {})) \
+                if spec is not None and spec.body is not None else set()
+            out += [f"action {action.name} fills {name}, no field of its body"
+                    for name in action.fill if name not in fields]
     lists = set(lov.list_names())
     for field_name, list_name in page.lovs.items():
         if list_name not in lists:
@@ -437,6 +554,11 @@ def _param_problems(page: PageDef) -> list[str]:
         out += [f"action {action.name}'s {{{name}}} comes from {column}, not a column of "
                 "the list" for name, column in action.param_map().items()
                 if column not in (INPUT, PROPERTY, *columns)]
+        out += [f"action {action.name}'s {name} comes from {column}, not a column of the list"
+                for name, column in action.fill.items() if column not in columns]
+        if action.then is not None and action.then not in {a.name for a in page.actions}:
+            out.append(f"action {action.name} is followed by {action.then}, not an action "
+                       "of the page")
     return out
 
 
@@ -469,11 +591,13 @@ def admin_routes(domain_routes: list[Route]) -> list[Route]:
             spec = spec_of(fn)
             assert spec is not None
             template = alias_path(spec, route.template)
+            if template == route.template:
+                continue  # served as it is
             methods = by_template.setdefault(template, {})
             methods[f"on_{action.method.lower()}"] = _alias_responder(route.resource, fn, spec)
             classes.setdefault(template, set()).add(route.resource)
     pages = type("AdminPageDefinitions", (PageDefinitions,),
-                 {"table": alias_table(domain_routes)})
+                 {"table": action_table(domain_routes)})
     out = [Route("/v1/admin/ui", PageIndex), Route("/v1/admin/ui/{page}", pages)]
     out += [Route(f"/v1/admin/{name}", _list_resource(page)) for name, page in PAGES.items()]
     for template, methods in sorted(by_template.items()):
@@ -517,17 +641,41 @@ FILTER_TYPES: dict[str, Any] = {
 }
 
 
+SEARCH = Annotated[str, msgspec.Meta(max_length=100)]
+
+
 def list_filters(page: PageDef) -> list[str]:
     source = page.source
     if not isinstance(source, ListSource):
         return []
-    return [*(["property_id"] if source.property_field else []), *source.filters]
+    return [*(["property_id"] if source.property_field else []), *source.filters,
+            *source.searches]
+
+
+def filter_options(page: PageDef) -> dict[str, list[str]]:
+    """The values of each filter that takes a fixed set (an enum's, a flag's): a select."""
+    source = page.source
+    if not isinstance(source, ListSource):
+        return {}
+    out = {name: list(values) for name, values in source.choices.items()}
+    out.update({name: ["true", "false"] for name in source.filters
+                if FILTER_TYPES.get(name) is bool})
+    return out
+
+
+def _filter_type(source: ListSource, name: str) -> Any:
+    if name in source.searches:
+        return SEARCH
+    if name in source.choices:  # a value outside the enum is 422, naming the filter
+        return Literal[tuple(source.choices[name])]  # type: ignore[valid-type]
+    return FILTER_TYPES[name]
 
 
 def list_query(page: PageDef) -> type:
     """The page's list query: limit, cursor and the page's own filters, nothing else."""
     name = "AdminListQuery" + "".join(ch for ch in page.page.title() if ch.isalnum())
-    return msgspec.defstruct(name, [(f, FILTER_TYPES[f] | None, None)
+    source = page.source
+    return msgspec.defstruct(name, [(f, _filter_type(source, f) | None, None)
                                     for f in list_filters(page)],
                              bases=(AdminListQuery,), kw_only=True, forbid_unknown_fields=True)
 
@@ -550,6 +698,10 @@ class ActionOut(msgspec.Struct, kw_only=True):
     # the property picked) or "" (the user enters it); `on_row`: a row action, else toolbar
     params: dict[str, str] = {}
     on_row: bool = False
+    fill: dict[str, str] = {}  # body field -> the row's column it takes (not in the form)
+    then: str | None = None  # the action sent after it, with the same row (a check-in's key)
+    answer: bool = False  # its answer is shown (a key, a decision)
+    defaults: dict[str, Any] = {}  # body fields that open with the caller's own values
 
 
 class PageOut(msgspec.Struct, kw_only=True):
@@ -565,6 +717,10 @@ class PageOut(msgspec.Struct, kw_only=True):
     lovs: dict[str, str]
     actions: list[ActionOut]
     form_action: str | None = None  # the offered action whose body `schema` is
+    # filter -> the values it takes (a select): an enum's from the schemas, a flag's
+    filter_options: dict[str, list[str]] = {}
+    # form field -> values to suggest (the API's scopes for a policy rule)
+    suggestions: dict[str, list[str]] = {}
 
 
 def form_schema(body: Any, lovs: dict[str, str]) -> dict[str, Any]:
@@ -586,13 +742,25 @@ def form_schema(body: Any, lovs: dict[str, str]) -> dict[str, Any]:
 
 
 def _allowed_from(action: Action) -> list[str] | None:
+    if action.states is not None:
+        return list(action.states)
     if action.machine is None or action.trigger is None:
         return None
     return [s.value for s in action.machine.states if action.machine.can(s, action.trigger)]
 
 
+def _without(schema: dict[str, Any], fields: set[str]) -> dict[str, Any]:
+    """The schema without the fields the row fills (they are sent, not asked)."""
+    if not fields:
+        return schema
+    props = {k: v for k, v in schema.get("properties", {}).items() if k not in fields}
+    required = [f for f in schema.get("required", []) if f not in fields]
+    return {**schema, "properties": props, "required": required}
+
+
 def page_definition(page: PageDef, scopes: frozenset[str],
-                    aliases: dict[tuple[str, str], tuple[str, EndpointSpec]]) -> PageOut:
+                    aliases: dict[tuple[str, str], tuple[str, EndpointSpec]],
+                    caller: Ctx | None = None) -> PageOut:
     actions = []
     for action in page.actions:
         path, spec = aliases[(action.method, action.path)]
@@ -602,8 +770,17 @@ def page_definition(page: PageDef, scopes: frozenset[str],
                                  domain_path=action.path, scope=spec.scope,
                                  allowed_from=_allowed_from(action),
                                  params=action.param_map(), on_row=action.on_row,
-                                 schema=(form_schema(spec.body, page.lovs)
+                                 fill=dict(action.fill), then=action.then,
+                                 answer=action.answer,
+                                 defaults={f: getattr(caller, a) for f, a in action.caller.items()}
+                                 if caller is not None else {},
+                                 schema=(_without(form_schema(spec.body, page.lovs),
+                                                  set(action.fill))
                                          if spec.body is not None else None)))
+    offered = {a.name for a in actions}
+    for out in actions:  # a follow-up the caller may not send is not offered
+        if out.then not in offered:
+            out.then = None
     schema = None
     order: list[str] = []
     if page.form is not None:
@@ -624,7 +801,9 @@ def page_definition(page: PageDef, scopes: frozenset[str],
                    filters=filters,
                    lovs=dict(page.lovs), actions=actions,
                    form_action=next((a.name for a in actions
-                                     if page.form == (a.method, a.domain_path)), None))
+                                     if page.form == (a.method, a.domain_path)), None),
+                   filter_options=filter_options(page),
+                   suggestions={f: sorted(values()) for f, values in page.suggest.items()})
 
 
 class PageDefinitions:
@@ -645,7 +824,7 @@ class PageDefinitions:
         if definition is None:
             raise NotFound(f"no admin page named {page}; pages: {', '.join(PAGES)}")
         resp.media = page_definition(definition, frozenset(req.context.ctx.scopes),
-                                     self.table)
+                                     self.table, req.context.ctx)
 
 
 class PageSummary(msgspec.Struct, kw_only=True):
@@ -693,7 +872,7 @@ def _list_resource(page: PageDef) -> type:
                query: Any) -> None:
         ctx = req.context.ctx
         if isinstance(source, ListSource):
-            filters = {k: getattr(query, k) for k in source.filters}
+            filters = {k: getattr(query, k) for k in (*source.filters, *source.searches)}
             found = admin_lists.admin_rows(ctx, source,
                                            property_id=getattr(query, "property_id", None),
                                            filters=filters, limit=query.limit,

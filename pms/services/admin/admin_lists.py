@@ -50,6 +50,11 @@ class ListSource:
     property_field: str | None = "property"
     extra: Callable[[Any], dict[str, Any]] = field(default=lambda row: {})
     lookups: tuple[Lookup, ...] = ()
+    # name searches: filter -> the columns it matches, case-insensitively, anywhere in the
+    # value (a prefix or a part of a name: "mül" finds Müller; any of the columns)
+    searches: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # the values an equality filter takes, from the schemas (a status's enum): filter -> values
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def shown(self) -> tuple[str, ...]:
@@ -75,6 +80,18 @@ def _resolve_lookups(source: ListSource, rows: list[dict[str, Any]]) -> None:
                 found[str(key)] = msgspec.to_builtins(value)
         for row in rows:
             row[lookup.name] = found.get(str(row.get(lookup.via)))
+
+
+def property_names(ctx: Ctx, ids: set[str]) -> dict[str, str]:
+    """Property id -> "CODE name", for the ids given (one query)."""
+    if not ids:
+        return {}
+    from pms.models import Property
+
+    with read_scope(ctx):
+        return {str(i): f"{c} {n}" for i, c, n in Property.select(
+            Property.id, Property.code, Property.name).where(
+            Property.id.in_([uuid.UUID(i) for i in ids])).tuples()}
 
 
 @dataclass(frozen=True)
@@ -106,6 +123,20 @@ def _estimate(query: peewee.ModelSelect) -> int:
                               capped.sql()[1]).fetchone()[0])
 
 
+def _searched(query: peewee.ModelSelect, model: Any, columns: tuple[str, ...],
+              value: str) -> peewee.ModelSelect:
+    """Rows where any of the columns holds `value`, ignoring case (ILIKE on PostgreSQL, LIKE
+    on SQLite, which folds ASCII letters only), its % and _ taken literally."""
+    text = value.strip()
+    if not text:
+        return query
+    condition = None
+    for column in columns:
+        part = getattr(model, column).contains(text)
+        condition = part if condition is None else (condition | part)
+    return query.where(condition)
+
+
 def admin_rows(ctx: Ctx, source: ListSource, *, property_id: uuid.UUID | None,
                filters: dict[str, Any], limit: int, cursor: str | None,
                rows: RowFilter = NO_FILTER) -> AdminRows:
@@ -135,6 +166,9 @@ def admin_rows(ctx: Ctx, source: ListSource, *, property_id: uuid.UUID | None,
             query = query.where(getattr(model, source.property_field) == property_id)
         for name, value in filters.items():
             if value is None:
+                continue
+            if name in source.searches:
+                query = _searched(query, model, source.searches[name], value)
                 continue
             if name not in source.filters:
                 raise ValidationFailed(f"{name} is not a filter of this list",
