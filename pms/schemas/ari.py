@@ -31,6 +31,8 @@ class AriMonthDigestOut(Out):
     to_date: dt.date  # the last night hashed (the full push's last in its month)
     nights: int
     hash: str
+    # the month's prices per occupancy and its plans' packages (docs/guides/distribution.md)
+    prices_hash: str
 
 
 class AriDigestOut(Out):

@@ -274,8 +274,11 @@ def test_ari_events_name_codes_currency_and_the_negotiated_and_active_flags(api,
     seen.add(event["id"])
     assert event["data"]["room_type_code"] == hotel.room_type.code
     assert event["data"]["nights"][0]["rates"] == {plan: "80"}
+    guests = [str(n) for n in range(1, hotel.room_type.max_occupancy + 1)]
     assert event["data"]["rate_plans"] == {
-        plan: {"code": "ACME", "currency": "EUR", "negotiated": True, "active": True}}
+        plan: {"code": "ACME", "currency": "EUR", "negotiated": True, "active": True,
+               "packages": [], "per_stay": dict.fromkeys(guests, "0")}}
+    assert event["data"]["nights"][0]["prices"] == {plan: dict.fromkeys(guests, "80")}
     # a booking's event (sellable only: the in-commit statement on PostgreSQL) names no plan
     resp = api.post(f"{base}/reservations", reservation_body(hotel))
     assert resp.status_code == 201, resp.text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -44,6 +45,10 @@ class Projection:
         self.rates: dict[tuple[str, str], dict[str, str]] = {}
         self.restrictions: dict[tuple[str, str], dict[str, Any]] = {}
         self.allotments: dict[tuple[str, str], dict[str, int]] = {}
+        # per (room type, night): {plan: {occupancy: amount}}; per (room type, plan): the
+        # plan's `per_stay` and `packages` as the last event that priced it named them
+        self.prices: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+        self.plans: dict[tuple[str, str], dict[str, Any]] = {}
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         for e in sorted(events, key=lambda e: (e["subject"], e["aggregateversion"])):
@@ -54,14 +59,37 @@ class Projection:
             self.last[e["subject"]] = e["aggregateversion"]
             rt = e["data"]["room_type_id"]
             assert rt == e["subject"]
+            for plan, meta in e["data"]["rate_plans"].items():
+                if "per_stay" in meta:
+                    self.plans[(rt, plan)] = meta
             for night in e["data"]["nights"]:
                 key = (rt, night["date"])
                 self.sellable[key] = night["sellable"]
                 self.rates.setdefault(key, {}).update(night["rates"])
+                prices = self.prices.setdefault(key, {})
+                for plan in night["rates"]:  # a plan the night rates but does not price: none
+                    if plan in night.get("prices", {}):
+                        prices[plan] = night["prices"][plan]
+                    else:
+                        prices.pop(plan, None)
                 if "restrictions" in night:
                     self.restrictions[key] = night["restrictions"]
                 if "allotments" in night:  # the night's whole map
                     self.allotments[key] = night["allotments"]
+
+
+    def stay_total(self, room_type_id: Any, rate_plan_id: Any, nights: list[Any],
+                   guests: int) -> Decimal | None:
+        """What a channel charges for the stay from what it holds: the nights' prices for
+        `guests` plus the plan's per-stay part; None when a night has no price for them."""
+        rt, plan = str(room_type_id), str(rate_plan_id)
+        total = Decimal(self.plans.get((rt, plan), {}).get("per_stay", {}).get(str(guests), "0"))
+        for night in nights:
+            amount = self.prices.get((rt, night.isoformat()), {}).get(plan, {}).get(str(guests))
+            if amount is None:
+                return None
+            total += Decimal(amount)
+        return total
 
 
 def ari_rows(ctx) -> list[dict[str, Any]]:

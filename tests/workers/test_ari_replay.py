@@ -1,8 +1,9 @@
-"""a random history of bookings, cancels, out-of-order periods, sell-limit and
-rate-plan allotment writes (and the same from parallel writers), relayed from the real outbox
-rows to the real RabbitMQ, applied by a consumer in aggregateversion order: its projection equals
-the search night by night, and its allotment map each night equals the plan's rooms left
-(PostgreSQL)."""
+"""a random history of bookings, cancels, out-of-order periods, sell-limit, rate-plan
+allotment, rate and package-price writes (and the same from parallel writers), relayed from the
+real outbox rows to the real RabbitMQ, applied by a consumer in aggregateversion order: its
+projection equals the search night by night, its allotment map each night equals the plan's
+rooms left, and the price it holds for each night and occupancy (the night's `prices` plus the
+plan's `per_stay`) is the search's total for that many guests (PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,20 @@ import pytest
 from pms.db.database import db
 from pms.db.locking import LockTimeout
 from pms.errors import AllotmentExhausted, MaintenanceConflict, PmsError, RoomTypeUnavailable
+from pms.schemas import catalog as catalog_schemas
 from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import AllotmentIn, AllotmentQuery, MaintenanceIn, SellLimitIn
+from pms.schemas.rates import RatesIn
+from pms.services.catalog import catalog
 from pms.services.distribution.ari_events import ARI_UPDATED
 from pms.services.housekeeping import maintenance
 from pms.services.inventory import allotments, availability, inventory
+from pms.services.rates import rates
 from pms.services.reservations import reservations
 from tests.factories import (
     load_rates,
     make_booking_hotel,
+    make_package,
     make_reservation,
     make_room,
     make_room_type,
@@ -45,6 +51,12 @@ def two_type_hotel(ctx):
     rooms = [make_room(ctx, hotel.id, second.id, room_number=f"2{i:02d}") for i in range(2)]
     load_rates(ctx, hotel.id, hotel.rate_plan.id, second.id, amount="80.00")
     types = {hotel.room_type.id: hotel.rooms, second.id: rooms}
+    # a per-guest supplement and a per-stay package: prices differ by occupancy
+    hotel.packages = [make_package(ctx, hotel.id, code=code, price=price, calculation=calc)
+                      for code, price, calc in (("BKF", "12.00", "PER_PERSON_PER_NIGHT"),
+                                                ("WELCOME", "20.00", "PER_STAY"))]
+    catalog.update_child(ctx, catalog.RATE_PLAN, hotel.id, hotel.rate_plan.id, msgspec.convert(
+        {"package_codes": ["BKF", "WELCOME"]}, catalog_schemas.RatePlanPatch))
     return hotel, types
 
 
@@ -62,15 +74,24 @@ def relayed(ctx, bus, queue):
 
 
 def assert_projection_is_the_search(ctx, hotel, types, projection):
+    priced = 0
     for i in range(WINDOW):
         day = hotel.today + timedelta(days=i)
-        out = availability.search_property(ctx, hotel.id, msgspec.convert(
-            {"arrival_date": day.isoformat(), "departure_date": str(day + timedelta(days=1)),
-             "adults": 1}, AvailabilityIn))
-        for rt in out.room_types:
-            assert rt.room_type_id in types
-            held = projection.sellable.get((str(rt.room_type_id), day.isoformat()))
-            assert held == rt.available, (day, rt.code)
+        for guests in (1, 2):
+            out = availability.search_property(ctx, hotel.id, msgspec.convert(
+                {"arrival_date": day.isoformat(),
+                 "departure_date": str(day + timedelta(days=1)), "adults": guests},
+                AvailabilityIn))
+            for rt in out.room_types:
+                assert rt.room_type_id in types
+                held = projection.sellable.get((str(rt.room_type_id), day.isoformat()))
+                assert held == rt.available, (day, rt.code)
+                for offer in rt.offers:  # the price per occupancy, sold out or not
+                    total = projection.stay_total(rt.room_type_id, offer.rate_plan_id, [day],
+                                                  guests)
+                    assert total == offer.total, (day, rt.code, guests, offer.reasons)
+                    priced += 1
+    assert priced
     last = hotel.today + timedelta(days=WINDOW - 1)
     left = allotments.list_allotments(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
         {"from_date": str(hotel.today), "to_date": str(last)}, AllotmentQuery)).data
@@ -87,7 +108,8 @@ def assert_projection_is_the_search(ctx, hotel, types, projection):
 def random_change(ctx, hotel, types, rng, live, periods):
     rt = rng.choice(list(types))
     start = hotel.today + timedelta(days=rng.randrange(WINDOW - 1))
-    kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit", "allot"])
+    kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit", "allot",
+                       "rate", "package"])
     try:
         if kind == "book":
             row = make_reservation(ctx, hotel, room_type_id=str(rt),
@@ -117,6 +139,16 @@ def random_change(ctx, hotel, types, rng, live, periods):
                 {"room_type_id": str(rt), "from_date": start.isoformat(),
                  "to_date": str(start + timedelta(days=rng.randint(0, 3))),
                  "allotment": rng.choice([None, 0, 1, 2])}, AllotmentIn))
+        elif kind == "rate":
+            rates.set_rates(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
+                {"rates": [{"room_type_id": str(rt), "from_date": start.isoformat(),
+                            "to_date": str(start + timedelta(days=rng.randint(0, 3))),
+                            "amount": f"{rng.randint(60, 140)}.{rng.choice(['00', '50'])}"}]},
+                RatesIn))
+        elif kind == "package":
+            package = rng.choice(hotel.packages)
+            catalog.update_child(ctx, catalog.PACKAGE, hotel.id, package.id, msgspec.convert(
+                {"price": f"{rng.randint(5, 30)}.00"}, catalog_schemas.PackagePatch))
     except (RoomTypeUnavailable, AllotmentExhausted, MaintenanceConflict, LockTimeout):
         pass
 

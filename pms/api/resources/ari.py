@@ -28,8 +28,9 @@ class AriDigest:
                           "most 18 months; by default the full push's 365 nights from the "
                           "business date) over the canonical form of the month's nights from "
                           "the business date on (from_date..to_date), restrictions included "
-                          "(docs/guides/distribution.md): a channel compares them with its own and "
-                          "asks for a re-push of the months that differ.")
+                          "(docs/guides/distribution.md), and a prices_hash over the month's prices "
+                          "per occupancy and its plans' packages: a channel compares them with "
+                          "its own and asks for a re-push of the months that differ.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                query: s.AriDigestQuery) -> None:
         out = ari_push.digest(req.context.ctx, property_id, query.from_, query.to)

@@ -27,7 +27,7 @@ from pms.models.ari import AriStream
 from pms.queries.lookups import load_child, load_property
 from pms.schemas import catalog as s
 from pms.schemas.common import to_data
-from pms.services.distribution import ari_push
+from pms.services.distribution import ari_events, ari_push
 from pms.services.inventory import inventory_calendar
 
 PROPERTY_FIELDS = {
@@ -150,9 +150,37 @@ class Kind:
     # a row of this kind counts in a room type's physical rooms (a room): creating,
     # deleting or moving it to another type changes what the room type can sell
     sells: bool = False
+    # run after a change with {column: value before} of the columns whose value changed (before
+    # a delete: {"deleted": True}): a change of what the quote adds to the rates re-emits those
+    # plans' ARI prices
+    changed: Callable[[Ctx, Property, AggregateModel, dict[str, Any]], None] = \
+        field(default=lambda ctx, prop, row, before: None)
 
 
 MAX_NIGHTS_NAMED = 31
+
+
+def _rate_plan_repriced(ctx: Ctx, prop: Property, row: AggregateModel,
+                        before: dict[str, Any]) -> None:
+    if before.keys() & {"package_codes", "currency"}:
+        ari_push.repriced(ctx, prop, rate_plans=[row.id])
+
+
+def _package_repriced(ctx: Ctx, prop: Property, row: AggregateModel,
+                      before: dict[str, Any]) -> None:
+    """Every plan that names the package (its code before or after the change)."""
+    if not before.keys() & {"price", "calculation", "currency", "code", "deleted"}:
+        return
+    codes = {row.code, before.get("code")}
+    plans = [pid for pid, named in RatePlan.select(RatePlan.id, RatePlan.package_codes)
+             .where(RatePlan.property == prop.id).tuples() if codes & set(named or [])]
+    ari_push.repriced(ctx, prop, rate_plans=plans)
+
+
+def _room_type_repriced(ctx: Ctx, prop: Property, row: AggregateModel,
+                        before: dict[str, Any]) -> None:
+    if "max_occupancy" in before:  # the prices' occupancies
+        ari_push.repriced(ctx, prop, rate_plans=ari_events.ALL, room_type_ids=[row.id])
 
 
 def _rooms_changed(ctx: Ctx, prop: Property, room_types: set[uuid.UUID], *,
@@ -246,7 +274,7 @@ def _room_type_calendar(ctx: Ctx, prop: Property, row: AggregateModel) -> None:
 ROOM_TYPE = Kind(RoomType, "room_type", "room type", s.room_type_out,
                  {"code": "code", "name": "name", "description": "description",
                   "max_occupancy": "max_occupancy", "sort_order": "sort_order"},
-                 created=_room_type_calendar)
+                 created=_room_type_calendar, changed=_room_type_repriced)
 ROOM = Kind(Room, "room", "room", s.room_out,
             {"room_number": "room_number", "room_type_id": "room_type_id", "floor": "floor"},
             _room_refs, sells=True)
@@ -256,14 +284,14 @@ RATE_PLAN = Kind(RatePlan, "rate_plan", "rate plan", s.rate_plan_out,
                   "cancellation_policy": "cancellation_policy",
                   "no_show_policy": "no_show_policy", "package_codes": "package_codes",
                   "active": "active"},
-                 _rate_plan_refs)
+                 _rate_plan_refs, changed=_rate_plan_repriced)
 ITEM = Kind(Item, "item", "item", s.item_out,
             {"code": "code", "name": "name", "category": "category", "price": "price",
              "currency": "currency"}, _currency_default)
 PACKAGE = Kind(Package, "package", "package", s.package_out,
                {"code": "code", "name": "name", "price": "price", "description": "description",
                 "currency": "currency", "calculation": "calculation", "category": "category"},
-               _currency_default)
+               _currency_default, changed=_package_repriced)
 KINDS = {k.aggregate: k for k in (ROOM_TYPE, ROOM, RATE_PLAN, ITEM, PACKAGE)}
 
 
@@ -304,8 +332,10 @@ def update_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, id_: uuid.UUID,
         values = _changes(body, kind.fields)
         kind.prepare(prop, values, row)
         was = getattr(row, "room_type_id", None)
+        old = {column: getattr(row, column, None) for column in values}
         _apply(row, values)
         _save_unique(row, create=False, what=_identity(kind, row))
+        kind.changed(ctx, prop, row, {c: v for c, v in old.items() if getattr(row, c, None) != v})
         if kind.sells and row.room_type_id != was:  # moved to another room type
             _rooms_changed(ctx, prop, {was, row.room_type_id}, shrinking=frozenset({was}))
         _record(uow, row, kind.aggregate, "updated", kind.out(row), before=before)
@@ -318,6 +348,7 @@ def delete_child(ctx: Ctx, kind: Kind, property_id: uuid.UUID, id_: uuid.UUID) -
         row = load_child(kind, property_id, id_, for_update=True)
         out = kind.out(row)
         _record(uow, row, kind.aggregate, "deleted", out, before=to_data(out))
+        kind.changed(ctx, load_property(property_id), row, {"deleted": True})
         _delete(row, f"the {kind.label}")
         if kind.sells:
             _rooms_changed(ctx, load_property(property_id), {row.room_type_id},

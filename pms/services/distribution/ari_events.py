@@ -16,7 +16,13 @@ Event data: `property_id`, `room_type_id`, `room_type_code`, `rate_plans: {rate_
 currency, negotiated, active}}` for every plan the nights name (`plans_named`: a negotiated
 company rate never reaches a channel unmarked), `nights: [{date, sellable, rates: {rate_plan_id:
 amount}}]` (rates only where they changed, else `{}`; amounts in canonical text, see
-`amount_text`), and, where restrictions changed (and in a full push), `restrictions: {rate_plan_id:
+`amount_text`), with, on every night that carries rates, `prices: {rate_plan_id: {occupancy:
+amount}}`: the night's price of one room for 1..max_occupancy guests as the quote prices it (the
+rate plus the per-night part of the plan's packages, `OccupancyPricing`; a plan whose package is
+priced in another currency, which the quote refuses, has none), each plan of `rate_plans` then
+naming its `packages` (inclusions: code, calculation, price, currency) and `per_stay: {occupancy:
+amount}` (the packages' part counted once per stay), so a stay's quote total is the sum of its
+nights' `prices` plus `per_stay`; and, where restrictions changed (and in a full push), `restrictions: {rate_plan_id:
 {closed, closed_to_arrival, closed_to_departure, min_stay_arrival, max_stay_arrival,
 min_stay_through, max_stay_through}}` per night; where a rate plan's allotment or its rooms
 sold on it changed (and in a full push), `allotments: {rate_plan_id: rooms left}`: the night's
@@ -41,14 +47,20 @@ from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
 from pms.domain.availability import by_month, sold_nights
-from pms.domain.pricing import OPEN, Rule, merge_rules
+from pms.domain.money import quantize
+from pms.domain.pricing import OPEN, PackageLine, Rule, merge_rules, package_amount
 from pms.models.ari import AriStream
 from pms.models.catalog import RatePlan
 from pms.models.platform import OutboxEvent, outbox_partition
 from pms.models.property import RoomType
 from pms.models.rates import RateSchedule
 from pms.queries.allotments import allotments_left
-from pms.queries.availability import SELLABLE_OF_TYPE_PG, load_restrictions, load_sellable
+from pms.queries.availability import (
+    SELLABLE_OF_TYPE_PG,
+    load_packages,
+    load_restrictions,
+    load_sellable,
+)
 
 ARI_UPDATED = "hotel:pms:ari:updated"
 ALL = "all"  # rate plans: every plan of the property
@@ -163,6 +175,59 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
                     touched.rates[day] = (have or set()) | set(rate_plans)
 
 
+@dataclass(frozen=True)
+class OccupancyPricing:
+    """How the quote prices one rate plan for N guests (`pms.domain.pricing.price_nights`):
+    each night's rate rounded to the plan's currency, plus each package's
+    `package_amount(nights, persons)`. Every calculation is linear in the nights
+    (stay + nights x nightly), so a package splits into a per-night part
+    (`amount(1) - amount(0)`) carried in each night's price and a per-stay part (`amount(0)`)
+    carried once: the domain function stays the one home of a package's price. Adults and
+    children count alike (the quote prices persons)."""
+
+    currency: str
+    packages: tuple[PackageLine, ...]
+    bookable: bool  # False: a package in another currency (the quote's package_currency_mismatch)
+
+    def nightly(self, rate: Any, persons: int) -> Decimal:
+        extra = sum((package_amount(p, nights=1, persons=persons)
+                     - package_amount(p, nights=0, persons=persons) for p in self.packages),
+                    Decimal(0))
+        return quantize(Decimal(str(rate)), self.currency) + extra
+
+    def per_stay(self, persons: int) -> Decimal:
+        return sum((package_amount(p, nights=0, persons=persons) for p in self.packages),
+                   Decimal(0))
+
+    def packages_data(self) -> list[dict[str, str]]:
+        return [{"code": p.code, "calculation": p.calculation, "price": amount_text(p.price),
+                 "currency": p.currency} for p in self.packages]
+
+
+def occupancy_pricing(property_id: uuid.UUID, plan_ids: Iterable[uuid.UUID | str]
+                      ) -> dict[str, OccupancyPricing]:
+    """Each plan's `OccupancyPricing` by its id text (the packages the quote finds: the plan's
+    `package_codes` that exist, in their order). Call inside a scope."""
+    wanted = [p if isinstance(p, uuid.UUID) else uuid.UUID(str(p)) for p in plan_ids]
+    if not wanted:
+        return {}
+    rows = list(RatePlan.select(RatePlan.id, RatePlan.currency, RatePlan.package_codes)
+                .where((RatePlan.property == property_id) & RatePlan.id.in_(wanted)).tuples())
+    packages = load_packages(property_id) if any(codes for _, _, codes in rows) else {}
+    out = {}
+    for plan_id, currency, codes in rows:
+        lines = tuple(packages[c] for c in (codes or []) if c in packages)
+        out[str(plan_id)] = OccupancyPricing(
+            currency=currency, packages=tuple(p for p in lines if p.currency == currency),
+            bookable=all(p.currency == currency for p in lines))
+    return out
+
+
+def _max_occupancy(room_type_id: uuid.UUID) -> int:
+    return int(RoomType.select(RoomType.max_occupancy)
+               .where(RoomType.id == room_type_id).scalar() or 0)
+
+
 def _bump(property_id: uuid.UUID, room_type_id: uuid.UUID, count: int) -> int:
     """Move the room type's stream `count` versions on (made on first use) under its row lock;
     returns the last version."""
@@ -195,6 +260,7 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
     count = (last - first).days + 1
     per_night = load_sellable(property_id, [room_type_id], first, count).get(room_type_id) or []
     amounts: dict[date, dict[str, str]] = defaultdict(dict)
+    raw: dict[date, dict[str, Decimal]] = defaultdict(dict)
     if rates:
         wanted_all = any(v == ALL for v in rates.values())
         plans: set[uuid.UUID] = set()
@@ -214,6 +280,9 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
             named = rates.get(day)
             if named == ALL or (named and plan_id in named):
                 amounts[day][str(plan_id)] = amount_text(amount)
+                raw[day][str(plan_id)] = amount
+    pricing = occupancy_pricing(property_id, {p for per in raw.values() for p in per})
+    guests = range(1, _max_occupancy(room_type_id) + 1) if pricing else range(0)
     rules: dict[date, dict[str, dict[str, Any]]] = {}
     if restrictions:
         plan_ids = {p for (p,) in RatePlan.select(RatePlan.id)
@@ -232,6 +301,11 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
         night: dict[str, Any] = {"date": day.isoformat(),
                                  "sellable": int(per_night[i]) if i < len(per_night) else 0,
                                  "rates": dict(sorted(amounts.get(day, {}).items()))}
+        if night["rates"]:
+            night["prices"] = {
+                plan: {str(n): amount_text(pricing[plan].nightly(amount, n)) for n in guests}
+                for plan, amount in sorted(raw[day].items())
+                if plan in pricing and pricing[plan].bookable}
         if day in rules:
             night["restrictions"] = rules[day]
         if allotments and day in allotments:
@@ -291,7 +365,9 @@ def _flush(uow: Any, pending: _Pending) -> None:
             nights = [by_day[d.isoformat()] for d in month]
             data = {"property_id": str(touched.property_id), "room_type_id": str(room_type_id),
                     "room_type_code": code,
-                    "rate_plans": plans_named(touched.property_id, nights), "nights": nights}
+                    "rate_plans": plans_named(touched.property_id, nights,
+                                              room_type_id=room_type_id),
+                    "nights": nights}
             if touched.full:
                 data["full"] = True
             _emit(uow, room_type_id, touched.property_id, version, data)
@@ -302,10 +378,13 @@ def _room_type_code(room_type_id: uuid.UUID) -> str | None:
     return RoomType.select(RoomType.code).where(RoomType.id == room_type_id).scalar()
 
 
-def plans_named(property_id: uuid.UUID, nights: list[dict[str, Any]]) -> dict[str, Any]:
+def plans_named(property_id: uuid.UUID, nights: list[dict[str, Any]], *,
+                room_type_id: uuid.UUID | None = None) -> dict[str, Any]:
     """What a channel needs to know of every rate plan the nights name (in their rates,
     restrictions or allotments): its code, currency and whether it is negotiated (a company's
-    rate, never for a public channel) and active. A plan id never travels without it."""
+    rate, never for a public channel) and active. A plan id never travels without it. A plan
+    the nights price per occupancy (`prices`) also names its `packages` (inclusions) and
+    `per_stay: {occupancy: amount}` (of the room type's 1..max_occupancy guests)."""
     named = sorted({plan for night in nights
                     for part in ("rates", "restrictions", "allotments")
                     for plan in night.get(part) or {}})
@@ -315,9 +394,19 @@ def plans_named(property_id: uuid.UUID, nights: list[dict[str, Any]]) -> dict[st
                             RatePlan.active)
             .where((RatePlan.property == property_id)
                    & RatePlan.id.in_([uuid.UUID(p) for p in named])).tuples())
-    return {str(pid): {"code": code, "currency": currency, "negotiated": bool(negotiated),
-                       "active": bool(active)}
-            for pid, code, currency, negotiated, active in sorted(rows, key=lambda r: str(r[0]))}
+    out = {str(pid): {"code": code, "currency": currency, "negotiated": bool(negotiated),
+                      "active": bool(active)}
+           for pid, code, currency, negotiated, active in sorted(rows, key=lambda r: str(r[0]))}
+    priced = sorted({plan for night in nights for plan in night.get("prices") or {}})
+    if priced and room_type_id is not None:
+        pricing = occupancy_pricing(property_id, priced)
+        guests = range(1, _max_occupancy(room_type_id) + 1)
+        for plan in priced:
+            if plan in out and plan in pricing:
+                out[plan]["packages"] = pricing[plan].packages_data()
+                out[plan]["per_stay"] = {str(n): amount_text(pricing[plan].per_stay(n))
+                                         for n in guests}
+    return out
 
 
 def _sellable_months_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,

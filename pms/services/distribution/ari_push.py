@@ -25,6 +25,13 @@ left out (a night with neither allotments nor restrictions has three parts).
   flag false, every number null).
 Entries of a part are joined by ",", lines by "\\n" (none after the last); the hash is the
 lower-case hex SHA-256 of that text in UTF-8.
+
+`prices_hash`, beside it (the `hash` above is left as it was, for the channels that compute
+it): the same SHA-256 over the canonical form of the month's prices per occupancy, one line per
+night `YYYY-MM-DD|<rate_plan_id>/<occupancy>=<amount>,...` (plans sorted by id, occupancies
+ascending; `YYYY-MM-DD|` for a night without prices), then one line per plan those nights price,
+sorted by id, `<rate_plan_id>|<occupancy>=<per_stay>,...|<code>:<calculation>:<price>:<currency>,...`
+(its `per_stay` and its `packages` in their order, as the events' `rate_plans` name them).
 """
 
 from __future__ import annotations
@@ -91,6 +98,30 @@ def digest_hash(nights: Iterable[dict[str, Any]]) -> str:
     return hashlib.sha256(canonical(nights).encode()).hexdigest()
 
 
+def canonical_prices(nights: Iterable[dict[str, Any]], rate_plans: dict[str, Any]) -> str:
+    """The canonical text of a month's prices per occupancy and its plans' stay parts (above)."""
+    lines, priced = [], set()
+    for night in nights:
+        entries = []
+        for plan, per in sorted((night.get("prices") or {}).items()):
+            priced.add(plan)
+            entries += [f"{plan}/{n}={amount}"
+                        for n, amount in sorted(per.items(), key=lambda kv: int(kv[0]))]
+        lines.append(f"{night['date']}|{','.join(entries)}")
+    for plan in sorted(priced):
+        meta = rate_plans.get(plan) or {}
+        stay = ",".join(f"{n}={amount}" for n, amount in
+                        sorted((meta.get("per_stay") or {}).items(), key=lambda kv: int(kv[0])))
+        packages = ",".join(f"{p['code']}:{p['calculation']}:{p['price']}:{p['currency']}"
+                            for p in meta.get("packages") or [])
+        lines.append(f"{plan}|{stay}|{packages}")
+    return "\n".join(lines)
+
+
+def prices_hash(nights: list[dict[str, Any]], rate_plans: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_prices(nights, rate_plans).encode()).hexdigest()
+
+
 def _property(property_id: uuid.UUID) -> Property:
     prop = Property.get_or_none(Property.id == property_id)
     if prop is None:
@@ -155,9 +186,11 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
                 nights = ari_events.night_states(
                     property_id, rt, days, rates=dict.fromkeys(days, ari_events.ALL),
                     restrictions=set(days), allotments=set(days))
+                plans = ari_events.plans_named(property_id, nights, room_type_id=rt)
                 out.append({"room_type_id": str(rt), "month": month.strftime("%Y-%m"),
                             "from_date": days[0].isoformat(), "to_date": days[-1].isoformat(),
-                            "nights": len(nights), "hash": digest_hash(nights)})
+                            "nights": len(nights), "hash": digest_hash(nights),
+                            "prices_hash": prices_hash(nights, plans)})
     return {"property_id": str(property_id), "from": start.strftime("%Y-%m"),
             "to": end.strftime("%Y-%m"), "algorithm": "sha256", "data": out}
 
@@ -182,6 +215,25 @@ def push_days(prop: Property, months: list[str] | None, now: dt.datetime) -> lis
     if months:
         return [d for m in months for d in month_days(month_of(m, "months")) if d >= today]
     return [today + dt.timedelta(days=i) for i in range(FULL_PUSH_DAYS)]
+
+
+def repriced(ctx: Ctx, prop: Property, *, rate_plans: list[uuid.UUID] | str,
+             room_type_ids: Iterable[uuid.UUID] | None = None) -> None:
+    """A change of what the quote adds to a plan's rates (its packages, a package's price or
+    calculation, its currency, a room type's max_occupancy): inside its unit of work, touch the
+    full push's nights of those plans' rates (`ari_events.ALL`: every plan) on every room type
+    (or those given) that has an ARI stream, so their events carry the new `prices` and
+    `per_stay`. A room type without a stream is one no channel holds a night of."""
+    from pms.models.ari import AriStream
+
+    if not rate_plans:
+        return
+    query = AriStream.select(AriStream.id).where(AriStream.property == prop.id)
+    if room_type_ids is not None:
+        query = query.where(AriStream.id.in_(list(room_type_ids)))
+    days = push_days(prop, None, ctx.now)
+    for (rt,) in sorted(query.tuples(), key=lambda r: str(r[0])):
+        ari_events.touch(prop.id, rt, days, rate_plans=rate_plans)
 
 
 def run_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> dict[str, Any]:
