@@ -262,35 +262,6 @@ def test_a_double_click_creates_one_row(served, browser):
     _errors(browser)
 
 
-def test_the_kiosk_form_opens_with_its_state_and_keeps_the_lockdown(served, browser):
-    """A replace form opens with the configuration as it is (lockdown shown), sends If-Match
-    with its ETag and [] for no add-ons: changing max_keys_per_stay keeps the lockdown."""
-    base = served["base"]
-    headers = {"X-PMS-Console": "1"}
-    _open(browser, base, "kiosk-config")
-    property_id = _css(browser, "#property")[0].get_attribute("value")
-    url = f"{base}/v1/properties/{property_id}/kiosk-config"
-    etag = requests.get(url, headers=headers, timeout=30).headers.get("ETag")
-    locked = requests.put(url, json={"enabled_modes": ["CHECK_IN"], "add_on_package_codes": [],
-                                     "lockdown": True, "max_keys_per_stay": 2},
-                          headers={**headers, **({"If-Match": etag} if etag else {})},
-                          timeout=30)
-    assert locked.status_code == 200, locked.text
-    _css(browser, "#toolbar button[data-action='configure']")[0].click()
-    _wait(browser, lambda d: _css(d, "#panel:not([hidden]) label[data-field='lockdown']"),
-          "the kiosk form")
-    assert _css(browser, "#action-form label[data-field='lockdown'] input")[0].is_selected()
-    _fill(browser, "max_keys_per_stay", "3")
-    _css(browser, "#action-form button[type=submit]")[0].click()
-    _wait(browser, lambda d: "configure: done" in _text(d, "#notice")
-          or _css(d, "#problem:not([hidden])"), "the answer")
-    assert not _css(browser, "#problem:not([hidden])"), _text(browser, "#problem")
-    saved = requests.get(url, headers=headers, timeout=30).json()
-    assert (saved["lockdown"], saved["max_keys_per_stay"], saved["enabled_modes"],
-            saved["add_on_package_codes"]) == (True, 3, ["CHECK_IN"], [])
-    _errors(browser)
-
-
 def test_editing_one_external_system_opens_it_as_it_is_and_keeps_the_others(served, browser):
     """The external systems page edits one system (a row), opened with its state and saved
     with its ETag: the other systems stay as they were."""

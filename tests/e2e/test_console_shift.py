@@ -17,6 +17,7 @@ Kept as few tests as the shift allows: each browser test is slow.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +118,15 @@ def test_a_shift_at_the_front_desk_without_typing_an_id(served, browser):
     property_id = _css(browser, "#property")[0].get_attribute("value")
     today = _api(base, f"/v1/properties/{property_id}")["businessDate"]
     rooms = _rooms(base, property_id)
-    # today's arrival of a room type with two vacant rooms (one to check in to, one to move to)
+    # today's arrival of a room type with two vacant rooms (one to check in to, one to move
+    # to), whose name, typed in lower case, finds only that arrival among today's
     for arrival in _api(base, f"/v1/properties/{property_id}/reports/arrivals")["rows"]:
         booked = _api(base, f"/v1/properties/{property_id}/reservations/"
                             f"{arrival['reservation_id']}")["room_type_id"]
-        if sum(r["status"] == "VACANT" and r["room_type_id"] == booked for r in rooms) >= 2:
+        alone = _api(base, "/v1/admin/frontdesk", guest=arrival["guest_last_name"].lower(),
+                     arrival_date=today, status="CONFIRMED", property_id=property_id)["data"]
+        if len(alone) == 1 and sum(r["status"] == "VACANT" and r["room_type_id"] == booked
+                                   for r in rooms) >= 2:
             break
     name = arrival["guest_last_name"]
     first, second = _make_clean(browser, base, property_id, booked, 2)
@@ -131,15 +136,17 @@ def test_a_shift_at_the_front_desk_without_typing_an_id(served, browser):
     _css(browser, "#filters button[data-range='arrivals today']")[0].click()
     _wait(browser, lambda d: name in _text(d, "#list tbody"), "today's arrivals")
     assert _css(browser, "#filters input[name='arrival_date']")[0].get_attribute("value") == today
-    box = _css(browser, "#filters input[name='guest_last_name']")[0]
-    box.send_keys(name)
+    assert _css(browser, "#filters select[name='status']")[0].get_attribute("value") == "CONFIRMED"
+    box = _css(browser, "#filters input[name='guest']")[0]
+    box.send_keys(name.lower())  # the name as one types it: not an exact match
     box.submit()
     _wait(browser, lambda d: _settled(d) and len(_css(d, "#list tbody tr")) == 1, "the one arrival by name")
     row = _row(browser, name)
     stay = row.get_attribute("data-id")
     assert stay == arrival["reservation_id"]
 
-    # check in: the room picker offers the vacant-clean rooms only
+    # check in with a key: the room picker offers the vacant-clean rooms only, and the same
+    # form issues the stay's key (its type picked)
     _click_row_action(browser, row, "check_in")
     _wait(browser, lambda d: _css(d, "#action-form select[data-rooms='vacant-clean']"
                                      "[data-loaded='1']"), "the room picker")
@@ -148,16 +155,26 @@ def test_a_shift_at_the_front_desk_without_typing_an_id(served, browser):
                     and r["room_type_id"] == booked}
     assert set(_room_options(browser)) == vacant_clean and first in vacant_clean
     _pick(browser, "#action-form select[data-rooms]", first)
+    _pick(browser, "#action-form [data-then='issue_key'] label[data-field='key_type'] select",
+          "CARD")
     _submit(browser, "check in")
+    assert "issue key: done" in _text(browser, "#notice")
+    _wait(browser, lambda d: _css(d, "#panel:not([hidden]) #answer[data-action='issue_key']"),
+          "the key shown")
+    shown_key = _text(browser, "#answer dd[data-key='id']")
+    assert _text(browser, "#answer dd[data-key='room_number']") == first
     checked_in = _api(base, f"/v1/properties/{property_id}/reservations/{stay}")
     assert checked_in["status"] == "CHECKED_IN", checked_in
+    issued = _api(base, f"/v1/properties/{property_id}/digital-keys", reservation_id=stay)["data"]
+    assert [(k["id"], k["key_type"], k["room_number"]) for k in issued] == [
+        (shown_key, "CARD", first)], issued
     board = {r["room_number"]: r["status"] for r in _rooms(base, property_id)}
     assert (board[first], board[second]) == ("OCCUPIED", "VACANT"), (first, second, board)
 
     # move the guest: the in-house row's move, to the other clean room
     _css(browser, "#filters button[data-range='in-house']")[0].click()
     _wait(browser, lambda d: "CHECKED_IN" in _text(d, "#list tbody"), "in-house")
-    box = _css(browser, "#filters input[name='guest_last_name']")[0]
+    box = _css(browser, "#filters input[name='guest']")[0]
     box.clear()
     box.send_keys(name)
     box.submit()
@@ -178,7 +195,7 @@ def test_a_shift_at_the_front_desk_without_typing_an_id(served, browser):
     _open(browser, base, "folios")
     box = _css(browser, "#filters input[name='room_number']")[0]
     box.send_keys(second)
-    _css(browser, "#filters input[name='status']")[0].send_keys("OPEN")
+    _pick(browser, "#filters select[name='status']", "OPEN")  # a status is picked, not typed
     box.submit()
     _wait(browser, lambda d: name in _text(d, "#list tbody"), "the guest's folio")
     row = _row(browser, name)
@@ -209,7 +226,7 @@ def test_a_shift_at_the_front_desk_without_typing_an_id(served, browser):
     # check out: the in-house row
     _open(browser, base, "frontdesk")
     _css(browser, "#filters button[data-range='in-house']")[0].click()
-    box = _css(browser, "#filters input[name='guest_last_name']")[0]
+    box = _css(browser, "#filters input[name='guest']")[0]
     box.send_keys(name)
     box.submit()
     _wait(browser, lambda d: _settled(d) and len(_css(d, "#list tbody tr")) == 1, "the guest in house")
@@ -255,6 +272,120 @@ def test_a_pending_company_payment_method_is_approved_from_its_row(served, brows
     _submit(browser, "approve payment method")
     listed = _api(base, "/v1/admin/corporate-accounts", company_profile_id=company["id"])
     assert {r["payment_method_id"]: r["status"] for r in listed["data"]}[token] != "PENDING"
+    _errors(browser)
+
+
+def test_the_kiosk_configuration_is_edited_without_touching_its_lockdown(served, browser):
+    """The kiosk form opens with the configuration as it is (its lockdown shown) and saves
+    with If-Match: a change behind its back is refused (412, shown), and the form opened again
+    changes max_keys_per_stay only: the lockdown and the rest stay as they were."""
+    base = served["base"]
+    _open(browser, base, "kiosk-config")
+    property_id = _css(browser, "#property")[0].get_attribute("value")
+    url = f"{base}/v1/properties/{property_id}/kiosk-config"
+    etag = requests.get(url, headers=MARK, timeout=30).headers.get("ETag")
+    locked = requests.put(url, json={"enabled_modes": ["CHECK_IN"], "add_on_package_codes": [],
+                                     "lockdown": True, "max_keys_per_stay": 2},
+                          headers={**MARK, **({"If-Match": etag} if etag else {})}, timeout=30)
+    assert locked.status_code == 200, locked.text
+
+    def configure() -> None:
+        _css(browser, "#toolbar button[data-action='configure']")[0].click()
+        _wait(browser, lambda d: _css(d, "#panel:not([hidden]) label[data-field='lockdown']"),
+              "the kiosk form")
+        assert _css(browser, "#action-form label[data-field='lockdown'] input")[0].is_selected()
+        box = _css(browser, "#action-form label[data-field='max_keys_per_stay'] input")[0]
+        assert box.get_attribute("value") == "2"
+        box.clear()
+        box.send_keys("3")
+
+    configure()
+    # meanwhile another desk changes the modes: the console's save carries the ETag it read
+    behind = requests.put(url, json={"enabled_modes": ["CHECK_IN", "CHECK_OUT"],
+                                     "add_on_package_codes": [], "lockdown": True,
+                                     "max_keys_per_stay": 2},
+                          headers={**MARK, "If-Match": locked.headers["ETag"]}, timeout=30)
+    assert behind.status_code == 200, behind.text
+    _css(browser, "#action-form button[type=submit]")[0].click()
+    _wait(browser, lambda d: _css(d, "#problem:not([hidden])"), "the refusal shown")
+    assert "412" in _text(browser, "#problem"), _text(browser, "#problem")
+    assert requests.get(url, headers=MARK, timeout=30).json()["max_keys_per_stay"] == 2
+    configure()  # opened again: the configuration as it is now
+    _submit(browser, "configure")
+    saved = requests.get(url, headers=MARK, timeout=30).json()
+    assert (saved["lockdown"], saved["max_keys_per_stay"], saved["enabled_modes"],
+            saved["add_on_package_codes"]) == (True, 3, ["CHECK_IN", "CHECK_OUT"], [])
+    _errors(browser)
+
+
+def _select(driver: Any, selector: str, *values: str) -> None:
+    """Pick the options of a (multiple) select by value, waiting for them."""
+    from selenium.webdriver.support.ui import Select
+
+    for value in values:
+        _wait(driver, lambda d, v=value: any(o.get_attribute("value") == v
+                                             for o in _css(d, f"{selector} option")),
+              f"{value} offered")
+        Select(_css(driver, selector)[0]).select_by_value(value)
+
+
+def _ask(driver: Any, scope: str, property_id: str) -> tuple[str, str]:
+    """"Would this be allowed?" for the console's own caller: (decision, reason) shown."""
+    _css(driver, "#toolbar button[data-action='would_this_be_allowed']")[0].click()
+    _wait(driver, lambda d: _css(d, "#panel:not([hidden]) label[data-field='scopes'] select"),
+          "the decision form")
+    assert _css(driver, "#action-form label[data-field='sub'] input")[0].get_attribute("value")
+    assert _css(driver, "#action-form label[data-field='property_id'] select")[0] \
+        .get_attribute("value") == property_id  # the property picked, by name
+    _select(driver, "#action-form label[data-field='scopes'] select", scope)
+    _submit(driver, "would this be allowed")
+    _wait(driver, lambda d: _css(d, "#answer[data-action='would_this_be_allowed']"), "the answer")
+    return (_text(driver, "#answer dd[data-key='decision']"),
+            _text(driver, "#answer dd[data-key='reason']"))
+
+
+def test_a_policy_added_from_its_page_denies_and_the_decision_says_why(served, browser):
+    """The policies page: "would this be allowed?" answers allow; a policy added from the form
+    (a rule: deny, the scope and the property picked) flips it to deny, naming its rule; the
+    API refuses the call itself (403 policy_denied); removed from its row, allowed again."""
+    base = served["base"]
+    scope = "hotel:pms:events:write"
+    _open(browser, base, "policies")
+    property_id = _css(browser, "#property")[0].get_attribute("value")
+    events = f"{base}/v1/properties/{property_id}/events"
+    name = "No event bookings " + uuid.uuid4().hex[:6]
+    try:
+        assert _ask(browser, scope, property_id)[0] == "allow"
+        before = requests.post(events, json={}, headers=MARK, timeout=30)
+        assert before.status_code != 403, before.text  # control: not refused by a policy
+
+        _css(browser, "#toolbar button[data-action='add_policy']")[0].click()
+        _wait(browser, lambda d: _css(d, "#panel:not([hidden]) [data-field='rules'] [data-item]"),
+              "the policy form")
+        _css(browser, "#action-form label[data-field='name'] input")[0].send_keys(name)
+        rule = "#action-form [data-field='rules'] [data-item]"
+        _select(browser, f"{rule} label[data-field='effect'] select", "deny")
+        _select(browser, f"{rule} label[data-field='scopes'] select", scope)
+        _select(browser, f"{rule} label[data-field='property_ids'] select", property_id)
+        _submit(browser, "add policy")
+        row = _row(browser, name)
+        assert f"deny {scope}" in row.text and "at " in row.text, row.text
+
+        decision, reason = _ask(browser, scope, property_id)
+        assert decision == "deny" and "refuses" in reason, (decision, reason)
+        refused = requests.post(events, json={}, headers=MARK, timeout=30)
+        assert refused.status_code == 403 and "policy" in refused.text, refused.text
+
+        _click_row_action(browser, _row(browser, name), "remove_policy")
+        _submit(browser, "remove policy")
+        assert name not in _text(browser, "#list tbody")
+        assert _ask(browser, scope, property_id)[0] == "allow"
+        assert requests.post(events, json={}, headers=MARK, timeout=30).status_code != 403
+    finally:  # never leave the shift's server refusing events
+        for found in _api(base, "/v1/admin/policy-sets", limit=200)["data"]:
+            if found["name"] == name:
+                requests.delete(f"{base}/v1/admin/policy-sets/{found['id']}", headers=MARK,
+                                timeout=30)
     _errors(browser)
 
 

@@ -25,7 +25,12 @@ export async function call(method, url, body, extra = {}) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const resp = await fetch(url, init);
+  let resp;
+  try {
+    resp = await fetch(url, init);
+  } catch (error) {  // no answer at all (the server unreachable): say which request
+    throw new Error(`${method} ${url}: ${error.message} (no answer from the server)`);
+  }
   const text = await resp.text();
   let parsed = null;
   if (text) {

@@ -4,7 +4,7 @@
 // states each is allowed from). Errors are the API's problem+json, shown as they come.
 
 import { call, current, nextCursor, Problem, query } from "./api.js";
-import { collect, el, renderFields } from "./forms.js";
+import { collect, companyControl, el, renderFields } from "./forms.js";
 import { currentLanguage, formatAmount, formatValue, initialLanguage, label, languages,
          rememberLanguage, setLanguage, t } from "./i18n.js";
 
@@ -146,10 +146,15 @@ const DATE_FILTERS = new Set(["arrival_date", "departure_date", "business_date"]
 function renderFilters(def) {
   const form = $("filters");
   form.replaceChildren();
+  const options = def.filter_options || {};
   for (const name of def.filters) {
+    // a filter of a fixed set of values (a status) is a select of those, from the schemas
     const input = name === "property_id"
       ? el("input", { name, value: state.property, type: "hidden" })
-      : el("input", { name, value: "", size: 12, type: DATE_FILTERS.has(name) ? "date" : "text" });
+      : options[name]
+        ? el("select", { name }, el("option", { value: "", text: "" }),
+             ...options[name].map((v) => el("option", { value: v, text: label(v) })))
+        : el("input", { name, value: "", size: 12, type: DATE_FILTERS.has(name) ? "date" : "text" });
     form.append(name === "property_id" ? input : el("label", { "data-filter": name }, t(name), input));
   }
   if (def.filters.length) form.append(el("button", { type: "submit", text: t("Filter") }));
@@ -157,7 +162,7 @@ function renderFilters(def) {
   for (const [name, values] of ranges(def)) {
     const button = el("button", { type: "button", "data-range": name, text: t(name) });
     button.addEventListener("click", () => {
-      for (const input of form.querySelectorAll("label[data-filter] input")) input.value = values[input.name] ?? "";
+      for (const input of form.querySelectorAll("label[data-filter] [name]")) input.value = values[input.name] ?? "";
       reload();
     });
     form.append(button);
@@ -248,16 +253,6 @@ async function runReport(row) {
   $("panel").scrollIntoView({ block: "nearest" });
 }
 
-// A company entered for a path parameter: picked by name from the companies list.
-async function companyPicker(name, value) {
-  const select = el("select", { name: `path:${name}`, "data-picker": "company", "aria-label": t("company") },
-                    el("option", { value: "", text: "" }));
-  const page = await call("GET", "/v1/admin/companies?limit=200").catch(() => ({ data: [] }));
-  for (const c of (page.data || []).sort((a, b) => String(a.company_name).localeCompare(String(b.company_name)))) {
-    select.append(el("option", { value: c.id, text: c.company_name || c.email || c.id, selected: c.id === value }));
-  }
-  return select;
-}
 
 const vacantClean = (action) => /\/(check-in|room)$/.test(action.domain_path);
 
@@ -287,7 +282,7 @@ async function openAction(action, row) {
     const value = paramValue(name, action, row) || "";
     // what the row or the property gives is shown, not typed; a company entered is picked
     const input = source === "" && name === "profile_id"
-      ? await companyPicker(name, value)
+      ? companyControl(`path:${name}`, value, report)
       : el("input", { name: `path:${name}`, value, size: 36, readonly: source !== "" && value !== "" });
     pathRow.append(el("label", { "data-param": name }, `{${name}}`, input));
   }
@@ -297,9 +292,19 @@ async function openAction(action, row) {
   if (values && vacantClean(action)) {  // a check-in or a move picks a new room: not the stay's
     values = { ...values, room_id: undefined, room_number: undefined };
   }
-  if (schema) renderFields(form, schema, ui, values, state.property, report, { vacantClean: vacantClean(action),
-                                                                         profileId: row && row.guest_profile_id,
-                                                                         roomTypeId: row && row.room_type_id });
+  const options = { vacantClean: vacantClean(action), profileId: row && row.guest_profile_id,
+                    roomTypeId: row && row.room_type_id, properties: state.properties,
+                    suggestions: def.suggestions || {}, defaults: action.defaults || {} };
+  if (schema) renderFields(form, schema, ui, values, state.property, report, options);
+  // the action sent next with the same row (a check-in's key): its fields in a group of
+  // their own, sent only when filled in
+  const then = def.actions.find((a) => a.name === action.then);
+  if (then && then.schema) {
+    const group = el("fieldset", { "data-group": "then", "data-then": then.name },
+                     el("legend", { text: `${t(then.name)} (${t("optional")})` }));
+    renderFields(group, { ...then.schema, required: [] }, null, null, state.property, report, options);
+    form.append(group);
+  }
   form.dataset.etag = (now && now.etag) || "";
   const submit = el("button", { type: "submit", text: t(action.name) });
   const cancel = el("button", { type: "button", text: t("Close") });
@@ -313,7 +318,7 @@ async function openAction(action, row) {
     event.preventDefault();
     if (submit.disabled) return;
     submit.disabled = true;
-    submitAction(action, form, key).catch(report).finally(() => { submit.disabled = false; });
+    submitAction(action, form, key, row).catch(report).finally(() => { submit.disabled = false; });
   };
   panel.hidden = false;
   panel.scrollIntoView({ block: "nearest" });
@@ -321,23 +326,72 @@ async function openAction(action, row) {
   if (first) first.focus();  // keyboard use: the form is where the focus goes
 }
 
-async function submitAction(action, form, key) {
-  clearProblem();
+// An action's path with its parameters: those of the form, else those its map takes from
+// the row (a follow-up has no path fields of its own).
+function actionPath(action, form, row) {
   let path = action.path;
   for (const name of params(action.path)) {
-    const value = form.querySelector(`[name="path:${name}"]`).value.trim();
+    const input = form.querySelector(`[name="path:${name}"]`);
+    const value = (input ? input.value : paramValue(name, action, row)).trim();
     if (!value) throw new Error(`{${name}} ${t("is required")}`);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
-  const body = action.schema ? collect(form) : undefined;
+  return path;
+}
+
+const done = (action, result) => `${t(action.name)}: ${t("done")}${result && result.status ? ` (${label(result.status)})` : ""}`;
+
+// An answer worth reading (a key issued, a policy decision): its plain fields, ids by the
+// name of the list's row they name when there is one.
+function showAnswer(action, result) {
+  const form = $("action-form");
+  const names = Object.fromEntries([...$("list").tBodies[0].rows].map((tr) =>
+    [tr.dataset.id, tr.querySelector("td[data-column='name']")?.textContent]).filter(([, n]) => n));
+  const rows = Object.entries(result || {}).filter(([, v]) => v !== null && typeof v !== "object");
+  const list = el("dl", { id: "answer", "data-action": action.name },
+    ...rows.flatMap(([k, v]) => [el("dt", { text: t(k) }),
+                                 el("dd", { "data-key": k, text: names[v] ? `${names[v]} (${v})` : formatValue(k, v) })]));
+  const close = el("button", { type: "button", text: t("Close") });
+  close.addEventListener("click", () => { $("panel").hidden = true; });
+  form.replaceChildren(list, el("div", { class: "row" }, close));
+  form.onsubmit = (event) => event.preventDefault();
+  $("panel-title").textContent = t(action.name);
+  $("panel").hidden = false;
+}
+
+async function submitAction(action, form, key, row) {
+  clearProblem();
+  const path = actionPath(action, form, row);
+  const fill = (a) => Object.fromEntries(Object.entries(a.fill || {}).map(([f, c]) => [f, row && row[c]]));
+  const body = action.schema ? { ...collect(form), ...fill(action) } : undefined;
   const headers = action.method === "POST" ? { "Idempotency-Key": key } : {};
   if (form.dataset.etag) headers["If-Match"] = form.dataset.etag;
+  // the follow-up's fields are read before the form goes (a check-in's key type)
+  const then = state.def.actions.find((a) => a.name === action.then);
+  const group = form.querySelector("[data-then]");
+  const next = then && group ? collect(group) : {};
   const result = await call(action.method, path, body, headers);
+  let said = done(action, result);
+  let answer = action.answer ? [action, result] : null;
+  if (then && Object.keys(next).length) {
+    try {
+      const out = await call(then.method, actionPath(then, form, row), { ...next, ...fill(then) },
+                             { "Idempotency-Key": `${key}:${then.name}` });
+      said += ` · ${done(then, out)}`;
+      if (then.answer) answer = [then, out];
+    } catch (error) {  // the first is done: say so, and why the second was refused
+      notice(said);
+      state.cursor = null;
+      await loadList();
+      throw error;
+    }
+  }
   $("panel").hidden = true;
   state.cursor = null;
   state.cursors = [];
   await loadList();  // the notice comes with the list as the change left it
-  notice(`${t(action.name)}: ${t("done")}${result && result.status ? ` (${label(result.status)})` : ""}`);
+  notice(said);
+  if (answer) showAnswer(...answer);
 }
 
 async function main() {

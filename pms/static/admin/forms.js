@@ -33,15 +33,26 @@ function resolve(schema, root) {
 }
 const strip = (n) => Object.fromEntries(Object.entries(n).filter(([k]) => !["anyOf", "oneOf"].includes(k)));
 
-function kind(field) {
+// The control a field gets, from its schema (and its name for the pickers of ids: a property,
+// a company, the properties of a rule). Objects and lists of objects are nested forms.
+function kind(field, root = {}, name = "", options = {}) {
   if (field["x-lov"]) return field.type === "array" ? "lov-many" : "lov";
   if (field.enum) return "enum";
   const type = Array.isArray(field.type) ? field.type.find((t) => t !== "null") : field.type;
   if (type === "array") {
-    const items = field.items || {};
-    return ["string", "integer", "number"].includes(items.type) ? "list" : "json";
+    const items = resolve(field.items || {}, root);
+    if (items.enum) return "enum-many";
+    if (items.format === "uuid" && name === "property_ids" && options.properties) return "properties";
+    if ((options.suggestions || {})[name]) return "suggest-many";
+    if (["string", "integer", "number"].includes(items.type)) return "list";
+    if (items.type === "object" && items.properties) return "objects";
+    return "json";
   }
+  if (type === "object" && field.properties) return "object";
+  if (type === "object" && (field.additionalProperties || {}).type === "string") return "map";
   if (type === "object" || type === "json" || !type) return "json";
+  if (field.format === "uuid" && name === "property_id" && options.properties) return "property";
+  if (field.format === "uuid" && name === "company_profile_id") return "company";
   return type;  // string, integer, number, boolean
 }
 
@@ -132,9 +143,82 @@ function cardControl(name, value, parent, profileId, report) {
   return select;
 }
 
-function control(name, field, value, parent, report, options = {}) {
-  const k = kind(field);
+// A company by name (GET /v1/admin/companies): what is sent is its id.
+export function companyControl(name, value, report) {
+  const select = el("select", { name, "data-picker": "company", "aria-label": t("company") },
+                    el("option", { value: "", text: "" }));
+  queueMicrotask(async () => {
+    try {
+      const page = await call("GET", "/v1/admin/companies?limit=200");
+      for (const c of (page.data || []).sort((a, b) => String(a.company_name).localeCompare(String(b.company_name)))) {
+        select.append(el("option", { value: c.id, text: c.company_name || c.email || c.id, selected: c.id === value }));
+      }
+    } catch (error) { report(error); }
+    select.dataset.loaded = "1";
+  });
+  return select;
+}
+
+function propertyControl(name, value, properties, multiple) {
+  const chosen = new Set((Array.isArray(value) ? value : [value]).filter(Boolean).map(String));
+  return el("select", { name, multiple, "data-picker": "property", "aria-label": t(name) },
+    ...(multiple ? [] : [el("option", { value: "", text: "" })]),
+    ...properties.map((p) => el("option", { value: p.id, selected: chosen.has(p.id),
+                                            text: `${p.propertyCode || p.property_code || p.code || ""} ${p.name || ""}`.trim() || p.id })));
+}
+
+function manyControl(name, values, chosen, labelled) {
+  const have = new Set((chosen || []).map(String));
+  const extra = [...have].filter((v) => !values.includes(v));  // kept as it is (a pattern)
+  return el("select", { name, multiple: true, size: Math.min(8, values.length + extra.length) || 1,
+                        "aria-label": t(name) },
+    ...[...values, ...extra].map((v) => el("option", { value: v, text: labelled ? label(v) : v, selected: have.has(v) })));
+}
+
+// A nested object: its fields in a group of their own; a list of objects: one group per item,
+// with add and remove.
+function objectControl(name, field, root, value, parent, report, options) {
+  const box = el("fieldset", { "data-group": name }, el("legend", { text: t(name) }));
+  renderFields(box, { ...field, $defs: root.$defs }, null, value || null, parent, report, options);
+  return box;
+}
+
+function objectsControl(name, field, root, value, parent, report, options) {
+  const items = resolve(field.items || {}, root);
+  const list = el("div", { class: "items", "data-items": name });
+  const add = el("button", { type: "button", "data-add": name, text: `${t("add")} ${t(name.replace(/s$/, ""))}` });
+  const addItem = (v) => {
+    const item = el("fieldset", { "data-group": name, "data-item": "1" },
+                    el("legend", { text: `${t(name.replace(/s$/, ""))} ${list.children.length + 1}` }));
+    renderFields(item, { ...items, $defs: root.$defs }, null, v || null, parent, report, options);
+    const remove = el("button", { type: "button", "data-remove": name, text: t("remove") });
+    remove.addEventListener("click", () => item.remove());
+    item.append(remove);
+    list.append(item);
+  };
+  for (const v of Array.isArray(value) ? value : []) addItem(v);
+  if (!list.children.length) addItem(null);  // the first one is ready to fill
+  add.addEventListener("click", () => addItem(null));
+  return el("div", { class: "objects" }, list, add);
+}
+
+function control(name, field, value, parent, report, options = {}, root = {}) {
+  const k = kind(field, root, name, options);
   const shown = value === undefined || value === null ? "" : value;
+  if (k === "object") return objectControl(name, field, root, value, parent, report, options);
+  if (k === "objects") return objectsControl(name, field, root, value, parent, report, options);
+  if (k === "property" || k === "properties") {
+    return propertyControl(name, shown || (k === "property" ? parent : ""), options.properties, k === "properties");
+  }
+  if (k === "company") return companyControl(name, shown, report);
+  if (k === "enum-many") {
+    return manyControl(name, resolve(field.items, root).enum.filter((v) => v !== null), shown || [], true);
+  }
+  if (k === "suggest-many") return manyControl(name, options.suggestions[name], shown || [], false);
+  if (k === "map") {
+    return el("input", { name, placeholder: "name=value, name=value",
+                         value: shown ? Object.entries(shown).map(([a, b]) => `${a}=${b}`).join(", ") : "" });
+  }
   if (name === "room_number" && k === "string" && parent) {
     // a room to move to or check in to is a new one: the stay's own is not offered
     return roomControl(name, options.vacantClean ? "" : shown, parent, Boolean(options.vacantClean),
@@ -187,11 +271,14 @@ export function renderFields(form, schema, uiSchema, values, parent, report, opt
     const row = el("div", { class: "row" });
     for (const name of names) {
       const field = resolve(props[name], root);
-      const box = el("label", { title: field.description || field.title || undefined },
+      const k = kind(field, root, name, options);
+      const given = values && name in values ? values[name] : (options.defaults || {})[name] ?? field.default;
+      const box = el(k === "object" || k === "objects" ? "div" : "label",
+                     { title: field.description || field.title || undefined, class: "field" },
         `${t(name)}${required.has(name) ? " *" : ""}`,
-        control(name, field, values ? values[name] : field.default, parent, report, options));
+        control(name, field, given, parent, report, options, root));
       box.dataset.field = name;
-      box.dataset.kind = kind(field);
+      box.dataset.kind = k;
       box.dataset.required = required.has(name) ? "1" : "";
       row.append(box);
     }
@@ -199,17 +286,43 @@ export function renderFields(form, schema, uiSchema, values, parent, report, opt
   }
 }
 
+// Nothing typed or picked in the group (a checkbox alone does not count).
+const blank = (group) => ![...group.querySelectorAll("input, select, textarea")].some((i) =>
+  i.type !== "checkbox" && i.type !== "search" && (i.multiple ? i.selectedOptions.length > 0 : i.value.trim() !== ""));
+
 // The body the fields hold: empty optional fields are left out (the API's defaults apply).
-export function collect(form) {
+// `group` is the form or a nested group (an object's fieldset): its own fields only.
+export function collect(group) {
   const body = {};
-  for (const label of form.querySelectorAll("label[data-field]")) {
+  const own = (node) => node.parentElement.closest("[data-group], form") === group;
+  for (const label of group.querySelectorAll("[data-field]")) {
+    if (!own(label)) continue;
     const name = label.dataset.field;
     const input = label.querySelector("[name]");
     const k = label.dataset.kind;
     let value;
     if (k === "boolean") value = input.checked;
-    else if (k === "lov-many") value = [...input.selectedOptions].map((o) => o.value).filter(Boolean);
-    else {
+    else if (k === "object") {
+      const inner = label.querySelector("[data-group]");
+      if (blank(inner) && !label.dataset.required) continue;  // an optional object not filled in
+      value = collect(inner);
+    } else if (k === "objects") {
+      value = [...label.querySelectorAll("[data-item]")]
+        .filter((item) => item.closest("[data-field]") === label && !blank(item))
+        .map((item) => collect(item));
+    } else if (["lov-many", "enum-many", "suggest-many", "properties"].includes(k)) {
+      value = [...input.selectedOptions].map((o) => o.value).filter(Boolean);
+      if (!value.length && !label.dataset.required) continue;
+    } else if (k === "map") {
+      const raw = input.value.trim();
+      if (!raw) continue;
+      value = {};
+      for (const pair of raw.split(",").map((s) => s.trim()).filter(Boolean)) {
+        const at = pair.indexOf("=");
+        if (at < 1) throw new Error(`${name}: "${pair}" is not name=value`);
+        value[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+      }
+    } else {
       const raw = input.value.trim();
       if (raw === "") {  // a required list left empty is the empty list, never ""
         if (label.dataset.required) body[name] = k === "list" ? [] : "";

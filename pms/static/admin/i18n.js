@@ -11,7 +11,7 @@ const DE = {
   settings: "Einstellungen", "external-systems": "Externe Systeme",
   "lists-of-values": "Wertelisten", companies: "Firmen", company_users: "Firmennutzer",
   negotiated_rates: "Firmenraten", "kiosk-config": "Kiosk-Konfiguration",
-  "corporate-accounts": "Firmenkonten",
+  "corporate-accounts": "Firmenkonten", policies: "Richtlinien",
   // chrome
   Property: "Haus", Language: "Sprache", Pages: "Seiten", Filter: "Filtern", First: "Erste",
   Next: "Weiter", Close: "Schließen", actions: "Aktionen", shown: "angezeigt",
@@ -37,6 +37,14 @@ const DE = {
   post_payment: "Zahlung buchen", set_room_status: "Zimmerstatus setzen",
   create_task: "Aufgabe anlegen", update_task: "Aufgabe ändern", configure: "konfigurieren",
   approve_payment_method: "Zahlungsart freigeben", reject_payment_method: "Zahlungsart ablehnen",
+  issue_key: "Schlüssel ausgeben", move_room: "Zimmer wechseln", add_policy: "Richtlinie anlegen",
+  edit_policy: "Richtlinie bearbeiten", remove_policy: "Richtlinie löschen",
+  would_this_be_allowed: "Wäre das erlaubt?", optional: "optional", add: "hinzufügen",
+  remove: "entfernen", rule: "Regel", rules: "Regeln", effect: "Wirkung", scopes: "Berechtigungen",
+  decision: "Entscheidung", key_type: "Schlüsselart", enabled: "aktiv",
+  default_effect: "Standardwirkung", guest: "Gast", valid_until: "gültig bis",
+  valid_from: "gültig ab", credential_ref: "Schlüsselreferenz", client_kinds: "Client-Arten",
+  property_ids: "Häuser", subjects: "Subjekte", allow: "erlauben", deny: "verweigern",
   // states
   CONFIRMED: "bestätigt", CHECKED_IN: "eingecheckt", CHECKED_OUT: "ausgecheckt",
   CANCELLED: "storniert", NO_SHOW: "nicht erschienen", OPEN: "offen", CLOSED: "geschlossen",
