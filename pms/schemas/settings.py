@@ -117,6 +117,9 @@ class InvoicingModule(_Module):
     vat_id: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
     tax_number: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
     payment_terms_days: Annotated[int, msgspec.Meta(ge=0, le=365)] | None = None
+    # No departure without a document covering every charge: check-out issues the invoice of
+    # every folio it closes with charges (pms.services.cashiering.departure_documents).
+    invoice_at_check_out: bool = False
 
 
 MODULE_SCHEMAS: dict[str, type[_Module]] = {

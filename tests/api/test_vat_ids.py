@@ -55,4 +55,4 @@ def test_the_sellers_vat_id_in_the_invoicing_settings_is_checked(api):
     assert good.status_code == 200, good.text
     assert good.json["modules"]["invoicing"] == {
         "legal_name": "Hotel Berlin GmbH", "vat_id": GOOD_DE, "tax_number": "30/123/45678",
-        "payment_terms_days": 14}
+        "payment_terms_days": 14, "invoice_at_check_out": False}

@@ -136,6 +136,17 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID
     return invoice.document, created
 
 
+def in_force(folio_id: uuid.UUID) -> Invoice | None:
+    """The folio's invoice in force, if any (inside a scope)."""
+    return _current(folio_id)
+
+
+def issue_in(uow: UnitOfWork, folio: Folio) -> Invoice:
+    """Inside the caller's unit of work, the folio locked and CLOSED, its next invoice
+    (check-out's departure rule: pms.services.cashiering.departure_documents)."""
+    return _issue(uow, folio)
+
+
 def _issue(uow: UnitOfWork, folio: Folio) -> Invoice:
     """Number, freeze and chain the folio's next invoice (the folio locked, CLOSED)."""
     ctx = uow.ctx
