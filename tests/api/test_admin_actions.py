@@ -170,6 +170,19 @@ BROKEN = {
     "stray parameter": _broken(actions=(admin.Action(
         "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}",
         params={"id": "id", "task_id": "id"}),)),
+    "search column": _broken(source=dataclasses.replace(
+        HK.source, searches={"who": ("assignee_name",)})),
+    "choices of no filter": _broken(source=dataclasses.replace(
+        HK.source, choices={"floor": ("1", "2")})),
+    "fill column": _broken(actions=(admin.Action(
+        "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params={"id": "id"},
+        fill={"status": "no_such_column"}),)),
+    "fill field": _broken(actions=(admin.Action(
+        "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params={"id": "id"},
+        fill={"no_such_field": "status"}),)),
+    "then": _broken(actions=(admin.Action(
+        "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params={"id": "id"},
+        then="no_such_action"),)),
 }
 
 

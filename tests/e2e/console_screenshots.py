@@ -28,6 +28,14 @@ from tests.e2e.test_admin_console import CHROMEDRIVER, CHROMIUM, FLAGS
 OUT = Path(__file__).resolve().parents[2] / "docs" / "guides" / "console-screenshots"
 
 
+# (page, what is clicked in order, the form it opens): shown in the guide beside the pages
+FORMS = (
+    ("policies", ("#toolbar button[data-action='add_policy']",), "add_policy"),
+    ("frontdesk", ("#filters button[data-range='arrivals today']",
+                   "#list tbody tr button[data-action='check_in']"), "check_in"),
+)
+
+
 def _serve(home: Path) -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items()
@@ -90,6 +98,19 @@ def main() -> None:
                 WebDriverWait(driver, 60).until(lambda d, p=page: d.find_elements(
                     "css selector", f"#page[data-loaded='{p}']"))
                 target = args.out / f"{page}.png"
+                _shot(driver, target, args.width)
+                print(f"{target} ({target.stat().st_size // 1024} KiB)")
+            for page, opener, action in FORMS:  # a few forms open, as the guide shows them
+                driver.get(f"{base}/admin/?p={page}-form#{page}")
+                WebDriverWait(driver, 60).until(lambda d, p=page: d.find_elements(
+                    "css selector", f"#page[data-loaded='{p}']:not([data-listing])"))
+                for selector in opener:
+                    driver.find_element("css selector", selector).click()
+                    WebDriverWait(driver, 60).until(lambda d: d.find_elements(
+                        "css selector", "#page:not([data-listing])"))
+                WebDriverWait(driver, 60).until(lambda d, a=action: d.find_elements(
+                    "css selector", f"#panel:not([hidden]) #action-form[data-action='{a}']"))
+                target = args.out / f"{page}-{action}.png"
                 _shot(driver, target, args.width)
                 print(f"{target} ({target.stat().st_size // 1024} KiB)")
         finally:
