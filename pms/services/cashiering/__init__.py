@@ -3,7 +3,7 @@
 # the modules other packages may import (tests/unit/test_package_surfaces.py); the rest
 # are this package's own
 PUBLIC_MODULES = (
-    "cashiering", "einvoice", "facturx", "fiscal_export", "fiscal_journal", "fiscalization",
-    "folio_state", "folios", "invoices", "ledger_postings", "master_folios", "payments", "posting",
-    "receipts", "refunds", "transaction_codes", "vouchers",
+    "cashiering", "departure_documents", "einvoice", "facturx", "fiscal_export",
+    "fiscal_journal", "fiscalization", "folio_state", "folios", "invoices", "ledger_postings",
+    "master_folios", "payments", "posting", "receipts", "refunds", "transaction_codes", "vouchers",
 )
