@@ -83,6 +83,7 @@ def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
                   ) -> tuple[float, dict[str, Any]]:
     from pms.schemas import room_blocks as s
     from pms.services.groups import room_blocks, rooming_lists
+    from pms.services.job_records import ROOMING_LIST
 
     departure = arrival + timedelta(days=2)
     block = room_blocks.create_block(ctx, prop.id, msgspec.convert({
@@ -97,7 +98,7 @@ def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
     rows = [{"room_type_id": str(room_type.id), "arrival_date": arrival.isoformat(),
              "departure_date": departure.isoformat(), "guest": {"last_name": f"Delegate{i}"}}
             for i in range(LIST_ROWS)]
-    job = SimpleNamespace(id=uuid.uuid4(), kind=room_blocks.ROOMING_LIST, property_id=prop.id,
+    job = SimpleNamespace(id=uuid.uuid4(), kind=ROOMING_LIST, property_id=prop.id,
                           input={"block_id": str(block.id), "mode": "all_or_nothing",
                                  "rows": rows})
     started = time.perf_counter()
