@@ -242,8 +242,9 @@ def cii_xml(document: dict[str, Any]) -> bytes:
     doc.header.type_code = TYPE_CODES[document["kind"]]
     doc.header.issue_date_time = _day(document["issued_at"])
     note = IncludedNote()
-    note.content = (f"Stay {document['arrival_date']} - {document['departure_date']}, "
-                     f"confirmation {document['confirmation_number']}")
+    note.content = document.get("note") or (
+        f"Stay {document['arrival_date']} - {document['departure_date']}, "
+        f"confirmation {document['confirmation_number']}")
     doc.header.notes.add(note)
     if document["kind"] == "CREDIT_NOTE":
         reason = IncludedNote()
@@ -300,3 +301,68 @@ def cii_xml(document: dict[str, Any]) -> bytes:
     total.prepaid_total = figures["prepaid"]
     total.due_amount = figures["due"]
     return doc.serialize(schema=PROFILE)
+
+
+# -- a company's collective (receivable) invoice -----------------------------------------------
+
+class EInvoiceNeedsStayInvoices(Conflict):
+    """Raised for the e-invoice of a company's receivable invoice whose stays have no invoice
+    of their own to take the lines, VAT rates and identities from."""
+
+    code = "einvoice_needs_stay_invoices"
+
+
+def collective_document(invoice: Any, items: list[Any], stay_invoices: dict[Any, list[Any]]
+                        ) -> dict[str, Any]:
+    """The e-invoice document of a company's receivable invoice (`CompanyInvoice`): one
+    invoice (type 380) numbered as the receivable invoice, dated its issue day, due on its due
+    date, whose lines are the folio lines each of its direct bills took over, as the stay's
+    first invoice naming them froze them (amounts, VAT rates, the seller's and the company's
+    identity). `stay_invoices`: each folio's INVOICE rows, oldest first. Pure; the same rows
+    give the same document.
+
+    Raises:
+        EInvoiceNeedsStayInvoices (409): a direct bill whose folio has no invoice naming its
+            lines, or one issued before identities were frozen.
+    """
+    lines: list[dict[str, Any]] = []
+    rates: dict[str, str] = {}
+    sources: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for item in items:
+        wanted = {line["id"] for line in item.lines or ()}
+        source = next((row.document for row in stay_invoices.get(item.folio_id, ())
+                       if wanted <= {line["id"] for line in row.document["lines"]}), None)
+        if source is None or "seller" not in source:
+            missing.append(str(item.folio_id))
+            continue
+        sources.append(source)
+        lines += [line for line in source["lines"] if line["id"] in wanted]
+        rates.update({k: v for k, v in (source.get("line_tax_rates") or {}).items()
+                      if k in wanted})
+    if missing or not sources:
+        raise EInvoiceNeedsStayInvoices(
+            "the e-invoice of a receivable invoice takes each stay's lines from the stay's "
+            "own invoice: issue the invoices of these folios first (or turn "
+            "invoicing.invoice_at_check_out on)", missing_folio_ids=missing)
+    stays = ", ".join(f"{d['confirmation_number']} (invoice {d['number']})" for d in sources)
+    taxes: dict[str, Decimal] = {}
+    for line in lines:
+        if line["kind"] == "tax":
+            key = line.get("transaction_code") or line["description"]
+            taxes[key] = taxes.get(key, Decimal(0)) + Decimal(line["amount"])
+    return {
+        "property": sources[0]["property"],
+        "guest": {"first_name": None, "last_name": (sources[0]["buyer"] or {}).get("name")},
+        "tax_summary": {k: str(v) for k, v in sorted(taxes.items())},
+        "charges_total": str(sum((Decimal(line["amount"]) for line in lines), Decimal(0))),
+        "id": str(invoice.id), "kind": "INVOICE", "number": invoice.number,
+        "issued_at": invoice.issued_on.isoformat(), "currency": invoice.currency,
+        "seller": sources[0]["seller"], "buyer": sources[0]["buyer"],
+        "line_tax_rates": rates, "lines": lines, "payments": [],
+        "payment_due_date": invoice.due_on.isoformat(),
+        "arrival_date": min(d["arrival_date"] for d in sources),
+        "departure_date": max(d["departure_date"] for d in sources),
+        "confirmation_number": invoice.number,
+        "note": f"Collective invoice of the stays {stays}",
+    }

@@ -262,6 +262,33 @@ def get_invoice(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
         return _invoice_out(row)
 
 
+def invoice_einvoice(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
+                     invoice_id: uuid.UUID) -> dict[str, Any]:
+    """The e-invoice document of a receivable invoice (pms.services.cashiering.einvoice
+    `collective_document`): its direct bills' folio lines as their stays' invoices froze them.
+
+    Raises: NotFound; EInvoiceNeedsStayInvoices (409)."""
+    from pms.models.cashiering import Invoice
+    from pms.services.cashiering import einvoice
+
+    with read_scope(ctx):
+        company_access(ctx, property_id, company_id)
+        row = CompanyInvoice.get_or_none(CompanyInvoice.id == invoice_id,
+                                         CompanyInvoice.company_profile_id == company_id)
+        if row is None:
+            raise NotFound("no such invoice")
+        items = list(CompanyArItem.select().where(CompanyArItem.invoice_id == row.id,
+                                                  CompanyArItem.kind == DIRECT_BILL)
+                     .order_by(CompanyArItem.business_date, CompanyArItem.created_at))
+        folios = {i.folio_id for i in items if i.folio_id is not None}
+        stay_invoices: dict[Any, list[Any]] = {}
+        for doc in (Invoice.select().where(Invoice.folio_id.in_(list(folios)),
+                                           Invoice.kind == "INVOICE")
+                    .order_by(Invoice.generation) if folios else ()):
+            stay_invoices.setdefault(doc.folio_id, []).append(doc)
+        return einvoice.collective_document(row, items, stay_invoices)
+
+
 def list_invoices(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID, *, limit: int,
                   cursor: str | None) -> Page[s.InvoiceOut]:
     with read_scope(ctx):
