@@ -57,6 +57,7 @@ from pms.schemas.companies import (
     StatementQuery,
     WriteOffIn,
 )
+from pms.schemas.folios import InvoiceQuery
 from pms.services.corporate import (
     companies,
     company_direct_bill,
@@ -423,11 +424,30 @@ class ReceivableInvoices:
         resp.location = (f"/v1/properties/{property_id}/companies/{profile_id}"
                          f"/receivable-account/invoices/{out.id}")
 
-    @endpoint("companies:read", response=InvoiceOut, errors=(404,),
-              summary="One invoice with its items and what is open of it")
+    @endpoint("companies:read", query=InvoiceQuery, response=InvoiceOut, errors=(404, 409),
+              also_media=("application/pdf", "application/xml"),
+              summary="One invoice with its items and what is open of it",
+              description="`format=xml`: the invoice as an EN 16931 e-invoice (Factur-X CII, "
+                          "a collective invoice of the direct bills' folio lines as their "
+                          "stays' invoices froze them); `format=facturx`: as a Factur-X PDF "
+                          "with that XML embedded. 409 einvoice_needs_stay_invoices when a "
+                          "stay has no invoice of its own yet.")
     def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                    profile_id: Any, id: Any) -> None:  # noqa: A002
-        resp.media = receivable_ledger.get_invoice(req.context.ctx, property_id, profile_id, id)
+                    profile_id: Any, id: Any, query: InvoiceQuery) -> None:  # noqa: A002
+        ctx = req.context.ctx
+        if query.format in ("xml", "facturx"):
+            from pms.services.cashiering import einvoice, facturx
+
+            document = receivable_ledger.invoice_einvoice(ctx, property_id, profile_id, id)
+            if query.format == "xml":
+                resp.content_type, resp.data = "application/xml", einvoice.cii_xml(document)
+                resp.downloadable_as = f"einvoice-{document['number']}.xml"
+            else:
+                resp.content_type = "application/pdf"
+                resp.data = facturx.facturx_pdf(document)
+                resp.downloadable_as = f"facturx-{document['number']}.pdf"
+            return
+        resp.media = receivable_ledger.get_invoice(ctx, property_id, profile_id, id)
 
 
 class ReceivableWriteOffs:
