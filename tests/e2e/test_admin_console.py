@@ -333,6 +333,57 @@ def test_an_x_lov_field_offers_the_lists_values_with_search(served, browser):
     assert _errors(browser) == []
 
 
+# The page's fetch fails its next `n` calls to URLs holding `part` with the TypeError a
+# connection closed before any answer gives ("Failed to fetch"), then works again.
+_DROP = """
+const [part, n] = arguments;
+window.__drops = n;
+if (!window.__realFetch) window.__realFetch = window.fetch;
+window.fetch = (url, init) => {
+  if (String(url).includes(part) && window.__drops > 0) {
+    window.__drops -= 1;
+    return Promise.reject(new TypeError("Failed to fetch"));
+  }
+  return window.__realFetch(url, init);
+};
+"""
+
+
+def test_a_read_that_got_no_answer_is_asked_once_more(served, browser):
+    """A list of values' read whose connection closed before any answer (what a kept-alive
+    connection the server closed as it was reused gives) is sent once more, and the options
+    arrive; dropped twice, the problem names the request. A replace is never sent twice."""
+    base = served["base"]
+    select = "#action-form select[data-lov='room-types']"
+    _open(browser, base, "reservations")
+    browser.execute_script(_DROP, "/v1/lov/room-types", 1)
+    _css(browser, "#toolbar button[data-action='create']")[0].click()
+    _wait(browser, lambda d: _options(d, select), "room type options after one drop")
+    assert browser.execute_script("return window.__drops") == 0  # the drop did happen
+    assert not _css(browser, "#problem:not([hidden])"), _text(browser, "#problem")
+
+    # control: dropped twice, nothing more is tried and the problem says which request
+    browser.execute_script(_DROP, "/v1/lov/room-types", 2)
+    _css(browser, "#toolbar button[data-action='create']")[0].click()
+    _wait(browser, lambda d: _css(d, "#problem:not([hidden])"), "the problem shown")
+    shown = _text(browser, "#problem")
+    assert "GET /v1/lov/room-types" in shown and "no answer" in shown, shown
+
+    # a replace is not sent again: one drop of the kiosk PUT is the problem shown
+    _open(browser, base, "kiosk-config")
+    browser.execute_script(_DROP, "/kiosk-config", 0)
+    _css(browser, "#toolbar button[data-action='configure']")[0].click()
+    _wait(browser, lambda d: _css(d, "#panel:not([hidden]) label[data-field='lockdown']"),
+          "the kiosk form")
+    browser.execute_script(_DROP, "/kiosk-config", 1)
+    _css(browser, "#action-form button[type=submit]")[0].click()
+    _wait(browser, lambda d: _css(d, "#problem:not([hidden])"), "the PUT's problem shown")
+    shown = _text(browser, "#problem")
+    assert shown.startswith("PUT /v1/admin/") and "kiosk-config" in shown, shown
+    browser.execute_script("window.fetch = window.__realFetch;")
+    _errors(browser)
+
+
 def test_missing_chromium_fails_in_ci():
     """The rule the `browser` fixture follows (need_server): CI never skips it."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

@@ -10,10 +10,28 @@ export class Problem extends Error {
   }
 }
 
+// A request that got no answer at all (the connection closed or reset before any response:
+// a kept-alive connection the server closed as it was reused, a worker restarted) is sent once
+// more when sending it twice changes nothing: a read, or a POST with its Idempotency-Key (the
+// API replays the first answer). A replace or a delete is not: its refusal would be
+// misleading. A second failure names the request.
+async function send(method, url, init) {
+  const again = method === "GET" || (method === "POST" && "Idempotency-Key" in init.headers);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if (!again || attempt >= 2) {
+        throw new Error(`${method} ${url}: ${error.message} (no answer from the server)`);
+      }
+    }
+  }
+}
+
 // A resource as it is now and its ETag (the If-Match of the replace that follows).
 export async function current(url) {
-  const resp = await fetch(url, { headers: { "Accept": "application/json", "X-PMS-Console": "1" },
-                                  credentials: "same-origin" });
+  const resp = await send("GET", url, { headers: { "Accept": "application/json", "X-PMS-Console": "1" },
+                                        credentials: "same-origin" });
   if (!resp.ok) return null;  // nothing to start from (none stored yet): the form opens empty
   return { body: await resp.json(), etag: resp.headers.get("ETag") };
 }
@@ -25,12 +43,7 @@ export async function call(method, url, body, extra = {}) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  let resp;
-  try {
-    resp = await fetch(url, init);
-  } catch (error) {  // no answer at all (the server unreachable): say which request
-    throw new Error(`${method} ${url}: ${error.message} (no answer from the server)`);
-  }
+  const resp = await send(method, url, init);
   const text = await resp.text();
   let parsed = null;
   if (text) {
