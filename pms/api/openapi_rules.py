@@ -16,8 +16,10 @@ added later follows them without an entry here:
 - Headers: `X-Request-Id` on every answer, `Idempotent-Replayed` on every POST success,
   `Location` on 201/202, `Retry-After` on 503 (and on 409 of a POST: the in-flight key).
 - Problem members: the extension members an error may carry are typed on `Problem`
-  (PROBLEM_MEMBERS; tests/api/test_openapi_client.py scans the code for any that is not).
-- Operation ids: a rule (`operation_id`) with a few overrides (OPERATION_ID_OVERRIDES).
+  (PROBLEM_MEMBERS, in pms/api/problem_members.py; tests/api/test_openapi_client.py scans the
+  code for any that is not).
+- Operation ids: a rule (`operation_id`) with a few overrides (OPERATION_ID_OVERRIDES), in
+  pms/api/operation_ids.py.
 - Security: the bearer and the tenant header (`X-Platform-Env-Id`, an apiKey scheme), so a
   generated client sets both once. The document itself is public (PUBLIC_PATHS).
 """
@@ -28,158 +30,18 @@ import copy
 import re
 from typing import Any
 
+from pms.api.operation_ids import OPERATION_ID_MAX as OPERATION_ID_MAX
+from pms.api.operation_ids import OPERATION_ID_SHAPE as OPERATION_ID_SHAPE
+from pms.api.operation_ids import _pascal, operation_id
+from pms.api.problem_members import PROBLEM_MEMBERS
+
 REF = "#/components/schemas/"
 HAND_WRITTEN = frozenset({"Problem"})  # components not made from a msgspec struct
 TENANT_HEADER = "X-Platform-Env-Id"
 PUBLIC_PATHS = frozenset({"/v1/openapi.json"})
 NAME_SHAPE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
-# camelCase: a lowercase verb (`create`, `list`, `checkOut`...) then the nouns, 48 characters at
-# most (tests/api/test_openapi_client.py)
-OPERATION_ID_SHAPE = re.compile(r"^[a-z]+(?:[A-Z][a-z0-9]*)+$")
-OPERATION_ID_MAX = 48
 EXTENSIBLE_NOTE = ("Extensible: values may be added later; a client must accept a value it "
                    "does not know.")
-
-# Operations whose rule-made id reads badly (the rule is `operation_id` below).
-OPERATION_ID_OVERRIDES = {
-    ("GET", "/v1/openapi.json"): "getOpenApiDocument",
-    ("GET", "/v1/admin/ui"): "listAdminPages",  # the console's page picker
-    ("GET", "/v1/availability"): "searchEnvAvailability",
-    ("POST", "/v1/properties/{property_id}/availability"): "searchAvailability",
-    ("POST", "/v1/properties/{property_id}/corporate-availability"):
-        "searchCorporateAvailability",
-    ("POST", "/v1/properties/{property_id}/promo/validate"): "validatePromoCode",
-    ("GET", "/v1/properties/{property_id}/end-of-day"): "listEndOfDayRuns",
-    ("POST", "/v1/properties/{property_id}/end-of-day"): "runEndOfDay",
-    ("POST", "/v1/properties/{property_id}/walk-in"): "createWalkIn",
-    ("GET", "/v1/properties/{property_id}/in-house"): "listInHouseReservations",
-    ("GET", "/v1/properties/{property_id}/folios"): "getFolioByRoom",
-    ("GET", "/v1/properties/{property_id}/housekeeping"): "getHousekeepingBoard",
-    ("PUT", "/v1/properties/{property_id}/housekeeping/{room_number}"):
-        "setRoomHousekeepingStatus",
-    ("POST", "/v1/properties/{property_id}/folios/{id}/charges/{charge_id}/correction"):
-        "correctFolioCharge",
-    ("PUT", "/v1/properties/{property_id}/reservations/{id}/room"): "assignReservationRoom",
-    ("PUT", "/v1/admin/settings/settings/external-systems/{code}"): "updateAdminExternalSystem",
-    ("DELETE", "/v1/admin/settings/settings/external-systems/{code}"):
-        "deleteAdminExternalSystem",
-    ("GET", "/v1/lov/{list}/{code}"): "getLovEntry",
-    ("PUT", "/v1/lov/{list}/{code}"): "updateLovEntry",
-    ("DELETE", "/v1/lov/{list}/{code}"): "deleteLovEntry",
-    ("PUT", "/v1/admin/lov/lov/{list}/{code}"): "updateAdminLovEntry",
-    ("DELETE", "/v1/admin/lov/lov/{list}/{code}"): "deleteAdminLovEntry",
-}
-
-_DECIMAL = {"type": "string", "format": "decimal"}
-_UUID = {"type": "string", "format": "uuid"}
-_DATES = {"type": "array", "items": {"type": "string", "format": "date"}}
-# Extension members a problem body may carry beside type/title/status/detail/code/errors.
-PROBLEM_MEMBERS: dict[str, dict[str, Any]] = {
-    "amount": {**_DECIMAL, "description": "The amount the refused action named"},
-    "balance": {**_DECIMAL, "description": "The folio's balance (decimal string)"},
-    "see": {"type": "string", "description": "Where the guest is sent (front_desk)"},
-    "valid_until": {"type": "string", "format": "date-time",
-                    "description": "When the stay's keys end"},
-    "business_date": {"type": "string", "format": "date"},
-    "document_id": {"type": "string", "format": "uuid",
-                    "description": "The fiscal document the refusal is about"},
-    "missing": {"type": "array", "items": {"type": "string"},
-                "description": "What the document's frozen identities lack for an e-invoice"},
-    "valid_from": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}],
-                   "description": "The first night a rate link is valid for (null: open)"},
-    "valid_to": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}],
-                 "description": "The last night a rate link is valid for (null: open)"},
-    "current_business_date": {"type": "string", "format": "date",
-                              "description": "The property's business date, the one to close"},
-    "admin_count": {"type": "integer", "description": "The company's bound ADMINs"},
-    "list_name": {"type": "string", "description": "The list of values the refusal is about"},
-    "editable_lists": {"type": "array", "items": {"type": "string"},
-                       "description": "The lists of values the env edits (its own)"},
-    "count": {"type": "integer", "description": "How many there are now (e.g. a stay's live keys)"},
-    "credit": {**_DECIMAL, "description": "The credit the folio holds"},
-    "credit_limit": {**_DECIMAL, "description": "The company's credit limit"},
-    "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
-    "current_etag": {"type": "string", "description": "The current ETag: read again, then send "
-                                                      "it as If-Match"},
-    "decline_code": {"type": "string", "description": "The payments service's decline reason"},
-    "event_status": {"type": "string", "description": "The banquet event's state that refused "
-                     "the action"},
-    "events": {"type": "array", "items": {
-        "type": "object", "required": ["id", "name"],
-        "properties": {"id": _UUID, "name": {"type": "string"}, "status": {"type": "string"},
-                       "start_at": {"type": "string", "format": "date-time"},
-                       "end_at": {"type": "string", "format": "date-time"}}},
-        "description": "The banquet events in the way (a block's, or a function space's "
-                       "during an out-of-order period)"},
-    "existing_id": {**_UUID, "description": "The row that already holds this identity"},
-    "blockers": {"type": "array", "items": {"type": "object"},
-                 "description": "What holds an erasure back (an open stay, a balance due)"},
-    "credit_open": {**_DECIMAL, "description": "What is left of the credit to apply"},
-    "invoice_open": {**_DECIMAL, "description": "What is left open on the invoice"},
-    "item_ids": {"type": "array", "items": _UUID,
-                 "description": "The receivable items already invoiced or closed"},
-    "open_amount": {**_DECIMAL, "description": "What is left open on the item"},
-    "active_override_ids": {"type": "array", "items": _UUID,
-                            "description": "The company's ACTIVE credit overrides"},
-    "credit_balance": {**_DECIMAL, "description": "What the hotel holds for the company (a "
-                                                 "paid direct bill reverted)"},
-    "local_date": {"type": "string", "format": "date",
-                   "description": "The property's calendar date now"},
-    "reservation_ids": {"type": "array", "items": _UUID,
-                        "description": "The stays the refusal is about"},
-    "routed_reservation_ids": {"type": "array", "items": _UUID,
-                               "description": "Open stays billed to the company"},
-    "exposure": {"type": "object", "description": "The company's exposure: `total` and each "
-                  "part (decimal strings)", "additionalProperties": _DECIMAL},
-    "folio_id": _UUID,
-    "company_profile_id": {**_UUID, "description": "The company the stay is billed to"},
-    "policy_set_id": {"type": "string", "description": "The policy set whose rule (or whose "
-                      "default_effect deny) refused: docs/guides/authorization.md"},
-    "rule_id": {"type": "string", "description": "The id of the policy rule that refused"},
-    "section": {"type": "string", "description": "The configuration bundle's section whose "
-                "domain scope the token lacks"},
-    "header": {"type": "string", "description": "The header that was over the limit"},
-    "job_status": {"type": "string"},
-    "limit": {"type": "integer", "description": "The bound that was reached"},
-    "maintenance_id": _UUID,
-    "max_bytes": {"type": "integer"},
-    "max_depth": {"type": "integer"},
-    "modes": {"type": "array", "items": {"type": "string"},
-              "description": "The kiosk modes the refused action needs (one of them)"},
-    "needed": {**_DECIMAL, "description": "What the refused action needs"},
-    "nights": {**_DATES, "description": "The nights the answer is about"},
-    "open_balance": {**_DECIMAL, "description": "What the company owes on its receivable "
-                                               "account"},
-    "original_request_id": {"type": "string"},
-    "overrides": {**_DECIMAL, "description": "Active credit overrides' sum"},
-    "payment_id": _UUID,
-    "payment_status": {"type": "string"},
-    "reasons": {"type": "array", "items": {
-        "type": "object", "required": ["code", "message"],
-        "properties": {"code": {"type": "string"}, "message": {"type": "string"},
-                       "date": {"anyOf": [{"type": "string", "format": "date"},
-                                          {"type": "null"}]}}}},
-    "refund_id": _UUID,
-    "refund_path": {"type": "string", "description": "Where to POST the refund"},
-    "refundable": {**_DECIMAL, "description": "What the payment can still give back"},
-    "request_id": {"type": "string"},
-    "reservations": {"type": "array", "items": {"type": "object", "properties": {
-        "id": _UUID, "confirmation_number": {"type": "string"}, "status": {"type": "string"},
-        "arrival_date": {"type": "string", "format": "date"},
-        "departure_date": {"type": "string", "format": "date"},
-        "room_id": {"anyOf": [_UUID, {"type": "null"}]}}}},
-    "room_number": {"type": "string"},
-    "run_id": _UUID,
-    "status_code": {"type": "integer", "description": "The other service's HTTP status"},
-    "status_now": {"type": "string", "description": "The row's status when it was refused"},
-    "target_id": {**_UUID, "description": "The resource the Idempotency-Key's first request "
-                                          "made; read it instead of retrying"},
-    "target_type": {"type": "string"},
-    # banquet events
-    "conflicting_event_id": {**_UUID, "description": "The banquet event holding the space"},
-    "space_id": {**_UUID, "description": "The function space (element) concerned"},
-    "available": {"type": "integer", "description": "How many of the item are still free"},
-}
 
 HEADERS = {
     "X-Request-Id": {"description": "The request's id (X-Platform-Request-Id when given)",
@@ -195,10 +57,6 @@ HEADERS = {
 
 
 # -- names --------------------------------------------------------------------------------------
-
-def _pascal(text: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z0-9]+", text) if p)
-
 
 def component_name(name: str) -> str:
     """The readable name of a msgspec component name (see module docstring)."""
@@ -404,60 +262,6 @@ def _formats(doc: dict[str, Any]) -> None:
                 fmt = _format_for(param["name"])
                 if fmt and param["in"] == "query":
                     param["schema"] = _with_format(param["schema"], fmt)
-
-
-# -- operation ids ------------------------------------------------------------------------------
-
-def _singular(word: str) -> str:
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _plural(word: str) -> bool:
-    return word.endswith("s") and not word.endswith("ss")
-
-
-def operation_id(method: str, path: str, siblings: set[tuple[str, str]],
-                 pages: set[tuple[str, str]]) -> str:
-    """The rule: `<verb><Nouns>`. The nouns are the literal path segments (the leading
-    `properties/{property_id}` dropped, a segment before an id singular); an item path is
-    get/replace (update when it has no PATCH)/update/delete; a collection is list (a page)/get,
-    create; a singular segment after an id is an action (`checkInReservation`); PUT of a
-    segment is set."""
-    override = OPERATION_ID_OVERRIDES.get((method, path))
-    if override:
-        return override
-    segs = [s for s in path.split("/") if s and s != "v1"]
-    if segs[:2] == ["properties", "{property_id}"] and len(segs) > 2:
-        segs = segs[2:]
-    if segs[:1] == ["admin"] and segs[2:4] == ["properties", "{property_id}"] and len(segs) > 4:
-        segs = ["admin", *segs[4:]]  # a submit alias: "admin" + its domain route's
-    words: list[str] = []
-    for i, seg in enumerate(segs):
-        if seg.startswith("{"):
-            continue
-        follows_id = i + 1 < len(segs) and segs[i + 1].startswith("{")
-        words.append(_singular(seg) if follows_id else seg)
-    nouns = "".join(_pascal(w) for w in words)
-    if segs[-1].startswith("{"):
-        verb = {"GET": "get", "PATCH": "update", "DELETE": "delete",
-                "PUT": "replace" if ("PATCH", path) in siblings else "update"}[method]
-        return verb + nouns
-    last = segs[-1]
-    head = "".join(_pascal(w) for w in words[:-1])
-    if method == "GET":
-        return ("list" if (method, path) in pages else "get") + nouns
-    if method == "PUT":
-        return "set" + nouns
-    if method == "DELETE":
-        return "delete" + nouns
-    if _plural(last) or ("GET", path) in pages:
-        return ("create" if method == "POST" else method.lower()) + head + _pascal(_singular(last))
-    action = _pascal(last)
-    return action[:1].lower() + action[1:] + head
 
 
 # -- the whole pass -----------------------------------------------------------------------------

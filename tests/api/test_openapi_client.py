@@ -140,7 +140,7 @@ def test_problem_extension_members_are_typed():
     assert {"balance", "folio_id", "reasons", "target_id"} <= members
     problem = SCHEMAS["Problem"]["properties"]
     missing = sorted(m for m in members if m not in problem)
-    assert not missing, f"add to PROBLEM_MEMBERS (pms/api/openapi_rules.py): {missing}"
+    assert not missing, f"add to PROBLEM_MEMBERS (pms/api/problem_members.py): {missing}"
     assert problem["folio_id"] == {"type": "string", "format": "uuid"}
     assert PROBLEM_MEMBERS["balance"]["format"] == "decimal"
 

@@ -28,7 +28,7 @@ from pms.schemas.companies import (
     ReceivableAccountIn,
     ReceivablePaymentIn,
 )
-from pms.services.corporate import companies, receivables
+from pms.services.corporate import admin_provisioning, receivable_accounts, receivables
 from pms.services.corporate import company_payment_methods as cpm
 from tests import pg
 from tests.concurrency.conftest import fire
@@ -43,7 +43,7 @@ PAYMENTS = EmbeddedPayments()  # the sandbox reports owned_method(company) as th
 def _company(ctx: Any, hotel: Any) -> Any:
     company = make_profile(ctx, hotel.id, kind="COMPANY", company_name=random_ref("Co"),
                            first_name=None, last_name=None, email=None)
-    companies.set_receivable_account(ctx, hotel.id, company.id, msgspec.convert(
+    receivable_accounts.set_receivable_account(ctx, hotel.id, company.id, msgspec.convert(
         {"credit_limit": "1000.00", "currency": "EUR"}, ReceivableAccountIn))
     return company
 
@@ -185,8 +185,8 @@ def test_two_provisionings_at_once_produce_one_admin_and_the_control_shows_two(
     with wiring.installed(locking_enabled=locking):
         outcome = _race(
             pg_database.name, ctx,
-            lambda uow: companies.provision_in(uow, ctx, hotel.id, company.id, body("one")),
-            lambda: companies.provision_admin(ctx, hotel.id, company.id, body("two")))
+            lambda uow: admin_provisioning.provision_in(uow, ctx, hotel.id, company.id, body("one")),
+            lambda: admin_provisioning.provision_admin(ctx, hotel.id, company.id, body("two")))
     admins = _admins(ctx, company.id)
     assert not isinstance(outcome["first"], Exception), outcome
     if locking:

@@ -1,4 +1,5 @@
-"""The booking's per-request helpers (pms/services/reservations/reservations.py, pms/schemas/reservations.py):
+"""The booking's per-request helpers (pms/services/reservations/reservations.py and
+booking_refs.py, pms/schemas/reservations.py):
 the generated confirmation number, the reference rows built from a tuple, and the response
 shape reused for the same data."""
 
@@ -13,12 +14,9 @@ import pytest
 
 from pms.models import Property, RatePlan, Reservation, RoomType
 from pms.schemas import reservations as s
-from pms.services.reservations import reservations as svc
-from pms.services.reservations.reservations import (
-    CONFIRMATION_ALPHABET,
-    _model_of,
-    new_confirmation_number,
-)
+from pms.services.reservations import booking_refs as svc
+from pms.services.reservations.booking_refs import _model_of
+from pms.services.reservations.reservations import CONFIRMATION_ALPHABET, new_confirmation_number
 
 
 def test_confirmation_numbers_are_ten_symbols_of_the_alphabet_all_used_evenly():

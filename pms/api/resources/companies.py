@@ -1,4 +1,6 @@
-"""Corporate accounts: company users, admin provisioning, company payment methods.
+"""Corporate accounts: company users, invitations, admin provisioning, company payment methods,
+a stay's company billing; and `ROUTES`, every corporate route (the receivable and credit routes
+live in `company_receivables`, the terms and production routes in `company_terms`).
 
 Every route is guarded by the company profile id in the path (`pms.services.corporate.companies`).
 Holder sessions (guest="own") reach the company-user and payment-method routes; only a traveler
@@ -12,22 +14,31 @@ from typing import Any
 
 import falcon
 
+from pms.api.resources.company_receivables import (
+    CompanyReceivable,
+    CreditOverrides,
+    ReceivableAccount,
+    ReceivableInvoices,
+    ReceivableItems,
+    ReceivablePayments,
+    ReceivableReports,
+    ReceivableWriteOffs,
+)
+from pms.api.resources.company_terms import (
+    CompanyBookings,
+    CompanyProduction,
+    ContractRouting,
+    RateLinks,
+)
 from pms.api.route import Route
 from pms.api.spec import endpoint
 from pms.schemas.common import ListQuery, Page
 from pms.schemas.companies import (
     AdminProvisioningIn,
     AdminProvisioningOut,
-    AgingOut,
-    AgingQuery,
-    ApplyIn,
     ApproveIn,
-    ArItemOut,
-    ArItemQuery,
     CompanyBillingIn,
     CompanyBillingOut,
-    CompanyBookingOut,
-    CompanyBookingQuery,
     CompanyInvitationOut,
     CompanyPaymentMethodIn,
     CompanyPaymentMethodOut,
@@ -35,39 +46,14 @@ from pms.schemas.companies import (
     CompanyUserIn,
     CompanyUserOut,
     CompanyUserRoleIn,
-    CreditOverrideIn,
-    CreditOverrideOut,
-    EnvLevelQuery,
     IdentityProviderIn,
-    InvoiceIn,
-    InvoiceOut,
-    ProductionOut,
-    ProductionQuery,
-    RateLinksIn,
-    RateLinksOut,
     ReasonIn,
-    ReceivableAccountIn,
-    ReceivableAccountOut,
-    ReceivableAccountView,
-    ReceivablePaymentIn,
-    ReceivablePaymentOut,
-    RoutingIn,
-    RoutingOut,
-    StatementOut,
-    StatementQuery,
-    WriteOffIn,
 )
-from pms.schemas.folios import InvoiceQuery
 from pms.services.corporate import (
+    admin_provisioning,
     companies,
     company_direct_bill,
-    credit_overrides,
     invitations,
-    production,
-    rate_links,
-    receivable_ledger,
-    receivables,
-    routing,
 )
 from pms.services.corporate import company_payment_methods as cpm
 
@@ -178,7 +164,8 @@ class AdminProvisioning:
                           "preferences.sso_provider and no bound ADMIN.")
     def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any) -> None:
-        resp.media = companies.get_provisioning(req.context.ctx, property_id, profile_id)
+        resp.media = admin_provisioning.get_provisioning(req.context.ctx, property_id,
+                                                         profile_id)
 
     @endpoint("companies:write", body=AdminProvisioningIn, response=AdminProvisioningOut,
               errors=(409,),
@@ -190,7 +177,8 @@ class AdminProvisioning:
                           "answers 409 company_admin_exists.")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any, body: AdminProvisioningIn) -> None:
-        out, _changed = companies.provision_admin(req.context.ctx, property_id, profile_id, body)
+        out, _changed = admin_provisioning.provision_admin(req.context.ctx, property_id,
+                                                           profile_id, body)
         resp.media = out
 
 
@@ -205,378 +193,9 @@ class IdentityProvider:
                           "value again changes nothing. Answers the provisioning state.")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                profile_id: Any, body: IdentityProviderIn) -> None:
-        out, _changed = companies.set_identity_provider(req.context.ctx, property_id,
-                                                        profile_id, body)
+        out, _changed = admin_provisioning.set_identity_provider(req.context.ctx, property_id,
+                                                                 profile_id, body)
         resp.media = out
-
-
-class ReceivableAccount:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", response=ReceivableAccountView,
-              summary="The company's receivable account: limit, balance and exposure",
-              description="open_balance is what the company owes on the account; exposure is "
-                          "what its credit limit is checked against, by part (receivable, "
-                          "open_folios, future_stays); available is the limit plus ACTIVE "
-                          "unexpired credit overrides less the exposure; overdue is what is "
-                          "open on invoices past their due date (each as of its property's "
-                          "business date); payment_terms_days the account's terms.")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any) -> None:
-        resp.media = receivables.get_account(req.context.ctx, property_id, profile_id)
-
-    @endpoint("companies:write", body=ReceivableAccountIn, response=ReceivableAccountOut,
-              status=200, also_status=(201,), errors=(409,),
-              also=("company_receivables:write",),
-              summary="Create or change the company's receivable account",
-              description="Staff. The account is env-level (one credit limit for the chain, "
-                          "also at PUT /v1/companies/{profile_id}/receivable): this path "
-                          "needs hotel:pms:company_receivables:write besides companies:write "
-                          "(403 missing_scope), and the env's policies must allow both at no "
-                          "property in particular (403 policy_denied for a user limited to "
-                          "some properties). "
-                          "201 when created, 200 when changed or unchanged (the same "
-                          "values write nothing). Approving a payment method to "
-                          "BILL_TO_COMPANY needs it (409 receivable_account_required). The "
-                          "currency is ISO 4217 (422 unknown_currency) and one a property of "
-                          "the env keeps (422 currency_not_used); it changes only while "
-                          "nothing is open on the account (409 receivable_account_in_use "
-                          "naming the balance, routed stays and ACTIVE overrides).")
-    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, body: ReceivableAccountIn) -> None:
-        out, created = companies.set_receivable_account(req.context.ctx, property_id,
-                                                        profile_id, body)
-        resp.media = out
-        resp.status = 201 if created else 200
-
-
-class CompanyReceivable:
-    """The company's receivable (credit limit and currency) at env level: one account for the
-    chain's properties, so no property's path or policy decides it."""
-
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("company_receivables:read", query=EnvLevelQuery, response=ReceivableAccountView,
-              summary="The company's receivable account (env-level): limit, balance, exposure",
-              description="As GET .../properties/{property_id}/companies/{profile_id}/"
-                          "receivable-account, decided for the company at no property. A "
-                          "property_id in the query is refused (422). 404 without an account.")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, profile_id: Any,
-               query: EnvLevelQuery) -> None:
-        resp.media = receivables.get_account(req.context.ctx, None, profile_id)
-
-    @endpoint("company_receivables:write", query=EnvLevelQuery, body=ReceivableAccountIn,
-              response=ReceivableAccountOut, status=200, also_status=(201,), errors=(409,),
-              summary="Create or change the company's receivable account (env-level, staff)",
-              description="The credit limit and its currency, for every property of the env, "
-                          "and the payment terms (payment_terms_days, 0..365; omitted: kept, "
-                          "30 for a new account): an invoice issued later is due that many "
-                          "days after its issue date (issued ones keep theirs); a change is "
-                          "the account's updated event. "
-                          "Needs hotel:pms:company_receivables:write; the env's policies are "
-                          "asked for it and hotel:pms:companies:write at no property (a rule "
-                          "limited to some properties does not allow it). 201 when created, "
-                          "200 when changed or unchanged; the currency rules of the property "
-                          "path (422 unknown_currency, currency_not_used; 409 "
-                          "receivable_account_in_use). Its events carry no propertyid.")
-    def on_put(self, req: falcon.Request, resp: falcon.Response, profile_id: Any,
-               query: EnvLevelQuery, body: ReceivableAccountIn) -> None:
-        out, created = companies.set_receivable_account(req.context.ctx, None, profile_id, body)
-        resp.media = out
-        resp.status = 201 if created else 200
-
-
-class CompanyProduction:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", query=ProductionQuery, response=ProductionOut,
-              summary="The company's production: room nights and room revenue by property "
-                      "and month",
-              description="Staff. The nights from from_date to to_date (both included, at "
-                          "most 1096 days) of the stays booked for the company (its "
-                          "reservations' company_profile_id, billed to it or not) that are "
-                          "CONFIRMED, CHECKED_IN or CHECKED_OUT, each at its nightly room "
-                          "price, in the property's currency; sums per currency. Env-level: "
-                          "property_id narrows it to one property (and is decided for it).")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, profile_id: Any,
-               query: ProductionQuery) -> None:
-        resp.media = production.production(req.context.ctx, profile_id, query)
-
-
-class CompanyBookings:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("reservations:read", query=CompanyBookingQuery,
-              response=Page[CompanyBookingOut], guest="own",
-              summary="The company's bookings at the property (\"our bookings\")",
-              description="Stays booked for the company, billed to it or not, in booking "
-                          "order; filters status, arrival_from, arrival_to, "
-                          "traveler_profile_id. A company ADMIN (or the company's own "
-                          "token), BOOKER or VIEWER sees every one; a TRAVELER only its own "
-                          "stays; staff all. A holder not bound to the company gets 404. No "
-                          "prices (they are on the reservation).")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, query: CompanyBookingQuery) -> None:
-        page = production.list_bookings(req.context.ctx, property_id, profile_id, query)
-        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
-
-
-class ReceivablePayments:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:write", body=ReceivablePaymentIn, response=ReceivablePaymentOut,
-              status=201, errors=(404, 409),
-              summary="Record a company's payment against its receivable account (staff)",
-              description="Lowers open_balance (and so the exposure: the credit limit frees "
-                          "up); posted to the ledger (credit company_receivable:<company>) "
-                          "after commit. In the account's currency (422 currency_mismatch); "
-                          "never more than the company owes (409 receivable_overpaid). A "
-                          "retry with the same Idempotency-Key is answered once.")
-    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                profile_id: Any, body: ReceivablePaymentIn) -> None:
-        resp.media = receivables.receive_payment(
-            req.context.ctx, property_id, profile_id, body,
-            ledger=getattr(self.deps.platform, "ledger", None))
-        resp.status = 201
-
-
-class ContractRouting:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", response=RoutingOut,
-              summary="The company's contract routing: which folio lines it pays",
-              description="categories and transaction_codes name the lines the company pays "
-                          "(a tax line goes with the line it taxes); all null: whole folios.")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any) -> None:
-        resp.media = routing.get_routing(req.context.ctx, property_id, profile_id)
-
-    @endpoint("companies:write", body=RoutingIn, response=RoutingOut,
-              summary="Set the company's contract routing (staff)",
-              description="e.g. {\"categories\": [\"room\", \"tax\"]}: the company pays "
-                          "room nights and their taxes, the guest the incidentals. Copied "
-                          "onto every stay billed to the company from now on (booking, or a "
-                          "routing naming no instructions of its own); booked stays keep "
-                          "theirs.")
-    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, body: RoutingIn) -> None:
-        resp.media = routing.set_routing(req.context.ctx, property_id, profile_id, body)
-
-
-class ReceivableItems:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", query=ArItemQuery, response=Page[ArItemOut],
-              summary="The company's receivable entries (open items with open=true)",
-              description="DIRECT_BILL (a check-out's share: stay, folio, lines, date), "
-                          "PAYMENT, REVERSAL, WRITE_OFF; amount signed, open_amount what is "
-                          "left to match (owed of a bill, unapplied of a credit).")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, query: ArItemQuery) -> None:
-        page = receivable_ledger.list_items(req.context.ctx, property_id, profile_id,
-                                            open_only=query.open, limit=query.limit,
-                                            cursor=query.cursor)
-        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
-
-    @endpoint("companies:write", body=ApplyIn, response=InvoiceOut, errors=(404, 409),
-              summary="Apply a credit (a PAYMENT or REVERSAL item) to an invoice (staff)",
-              description="Oldest open items of the invoice first; amount defaults to as "
-                          "much as both have (409 receivable_item_not_open past either).")
-    def on_post_apply(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                      profile_id: Any, id: Any, body: ApplyIn) -> None:  # noqa: A002
-        resp.media = receivable_ledger.apply_credit(req.context.ctx, property_id, profile_id,
-                                                    id, body)
-
-
-class ReceivableInvoices:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", query=ListQuery, response=Page[InvoiceOut],
-              summary="The company's invoices")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, query: ListQuery) -> None:
-        page = receivable_ledger.list_invoices(req.context.ctx, property_id, profile_id,
-                                               limit=query.limit, cursor=query.cursor)
-        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
-
-    @endpoint("companies:write", body=InvoiceIn, response=InvoiceOut, status=201,
-              errors=(404, 409),
-              summary="Issue an invoice grouping open items (staff)",
-              description="The named open items, or every open item of the property not "
-                          "invoiced yet (up to through_date). Numbered <series>-<property "
-                          "code>-<n>, gapless per property and series. due_on is the issue "
-                          "date plus the account's payment_terms_days (due_days overrides "
-                          "them for this invoice), frozen on the invoice. 409 "
-                          "receivable_item_not_open for an item invoiced or closed, or none.")
-    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                profile_id: Any, body: InvoiceIn) -> None:
-        out = receivable_ledger.issue_invoice(req.context.ctx, property_id, profile_id, body)
-        resp.media = out
-        resp.status = 201
-        resp.location = (f"/v1/properties/{property_id}/companies/{profile_id}"
-                         f"/receivable-account/invoices/{out.id}")
-
-    @endpoint("companies:read", query=InvoiceQuery, response=InvoiceOut, errors=(404, 409),
-              also_media=("application/pdf", "application/xml"),
-              summary="One invoice with its items and what is open of it",
-              description="`format=xml`: the invoice as an EN 16931 e-invoice (Factur-X CII, "
-                          "a collective invoice of the direct bills' folio lines as their "
-                          "stays' invoices froze them); `format=facturx`: as a Factur-X PDF "
-                          "with that XML embedded. 409 einvoice_needs_stay_invoices when a "
-                          "stay has no invoice of its own yet.")
-    def on_get_item(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                    profile_id: Any, id: Any, query: InvoiceQuery) -> None:  # noqa: A002
-        ctx = req.context.ctx
-        if query.format in ("xml", "facturx"):
-            from pms.services.cashiering import einvoice, facturx
-
-            document = receivable_ledger.invoice_einvoice(ctx, property_id, profile_id, id)
-            if query.format == "xml":
-                resp.content_type, resp.data = "application/xml", einvoice.cii_xml(document)
-                resp.downloadable_as = f"einvoice-{document['number']}.xml"
-            else:
-                resp.content_type = "application/pdf"
-                resp.data = facturx.facturx_pdf(document)
-                resp.downloadable_as = f"facturx-{document['number']}.pdf"
-            return
-        resp.media = receivable_ledger.get_invoice(ctx, property_id, profile_id, id)
-
-
-class ReceivableWriteOffs:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:write", body=WriteOffIn, response=ArItemOut, status=201,
-              errors=(404, 409),
-              summary="Write off (part of) an open direct bill (staff)",
-              description="A WRITE_OFF entry; open_balance drops by it (what was already "
-                          "paid of it is held as credit); posted to the ledger (debit "
-                          "ar_write_off, credit company_receivable:<company>).")
-    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                profile_id: Any, body: WriteOffIn) -> None:
-        resp.media = receivable_ledger.write_off(
-            req.context.ctx, property_id, profile_id, body,
-            ledger=getattr(self.deps.platform, "ledger", None))
-        resp.status = 201
-
-
-class ReceivableReports:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", query=AgingQuery, response=AgingOut, errors=(404,),
-              summary="The company's open items by age (current, 30, 60, 90+ days)",
-              description="As of the property's business date by default; net (open items "
-                          "less unapplied credit) equals open_balance less credit_balance. "
-                          "The flat buckets age by days since billed; `buckets` follow "
-                          "basis: billed (the default, the same buckets) or due (days past "
-                          "the due date of the item's invoice: current is not yet due, then "
-                          "1-30, 31-60, 61-90, 90+ days overdue; an item not invoiced yet "
-                          "is current). overdue: what is open past its due date.")
-    def on_get_aging(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                     profile_id: Any, query: AgingQuery) -> None:
-        resp.media = receivable_ledger.aging(req.context.ctx, property_id, profile_id,
-                                             query.as_of, query.basis)
-
-    @endpoint("companies:read", query=StatementQuery, response=StatementOut, errors=(404,),
-              summary="The company's statement: entries with a running balance",
-              description="Opening balance, every entry dated in the period (with the "
-                          "number and due date of the invoice it is on), closing "
-                          "balance; over all time the closing balance is what the ledger's "
-                          "company_receivable:<company> holds.")
-    def on_get_statement(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                         profile_id: Any, query: StatementQuery) -> None:
-        resp.media = receivable_ledger.statement(req.context.ctx, property_id, profile_id,
-                                                 query.from_date, query.to_date)
-
-
-class RateLinks:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("rate_links:read", response=RateLinksOut,
-              summary="The negotiated rate plans linked to the company",
-              description="The company profile's preferences.negotiated_rate_plan_ids (what "
-                          "the corporate search and the rate fence read), with each plan's "
-                          "code and name and the link's valid_from / valid_to (null: open); "
-                          "a deleted plan drops out. Staff only.")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any) -> None:
-        resp.media = rate_links.get_rate_links(req.context.ctx, property_id, profile_id)
-
-    @endpoint("rate_links:write", body=RateLinksIn, response=RateLinksOut,
-              summary="Link the company to negotiated rate plans (replaces the list)",
-              description="Every id must be a negotiated plan of the environment (422 on "
-                          "rate_plan_ids); [] unlinks all. Either rate_plan_ids (links valid on "
-                          "every date) or links, each {rate_plan_id, valid_from, valid_to} "
-                          "(inclusive dates, either optional; 422 invalid_rate_link when "
-                          "valid_from is after valid_to). From the next request on, the "
-                          "company's corporate search offers exactly these plans, a dated "
-                          "link's only for stays whose every night falls within its dates, "
-                          "and a booking outside them is refused (422 "
-                          "rate_link_not_valid_for_stay). The same links again change "
-                          "nothing. Staff only: a company never links itself to a price.")
-    def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, body: RateLinksIn) -> None:
-        resp.media = rate_links.set_rate_links(req.context.ctx, property_id, profile_id, body)
-
-
-class CreditOverrides:
-    def __init__(self, deps: Any) -> None:
-        self.deps = deps
-
-    @endpoint("companies:read", query=ListQuery, response=Page[CreditOverrideOut],
-              summary="The company's credit overrides")
-    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-               profile_id: Any, query: ListQuery) -> None:
-        page = credit_overrides.list_overrides(req.context.ctx, property_id, profile_id,
-                                               limit=query.limit, cursor=query.cursor)
-        resp.media = Page(data=page.items, next_cursor=page.next_cursor)
-
-    @endpoint("companies:write", body=CreditOverrideIn, response=CreditOverrideOut, status=201,
-              summary="Request credit above the company's limit until an expiry (staff)",
-              description="REQUESTED until a second staff user approves it; an ACTIVE, "
-                          "unexpired override raises the limit of the exposure check.")
-    def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                profile_id: Any, body: CreditOverrideIn) -> None:
-        out = credit_overrides.request_override(req.context.ctx, property_id, profile_id, body)
-        resp.media = out
-        resp.status = 201
-        resp.location = (f"/v1/properties/{property_id}/companies/{profile_id}"
-                         f"/credit-overrides/{out.id}")
-
-    @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
-              also=("credit_overrides:approve",),
-              summary="Approve a requested override (a staff user other than the requester)",
-              description="A user token (a person) with hotel:pms:credit_overrides:approve "
-                          "besides companies:write (403 missing_scope); 403 "
-                          "second_staff_required for the requester itself or a machine token.")
-    def on_post_approve(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                        profile_id: Any, id: Any) -> None:  # noqa: A002
-        resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
-                                             "approve")
-
-    @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
-              summary="Decline a requested override")
-    def on_post_decline(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                        profile_id: Any, id: Any) -> None:  # noqa: A002
-        resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
-                                             "decline")
-
-    @endpoint("companies:write", response=CreditOverrideOut, errors=(409,),
-              summary="Revoke an active override")
-    def on_post_revoke(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
-                       profile_id: Any, id: Any) -> None:  # noqa: A002
-        resp.media = credit_overrides.decide(req.context.ctx, property_id, profile_id, id,
-                                             "revoke")
 
 
 class PaymentMethods:

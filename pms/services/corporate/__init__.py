@@ -3,7 +3,7 @@
 # the modules other packages may import (tests/unit/test_package_surfaces.py); the rest
 # are this package's own
 PUBLIC_MODULES = (
-    "companies", "company_billing", "company_direct_bill", "company_payment_methods",
-    "credit_overrides", "invitations", "production", "rate_links", "receivable_ledger",
-    "receivables", "routing",
+    "admin_provisioning", "companies", "company_billing", "company_direct_bill",
+    "company_payment_methods", "credit_overrides", "invitations", "production", "rate_links",
+    "receivable_accounts", "receivable_ledger", "receivables", "routing",
 )

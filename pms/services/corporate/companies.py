@@ -1,4 +1,5 @@
-"""Corporate accounts: who may act on a company, company users, admin provisioning.
+"""Corporate accounts: who may act on a company, company users (admin provisioning:
+`admin_provisioning`; the receivable account: `receivable_accounts`).
 
 A company is a COMPANY profile of the env; every row here is guarded by its id (the path's
 `{profile_id}`). `company_access` decides who the caller is for that company:
@@ -18,59 +19,36 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, timedelta
-from decimal import Decimal
-
-import msgspec
+from datetime import timedelta
 
 from pms.context import Ctx
 from pms.db.locking import for_update
 from pms.db.pagination import Page, paginate
 from pms.db.uow import UnitOfWork, read_scope, unit_of_work
 from pms.domain.companies import CompanyAction, CompanyRole, may
-from pms.domain.currencies import is_iso_4217
-from pms.domain.money import exact
 from pms.errors import (
     AlreadyExists,
-    CompanyAdminExists,
     CompanyRoleForbidden,
-    Conflict,
-    Forbidden,
     LastCompanyAdmin,
     NotFound,
-    ReceivableAccountInUse,
     ValidationFailed,
 )
 from pms.events import event_type
 from pms.models import (
-    CompanyBilling,
-    CompanyCreditOverride,
     CompanyInvitation,
-    CompanyPaymentMethod,
-    CompanyReceivableAccount,
     CompanyUser,
     Profile,
-    Property,
-    Reservation,
 )
 from pms.schemas.common import to_data
 from pms.schemas.companies import (
-    AdminProvisioningIn,
-    AdminProvisioningOut,
     CompanyInvitationOut,
     CompanyUserIn,
     CompanyUserOut,
     CompanyUserRoleIn,
-    IdentityProviderIn,
-    ReceivableAccountIn,
-    ReceivableAccountOut,
     company_user_out,
     invitation_out,
-    receivable_account_out,
 )
-from pms.schemas.profiles import PreferencesOut, ProfileIn, profile_out
 from pms.services.catalog.catalog import load_property
-from pms.services.profiles import profiles
 
 NO_COMPANY = "no such company"
 # how long a company ADMIN's invitation waits for the traveler's answer
@@ -282,118 +260,7 @@ def _sso_provider(company: Profile) -> str | None:
     return (company.preferences or {}).get("sso_provider")
 
 
-# -- admin provisioning ---------------------------------------------------------------------
-
-def _admin_ids(company_id: uuid.UUID) -> list[uuid.UUID]:
-    return [r.traveler_profile_id for r in CompanyUser.select(CompanyUser.traveler_profile_id)
-            .where(CompanyUser.company_profile_id == company_id,
-                   CompanyUser.role == CompanyRole.ADMIN.value)
-            .order_by(CompanyUser.created_at, CompanyUser.id)]
-
-
-def _provisioning_out(company: Profile, admins: list[uuid.UUID]) -> AdminProvisioningOut:
-    prefs = msgspec.convert(company.preferences or {}, PreferencesOut)
-    return AdminProvisioningOut(
-        company_profile_id=company.id, sso_provider=prefs.sso_provider,
-        requires_provisioning=not prefs.sso_provider and not admins,
-        provisioned_admin_at=prefs.provisioned_admin_at, admin_profile_ids=admins)
-
-
-def get_provisioning(ctx: Ctx, property_id: uuid.UUID,
-                     company_id: uuid.UUID) -> AdminProvisioningOut:
-    with read_scope(ctx):
-        access = company_access(ctx, property_id, company_id)
-        return _provisioning_out(access.company, _admin_ids(company_id))
-
-
-def set_identity_provider(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
-                          body: IdentityProviderIn) -> tuple[AdminProvisioningOut, bool]:
-    """Set or clear the company's `preferences.sso_provider` (staff), which decides
-    `requires_provisioning` and whether its last ADMIN may go. Audited, with its event
-    `hotel:pms:company:identity_provider_set`; the same value again changes nothing.
-    Returns (the provisioning state, changed)."""
-    with unit_of_work(ctx) as uow:
-        access = company_access(ctx, property_id, company_id, lock=True)
-        company = access.company
-        if _sso_provider(company) == body.sso_provider:
-            return _provisioning_out(company, _admin_ids(company_id)), False
-        before = to_data(profile_out(company))
-        prefs = {**(company.preferences or {}), "sso_provider": body.sso_provider}
-        if body.sso_provider is None:
-            prefs.pop("sso_provider")
-        company.preferences = prefs
-        company.save()
-        out = _provisioning_out(company, _admin_ids(company_id))
-        data = {"company_profile_id": str(company_id), "sso_provider": body.sso_provider,
-                "requires_provisioning": out.requires_provisioning}
-        uow.audit("company.identity_provider_set", company, before=before, after=data)
-        uow.emit(event_type("company", "identity_provider_set"), company, data,
-                 property_id=property_id)
-        return out, True
-
-
-def provision_admin(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
-                    body: AdminProvisioningIn) -> tuple[AdminProvisioningOut, bool]:
-    """Resolve or create the traveler by email, bind it as ADMIN, stamp
-    `preferences.provisioned_admin_at` and emit `hotel:pms:company:admin_provisioned`, in one
-    transaction. The same admin again changes nothing and emits nothing (changed False);
-    another one while an ADMIN is bound is refused (409 company_admin_exists).
-
-    Returns: (the provisioning state, changed).
-    """
-    with unit_of_work(ctx) as uow:
-        return provision_in(uow, ctx, property_id, company_id, body)
-
-
-def provision_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
-                 body: AdminProvisioningIn) -> tuple[AdminProvisioningOut, bool]:
-    """`provision_admin` inside the caller's unit of work (the concurrency tests hold it)."""
-    access = company_access(ctx, property_id, company_id, lock=True)
-    company = access.company
-    email = body.email.strip().lower()
-    traveler = Profile.get_or_none(Profile.email_normalized == email)
-    if traveler is not None and traveler.kind != "GUEST":
-        raise ValidationFailed("this email belongs to a profile that is not a traveler",
-                               errors=[{"field": "email", "message": "not a GUEST profile"}])
-    admins = _admin_ids(company_id)
-    if admins:
-        if traveler is not None and traveler.id in admins:
-            return _provisioning_out(company, admins), False
-        raise CompanyAdminExists("this company already has an ADMIN; add users through "
-                                 "its users instead", admin_count=len(admins))
-    created = traveler is None
-    if traveler is None:  # the profile service's create, in this unit of work
-        traveler = profiles.create_in(uow, property_id, msgspec.convert(
-            {"kind": "GUEST", "first_name": body.first_name, "last_name": body.last_name,
-             "email": body.email}, ProfileIn))
-        if traveler is None:  # a concurrent request took the email first: fold onto it
-            created = False
-            traveler = Profile.get_or_none(Profile.email_normalized == email)
-            if traveler is None or traveler.kind != "GUEST":
-                raise Conflict("a concurrent change took this email; retry",
-                               code="profile_conflict")
-    existing = CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
-                                       CompanyUser.traveler_profile_id == traveler.id)
-    if existing is not None:  # bound with another role: promoted to ADMIN
-        before = _set_role(uow, existing, CompanyRole.ADMIN, property_id)
-        binding = existing
-    else:
-        before = None
-        binding = bind(uow, company, traveler.id, CompanyRole.ADMIN, property_id)
-    before_company = to_data(profile_out(company))
-    stamp = ctx.now.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    company.preferences = {**(company.preferences or {}), "provisioned_admin_at": stamp}
-    company.save()
-    data = {"company_profile_id": str(company_id), "traveler_profile_id": str(traveler.id),
-            "company_user_id": str(binding.id), "traveler_created": created,
-            "previous_binding": before, "provisioned_admin_at": stamp}
-    uow.audit("company.admin_provisioned", company, before=before_company, after=data)
-    uow.emit(event_type("company", "admin_provisioned"), company, data, property_id=property_id)
-    return _provisioning_out(company, [*admins, traveler.id]), True
-
-
 # -- acting for a company in searches and bookings (the rate fence, pms.services.rates.rate_fence) ----
-
 
 
 def may_act_for_company(ctx: Ctx, company_id: uuid.UUID, *, booking: bool) -> bool:
@@ -427,115 +294,3 @@ def may_book_for_traveler(ctx: Ctx, company_id: uuid.UUID, traveler_id: uuid.UUI
             return False
     return CompanyUser.get_or_none(CompanyUser.company_profile_id == company_id,
                                    CompanyUser.traveler_profile_id == traveler_id) is not None
-
-
-# -- receivable account (the credit limit and its currency) ---------------------------------
-# The receivable is the company's, not a property's: one credit limit for the chain, checked on
-# every property's bookings. So it is env-level: `/v1/companies/{id}/receivable` with its own
-# scope (`company_receivables`), decided by the env's policies for no property. The older
-# property path (`/v1/properties/{p}/companies/{id}/receivable-account`) still writes it, and
-# then needs the same env-level permission: a user whose policies limit it to one property
-# cannot change the chain's credit limit from that property's path.
-
-RECEIVABLE_SCOPE = "hotel:pms:company_receivables"
-
-
-def authorize_receivable(ctx: Ctx, company_id: uuid.UUID, *, write: bool) -> None:
-    """The env-level permission on the company's receivable: the token carries
-    `hotel:pms:company_receivables:{read|write}` (403 missing_scope) and the env's policies
-    allow it and `hotel:pms:companies:{read|write}` for the company at no property in
-    particular (403 policy_denied: a rule limited to some properties does not hold)."""
-    # (imported here: the policies module reads company roles through this one)
-    from pms.services.admin.policy_decision import authorize
-
-    mode = "write" if write else "read"
-    scope = f"{RECEIVABLE_SCOPE}:{mode}"
-    if scope not in ctx.scopes:
-        raise Forbidden(f"the company's receivable is env-level: it needs the scope {scope}",
-                        code="missing_scope")
-    authorize(ctx, (f"hotel:pms:companies:{mode}", scope), company_id=company_id)
-
-
-def set_receivable_account(ctx: Ctx, property_id: uuid.UUID | None, company_id: uuid.UUID,
-                           body: ReceivableAccountIn) -> tuple[ReceivableAccountOut, bool]:
-    """Create or change the company's receivable account (staff, with the env-level
-    permission: `authorize_receivable`): its credit limit, currency and payment terms
-    (`payment_terms_days`, omitted: kept, 30 for a new account; an invoice issued later is due
-    that many days after its issue, an issued one keeps its due date). The same values again
-    change nothing and emit nothing; a change is the account's `updated` event.
-    `property_id`: the path's property (None on the env-level route). Returns
-    (account, created)."""
-    authorize_receivable(ctx, company_id, write=True)
-    if not is_iso_4217(body.currency):
-        raise ValidationFailed(f"{body.currency} is not an ISO 4217 currency",
-                               code="unknown_currency",
-                               errors=[{"field": "currency", "message": "not ISO 4217"}])
-    limit = exact(body.credit_limit, body.currency, "credit_limit")
-    with unit_of_work(ctx) as uow:
-        company_access(ctx, property_id, company_id, lock=True)
-        if not Property.select(Property.id).where(
-                Property.currency_code == body.currency).exists():
-            raise ValidationFailed(
-                f"no property of this environment keeps its accounts in {body.currency}",
-                code="currency_not_used",
-                errors=[{"field": "currency", "message": "not a currency of the properties"}])
-        row = CompanyReceivableAccount.get_or_none(
-            CompanyReceivableAccount.company_profile_id == company_id)
-        if row is None:
-            row = CompanyReceivableAccount.build(
-                company_profile_id=company_id, credit_limit=limit, currency=body.currency,
-                payment_terms_days=30 if body.payment_terms_days is None
-                else body.payment_terms_days, version=1)
-            row.save(force_insert=True)
-            out = receivable_account_out(row)
-            uow.record("company_receivable_account", "created", row, to_data(out),
-                       property_id=property_id)
-            return out, True
-        terms = (row.payment_terms_days if body.payment_terms_days is None
-                 else body.payment_terms_days)
-        if (row.credit_limit, row.currency, row.payment_terms_days) == (limit, body.currency,
-                                                                       terms):
-            return receivable_account_out(row), False
-        if row.currency != body.currency:
-            _refuse_currency_change(ctx, row)
-        before = to_data(receivable_account_out(row))
-        row.credit_limit, row.currency, row.payment_terms_days = limit, body.currency, terms
-        row.save()
-        out = receivable_account_out(row)
-        uow.record("company_receivable_account", "updated", row, to_data(out), before=before,
-                   property_id=property_id)
-        return out, False
-
-
-def _refuse_currency_change(ctx: Ctx, row: CompanyReceivableAccount) -> None:
-    """A receivable account's currency changes only while nothing is open on it: no balance or
-    credit, no CONFIRMED or CHECKED_IN stay routed to the company through a BILL_TO_COMPANY
-    method, no ACTIVE unexpired credit override (409 receivable_account_in_use naming them)."""
-    company_id = row.company_profile_id
-    billed = CompanyPaymentMethod.select(CompanyPaymentMethod.id).where(
-        CompanyPaymentMethod.company_profile_id == company_id,
-        CompanyPaymentMethod.status == "BILL_TO_COMPANY")
-    stays = [str(r.reservation_id) for r in CompanyBilling.select(CompanyBilling.reservation_id)
-             .join(Reservation, on=(Reservation.id == CompanyBilling.reservation_id))
-             .where(CompanyBilling.company_profile_id == company_id,
-                    CompanyBilling.company_payment_method_id.in_(billed),
-                    Reservation.status.in_(("CONFIRMED", "CHECKED_IN")))
-             .order_by(CompanyBilling.reservation_id)]
-    overrides = [str(r.id) for r in CompanyCreditOverride.select(CompanyCreditOverride.id).where(
-        CompanyCreditOverride.company_profile_id == company_id,
-        CompanyCreditOverride.status == "ACTIVE", CompanyCreditOverride.expires_at > ctx.now)
-        .order_by(CompanyCreditOverride.id)]
-    balance = Decimal(row.open_balance or 0)
-    credit = Decimal(row.credit_balance or 0)
-    if balance or credit or stays or overrides:
-        raise ReceivableAccountInUse(
-            f"the account's currency ({row.currency}) cannot change while anything is open "
-            "on it", currency=row.currency, open_balance=f"{balance:.2f}",
-            credit_balance=f"{credit:.2f}", routed_reservation_ids=stays,
-            active_override_ids=overrides)
-
-
-def has_receivable_account(company_id: uuid.UUID) -> bool:
-    """Call inside a scope / unit of work."""
-    return CompanyReceivableAccount.get_or_none(
-        CompanyReceivableAccount.company_profile_id == company_id) is not None

@@ -45,7 +45,8 @@ from pms.schemas.companies import (
     payment_method_out,
 )
 from pms.services.corporate import company_billing
-from pms.services.corporate.companies import company_access, has_receivable_account
+from pms.services.corporate.companies import company_access
+from pms.services.corporate.receivable_accounts import has_receivable_account
 
 AGGREGATE = "company_payment_method"
 # trigger -> the event action it is announced as
