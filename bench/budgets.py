@@ -50,35 +50,36 @@ CHARGE = Budget(
         "with the COMMIT (1). With a ledger, one more after the COMMIT, the floor's too: the "
         "posting marked POSTED")
 CARD_PAYMENT = Budget(
-    "card payment", 5, commits=2, floor=4,
+    "card payment", 4, commits=2, floor=4,
     why="the PENDING payment row in a transaction of its own (2), the payments service called "
-        "outside any transaction, then the outcome: locks and state (1), the payment's UPDATE "
-        "with the property's fiscal-journal head locked and read (1: the entry chains the "
-        "head's hash; the floor keeps no journal), the journal entry + head + ledger posting + "
-        "audit + the folio's new version + outbox with the COMMIT (1). With a ledger, one more "
-        "after the COMMIT, the floor's too: the posting marked POSTED")
+        "outside any transaction, then the outcome: the payment's row, the stay's and the "
+        "folio's locks and the folio's state, with the property's fiscal-journal head locked "
+        "and read for a capture (1: the entry chains the head's hash; the floor keeps no "
+        "journal), the payment's UPDATE + journal entry + head + ledger posting + audit + the "
+        "folio's new version + outbox with the COMMIT (1). With a ledger, one more after the "
+        "COMMIT, the floor's too: the posting marked POSTED")
 CHECK_IN = Budget(
-    "check-in with the room picked by the rule", 4, floor=2,
-    why="the reservation with the business date (1); the room picked and locked by "
-        "pms_pick_room (1); the holds released, the room occupied and held (1); the folio + the "
-        "reservation's UPDATE with its new version + audit + outbox with the COMMIT (1). The "
-        "floor picks and locks the room in the stay's own read, and sends the hold without "
+    "check-in with the room picked by the rule", 3, floor=2,
+    why="the reservation with the business date, and the room picked and locked by "
+        "pms_pick_room in the same statement (1: pms.services.frontdesk.stay_reads; the pick "
+        "gated by the stay's own checks, so a stay refused locks no room); the holds released, "
+        "the room occupied and held (1); the folio + the reservation's UPDATE with its new "
+        "version + audit + outbox with the COMMIT (1). The floor sends the hold without "
         "waiting for it (an overlap fails the whole COMMIT on the exclusion constraint); the "
-        "service picks after the stay's checks (a given or assigned room, a kiosk's session) "
-        "and reads the hold's answer to refuse it as 409 before anything else is written")
+        "service reads the hold's answer to refuse it as 409 before anything else is written")
 CHECK_OUT = Budget(
-    "check-out", 6, floor=2,
-    why="the reservation with the business date (1); its room (1); the folios locked and read "
-        "by pms_lock_guest_folios (1); the stay's live digital keys locked by id (1); the "
-        "departure rule's setting, the env's and the property's invoicing module in one read "
-        "(1: pms.services.cashiering.departure_documents); lines + "
-        "posting + closing + room + holds + the reservation's UPDATE + audit + outbox with the "
-        "COMMIT (1). A stay not billed to a company reads no routing "
-        "(`reservation.company_billed`). The floor locks the stay, its room, its open guest "
-        "folio and its live keys in one read (its keys only counted: a stay with keys is not "
-        "on its path); the service locks them step by step, each step the hook or rule that "
-        "owns it (rooms, folios and the keys' check-out hook), and reads the keys' rows to "
-        "revoke them")
+    "check-out", 4, floor=2,
+    why="the reservation with the business date, its room and its folios, locked in that "
+        "order and the guest folio read, in one statement (1: "
+        "pms.services.frontdesk.stay_reads); the room-night lines + posting + closing, "
+        "with the stay's live digital keys locked by id (1); the departure rule's setting, "
+        "the env's and the property's invoicing module in one read (1: "
+        "pms.services.cashiering.departure_documents); room + holds + the reservation's "
+        "UPDATE + audit + outbox with the COMMIT (1). A stay not billed to a company reads no "
+        "routing (`reservation.company_billed`). The floor counts the live keys in its one "
+        "read and sends the writes without reading anything back (a stay with keys is not on "
+        "its path) and keeps no departure rule; the service's keys' check-out hook reads the "
+        "keys' rows to revoke them, and the queued writes ride with that read")
 
 ALL = (BOOKING, BOOKING_COLD_NIGHT, BOOKING_WITH_KEY, PROFILE_CREATE_WITH_KEY, GET_PROPERTY,
        CHARGE, CARD_PAYMENT, CHECK_IN, CHECK_OUT)

@@ -138,7 +138,9 @@ class Statement:
         (an AggregateModel, or a function that returns it, for a module that cannot import
         the models yet) whose row each result row starts with (its columns in
         `sorted_fields` order), read FOR UPDATE: `one()` declares that row locked to the unit
-        of work (`pms.db.locking.declare_locked`), as `for_update` does."""
+        of work (`pms.db.locking.declare_locked`), as `for_update` does. A function may
+        also return (model, first column) pairs: a row of each, locked, at that offset (a
+        missing one, its id NULL, declares nothing)."""
         texts = {k: v for k, v in (("postgres", postgres or both), ("sqlite", sqlite or both))
                  if v is not None}
         return cls(name, texts=texts, tenant_free=tenant_free, locks=locks)
@@ -218,11 +220,14 @@ class Statement:
         if self.locks is not None and row is not None:
             from pms.db.locking import declare_locked_version
 
-            model = self.locks if isinstance(self.locks, type) else self.locks()
-            key = model._meta.primary_key
-            names = [f.name for f in model._meta.sorted_fields]
-            declare_locked_version(model, key.python_value(row[names.index(key.name)]),
-                                   row[names.index("version")])
+            found = self.locks if isinstance(self.locks, type) else self.locks()
+            for model, start in ([(found, 0)] if isinstance(found, type) else found):
+                key = model._meta.primary_key
+                names = [f.name for f in model._meta.sorted_fields]
+                row_id = row[start + names.index(key.name)]
+                if row_id is not None:  # (an outer join's missing row: nothing locked)
+                    declare_locked_version(model, key.python_value(row_id),
+                                           row[start + names.index("version")])
         return row
 
     def typed_rows(self, **values: Any) -> list[tuple[Any, ...]]:

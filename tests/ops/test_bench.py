@@ -448,8 +448,8 @@ def test_inprocess_measures_the_floor_of_a_case_and_refuses_a_case_without_one(p
     rounds = [line for line in lines if "of CPU per request" in line]
     assert len(rounds) == 3 and all(line.startswith("floor get: app ") for line in rounds)
     assert any("app.env_id = %(env)s; SELECT id," in line for line in lines)
-    with pytest.raises(SystemExit, match="no floor for 'check-in'"):
-        inprocess.run("check-in", 5, 1, False, out=lines.append, floor=True)
+    with pytest.raises(SystemExit, match="no floor for 'availability'"):
+        inprocess.run("availability", 5, 1, False, out=lines.append, floor=True)
 
 
 @pytest.mark.postgres

@@ -63,12 +63,14 @@ def payment_record(payment: FolioPayment) -> dict[str, Any]:
 
 
 def append_payment(property_id: uuid.UUID, payment: FolioPayment, *,
-                   now: datetime) -> FiscalJournalEntry:
-    """Chain a payment or refund as it is captured (inside the capture's unit of work)."""
+                   now: datetime, head: FiscalJournalHead | None = None) -> FiscalJournalEntry:
+    """Chain a payment or refund as it is captured (inside the capture's unit of work).
+    `head`: the property's head, read with its lock by the caller in this transaction (the
+    card payment's outcome read, `payments.OUTCOME_WITH_HEAD`), else read and locked here."""
     kind = "REFUND" if payment.kind == "REFUND" else "PAYMENT"
     return _append(property_id, kind=kind, document_id=payment.id,
                    number=str(payment.idempotency_key or payment.id)[:64],
-                   content=content_hash(payment_record(payment)), now=now)
+                   content=content_hash(payment_record(payment)), now=now, head=head)
 
 
 def append(property_id: uuid.UUID, document: Invoice, *, now: datetime) -> FiscalJournalEntry:
@@ -78,9 +80,11 @@ def append(property_id: uuid.UUID, document: Invoice, *, now: datetime) -> Fisca
 
 
 def _append(property_id: uuid.UUID, *, kind: str, document_id: uuid.UUID, number: str,
-            content: str, now: datetime) -> FiscalJournalEntry:
+            content: str, now: datetime, head: FiscalJournalHead | None = None
+            ) -> FiscalJournalEntry:
     query = FiscalJournalHead.select().where(FiscalJournalHead.property_id == property_id)
-    head = _locked_head(query).first()
+    if head is None:
+        head = _locked_head(query).first()
     if head is None:  # the property's first document; a parallel first one waits on the row
         FiscalJournalHead.insert(property_id=property_id, last_seq=0,
                                  last_hash=GENESIS).on_conflict_ignore().execute()

@@ -235,6 +235,27 @@ def refuse_balance(folio_id: Any, currency: str, property_id: Any, balance: Deci
             balance=str(balance), currency=currency, folio_id=str(folio_id))
 
 
+def guest_state_select(stay: str) -> str:
+    """The locked read of a stay's guest folio (`read_guest_state(lock=True)` on PostgreSQL:
+    its folios locked by `pms_lock_guest_folios`, then read by `pms_folio_state` with the
+    other OPEN folios), the stay given as the SQL expression `stay`, for a caller's larger
+    statement (check-out's one locked read, pms.services.frontdesk.stay_reads). Its
+    columns are the folio's (`Folio._meta.sorted_fields`), then the state's; no property or
+    holder filter (the caller's stay row is filtered already)."""
+    from pms.services.cashiering import folio_state
+
+    text = folio_state._state_call(folio=f"pms_lock_guest_folios(%(env)s, {stay})", others=True)
+    return text.replace("%(prop)s", "NULL").replace("%(holder)s", "NULL")
+
+
+def guest_state_of(values: tuple[Any, ...], now: datetime | None = None) -> Any:
+    """The FolioState of the columns `guest_state_select` reads (None: the stay has no guest
+    folio, its columns NULL)."""
+    from pms.services.cashiering import folio_state
+
+    return None if values[0] is None else folio_state._from_row(values, now)
+
+
 def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, *,
                          today: date, now: datetime, state: Any = None,
                          settle: Any = None) -> None:

@@ -31,6 +31,7 @@ from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.cashiering.folios import block_routing, open_folio
 from pms.services.catalog.catalog import load_property
+from pms.services.frontdesk import stay_reads
 from pms.services.kiosk import kiosk_sessions
 from pms.services.references import unknown_reference
 from pms.services.reservations.reservations import create_reservation, record
@@ -86,7 +87,11 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
                         code="override_not_allowed")
     with lock_errors(), unit_of_work(ctx) as uow:
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_IN)
-        row, today = lock_stay(ctx, property_id, reservation_id)
+        if body.room_number or body.room_id:
+            row, today = lock_stay(ctx, property_id, reservation_id)
+            pick, tried = None, False
+        else:  # the room picked in the stay's read where the rule picks it (PostgreSQL)
+            row, today, pick, tried = stay_reads.check_in_read(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_in")
         before = to_data(s.reservation_out(row))
         if row.arrival_date > today:
@@ -99,6 +104,10 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
             room = find_room(property_id, room_number=body.room_number, room_id=body.room_id)
         elif row.room_id is not None:
             room = Room.get_by_id(row.room_id)
+        elif tried:
+            if pick is None:
+                raise RoomUnavailable("no vacant room of the booked type is free for this stay")
+            room, picked = pick, True  # locked and checked by pms_pick_room
         else:
             room, picked = assign_room(row, today)
         if not picked:

@@ -21,15 +21,15 @@ from pms.models import Reservation
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
 from pms.services.cashiering import departure_documents, invoices
-from pms.services.cashiering.folio_state import read_guest_state
 from pms.services.cashiering.folios import last_night_due, settle_for_check_out
 from pms.services.corporate import company_direct_bill
+from pms.services.frontdesk import stay_reads
 from pms.services.keys import stay_hooks
 from pms.services.kiosk import kiosk_sessions
 from pms.services.reservations import stays
 from pms.services.reservations.reservations import record
-from pms.services.reservations.room_holds import lock_room, release_room_holds
-from pms.services.reservations.stays import lock_stay, mark_dirty, shorten_stay
+from pms.services.reservations.room_holds import release_room_holds
+from pms.services.reservations.stays import mark_dirty, shorten_stay
 
 CheckOutHook = Callable[[UnitOfWork, Reservation], None]
 
@@ -80,8 +80,8 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
     and the unused nights go back to inventory, so the night audit counts the departure.
 
     PERF: the reservation, its room, then its folios are locked (the order of
-    check-in and revert), the folios read once with the business date
-    (pms.services.cashiering.folio_state); the room-night lines, the ledger posting, the folios' closing,
+    check-in and revert) and the folios read, with the business date, in one statement on
+    PostgreSQL (pms.services.frontdesk.stay_reads); the room-night lines, the ledger posting, the folios' closing,
     the room's vacate and the released holds go with the COMMIT on PostgreSQL (nothing in the
     check-out, hooks included, reads them back).
 
@@ -106,15 +106,13 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
                                             payment_method_id=payment_method_id)
     with lock_errors(), unit_of_work(ctx) as uow:
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_OUT)
-        row, today = lock_stay(ctx, property_id, reservation_id)
+        # the stay, its room (read for the "before" image anyway) and its folios, locked
+        row, today, room, state = stay_reads.check_out_read(ctx, property_id, reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
-        room = None
-        if row.room_id is not None:  # locked now (read for the "before" image anyway)
-            room = lock_room(row.room_id)
+        if room is not None:
             row.room = room
         before = to_data(s.reservation_out(row))
         row.__rel__.pop("room", None)  # (the row saves by its compiled statement: no relations)
-        state = read_guest_state(row, lock=True)  # the folios, locked
         last_night = last_night_due(row, today)
         if last_night + timedelta(days=1) < row.departure_date:
             shorten_stay(row, last_night + timedelta(days=1))
