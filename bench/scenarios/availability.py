@@ -26,7 +26,7 @@ ROOMS_PER_TYPE = 3
 RATE_PLANS = 5
 NIGHTS = 30
 GOAL_P50_MS = 10.0  # one client
-GOAL_CROWD_RATE = 4 * 76.0  # 32 clients, req/s
+GOAL_CROWD_RATIO = 0.15  # 32 clients: of pgbench tpcb-like in the same run
 
 
 def seed_hotel(bench: Bench, env_id: uuid.UUID) -> tuple[str, object]:
@@ -84,9 +84,7 @@ def run(bench: Bench) -> list[Result]:
     alone.extra.update(counts)
     return [
         Result(f"POST availability search, {bench.connections} clients", crowd,
-               baseline="pgbench_tpcb_like",
-               goal_text=f">= {GOAL_CROWD_RATE:g}/s",
-               passed=crowd.rate >= GOAL_CROWD_RATE,
+               baseline="pgbench_tpcb_like", goal=GOAL_CROWD_RATIO,
                note="2-core box: latency with 32 clients is mostly queueing; see the 1-client line"),
         Result("POST availability search, 1 client", alone,
                goal_text=f"p50<={GOAL_P50_MS:g}ms",
