@@ -58,6 +58,7 @@ from pms.models import (
     SettingsDocument,
 )
 from pms.schemas.common import Cursor, Limit
+from pms.schemas.housekeeping import TaskKind
 from pms.schemas.profiles import ProfileIn
 from pms.services.admin import admin_lists, policies
 from pms.services.admin.admin_lists import AdminRows, ListSource, Lookup, model_has
@@ -291,7 +292,7 @@ PAGES: dict[str, PageDef] = {p.page: p for p in (
             ListSource(HousekeepingTask, ("property_id", "room_id", "kind", "status",
                                           "assignee", "business_date"),
                        filters=("status", "kind"),
-                       choices={"status": _values(st.HkTaskStatus)},
+                       choices={"status": _values(st.HkTaskStatus), "kind": _values(TaskKind)},
                        lookups=(Lookup("room_number", "room_id", Room, "room_number"),)),
             form=("POST", f"{P}/housekeeping/tasks"),
             lovs={"kind": "housekeeping-task-kinds"},

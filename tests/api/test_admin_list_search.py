@@ -4,10 +4,12 @@ fixed set of values (a status) offers those values, from the schemas, and refuse
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 from pms.api import admin
 from pms.domain import states as st
+from pms.schemas.housekeeping import TaskKind
 from tests.factories import make_booking_hotel, make_profile, make_reservation
 from tests.helpers import assert_problem, random_ref
 
@@ -62,6 +64,9 @@ def test_a_status_filter_offers_the_schemas_values_and_refuses_others(api):
     assert "guest" in page["filters"] and "guest" not in page["filter_options"]
     folios = api.get("/v1/admin/ui/folios").json["filter_options"]
     assert folios["status"] == [s.value for s in st.FolioStatus]
+    tasks = api.get("/v1/admin/ui/housekeeping").json["filter_options"]
+    assert tasks["status"] == [s.value for s in st.HkTaskStatus]
+    assert tasks["kind"] == list(typing.get_args(TaskKind))
     rates = api.get("/v1/admin/ui/rates").json["filter_options"]
     assert rates["active"] == ["true", "false"]
     for name, definition in admin.PAGES.items():  # each select's values are accepted
