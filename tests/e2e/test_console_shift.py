@@ -255,8 +255,8 @@ def test_a_pending_company_payment_method_is_approved_from_its_row(served, brows
     company = next(c for c in companies if c["company_name"])
     _open(browser, base, "corporate-accounts")
     _css(browser, "#toolbar button[data-action='submit_payment_method']")[0].click()
-    _wait(browser, lambda d: _css(d, "#panel:not([hidden]) select[data-picker='company']"),
-          "the submit form")
+    _wait(browser, lambda d: _css(d, "#panel:not([hidden]) select[data-picker='company']"
+                                     "[data-loaded='1']"), "the submit form's companies")
     from selenium.webdriver.support.ui import Select
 
     picker = Select(_css(browser, "#action-form select[data-picker='company']")[0])
@@ -289,10 +289,15 @@ def test_the_kiosk_configuration_is_edited_without_touching_its_lockdown(served,
                           headers={**MARK, **({"If-Match": etag} if etag else {})}, timeout=30)
     assert locked.status_code == 200, locked.text
 
+    def opening(d: Any) -> str:  # each opening of a form has its own key
+        return d.execute_script("return document.getElementById('action-form')"
+                                ".dataset.idempotencyKey || ''")
+
     def configure() -> None:
+        before = opening(browser)
         _css(browser, "#toolbar button[data-action='configure']")[0].click()
-        _wait(browser, lambda d: _css(d, "#panel:not([hidden]) label[data-field='lockdown']"),
-              "the kiosk form")
+        _wait(browser, lambda d: opening(d) != before
+              and _css(d, "#panel:not([hidden]) label[data-field='lockdown']"), "the kiosk form")
         assert _css(browser, "#action-form label[data-field='lockdown'] input")[0].is_selected()
         box = _css(browser, "#action-form label[data-field='max_keys_per_stay'] input")[0]
         assert box.get_attribute("value") == "2"
@@ -377,6 +382,11 @@ def test_a_policy_added_from_its_page_denies_and_the_decision_says_why(served, b
         assert refused.status_code == 403 and "policy" in refused.text, refused.text
 
         _click_row_action(browser, _row(browser, name), "remove_policy")
+        _css(browser, "#action-form button[type=submit]")[0].click()  # not confirmed yet
+        _wait(browser, lambda d: _css(d, "#problem:not([hidden])"), "asked to confirm")
+        assert "confirm" in _text(browser, "#problem")
+        assert any(s["name"] == name for s in _api(base, "/v1/admin/policy-sets")["data"])
+        _css(browser, "#action-form [data-confirm='remove_policy'] input")[0].click()
         _submit(browser, "remove policy")
         assert name not in _text(browser, "#list tbody")
         assert _ask(browser, scope, property_id)[0] == "allow"

@@ -306,6 +306,10 @@ async function openAction(action, row) {
     form.append(group);
   }
   form.dataset.etag = (now && now.etag) || "";
+  if (destructive(action)) {  // a cancel or a delete is confirmed first (a box to tick)
+    form.append(el("div", { class: "row" }, el("label", { "data-confirm": action.name },
+      el("input", { type: "checkbox", name: "confirm" }), `${t("yes")}, ${t(action.name)}`)));
+  }
   const submit = el("button", { type: "submit", text: t(action.name) });
   const cancel = el("button", { type: "button", text: t("Close") });
   cancel.addEventListener("click", () => { panel.hidden = true; });
@@ -359,8 +363,14 @@ function showAnswer(action, result) {
   $("panel").hidden = false;
 }
 
+const destructive = (action) => action.method === "DELETE" || /^(cancel|remove|no_show|lose)/.test(action.name);
+
 async function submitAction(action, form, key, row) {
   clearProblem();
+  const confirmed = form.querySelector("[data-confirm] input");
+  if (confirmed && !confirmed.checked) {
+    throw new Error(`${t(action.name)}: ${t("tick the box to confirm")}`);
+  }
   const path = actionPath(action, form, row);
   const fill = (a) => Object.fromEntries(Object.entries(a.fill || {}).map(([f, c]) => [f, row && row[c]]));
   const body = action.schema ? { ...collect(form), ...fill(action) } : undefined;

@@ -45,6 +45,8 @@ const DE = {
   default_effect: "Standardwirkung", guest: "Gast", valid_until: "gültig bis",
   valid_from: "gültig ab", credential_ref: "Schlüsselreferenz", client_kinds: "Client-Arten",
   property_ids: "Häuser", subjects: "Subjekte", allow: "erlauben", deny: "verweigern",
+  yes: "ja", "tick the box to confirm": "zum Bestätigen das Kästchen ankreuzen",
+  lose: "verlieren",
   // states
   CONFIRMED: "bestätigt", CHECKED_IN: "eingecheckt", CHECKED_OUT: "ausgecheckt",
   CANCELLED: "storniert", NO_SHOW: "nicht erschienen", OPEN: "offen", CLOSED: "geschlossen",
