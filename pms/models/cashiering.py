@@ -56,6 +56,8 @@ class Invoice(TenantModel):
     number = peewee.CharField(max_length=32)
     issued_at = UtcDateTimeField()
     document = JsonField()
+    # the document's language, chosen and frozen at issue (the JSON's `language` too)
+    language = peewee.CharField(max_length=16, null=True)
 
     class Meta:
         table_name = "invoice"

@@ -37,6 +37,23 @@ DEPOSIT_INVOICE = "DEPOSIT_INVOICE"
 SERIES_PREFIX = {INVOICE: "", CREDIT_NOTE: "CN-", RECEIPT: "R-", DEPOSIT_INVOICE: "D-"}
 TITLES = {INVOICE: "INVOICE", CREDIT_NOTE: "CREDIT NOTE", RECEIPT: "RECEIPT",
           DEPOSIT_INVOICE: "DEPOSIT INVOICE"}
+DEFAULT_LANGUAGE = "en"
+# the printable rendition's words per language (primary subtag); any other language prints
+# in English
+LABELS: dict[str, dict[str, str]] = {
+    "en": {INVOICE: "INVOICE", CREDIT_NOTE: "CREDIT NOTE", RECEIPT: "RECEIPT",
+           DEPOSIT_INVOICE: "DEPOSIT INVOICE", "issued": "Issued", "cancels": "Cancels invoice",
+           "guest": "Guest", "stay": "Stay", "confirmation": "Confirmation", "date": "Date",
+           "description": "Description", "amount": "Amount", "total": "Total charges",
+           "tax": "of which tax", "payment": "Payment", "refund": "Refund",
+           "balance": "Balance"},
+    "de": {INVOICE: "RECHNUNG", CREDIT_NOTE: "GUTSCHRIFT", RECEIPT: "QUITTUNG",
+           DEPOSIT_INVOICE: "ANZAHLUNGSRECHNUNG", "issued": "Ausgestellt",
+           "cancels": "Storniert Rechnung", "guest": "Gast", "stay": "Aufenthalt",
+           "confirmation": "Bestätigung", "date": "Datum", "description": "Beschreibung",
+           "amount": "Betrag", "total": "Summe", "tax": "davon MwSt.", "payment": "Zahlung",
+           "refund": "Erstattung", "balance": "Saldo"},
+}
 
 
 class FolioNotClosed(Conflict):
@@ -58,6 +75,31 @@ def _number(prop: Property, series: str) -> str:
     seq.last_number += 1
     seq.save()
     return f"{prop.code}-{SERIES_PREFIX[series]}{seq.last_number:06d}"
+
+
+def document_language(prop: Property, folio: Any) -> str:
+    """The language a document of `folio` is issued in: the guest profile's language (the
+    stay's guest), else the property's first `languages` entry, else English. Chosen once, at
+    issue, and frozen with the document."""
+    if getattr(folio, "reservation_id", None) is not None:
+        from pms.models import Profile
+
+        row = (Profile.select(Profile.language)
+               .join(Reservation, on=(Reservation.guest_profile == Profile.id))
+               .where(Reservation.id == folio.reservation_id).first())
+        if row is not None and (row.language or "").strip():
+            return row.language.strip()[:16]
+    for language in prop.languages or ():
+        if isinstance(language, str) and language.strip():
+            return language.strip()[:16]
+    return DEFAULT_LANGUAGE
+
+
+def labels(language: str | None) -> dict[str, str]:
+    """The printable words of `language` (its primary subtag: de-AT prints in German); English
+    for a language without a table."""
+    primary = (language or DEFAULT_LANGUAGE).split("-")[0].split("_")[0].lower()
+    return LABELS.get(primary, LABELS[DEFAULT_LANGUAGE])
 
 
 def _generation(folio_id: uuid.UUID) -> int:
@@ -155,6 +197,7 @@ def _issue(uow: UnitOfWork, folio: Folio) -> Invoice:
     number = _number(prop, INVOICE)
     document = _document(prop, render(folio), _billed(folio), number, ctx.now)
     document["id"] = str(uuid.uuid4())
+    document["language"] = document_language(prop, folio)
     document.update(einvoice.frozen_identity(ctx, prop, folio, document))
     if generation:
         cancelled = Invoice.get(Invoice.folio_id == folio.id, Invoice.kind == CREDIT_NOTE,
@@ -162,7 +205,8 @@ def _issue(uow: UnitOfWork, folio: Folio) -> Invoice:
         document["follows_credit_note"] = cancelled.number
     invoice = Invoice.create(id=uuid.UUID(document["id"]), property=prop.id,
                              folio_id=folio.id, kind=INVOICE, generation=generation,
-                             number=number, issued_at=ctx.now, document=document)
+                             number=number, issued_at=ctx.now, document=document,
+                             language=document["language"])
     fiscal_journal.append(prop.id, invoice, now=ctx.now)
     fiscalization.request(uow, invoice)
     record_change(uow, folio, "invoiced")
@@ -209,6 +253,7 @@ def _credit(uow: UnitOfWork, folio: Folio, invoice: Invoice, *, reason: str) -> 
         **{k: original[k] for k in einvoice.FROZEN_KEYS if k in original},
         "id": str(uuid.uuid4()), "kind": CREDIT_NOTE, "number": number,
         "issued_at": ctx.now.isoformat(), "reason": reason,
+        "language": document_language(prop, folio),
         "refers_to": {"id": str(invoice.id), "number": invoice.number,
                       "issued_at": original["issued_at"]},
         "lines": [{**line, "amount": negated(line["amount"])} for line in original["lines"]],
@@ -218,7 +263,7 @@ def _credit(uow: UnitOfWork, folio: Folio, invoice: Invoice, *, reason: str) -> 
     note = Invoice.create(id=uuid.UUID(document["id"]), property=prop.id, folio_id=folio.id,
                           kind=CREDIT_NOTE, generation=invoice.generation,
                           refers_to_id=invoice.id, reason=reason[:500], number=number,
-                          issued_at=ctx.now, document=document)
+                          issued_at=ctx.now, document=document, language=document["language"])
     fiscal_journal.append(prop.id, note, now=ctx.now)
     fiscalization.request(uow, note)
     record_change(uow, folio, "credit_noted", reason=reason)
@@ -280,29 +325,33 @@ def verify_journal(ctx: Ctx, property_id: uuid.UUID) -> dict[str, Any]:
 
 
 def invoice_pdf(document: dict[str, Any]) -> bytes:
-    """The printable rendition of an invoice document."""
+    """The printable rendition of an invoice document, in the document's frozen `language`
+    (English and German; a document without one, issued before languages were recorded, and
+    any other language print in English)."""
     cur = document["currency"]
     guest = document["guest"]
     kind = document.get("kind", INVOICE)
-    title = TITLES.get(kind, "INVOICE")
+    words = labels(document.get("language"))
+    title = words.get(kind, words[INVOICE])
     lines = [f"{title} {document['number']}", "",
              f"{document['property']['name']} ({document['property']['code']})",
-             f"Issued: {document['issued_at']}",
-             *([f"Cancels invoice {document['refers_to']['number']}: {document['reason']}"]
+             f"{words['issued']}: {document['issued_at']}",
+             *([f"{words['cancels']} {document['refers_to']['number']}: {document['reason']}"]
                if kind == CREDIT_NOTE else []),
-             f"Guest: {guest.get('first_name') or ''} {guest.get('last_name') or ''}".rstrip(),
-             f"Stay: {document['arrival_date']} - {document['departure_date']}  "
-             f"Confirmation {document['confirmation_number']}", "",
-             f"{'Date':<12}{'Description':<50}{'Amount':>14}", "-" * 76]
+             f"{words['guest']}: {guest.get('first_name') or ''} "
+             f"{guest.get('last_name') or ''}".rstrip(),
+             f"{words['stay']}: {document['arrival_date']} - {document['departure_date']}  "
+             f"{words['confirmation']} {document['confirmation_number']}", "",
+             f"{words['date']:<12}{words['description']:<50}{words['amount']:>14}", "-" * 76]
     for line in document["lines"]:
         lines.append(f"{line['business_date']:<12}{line['description'][:48]:<50}"
                      f"{line['amount']:>10} {cur}")
-    lines += ["-" * 76, f"{'Total charges':<62}{document['charges_total']:>10} {cur}"]
+    lines += ["-" * 76, f"{words['total']:<62}{document['charges_total']:>10} {cur}"]
     for code, amount in document["tax_summary"].items():
-        lines.append(f"  of which tax {code:<47}{amount:>10} {cur}")
+        lines.append(f"  {words['tax']} {code:<{59 - len(words['tax'])}}{amount:>10} {cur}")
     for pay in document.get("payments", ()):
-        label = "Refund " if pay.get("kind") == "REFUND" else "Payment "  # amount negative
+        label = words["refund" if pay.get("kind") == "REFUND" else "payment"] + " "
         lines.append(f"{label + pay['method']:<62}{pay['amount']:>10} {cur}")
     if "balance" in document:
-        lines.append(f"{'Balance':<62}{document['balance']:>10} {cur}")
+        lines.append(f"{words['balance']:<62}{document['balance']:>10} {cur}")
     return render_pdf(lines, title=f"{title.title()} {document['number']}")

@@ -24,7 +24,13 @@ from pms.models import FolioPayment, Property
 from pms.models.cashiering import Invoice
 from pms.services.cashiering import fiscal_journal, fiscalization
 from pms.services.cashiering.cashiering import load_folio, record_change
-from pms.services.cashiering.invoices import DEPOSIT_INVOICE, RECEIPT, _billed, _number
+from pms.services.cashiering.invoices import (
+    DEPOSIT_INVOICE,
+    RECEIPT,
+    _billed,
+    _number,
+    document_language,
+)
 
 KINDS = (RECEIPT, DEPOSIT_INVOICE)
 
@@ -80,6 +86,7 @@ def issue_receipt(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
         document = {
             "id": str(uuid.uuid4()), "kind": kind, "number": number,
             "issued_at": ctx.now.isoformat(), "folio_id": str(folio.id),
+            "language": document_language(prop, folio),
             "property": {"code": prop.code, "name": prop.name,
                          "address": prop.display_address},
             "guest": {"first_name": billed.guest_first_name,
@@ -102,7 +109,8 @@ def issue_receipt(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID,
                                             Invoice.kind == kind).count()
         row = Invoice.create(id=uuid.UUID(document["id"]), property=prop.id, folio_id=folio.id,
                              kind=kind, generation=generation, refers_to_id=payment.id,
-                             number=number, issued_at=ctx.now, document=document)
+                             number=number, issued_at=ctx.now, document=document,
+                             language=document["language"])
         fiscal_journal.append(prop.id, row, now=ctx.now)
         fiscalization.request(uow, row)
         record_change(uow, folio, "receipt_issued")
