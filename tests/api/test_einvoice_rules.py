@@ -19,6 +19,7 @@ from tests.api.test_company_direct_bill import corp  # noqa: F401  (fixture)
 from tests.api.test_einvoice import NS, _xsd, company_stay  # noqa: F401  (fixture)
 from tests.en16931 import failed_rules, fired_rules
 from tests.helpers import assert_problem
+from tests.pdfa import pdfa_problems
 
 pytest.importorskip("saxonche")
 
@@ -129,6 +130,8 @@ def test_the_facturx_pdf_embeds_the_valid_einvoice_and_declares_pdfa3(company_st
     assert xmp.findtext(".//fx:DocumentFileName", namespaces=XMP) == "factur-x.xml"
     assert xmp.findtext(".//fx:ConformanceLevel", namespaces=XMP) == "EN 16931"
     assert xmp.findtext(".//fx:DocumentType", namespaces=XMP) == "INVOICE"
+    # PDF/A-3 as the suite can check it: sRGB output intent, every font embedded (tests/pdfa.py)
+    assert pdfa_problems(pdf) == []
     # the printable part is the invoice's
     assert invoice["number"] in reader.pages[0].extract_text()
     # a reprint is the same bytes; the folio's invoice route answers them too
