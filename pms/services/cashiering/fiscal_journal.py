@@ -4,7 +4,10 @@ by anyone holding the documents and the chain (`verify`, `pms-cli fiscal verify`
 an export too). A payment's entry (kind PAYMENT or REFUND, `document_id` the payment's id, its
 `number` the payment's idempotency reference) chains its record (`payment_record`: id, kind,
 folio, amount, currency, method, business date, the payment it refunds); the export carries
-that record, rebuilt from the payment's row, among the documents.
+that record, rebuilt from the payment's row, among the documents. A company's receivable (AR)
+invoice is chained the same way as it is issued (kind AR_INVOICE, `document_id` the
+company_invoice row's id, `ar_invoice_record`: its number, series, company, dates, total and
+currency, none of which changes after issue), and rebuilt from its row for the export.
 
 Entry n holds the SHA-256 of the document's canonical JSON (`content_hash`), the hash of entry
 n-1 (`prev_hash`; the first entry's is 64 zeros) and its own `hash` over
@@ -49,6 +52,7 @@ def link_hash(prev_hash: str, seq: int, kind: str, number: str, document_id: str
 
 
 PAYMENT_KINDS = ("PAYMENT", "REFUND")
+AR_INVOICE = "AR_INVOICE"
 
 
 def payment_record(payment: FolioPayment) -> dict[str, Any]:
@@ -71,6 +75,24 @@ def append_payment(property_id: uuid.UUID, payment: FolioPayment, *,
     return _append(property_id, kind=kind, document_id=payment.id,
                    number=str(payment.idempotency_key or payment.id)[:64],
                    content=content_hash(payment_record(payment)), now=now, head=head)
+
+
+def ar_invoice_record(row: Any) -> dict[str, Any]:
+    """The facts of a company's receivable invoice (a `CompanyInvoice`) that the journal chains
+    (its open amount moves with payments, so it is not one of them)."""
+    return {"id": str(row.id), "kind": AR_INVOICE, "number": row.number, "series": row.series,
+            "company_profile_id": str(row.company_profile_id),
+            "property_id": str(row.property_id), "issued_on": row.issued_on.isoformat(),
+            "due_on": row.due_on.isoformat(),
+            "charges_total": str(quantize(Decimal(str(row.total)), row.currency)),
+            "currency": row.currency}
+
+
+def append_ar_invoice(property_id: uuid.UUID, row: Any, *, now: datetime) -> FiscalJournalEntry:
+    """Chain a company's receivable invoice as it is issued (inside the issue's unit of work,
+    after its number's series lock)."""
+    return _append(property_id, kind=AR_INVOICE, document_id=row.id, number=row.number,
+                   content=content_hash(ar_invoice_record(row)), now=now)
 
 
 def append(property_id: uuid.UUID, document: Invoice, *, now: datetime) -> FiscalJournalEntry:
@@ -190,6 +212,14 @@ def export(property_id: uuid.UUID) -> dict[str, Any]:
     for start in range(0, len(paid), 500):
         for row in FolioPayment.select().where(FolioPayment.id.in_(paid[start:start + 500])):
             documents[str(row.id)] = payment_record(row)
+    receivable = [e["document_id"] for e in entries if e["kind"] == AR_INVOICE]
+    if receivable:
+        from pms.models.companies import CompanyInvoice
+
+        for start in range(0, len(receivable), 500):
+            for row in CompanyInvoice.select().where(
+                    CompanyInvoice.id.in_(receivable[start:start + 500])):
+                documents[str(row.id)] = ar_invoice_record(row)
     head = FiscalJournalHead.get_or_none(FiscalJournalHead.property_id == property_id)
     return {"property_id": str(property_id), "entries": entries, "documents": documents,
             "head": None if head is None else {"last_seq": head.last_seq,

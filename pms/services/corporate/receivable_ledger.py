@@ -48,6 +48,7 @@ from pms.platform.ledger import LedgerLine
 from pms.schemas import companies as s
 from pms.schemas.common import to_data
 from pms.schemas.companies import receivable_account_out
+from pms.services.cashiering import fiscal_journal
 from pms.services.cashiering.folio_state import posting_row, write_with_commit
 from pms.services.cashiering.ledger_postings import send_postings
 from pms.services.catalog.catalog import load_property
@@ -241,6 +242,7 @@ def issue_invoice(ctx: Ctx, property_id: uuid.UUID, company_id: uuid.UUID,
                              currency=account.currency)
         row.id = uuid.uuid4()
         row.save(force_insert=True)
+        fiscal_journal.append_ar_invoice(prop.id, row, now=ctx.now)  # chained like any document
         CompanyArItem.update(invoice_id=row.id).where(
             CompanyArItem.id.in_([i.id for i in items])).execute()
         out = _invoice_out(row)
