@@ -13,8 +13,9 @@ How: the stay is locked by its own subquery (FOR UPDATE OF r) before the lateral
 depend on it run (a lateral runs after what it refers to): check-out's room (FOR UPDATE), then
 the folios, locked and read by `pms_lock_guest_folios` and `pms_folio_state`
 (`folios.guest_state_select`), whose argument names the room's lateral so that it runs after
-the room's lock; check-in's `pms_pick_room` call is gated by the stay's own checks (its
-status, dates and room), so a stay that will be refused locks no room. The functions are
+the room's lock; check-in's `pms_pick_room` call is given the stay's room type only when the
+stay passes its own checks (its status, dates and room), so a stay that will be refused
+locks no room. The functions are
 VOLATILE: their statements read on snapshots taken after the locks. The reservation (and
 check-out's guest folio) is declared locked to the unit of work: its event takes version + 1
 with no statement of its own. Elsewhere, and in the TEST-ONLY unlocked control runs, the reads
@@ -136,8 +137,9 @@ def check_out_read(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
 @functools.cache
 def _check_in_statement() -> Statement:
     # the pick only for a stay that can check in today into a room of the rule's choice: no
-    # room assigned, CONFIRMED, arrived and not departed (a pseudo-constant filter: a stay
-    # that fails it calls no pms_pick_room)
+    # room assigned, CONFIRMED, arrived and not departed; a stay that fails it asks the pick for
+    # no room type (no room matches, none is locked: a filter of the lateral alone would not
+    # keep the function from running and locking its pick)
     gate = (f"{_column('room')} IS NULL AND {_column('status')} = 'CONFIRMED'"
             f" AND {_column('arrival_date')} <= st.today"
             f" AND {_column('departure_date')} > st.today")
@@ -146,7 +148,8 @@ def _check_in_statement() -> Statement:
 SELECT st.*, pk.*, ({gate}) AS tried FROM {_stay_subquery()}
 LEFT JOIN LATERAL (
   SELECT {", ".join(f"c.{c} AS m{i}" for i, c in enumerate(columns.split(", ")))}
-    FROM pms_pick_room(%(env)s, {_column("property")}, {_column("room_type")}, {_column("id")},
+    FROM pms_pick_room(%(env)s, {_column("property")},
+                       CASE WHEN {gate} THEN {_column("room_type")} END, {_column("id")},
                        st.today, {_column("departure_date")}, %(out_of_order)s, true) c
    WHERE {gate}) pk ON true"""
     return Statement.text("stay_reads.check_in", postgres=text, locks=Reservation)
