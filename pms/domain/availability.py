@@ -87,6 +87,34 @@ def plan_sellable(sellable: int, left: int | None) -> int:
     return sellable if left is None else min(sellable, left)
 
 
+# -- allotments with a release period: the plan's unsold rooms of a night are HELD for it
+# (refused to every other sale) while the night is more than `release_days` days after the
+# business date; from then on they return to the house. A null release period: a cap only.
+# Every other sale sees the room type's sellable minus every plan's hold; a sale on plan p sees
+# it minus the other plans' holds (and stays capped by what p's allotment has left):
+# `margin` below is capacity - sold - held by blocks - the holds that apply to the sale,
+# unclamped, and `sellable_from_margin` clamps it. The search's SQL, `pms_take_nights`, the
+# Python take and the ARI counts compute these (tests/services/test_rule_equivalence.py,
+# tests/services/test_availability_sql.py).
+
+def releases_after(night: date, release_days: int | None, business_date: date) -> bool:
+    """Whether an allotment of `night` with `release_days` still holds on `business_date`."""
+    return release_days is not None and (night - business_date).days > max(release_days, 0)
+
+
+def channel_hold(allotment: int, sold: int, release_days: int | None, night: date,
+                 business_date: date) -> int:
+    """Rooms a plan's allotment holds for it on `night` (0: a cap only, or released)."""
+    if not releases_after(night, release_days, business_date):
+        return 0
+    return allotment_left(allotment, sold) or 0
+
+
+def sellable_from_margin(margin: int) -> int:
+    """Rooms for sale from capacity - sold - held - the holds that apply (never negative)."""
+    return max(margin, 0)
+
+
 def usable(physical: int, ooo: int, oos: int) -> int:
     """Rooms that physically exist and are in service on a night (never negative)."""
     return max(physical - ooo - oos, 0)
@@ -120,7 +148,18 @@ class NightCount:
 
     @property
     def sellable(self) -> int:
+        """Rooms for sale before the channels' holds (`sellable_beside`)."""
         return sellable(self.physical, self.ooo, self.oos, self.sell_limit, self.sold, self.held)
+
+    def margin(self, holds: int = 0) -> int:
+        """capacity - sold - held by blocks - `holds` (the channels' holds that apply to a
+        sale), unclamped."""
+        return (capacity(self.physical, self.ooo, self.oos, self.sell_limit)
+                - max(self.sold, 0) - max(self.held, 0) - max(holds, 0))
+
+    def sellable_beside(self, holds: int) -> int:
+        """Rooms for sale to a sale that the channels' `holds` (of the other plans) apply to."""
+        return sellable_from_margin(self.margin(holds))
 
     @property
     def capacity(self) -> int:

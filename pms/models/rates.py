@@ -77,6 +77,10 @@ class RatePlanAllotment(TenantModel):
                                        index=False, on_delete="CASCADE")
     date = peewee.DateField()
     allotment = peewee.IntegerField()
+    # null: a cap only; N: the plan's unsold rooms are also held for it (refused to every
+    # other sale) until N days before the night, judged against the business date
+    # (pms.domain.availability.channel_hold; migration 074)
+    release_days = peewee.IntegerField(null=True)
 
     class Meta:
         table_name = "rate_plan_allotment"

@@ -21,12 +21,12 @@ from typing import Any
 from pms.db.database import is_postgres
 from pms.db.scope import require_env
 from pms.db.statements import Statement, param
-from pms.domain.availability import ALLOTMENT_STATUSES, allotment_left
+from pms.domain.availability import ALLOTMENT_STATUSES, allotment_left, channel_hold
 from pms.models.rates import RatePlanAllotment
 from pms.models.reservations import Reservation
 
-# (rate plan, room type) -> {night offset from start: (allotment, sold)}
-Counts = dict[tuple[uuid.UUID, uuid.UUID], dict[int, tuple[int, int]]]
+# (rate plan, room type) -> {night offset from start: (allotment, sold, release_days)}
+Counts = dict[tuple[uuid.UUID, uuid.UUID], dict[int, tuple[int, int, int | None]]]
 
 _STATUSES_SQL = ", ".join(f"'{s}'" for s in ALLOTMENT_STATUSES)
 _COUNTS_PG = Statement.text("allotments.counts", postgres=f"""
@@ -35,7 +35,8 @@ _COUNTS_PG = Statement.text("allotments.counts", postgres=f"""
             WHERE r.env_id = a.env_id AND r.rate_plan_id = a.rate_plan_id
               AND r.room_type_id = a.room_type_id AND r.status IN ({_STATUSES_SQL})
               AND r.arrival_date <= a.date AND r.departure_date > a.date
-              AND (%(exclude)s::uuid IS NULL OR r.id <> %(exclude)s::uuid))
+              AND (%(exclude)s::uuid IS NULL OR r.id <> %(exclude)s::uuid)),
+           a.release_days
     FROM rate_plan_allotment a
     WHERE a.env_id = %(env)s AND a.property_id = %(property_id)s
       AND a.date >= %(start)s::date AND a.date < %(start)s::date + %(count)s::int
@@ -52,7 +53,8 @@ ALLOTMENT_GUARD = Statement.text("allotments.guard", postgres=(
 
 _ALLOTMENT_ROWS = Statement.build("allotments.rows", lambda: (
     RatePlanAllotment.select(RatePlanAllotment.rate_plan, RatePlanAllotment.room_type,
-                             RatePlanAllotment.date, RatePlanAllotment.allotment)
+                             RatePlanAllotment.date, RatePlanAllotment.allotment,
+                             RatePlanAllotment.release_days)
     .where((RatePlanAllotment.env_id == param.env)
            & (RatePlanAllotment.property == param.property_id)
            & (RatePlanAllotment.date >= param.start) & (RatePlanAllotment.date < param.end))
@@ -82,11 +84,12 @@ def _counts_by_models(property_id: uuid.UUID, start: date, count: int,
     """The reference: the allotment rows and the live reservations, counted in Python."""
     end = start + timedelta(days=count)
     out: Counts = defaultdict(dict)
-    for plan_raw, rt_raw, day, allotment in _ALLOTMENT_ROWS.typed_rows(
+    for plan_raw, rt_raw, day, allotment, release in _ALLOTMENT_ROWS.typed_rows(
             property_id=property_id, start=start, end=end):
         key = (_uuid(plan_raw), _uuid(rt_raw))
         if (plan is None or key[0] == plan) and (room_type is None or key[1] == room_type):
-            out[key][(_day(day) - start).days] = (int(allotment), 0)
+            out[key][(_day(day) - start).days] = (
+                int(allotment), 0, None if release is None else int(release))
     if not out:
         return {}
     for res_id, plan_raw, rt_raw, arrival, departure in _LIVE_STAYS.typed_rows(
@@ -95,9 +98,9 @@ def _counts_by_models(property_id: uuid.UUID, start: date, count: int,
         if nights is None or (exclude is not None and _uuid(res_id) == exclude):
             continue
         arrival, departure = _day(arrival), _day(departure)
-        for offset, (allotment, sold) in list(nights.items()):
+        for offset, (allotment, sold, release) in list(nights.items()):
             if arrival <= start + timedelta(days=offset) < departure:
-                nights[offset] = (allotment, sold + 1)
+                nights[offset] = (allotment, sold + 1, release)
     return dict(out)
 
 
@@ -105,10 +108,11 @@ def _counts_in_sql(property_id: uuid.UUID, start: date, count: int,
                    plan: uuid.UUID | None, room_type: uuid.UUID | None,
                    exclude: uuid.UUID | None) -> Counts:
     out: Counts = defaultdict(dict)
-    for plan_raw, rt_raw, offset, allotment, sold in _COUNTS_PG.rows(
+    for plan_raw, rt_raw, offset, allotment, sold, release in _COUNTS_PG.rows(
             property_id=property_id, start=start, count=count, plan=plan, room_type=room_type,
             exclude=exclude):
-        out[(uuid.UUID(plan_raw), uuid.UUID(rt_raw))][int(offset)] = (int(allotment), int(sold))
+        out[(uuid.UUID(plan_raw), uuid.UUID(rt_raw))][int(offset)] = (
+            int(allotment), int(sold), None if release is None else int(release))
     return dict(out)
 
 
@@ -141,7 +145,8 @@ def allotment_counts(property_id: uuid.UUID, start: date, count: int, *,
                      rate_plan_id: uuid.UUID | None = None,
                      room_type_id: uuid.UUID | None = None,
                      exclude: uuid.UUID | None = None, reference: bool = False) -> Counts:
-    """(allotment, rooms sold on the plan) per (rate plan, room type) and night offset of the
+    """(allotment, rooms sold on the plan, release days or None) per (rate plan, room type)
+    and night offset of the
     `count` nights from `start`, for the nights that have an allotment; one plan or room type
     when given. `exclude`: a reservation not to count (the booking being made or edited).
     `reference`: the Python path on PostgreSQL too (the equivalence test)."""
@@ -155,10 +160,39 @@ def allotments_left(property_id: uuid.UUID, start: date, count: int, **filters: 
                     ) -> dict[tuple[uuid.UUID, uuid.UUID], list[int | None]]:
     """Rooms left on each (rate plan, room type) that has an allotment on some of the `count`
     nights, one entry per night (None: no allotment that night)."""
+    return left_of(allotment_counts(property_id, start, count, **filters), count)
+
+
+def left_of(counts: Counts, count: int) -> dict[tuple[uuid.UUID, uuid.UUID], list[int | None]]:
+    """`allotments_left` of counts already read."""
     out: dict[tuple[uuid.UUID, uuid.UUID], list[int | None]] = {}
-    for key, nights in allotment_counts(property_id, start, count, **filters).items():
+    for key, nights in counts.items():
         per: list[int | None] = [None] * count
-        for offset, (allotment, sold) in nights.items():
+        for offset, (allotment, sold, _release) in nights.items():
             per[offset] = allotment_left(allotment, sold)
         out[key] = per
     return out
+
+
+def holds_of(counts: Counts, start: date, count: int, business_date: date
+             ) -> dict[tuple[uuid.UUID, uuid.UUID], list[int]]:
+    """Rooms each (rate plan, room type) holds per night of `counts` on `business_date`
+    (`pms.domain.availability.channel_hold`); only the pairs that hold some night."""
+    out: dict[tuple[uuid.UUID, uuid.UUID], list[int]] = {}
+    for key, nights in counts.items():
+        per = [0] * count
+        for offset, (allotment, sold, release) in nights.items():
+            if 0 <= offset < count:
+                per[offset] = channel_hold(allotment, sold, release,
+                                           start + timedelta(days=offset), business_date)
+        if any(per):
+            out[key] = per
+    return out
+
+
+def channel_holds(property_id: uuid.UUID, start: date, count: int, business_date: date, *,
+                  room_type_id: uuid.UUID | None = None
+                  ) -> dict[tuple[uuid.UUID, uuid.UUID], list[int]]:
+    """`holds_of` the property's allotments (one room type when given)."""
+    return holds_of(allotment_counts(property_id, start, count, room_type_id=room_type_id),
+                    start, count, business_date)

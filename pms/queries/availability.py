@@ -27,18 +27,31 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Protocol
 
+from pms.clock import local_today
 from pms.db.database import db, is_postgres
 from pms.db.scope import require_env
 from pms.db.statements import Statement, param
-from pms.domain.availability import month_start, next_month
+from pms.domain.availability import (
+    ALLOTMENT_STATUSES,
+    month_start,
+    next_month,
+    sellable_from_margin,
+)
 from pms.domain.pricing import OPEN, PackageLine, PriceMemo, Promo, Rule, merge_rules
 from pms.models.catalog import Package
+from pms.models.property import Property
 from pms.models.rates import PromoCode, RateSchedule, Restriction
-from pms.queries.allotments import allotments_left, has_allotments
+from pms.queries.allotments import (
+    allotment_counts,
+    channel_holds,
+    has_allotments,
+    holds_of,
+    left_of,
+)
 from pms.queries.inventory_counts import night_counts
 
 
@@ -67,6 +80,11 @@ class SearchData:
     # rooms left on each (rate plan, room type) with an allotment, per night (None: no
     # allotment that night); loaded with the counts (pms.queries.allotments)
     allotments: dict[tuple[uuid.UUID, uuid.UUID], list[int | None]] = field(default_factory=dict)
+    # per room type and night: capacity - sold - held - every channel's hold, unclamped; and
+    # the rooms each (rate plan, room type) holds (allotments with a release period), only
+    # where some night holds
+    margins: dict[uuid.UUID, list[int]] | None = None
+    holds: dict[tuple[uuid.UUID, uuid.UUID], list[int]] = field(default_factory=dict)
     _rules: dict[tuple[uuid.UUID, uuid.UUID], dict[date, Rule]] = field(default_factory=dict)
 
     def rates_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID) -> list[Decimal | None]:
@@ -89,12 +107,21 @@ class SearchData:
             self._rules[key] = cached
         return cached
 
-    def sellable_for(self, room_type_id: uuid.UUID) -> list[int] | None:
-        """Rooms still for sale on each night (never negative); None when not loaded."""
+    def sellable_for(self, room_type_id: uuid.UUID, plan_id: uuid.UUID | None = None
+                     ) -> list[int] | None:
+        """Rooms still for sale on each night (never negative) after every channel's hold,
+        or, with `plan_id`, after the other plans' holds (the plan's own rooms held for it
+        added back); None when not loaded."""
         if self.sellable is None:
             return None
         found = self.sellable.get(room_type_id)
-        return found if found is not None else [0] * len(self.nights)
+        if found is None:
+            return [0] * len(self.nights)
+        own = self.holds.get((plan_id, room_type_id)) if plan_id is not None else None
+        if own is None or self.margins is None or room_type_id not in self.margins:
+            return found
+        return [sellable_from_margin(m + h)
+                for m, h in zip(self.margins[room_type_id], own, strict=True)]
 
     def allotment_for(self, plan_id: uuid.UUID, room_type_id: uuid.UUID
                       ) -> list[int | None] | None:
@@ -159,15 +186,21 @@ _PROMO = Statement.build("availability.promo", lambda: (
 # LATERAL subqueries (as sparse arrays keyed by night offset) and only then spread over the
 # nights: a join of the nights with inventory_day was planned as a nested loop over every pair
 # whenever the statistics were young (3 ms for 10 types x 30 nights).
-SELLABLE_SQL = """
+# The channels' holds (allotments with a release period, pms.domain.availability.channel_hold)
+# are subtracted too, judged against the business date (`business_date`, else the property's,
+# else its local date at `now`): each row is (room type, sellable per night, margin per night),
+# the margin unclamped (capacity - sold - held - holds) so that a plan's own hold can be added
+# back (`SearchData.sellable_for`).
+_HOLD_STATUSES = ", ".join(f"'{s}'" for s in ALLOTMENT_STATUSES)
+SELLABLE_SQL = f"""
     SELECT t.id::text, ARRAY(
-        SELECT GREATEST(
-            LEAST(GREATEST(rooms.n - coalesce(down.n[array_position(down.i, g.i)], 0), 0),
-                  GREATEST(coalesce(inv.sell_limit[array_position(inv.i, g.i)], 2147483647), 0))
-            - GREATEST(coalesce(inv.sold[array_position(inv.i, g.i)], 0), 0)
-            - GREATEST(coalesce(inv.held[array_position(inv.i, g.i)], 0), 0), 0)
-        FROM generate_series(0, %(count)s - 1) AS g(i) ORDER BY g.i)
+        SELECT GREATEST(m.x, 0) FROM unnest(margin.x) WITH ORDINALITY AS m(x, i) ORDER BY m.i),
+        margin.x
     FROM room_type t
+    CROSS JOIN (SELECT coalesce(%(business_date)s::date, (
+        SELECT coalesce(p.business_date,
+                        (coalesce(%(now)s::timestamptz, now()) AT TIME ZONE p.timezone)::date)
+        FROM property p WHERE p.env_id = %(env)s AND p.id = %(property_id)s)) AS d) bd
     CROSS JOIN LATERAL (
         SELECT count(*)::int AS n FROM room r
         WHERE r.env_id = %(env)s AND r.room_type_id = t.id) rooms
@@ -189,6 +222,29 @@ SELLABLE_SQL = """
               AND m.property_id = %(property_id)s AND m.active
               AND m.from_date < %(start)s::date + %(count)s AND m.to_date >= %(start)s::date
             GROUP BY g.i) x) down
+    CROSS JOIN LATERAL (
+        SELECT array_agg(h.i) AS i, array_agg(h.n) AS n FROM (
+            SELECT a.date - %(start)s::date AS i,
+                   sum(GREATEST(GREATEST(a.allotment, 0) - (
+                       SELECT count(*) FROM reservation r
+                       WHERE r.env_id = a.env_id AND r.rate_plan_id = a.rate_plan_id
+                         AND r.room_type_id = a.room_type_id AND r.status IN ({_HOLD_STATUSES})
+                         AND r.arrival_date <= a.date AND r.departure_date > a.date), 0))::int
+                   AS n
+            FROM rate_plan_allotment a
+            WHERE a.env_id = %(env)s AND a.room_type_id = t.id
+              AND a.date >= %(start)s::date AND a.date < %(start)s::date + %(count)s
+              AND a.release_days IS NOT NULL AND a.date - GREATEST(a.release_days, 0) > bd.d
+            GROUP BY a.date) h) hold
+    CROSS JOIN LATERAL (
+        SELECT ARRAY(
+            SELECT LEAST(GREATEST(rooms.n - coalesce(down.n[array_position(down.i, g.i)], 0), 0),
+                         GREATEST(coalesce(inv.sell_limit[array_position(inv.i, g.i)],
+                                           2147483647), 0))
+                   - GREATEST(coalesce(inv.sold[array_position(inv.i, g.i)], 0), 0)
+                   - GREATEST(coalesce(inv.held[array_position(inv.i, g.i)], 0), 0)
+                   - coalesce(hold.n[array_position(hold.i, g.i)], 0)
+            FROM generate_series(0, %(count)s - 1) AS g(i) ORDER BY g.i) AS x) margin
     WHERE t.env_id = %(env)s AND t.property_id = %(property_id)s"""
 _SELLABLE_PG = Statement.text("availability.sellable", postgres=SELLABLE_SQL)
 # The same statement for one room type (the ARI event of a booking computes its
@@ -387,25 +443,72 @@ def load_packages(property_id: uuid.UUID) -> dict[str, PackageLine]:
             in _PACKAGES.typed_rows(property_id=property_id)}
 
 
-def load_sellable(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], arrival: date,
-                  count: int) -> dict[uuid.UUID, list[int]]:
-    """Rooms still for sale per room type and night (aligned with the `count` nights from
-    `arrival`): exact counts, as `pms.queries.inventory_counts.night_counts` gives them."""
+def business_date_at(property_id: uuid.UUID, now: datetime | None = None) -> date:
+    """The property's business date (else its local date at `now`, the clock's by default):
+    the day the channels' holds are judged against (the SQL's `bd`)."""
+    row = (Property.select(Property.business_date, Property.timezone)
+           .where(Property.id == property_id).tuples().first())
+    if row is None:
+        return (now or datetime.now(UTC)).date()
+    stored, tz = row
+    if stored is not None:
+        return _as_date(stored)
+    return local_today(now or datetime.now(UTC), tz)
+
+
+def _holds_by_type(property_id: uuid.UUID, arrival: date, count: int, business_date: date
+                   ) -> dict[uuid.UUID, list[int]]:
+    """Every plan's hold summed per room type and night (Python's path)."""
+    out: dict[uuid.UUID, list[int]] = {}
+    for (_plan, rt), per in channel_holds(property_id, arrival, count, business_date).items():
+        have = out.setdefault(rt, [0] * count)
+        for i, n in enumerate(per):
+            have[i] += n
+    return out
+
+
+def load_sellable_margins(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID],
+                          arrival: date, count: int, *, business_date: date | None = None,
+                          now: datetime | None = None
+                          ) -> dict[uuid.UUID, tuple[list[int], list[int]]]:
+    """(rooms for sale, margin) per room type and night: the sellable count after every
+    channel's hold, and capacity - sold - held - holds unclamped (a plan's own hold added
+    back to it gives what that plan may sell, `SearchData.sellable_for`)."""
     ids = list(room_type_ids)
     if not ids or count <= 0:
-        return {rt: [] for rt in ids}
+        return {rt: ([], []) for rt in ids}
     if is_postgres():
         wanted = {str(rt): rt for rt in ids}
         out = {}
-        for rt_raw, per_night in _SELLABLE_PG.rows(property_id=property_id, start=arrival,
-                                                   count=count):
+        for rt_raw, per_night, margins in _SELLABLE_PG.rows(
+                property_id=property_id, start=arrival, count=count,
+                business_date=business_date, now=now):
             rt = wanted.get(rt_raw)
             if rt is not None:
-                out[rt] = per_night
+                out[rt] = (list(per_night), list(margins))
         return out
+    if business_date is None:
+        business_date = business_date_at(property_id, now)
     counts = night_counts(property_id, ids, arrival, arrival + timedelta(days=count))
+    holds = _holds_by_type(property_id, arrival, count, business_date)
     nights = [arrival + timedelta(days=i) for i in range(count)]
-    return {rt: [counts[(rt, n)].sellable for n in nights] for rt in ids}
+    result = {}
+    for rt in ids:
+        per = holds.get(rt) or [0] * count
+        margins = [counts[(rt, n)].margin(per[i]) for i, n in enumerate(nights)]
+        result[rt] = ([sellable_from_margin(m) for m in margins], margins)
+    return result
+
+
+def load_sellable(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], arrival: date,
+                  count: int, *, business_date: date | None = None,
+                  now: datetime | None = None) -> dict[uuid.UUID, list[int]]:
+    """Rooms still for sale per room type and night (aligned with the `count` nights from
+    `arrival`), after every channel's hold: exact counts, as
+    `pms.queries.inventory_counts.night_counts` and the holds give them."""
+    return {rt: house for rt, (house, _m) in load_sellable_margins(
+        property_id, room_type_ids, arrival, count, business_date=business_date,
+        now=now).items()}
 
 
 def promo_of(row: PromoCode) -> Promo:
@@ -439,7 +542,8 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
                      nights: list[date], *, promo_code: str | None = None,
                      with_counts: bool = True,
                      packages: Mapping[str, PackageLine] | None = None,
-                     rates_version: tuple[object, ...] | None = None) -> SearchData:
+                     rates_version: tuple[object, ...] | None = None,
+                     business_date: date | None = None) -> SearchData:
     """Batch-load rates, restrictions, inventory counts, packages and the promo code.
 
     `room_types` and `rate_plans` are models or the catalog's rows (`pms.queries.catalog`);
@@ -447,7 +551,8 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
     read. `with_counts=False` skips the inventory counts and the allotments (a booking recounts
     them under its lock): quotes built from such data say nothing about sold-out nights. `rates_version`,
     the catalog's version a search has just read (`Catalog.version`), lets the rates come from
-    the month cache (`_cached_rates`).
+    the month cache (`_cached_rates`). `business_date`: the day the channels' holds are
+    judged against (the property's, read, by default).
     """
     rt_ids = {rt.id for rt in room_types}
     plans = list(rate_plans)
@@ -460,10 +565,20 @@ def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],
         packages = (load_packages(property_id)
                     if any(p.package_codes for p in plans) else {})
     promo = load_promo(property_id, promo_code) if promo_code is not None else None
-    sellable = load_sellable(property_id, rt_ids, arrival, count) if with_counts else None
-    allotments = ({k: v for k, v in allotments_left(property_id, arrival, count).items()
-                   if k[0] in plan_ids and k[1] in rt_ids}
-                  if with_counts and has_allotments(property_id, version=rates_version) else {})
+    sellable = margins = None
+    if with_counts:
+        loaded = load_sellable_margins(property_id, rt_ids, arrival, count,
+                                       business_date=business_date)
+        sellable = {rt: house for rt, (house, _m) in loaded.items()}
+        margins = {rt: m for rt, (_h, m) in loaded.items()}
+    allotments: dict[tuple[uuid.UUID, uuid.UUID], list[int | None]] = {}
+    holds: dict[tuple[uuid.UUID, uuid.UUID], list[int]] = {}
+    if with_counts and has_allotments(property_id, version=rates_version):
+        counts = {k: v for k, v in allotment_counts(property_id, arrival, count).items()
+                  if k[0] in plan_ids and k[1] in rt_ids}
+        allotments = left_of(counts, count)
+        holds = holds_of(counts, arrival, count,
+                         business_date or business_date_at(property_id))
     return SearchData(arrival=arrival, departure=departure, nights=nights, rates=rates,
                       restrictions=restrictions, sellable=sellable, packages=packages,
-                      promo=promo, allotments=allotments)
+                      promo=promo, allotments=allotments, margins=margins, holds=holds)

@@ -128,6 +128,9 @@ class AllotmentIn(Strict):
     to_date: date
     allotment: Annotated[int, msgspec.Meta(ge=0, le=100000)] | None
     weekdays: Annotated[list[Weekday], msgspec.Meta(max_length=7)] | None = None
+    # null: a cap only; N: the plan's unsold rooms are held for it until N days before the
+    # night (then they return to the house)
+    release_days: Annotated[int, msgspec.Meta(ge=0, le=3650)] | None = None
 
 
 class AllotmentQuery(msgspec.Struct, kw_only=True):
@@ -142,6 +145,8 @@ class AllotmentNightOut(Out):
     allotment: int
     sold: int  # live reservations of the plan and type that spend the night
     left: int
+    release_days: int | None = None
+    held: int = 0  # rooms held for the plan (refused to other sales) on this night now
 
 
 class AllotmentsOut(Out):

@@ -272,3 +272,48 @@ def test_month_cache_rates_equal_a_fresh_read_for_any_window(ctx, backend):
             again = _load_rates(prop.id, pairs, arrival, count, ("v", 1))
             assert cached == fresh == again, (arrival, count)
             assert all(len(per) == count for per in cached.values())
+
+
+def test_rooms_for_sale_in_sql_subtract_the_channels_holds_as_the_domain_does(ctx, backend):
+    """Allotments with a release period hold their plan's unsold rooms until the release: the
+    search's statement (PostgreSQL) and the domain's rule over `night_counts` and the plans'
+    holds (`pms.queries.allotments.channel_holds`) agree on random calendars, sellable and the
+    unclamped margin, at several business dates (some nights held, some released)."""
+    from pms.models.rates import RatePlanAllotment
+    from pms.queries.allotments import channel_holds
+    from pms.queries.availability import load_sellable_margins
+
+    rnd = random.Random(74)
+    prop = make_property(ctx)
+    types = [make_room_type(ctx, prop.id) for _ in range(3)]
+    for i, rt in enumerate(types):
+        for _ in range(i + 1):
+            make_room(ctx, prop.id, rt.id)
+    plans = [make_rate_plan(ctx, prop.id).id for _ in range(2)]
+    with unit_of_work(ctx):
+        InventoryDay.insert_many([
+            {"id": uuid.uuid4(), "property": prop.id, "room_type": rt.id,
+             "date": ARR + timedelta(days=d), "sell_limit": rnd.choice([None, None, 1, 2]),
+             "sold": rnd.choice([0, 0, 1, 2]), "held": rnd.choice([0, 0, 1]), "physical": 3}
+            for rt in types for d in range(12) if rnd.random() < 0.8]).execute()
+        RatePlanAllotment.insert_many([
+            {"id": uuid.uuid4(), "property": prop.id, "rate_plan": plan, "room_type": rt.id,
+             "date": ARR + timedelta(days=d), "allotment": rnd.randrange(0, 4),
+             "release_days": rnd.choice([None, 0, 2, 6])}
+            for plan in plans for rt in types for d in range(12) if rnd.random() < 0.7]
+        ).execute()
+    ids = [rt.id for rt in types]
+    held_nights = 0
+    with read_scope(ctx):
+        for today in (ARR - timedelta(days=5), ARR, ARR + timedelta(days=4)):
+            got = load_sellable_margins(prop.id, ids, ARR, 12, business_date=today)
+            counts = night_counts(prop.id, ids, ARR, ARR + timedelta(days=12))
+            holds = channel_holds(prop.id, ARR, 12, today)
+            for rt in ids:
+                per = [sum(h[i] for (_p, r), h in holds.items() if r == rt) for i in range(12)]
+                held_nights += sum(1 for n in per if n)
+                margins = [counts[(rt, ARR + timedelta(days=i))].margin(per[i])
+                           for i in range(12)]
+                want = ([max(m, 0) for m in margins], margins)
+                assert got[rt] == want, (today, rt)
+    assert held_nights > 5  # the data holds some nights (and releases others)

@@ -38,7 +38,7 @@ from pms.errors import RoomTypeUnavailable, RoomUnavailable
 from pms.models import Folio, FolioCharge, FolioPayment, Reservation
 from pms.models.inventory import InventoryDay, Maintenance
 from pms.models.property import Room
-from pms.models.rates import RateSchedule, Restriction
+from pms.models.rates import RatePlanAllotment, RateSchedule, Restriction
 from pms.models.reservations import RoomStay
 from pms.queries.availability import load_search_data
 from pms.services.cashiering import folio_state
@@ -299,6 +299,24 @@ def test_the_take_function_sells_what_the_python_take_sells(ctx, pg_db):
             InventoryDay.update(sold=rnd.choice([0, 0, 1, 2, 3]),
                                 sell_limit=rnd.choice([None, None, 0, 2, 3, 9])).where(
                 (InventoryDay.room_type == rt) & (InventoryDay.date == day)).execute()
+    # allotments of two plans that hold rooms until their release (or only cap), some sold
+    channel = [hotel.rate_plan.id, make_rate_plan(ctx, prop.id).id]
+    with unit_of_work(ctx):
+        for plan in channel:
+            for day in days:
+                if rnd.random() < 0.6:
+                    RatePlanAllotment.create(property=prop.id, rate_plan=plan, room_type=rt,
+                                             date=day, allotment=rnd.randrange(0, 3),
+                                             release_days=rnd.choice([None, 1, 5, 30]))
+    for _ in range(3):
+        made = make_reservation(ctx, hotel)
+        arrival = rnd.choice(days)
+        with unit_of_work(ctx):
+            Reservation.update(arrival_date=arrival,
+                               departure_date=arrival + timedelta(days=rnd.randrange(1, 4)),
+                               rate_plan=rnd.choice(channel)).where(
+                Reservation.id == made.id).execute()
+    plans = [None, *channel, make_rate_plan(ctx, prop.id).id]
 
     def outcome(take, nights, count):
         answer: Any = None
@@ -318,15 +336,16 @@ def test_the_take_function_sells_what_the_python_take_sells(ctx, pg_db):
         return answer, after
 
     sold = short = 0
-    for case in range(50):
+    for case in range(60):
         start = rnd.randrange(len(days) - 1)
         nights = days[start:start + rnd.randrange(1, 5)]
         count = rnd.choice([1, 1, 2, 3])
-        fast = outcome(lambda n, c: inventory._take_in_one(prop.id, rt, n, c, None), nights,
-                       count)
-        reference = outcome(lambda n, c: inventory._take_by_models(prop.id, rt, n, c), nights,
-                            count)
-        assert fast == reference, f"case {case}: {nights} x {count}"
+        plan = rnd.choice(plans)
+        fast = outcome(lambda n, c, p=plan: inventory._take_in_one(prop.id, rt, n, c, None,
+                                                                   None, p), nights, count)
+        reference = outcome(lambda n, c, p=plan: inventory._take_by_models(prop.id, rt, n, c, p),
+                            nights, count)
+        assert fast == reference, f"case {case}: {nights} x {count} on {plan}"
         sold += fast[0] == "sold"
         short += fast[0] != "sold"
     assert sold > 5 and short > 5
@@ -361,7 +380,8 @@ def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx,
                     if rnd.random() < 0.7:
                         RatePlanAllotment.create(property=prop.id, rate_plan=plan, room_type=rt,
                                                  date=base + timedelta(days=day),
-                                                 allotment=rnd.randrange(0, 6))
+                                                 allotment=rnd.randrange(0, 6),
+                                                 release_days=rnd.choice([None, 0, 3, 40]))
         for row in made:
             arrival = base + timedelta(days=rnd.randrange(-4, 22))
             Reservation.update(
@@ -382,7 +402,7 @@ def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx,
             ref = allotment_counts(prop.id, start, count, reference=True, **filters)
         assert fast == ref, f"case {case}: {start} +{count} {filters}"
         compared += 1
-        capped += sum(1 for nights in ref.values() for a, sold in nights.values()
+        capped += sum(1 for nights in ref.values() for a, sold, _release in nights.values()
                       if allotment_left(a, sold) == 0)
     assert compared == 60 and capped > 10  # the data has nights used up and nights left
     # the search's load: the same rooms left per (plan, room type) and night
@@ -393,7 +413,8 @@ def test_the_allotment_counts_in_sql_count_what_the_python_reference_counts(ctx,
         data = load_search_data(prop.id, rts, rps, nights[0], nights[-1] + timedelta(days=1),
                                 nights)
         ref = allotment_counts(prop.id, nights[0], len(nights), reference=True)
-    expected = {key: [allotment_left(*per[i]) if i in per else None for i in range(len(nights))]
+    expected = {key: [allotment_left(*per[i][:2]) if i in per else None
+                      for i in range(len(nights))]
                 for key, per in ref.items()}
     assert data.allotments == expected and expected
 

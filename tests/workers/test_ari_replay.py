@@ -1,9 +1,10 @@
 """a random history of bookings, cancels, out-of-order periods, sell-limit, rate-plan
-allotment, rate and package-price writes (and the same from parallel writers), relayed from the
-real outbox rows to the real RabbitMQ, applied by a consumer in aggregateversion order: its
-projection equals the search night by night, its allotment map each night equals the plan's
-rooms left, and the price it holds for each night and occupancy (the night's `prices` plus the
-plan's `per_stay`) is the search's total for that many guests (PostgreSQL)."""
+allotment (some holding rooms until a release period), rate and package-price writes (and the
+same from parallel writers), relayed from the real outbox rows to the real RabbitMQ, applied by
+a consumer in aggregateversion order: its projection equals the search night by night, its
+allotment map each night equals the plan's rooms left, and the price it holds for each night and
+occupancy (the night's `prices` plus the plan's `per_stay`) is the search's total for that many
+guests (PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -138,7 +139,10 @@ def random_change(ctx, hotel, types, rng, live, periods):
             allotments.set_allotments(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
                 {"room_type_id": str(rt), "from_date": start.isoformat(),
                  "to_date": str(start + timedelta(days=rng.randint(0, 3))),
-                 "allotment": rng.choice([None, 0, 1, 2])}, AllotmentIn))
+                 "allotment": rng.choice([None, 0, 1, 2]),
+                 # some allotments hold their plan's rooms until their release (the house's
+                 # sellable in the events and the search leaves them out)
+                 "release_days": rng.choice([None, None, 1, 5])}, AllotmentIn))
         elif kind == "rate":
             rates.set_rates(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
                 {"rates": [{"room_type_id": str(rt), "from_date": start.isoformat(),

@@ -46,7 +46,7 @@ from pms.db.current import current_unit_of_work
 from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
-from pms.domain.availability import by_month, sold_nights
+from pms.domain.availability import allotment_left, by_month, sellable_from_margin, sold_nights
 from pms.domain.money import quantize
 from pms.domain.pricing import OPEN, PackageLine, Rule, merge_rules, package_amount
 from pms.models.ari import AriStream
@@ -54,12 +54,13 @@ from pms.models.catalog import RatePlan
 from pms.models.platform import OutboxEvent, outbox_partition
 from pms.models.property import RoomType
 from pms.models.rates import RateSchedule
-from pms.queries.allotments import allotments_left
+from pms.queries.allotments import Counts, allotment_counts, holds_of
 from pms.queries.availability import (
     SELLABLE_OF_TYPE_PG,
+    business_date_at,
     load_packages,
     load_restrictions,
-    load_sellable,
+    load_sellable_margins,
 )
 
 ARI_UPDATED = "hotel:pms:ari:updated"
@@ -246,19 +247,24 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
                  rates: dict[date, set[uuid.UUID] | str] | None = None,
                  restrictions: set[date] | None = None,
                  allotments: set[date] | None = None,
-                 allotments_known: dict[date, dict[str, int]] | None = None
-                 ) -> list[dict[str, Any]]:
+                 allotments_known: dict[date, dict[str, int]] | None = None,
+                 now: Any = None) -> list[dict[str, Any]]:
     """The nights as an ARI consumer holds them (in date order): sellable by the search's own
     statement, the rates named in `rates` (date -> plans or ALL), the merged restrictions of
     every plan for the dates in `restrictions`, every plan's rooms left on its allotment for
     the dates in `allotments` (the search's own counts, pms.queries.allotments, where
-    `allotments_known` does not give them). Call inside a scope."""
+    `allotments_known` does not give them) and, where some plan's allotment holds rooms for it
+    (a release period not reached at the business date of `now`), what each such plan may sell
+    (`channel_sellable`). Call inside a scope."""
     days = sorted(days)
     if not days:
         return []
     first, last = days[0], days[-1]
     count = (last - first).days + 1
-    per_night = load_sellable(property_id, [room_type_id], first, count).get(room_type_id) or []
+    business_date = business_date_at(property_id, now)
+    per_night, margins = load_sellable_margins(
+        property_id, [room_type_id], first, count,
+        business_date=business_date).get(room_type_id) or ([], [])
     amounts: dict[date, dict[str, str]] = defaultdict(dict)
     raw: dict[date, dict[str, Decimal]] = defaultdict(dict)
     if rates:
@@ -294,7 +300,12 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
             rules[day] = {str(plan): rule_data(merge_rules(
                 [r for p, _rt, r in rows if p is None or p == plan]) if rows else OPEN)
                 for plan in sorted(plan_ids, key=str)}
-    left = _allotments(property_id, room_type_id, first, count) if allotments else {}
+    left: dict[date, dict[str, int]] = {}
+    channel: dict[date, dict[str, int]] = {}
+    if allotments:
+        counts = allotment_counts(property_id, first, count, room_type_id=room_type_id)
+        left = _allotments(counts, first)
+        channel = _channel_sellable(counts, first, count, margins, business_date)
     out = []
     for day in days:
         i = (day - first).days
@@ -311,19 +322,31 @@ def night_states(property_id: uuid.UUID, room_type_id: uuid.UUID, days: list[dat
         if allotments and day in allotments:
             night["allotments"] = dict(sorted(
                 {**left.get(day, {}), **(allotments_known or {}).get(day, {})}.items()))
+            night.update({"channel_sellable": dict(sorted(channel[day].items()))}
+                         if channel.get(day) else {})
         out.append(night)
     return out
 
 
-def _allotments(property_id: uuid.UUID, room_type_id: uuid.UUID, first: date,
-                count: int) -> dict[date, dict[str, int]]:
+def _channel_sellable(counts: Counts, first: date, count: int, margins: list[int],
+                      business_date: date) -> dict[date, dict[str, int]]:
+    """What each plan whose allotment holds rooms may sell per night: the house's margin with
+    its own hold added back, capped by its allotment's rooms left (which its hold equals)."""
+    out: dict[date, dict[str, int]] = defaultdict(dict)
+    for (plan, _rt), held in holds_of(counts, first, count, business_date).items():
+        for i, n in enumerate(held):
+            if n and i < len(margins):
+                out[first + timedelta(days=i)][str(plan)] = min(
+                    sellable_from_margin(margins[i] + n), n)
+    return out
+
+
+def _allotments(counts: Counts, first: date) -> dict[date, dict[str, int]]:
     """Rooms left per night on every rate plan with an allotment of the room type."""
     left: dict[date, dict[str, int]] = defaultdict(dict)
-    for (plan, _rt), per in allotments_left(property_id, first, count,
-                                            room_type_id=room_type_id).items():
-        for i, n in enumerate(per):
-            if n is not None:
-                left[first + timedelta(days=i)][str(plan)] = n
+    for (plan, _rt), nights in counts.items():
+        for i, (allotment, sold, _release) in nights.items():
+            left[first + timedelta(days=i)][str(plan)] = allotment_left(allotment, sold) or 0
     return left
 
 
@@ -347,7 +370,8 @@ def _flush(uow: Any, pending: _Pending) -> None:
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
                                   rates=touched.rates, restrictions=touched.restrictions,
                                   allotments=touched.allotments,
-                                  allotments_known=touched.allotments_known)
+                                  allotments_known=touched.allotments_known,
+                                  now=uow.ctx.now)
             _pause()
             last = _bump(touched.property_id, room_type_id, len(months))
         else:
@@ -355,7 +379,8 @@ def _flush(uow: Any, pending: _Pending) -> None:
             states = night_states(touched.property_id, room_type_id, sorted(touched.nights),
                                   rates=touched.rates, restrictions=touched.restrictions,
                                   allotments=touched.allotments,
-                                  allotments_known=touched.allotments_known)
+                                  allotments_known=touched.allotments_known,
+                                  now=uow.ctx.now)
             _pause()
         by_day = {n["date"]: n for n in states}
         version = last - len(months)
@@ -472,7 +497,7 @@ def _in_commit(uow: Any, room_type_id: uuid.UUID, property_id: uuid.UUID,
     sellable = SELLABLE_OF_TYPE_PG.compiled()
     sellable_params = [] if known is not None else list(sellable.params(
         {"env": env, "property_id": property_id, "start": first, "count": count,
-         "room_type": room_type_id}))
+         "room_type": room_type_id, "business_date": None, "now": uow.ctx.now}))
     params: list[Any] = [room_type_id, env, property_id]
     if sql.startswith("SELECT ") and len(values) == 1:
         # the outbox's write function takes the row as one jsonb document (migration 030): the

@@ -185,7 +185,7 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
                     continue
                 nights = ari_events.night_states(
                     property_id, rt, days, rates=dict.fromkeys(days, ari_events.ALL),
-                    restrictions=set(days), allotments=set(days))
+                    restrictions=set(days), allotments=set(days), now=ctx.now)
                 plans = ari_events.plans_named(property_id, nights, room_type_id=rt)
                 out.append({"room_type_id": str(rt), "month": month.strftime("%Y-%m"),
                             "from_date": days[0].isoformat(), "to_date": days[-1].isoformat(),

@@ -18,6 +18,11 @@ Every change of a plan's rooms left (a write here, a booking, an edit, a cancel,
 early check-out of a plan with an allotment on those nights) touches the room type's ARI event
 with `allotments=True` (pms.services.distribution.ari_events): its nights then carry the night's
 allotments (`allotments: {rate_plan_id: rooms left}`).
+
+An allotment with a release period (`release_days`) also holds its plan's unsold rooms from
+every other sale until N days before the night (`pms.domain.availability.channel_hold`): the
+booking's take counts the holds under its night locks (`pms_take_nights`), and the night
+audit's date roll touches the ARI events of the nights it releases (`touch_released`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from pms.context import Ctx
 from pms.db import locking
 from pms.db.current import current_unit_of_work
 from pms.db.uow import read_scope, unit_of_work
-from pms.domain.availability import allotment_left
+from pms.domain.availability import allotment_left, channel_hold
+from pms.domain.business_date import business_date
 from pms.domain.stay import date_span
 from pms.errors import AllotmentExhausted, NotFound, ValidationFailed
 from pms.models.catalog import RatePlan
@@ -97,7 +103,7 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
     wanted = {(d - first).days for d in nights}
     capped = sorted(o for o in counts if o in wanted)
     short = [first + timedelta(days=o) for o in capped
-             if (allotment_left(*counts[o]) or 0) < 1]
+             if (allotment_left(*counts[o][:2]) or 0) < 1]
     if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY: widen the race window
         TEST_HOOKS.pause_after_check()
     if short:
@@ -138,7 +144,7 @@ def released(property_id: uuid.UUID, room_type_id: uuid.UUID, reservation: Any,
                               room_type_id=room_type_id,
                               exclude=reservation.id).get((plan, room_type_id), {})
     wanted = {(d - first).days for d in nights}
-    known = {first + timedelta(days=o): {plan: allotment_left(*counts[o]) or 0}
+    known = {first + timedelta(days=o): {plan: allotment_left(*counts[o][:2]) or 0}
              for o in sorted(counts) if o in wanted}
     if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY: counted, the locks held
         TEST_HOOKS.pause_after_check()
@@ -168,7 +174,7 @@ def set_allotments(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
     type of another property)."""
     days = date_span(body.from_date, body.to_date, weekdays=body.weekdays, max_days=MAX_DAYS)
     with unit_of_work(ctx) as uow:
-        load_property(property_id)
+        prop = load_property(property_id)
         _plan_and_type(property_id, rate_plan_id, body.room_type_id)
         match = ((RatePlanAllotment.property == property_id)
                  & (RatePlanAllotment.rate_plan == rate_plan_id)
@@ -185,30 +191,36 @@ def set_allotments(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
         if body.allotment is not None:
             RatePlanAllotment.insert_many([
                 {"id": uuid.uuid4(), "property": property_id, "rate_plan": rate_plan_id,
-                 "room_type": body.room_type_id, "date": day, "allotment": body.allotment}
+                 "room_type": body.room_type_id, "date": day, "allotment": body.allotment,
+                 "release_days": body.release_days}
                 for day in days]).execute()
         ari_events.touch(property_id, body.room_type_id, days, allotments=True)
         if TEST_HOOKS.pause_after_write is not None:  # TEST-ONLY: hold the locks a while
             TEST_HOOKS.pause_after_write()
-        out = _read(property_id, rate_plan_id, body.room_type_id, body.from_date, body.to_date)
+        out = _read(property_id, rate_plan_id, body.room_type_id, body.from_date, body.to_date,
+                    business_date(prop, ctx.now))
         out.data = [n for n in out.data if n.date in set(days)]
         plan = RatePlan.get_by_id(rate_plan_id)
         data = {"rate_plan_id": str(rate_plan_id), "room_type_id": str(body.room_type_id),
                 "from_date": body.from_date.isoformat(), "to_date": body.to_date.isoformat(),
-                "allotment": body.allotment, "nights": to_data(out.data)}
+                "allotment": body.allotment, "release_days": body.release_days,
+                "nights": to_data(out.data)}
         uow.record("rate_plan_allotment", "updated", plan, data, property_id=property_id)
     return out
 
 
 def _read(property_id: uuid.UUID, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID | None,
-          first: date, last: date) -> s.AllotmentsOut:
+          first: date, last: date, today: date) -> s.AllotmentsOut:
     counts = allotment_counts(property_id, first, (last - first).days + 1,
                               rate_plan_id=rate_plan_id, room_type_id=room_type_id)
     data = [s.AllotmentNightOut(room_type_id=rt, date=first + timedelta(days=o),
                                 allotment=allotment, sold=sold,
-                                left=allotment_left(allotment, sold) or 0)
+                                left=allotment_left(allotment, sold) or 0,
+                                release_days=release,
+                                held=channel_hold(allotment, sold, release,
+                                                  first + timedelta(days=o), today))
             for (_plan, rt), nights in sorted(counts.items(), key=lambda kv: str(kv[0][1]))
-            for o, (allotment, sold) in sorted(nights.items())]
+            for o, (allotment, sold, release) in sorted(nights.items())]
     return s.AllotmentsOut(rate_plan_id=rate_plan_id, data=data)
 
 
@@ -220,7 +232,27 @@ def list_allotments(ctx: Ctx, property_id: uuid.UUID, rate_plan_id: uuid.UUID,
     Raises: NotFound, ValidationFailed."""
     date_span(query.from_date, query.to_date, max_days=MAX_DAYS)
     with read_scope(ctx):
-        load_property(property_id)
+        prop = load_property(property_id)
         _plan_and_type(property_id, rate_plan_id, query.room_type_id)
         return _read(property_id, rate_plan_id, query.room_type_id, query.from_date,
-                     query.to_date)
+                     query.to_date, business_date(prop, ctx.now))
+
+
+def touch_released(property_id: uuid.UUID, business_date: date) -> int:
+    """The night audit rolled the property to `business_date`: the nights whose allotments'
+    release period ends on it give their unsold held rooms back to the house; touch their ARI
+    events (call inside the audit's unit of work). Returns the nights touched."""
+    rows = (RatePlanAllotment.select(RatePlanAllotment.room_type, RatePlanAllotment.date,
+                                     RatePlanAllotment.release_days)
+            .where((RatePlanAllotment.property == property_id)
+                   & RatePlanAllotment.release_days.is_null(False)
+                   & (RatePlanAllotment.date >= business_date)).tuples())
+    released_nights: dict[Any, set[date]] = {}
+    for room_type, night, release in rows:
+        night = date.fromisoformat(night) if isinstance(night, str) else night
+        if (night - business_date).days == max(release, 0):
+            released_nights.setdefault(room_type, set()).add(night)
+    for room_type, nights in sorted(released_nights.items(), key=lambda kv: str(kv[0])):
+        rt = room_type if isinstance(room_type, uuid.UUID) else uuid.UUID(str(room_type))
+        ari_events.touch(property_id, rt, sorted(nights), allotments=True)
+    return sum(len(n) for n in released_nights.values())

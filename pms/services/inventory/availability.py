@@ -104,13 +104,15 @@ def _room_types(catalog: Catalog, search: Search) -> list[RoomTypeRow]:
 
 def _search_loaded(prop: PropertyHead, catalog: Catalog, search: Search, nights: list[date],
                    negotiated_ids: Sequence[uuid.UUID] | None,
-                   company_id: uuid.UUID | None = None) -> s.AvailabilityOut:
+                   company_id: uuid.UUID | None = None, *, ctx: Ctx) -> s.AvailabilityOut:
     """The calculation itself; call inside a read scope."""
     room_types = _room_types(catalog, search)
     plans = _plans(catalog, search, negotiated_ids)
     data = load_search_data(prop.id, room_types, plans, search.arrival, search.departure, nights,
                             promo_code=search.promo_code, packages=catalog.packages,
-                            rates_version=catalog.version)
+                            rates_version=catalog.version,
+                            business_date=prop.business_date or local_today(ctx.now,
+                                                                            prop.timezone))
     out_types = []
     for rt in room_types:
         sellable = data.sellable_for(rt.id)
@@ -225,7 +227,7 @@ def search_property(ctx: Ctx, property_id: uuid.UUID, body: s.AvailabilityIn) ->
     with read_scope(ctx):
         prop, catalog = property_catalog(property_id)
         _check_not_past(prop, search, ctx)
-        return _search_loaded(prop, catalog, search, nights, None)
+        return _search_loaded(prop, catalog, search, nights, None, ctx=ctx)
 
 
 def search_corporate(ctx: Ctx, property_id: uuid.UUID,
@@ -256,7 +258,7 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
         prop, catalog = property_catalog(property_id)
         _check_not_past(prop, search, ctx)
         if body.company_profile_id is None:
-            return _search_loaded(prop, catalog, search, nights, None)
+            return _search_loaded(prop, catalog, search, nights, None, ctx=ctx)
         company = Profile.get_or_none((Profile.id == body.company_profile_id)
                                       & (Profile.kind == "COMPANY"))
         if company is None:
@@ -266,7 +268,7 @@ def search_corporate(ctx: Ctx, property_id: uuid.UUID,
         # a link with validity dates offers its plan only for stays within them
         plan_ids = [i for i in negotiated_plan_ids(company)
                     if link_covers(company, i, search.arrival, search.departure)]
-        return _search_loaded(prop, catalog, search, nights, plan_ids, company.id)
+        return _search_loaded(prop, catalog, search, nights, plan_ids, company.id, ctx=ctx)
 
 
 def search_env(ctx: Ctx, query: s.AvailabilityQuery,
@@ -299,5 +301,5 @@ def search_env(ctx: Ctx, query: s.AvailabilityQuery,
             if search.arrival < today:
                 continue
             head, catalog = property_catalog(prop.id)
-            results.append(_search_loaded(head, catalog, search, nights, None))
+            results.append(_search_loaded(head, catalog, search, nights, None, ctx=ctx))
     return s.EnvAvailabilityOut(data=results)

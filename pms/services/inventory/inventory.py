@@ -27,6 +27,7 @@ import peewee
 from pms import wiring
 from pms.context import Ctx
 from pms.db import locking
+from pms.db.current import current_unit_of_work
 from pms.db.database import db
 from pms.db.dialect import fast_path
 from pms.db.scope import require_env
@@ -38,6 +39,8 @@ from pms.errors import RoomTypeUnavailable, ValidationFailed
 from pms.events import event_type
 from pms.models.inventory import InventoryDay
 from pms.models.property import RoomType
+from pms.queries.allotments import channel_holds
+from pms.queries.availability import business_date_at
 from pms.queries.inventory import inventory_out
 from pms.queries.inventory_counts import (  # noqa: F401 - night_counts re-exported
     maintenance_counts,
@@ -123,8 +126,13 @@ def refresh_counts(rows: list[InventoryDay], counts: dict[tuple[uuid.UUID, date]
 # -- the booking path --------------------------------------------------------------------------
 
 def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date],
-               count: int = 1, *, first: tuple[str, list[Any]] | None = None) -> None:
+               count: int = 1, *, first: tuple[str, list[Any]] | None = None,
+               rate_plan_id: uuid.UUID | None = None) -> None:
     """Sell `count` rooms of a type for every night in `nights`, or nothing at all.
+
+    The rooms other rate plans' allotments hold for them until their release
+    (pms.domain.availability.channel_hold) are not for this sale; `rate_plan_id`, the sale's
+    plan, may sell its own (its allotment's cap is `allotments.check`'s).
 
     Call inside the caller's open unit of work; no outbox or audit rows are written here.
     `first`: a compiled statement of the caller's to run before, in the same round trip on
@@ -138,43 +146,84 @@ def take_rooms(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence
         LockTimeout: the nights are locked by others for longer than the transaction's
             lock_timeout (503).
     """
-    _take(property_id, room_type_id, _check_args(nights, count), count, first)
+    _take(property_id, room_type_id, _check_args(nights, count), count, first, rate_plan_id)
+
+
+@dataclasses.dataclass
+class _HoldHooks:
+    """TEST-ONLY (tests/concurrency/test_allotment_hold_race.py): the control that counts the
+    other plans' holds BEFORE the night locks (on the reference path), so a sale can take a
+    room that a concurrent cancel gives back to a channel's hold."""
+
+    holds_before_lock: bool = False
+
+
+HOLD_HOOKS = _HoldHooks()
+
+
+def _now() -> Any:
+    uow = current_unit_of_work()
+    return uow.ctx.now if uow is not None else None
 
 
 def _take_pg(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date], count: int,
-             first: tuple[str, list[Any]] | None) -> None:
+             first: tuple[str, list[Any]] | None, plan: uuid.UUID | None = None) -> None:
     """`_take` by `pms_take_nights`, in one round trip with `first` (PostgreSQL); the
     reference path when locking is off (the TEST-ONLY control runs) or beyond the function."""
     wired = wiring.current()
-    if wired.locking_enabled:
+    if wired.locking_enabled and not HOLD_HOOKS.holds_before_lock:
         sold = _take_in_one(property_id, room_type_id, ordered, count, wired.pause_after_check,
-                            first)
+                            first, plan)
         first = None  # sent (its effect stays even when the slow path follows)
         if sold:
             return
-    _take.reference(property_id, room_type_id, ordered, count, first)  # type: ignore[attr-defined]
+    _take.reference(property_id, room_type_id, ordered, count, first,  # type: ignore[attr-defined]
+                    plan)
 
 
 @fast_path(_take_pg)
 def _take(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date], count: int,
-          first: tuple[str, list[Any]] | None) -> None:
+          first: tuple[str, list[Any]] | None, plan: uuid.UUID | None = None) -> None:
     """The take of checked nights (see take_rooms): `first` sent, then `_take_by_models`."""
     if first is not None:
         db.execute_sql(first[0], first[1])
-    _take_by_models(property_id, room_type_id, ordered, count)
+    _take_by_models(property_id, room_type_id, ordered, count, plan)
+
+
+def other_holds(property_id: uuid.UUID, room_type_id: uuid.UUID, start: date, count: int,
+                plan: uuid.UUID | None, now: Any = None) -> list[int]:
+    """The rooms every rate plan but `plan` holds per night (allotments with a release period,
+    judged against the business date at `now`): what a sale on `plan` may not take."""
+    total = [0] * count
+    for (held_plan, _rt), per in channel_holds(property_id, start, count,
+                                               business_date_at(property_id, now),
+                                               room_type_id=room_type_id).items():
+        if held_plan != plan:
+            total = [a + b for a, b in zip(total, per, strict=True)]
+    return total
 
 
 def _take_by_models(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date],
-                    count: int) -> None:
+                    count: int, plan: uuid.UUID | None = None) -> None:
     """The take's reference path (SQLite's, and PostgreSQL's beyond the fast path): lock the
     nights, recount them, refuse a short night, sell (guarded). `pms_take_nights` is proven
     equal to it (tests/services/test_rule_equivalence.py)."""
     end = ordered[-1] + timedelta(days=1)
     wired = wiring.current()
+    early = None
+    if HOLD_HOOKS.holds_before_lock:  # TEST-ONLY control: the holds counted before the locks
+        early = other_holds(property_id, room_type_id, ordered[0], (end - ordered[0]).days,
+                            plan, _now())
     with locking.lock_errors():
         rows = lock_days(property_id, room_type_id, ordered)
         counts = recount_locked(property_id, rows, ordered[0], end)
-        short = [r.date for r in rows if counts[(room_type_id, r.date)].sellable < count]
+        holds = early if early is not None else other_holds(
+            property_id, room_type_id, ordered[0], (end - ordered[0]).days, plan, _now())
+        if any(holds):  # the ARI event names what each plan may sell (as `_take_in_one`)
+            ari_events.touch(property_id, room_type_id, ordered, allotments=True)
+        short = [r.date for r in rows
+                 if counts[(room_type_id, r.date)].sellable_beside(
+                     holds[(r.date - ordered[0]).days]) < count]
         if wired.pause_after_check is not None:  # TEST-ONLY: widen the race window
             wired.pause_after_check()
         if short:
@@ -204,8 +253,9 @@ def _take_by_models(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: li
 # its plan is made once per server connection and kept by the server (PERF: parsing and planning
 # the CTE cost more than running it), with no session state a pooler could lose. Its rows:
 # (date, sellable, nights taken: all of them or 0), in date order.
-_TAKE_SQL = ("SELECT out_date, out_sellable, out_taken FROM pms_take_nights("
-             "%(env)s, %(property)s, %(room_type)s, %(nights)s::date[], %(count)s)")
+_TAKE_SQL = ("SELECT out_date, out_sellable, out_taken, out_holds FROM pms_take_nights("
+             "%(env)s, %(property)s, %(room_type)s, %(nights)s::date[], %(count)s, "
+             "%(plan)s::uuid, %(now)s::timestamptz)")
 _TAKE = Statement.text("inventory.take_nights", postgres=_TAKE_SQL)
 # A night beyond the calendar horizon has no row yet: create the missing rows and take, in one
 # round trip (the INSERT, then the take; psycopg2 returns the last statement's rows). A twin
@@ -221,13 +271,14 @@ ON CONFLICT (env_id, room_type_id, date) DO NOTHING;
 
 def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[date],
                  count: int, pause: Callable[[], None] | None,
-                 first: tuple[str, list[Any]] | None = None) -> bool:
+                 first: tuple[str, list[Any]] | None = None,
+                 plan: uuid.UUID | None = None) -> bool:
     """The PostgreSQL booking path: True when sold, RoomTypeUnavailable when a night is short,
     False when a calendar row is still missing (nothing was sold; take the slow path)."""
     if not db.in_transaction():  # outside one, the locks would end with the statement
         raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
     values = {"room_type": room_type_id, "property": property_id, "nights": ordered,
-              "n": len(ordered), "count": count}
+              "n": len(ordered), "count": count, "plan": plan, "now": _now()}
     with locking.lock_errors():
         if first is None:
             rows = _TAKE.rows(**values)
@@ -243,12 +294,17 @@ def _take_in_one(property_id: uuid.UUID, room_type_id: uuid.UUID, ordered: list[
     if len(rows) < len(ordered):
         return False
     if rows[0][2] == len(ordered):
+        if any(holds for *_, holds in rows):
+            # other plans hold rooms of these nights: the event reads the nights back with
+            # what each plan may sell (pms.services.distribution.ari_events)
+            ari_events.touch(property_id, room_type_id, ordered, allotments=True)
+            return True
         # (as `lock_days`), with the nights' counts: sellable before the take, less
         # the rooms taken (the nights stay locked to the COMMIT)
         ari_events.touch(property_id, room_type_id, ordered,
-                         sellable={day: before - count for day, before, _ in rows})
+                         sellable={day: before - count for day, before, _, _h in rows})
         return True
-    short = [day for day, sellable, _ in rows if sellable < count]
+    short = [day for day, sellable, *_ in rows if sellable < count]
     raise RoomTypeUnavailable(
         f"no room of this type is available on {', '.join(d.isoformat() for d in short)}",
         nights=[d.isoformat() for d in short])

@@ -43,7 +43,7 @@ from pms.schemas.common import to_data
 from pms.schemas.end_of_day import NightAuditRunOut, NightAuditStepOut, run_out
 from pms.services.cashiering import folios as night_charges
 from pms.services.cashiering.ledger_postings import send_postings
-from pms.services.inventory import inventory_calendar
+from pms.services.inventory import allotments, inventory_calendar
 from pms.services.night_audit import lateness, reports
 from pms.services.reservations.reservations import business_date as current_business_date
 
@@ -203,6 +203,9 @@ def _step_roll_date(uow: UnitOfWork, prop: Property, day: date, hooks: Hooks,
     # one statement, ON CONFLICT DO NOTHING, so in steady state it adds the night that entered
     # the window for each room type, and a room type that lacked rows gets them all.
     added = inventory_calendar.fill(prop.id, target, inventory_calendar.horizon_days())
+    # allotments whose release period ends on the new date give their held rooms back to the
+    # house: their nights' ARI events say so (pms.services.inventory.allotments)
+    allotments.touch_released(prop.id, target)
     return rolled, {"business_date": target.isoformat(), "overstays": late,
                     "calendar_rows_added": added}
 

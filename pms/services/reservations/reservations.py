@@ -203,7 +203,8 @@ def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
         pickup.take(refs.room_type.id, nights)
     else:
         try:
-            take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert)
+            take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert,
+                       rate_plan_id=refs.rate_plan.id)
         except peewee.IntegrityError as exc:  # only the reservation INSERT sent with it
             raise Conflict("a generated confirmation number collided; retry",
                            code="confirmation_number_conflict") from exc
@@ -319,7 +320,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                 pickup.take(room_type_id, new_nights)
             else:
                 release_rooms(refs.prop.id, row.room_type_id, old_nights, reservation=row)
-                take_rooms(refs.prop.id, room_type_id, new_nights)
+                take_rooms(refs.prop.id, room_type_id, new_nights, rate_plan_id=rate_plan_id)
         elif rate_plan_id != row.rate_plan_id:  # the same nights on another plan
             lock_inventory(refs.prop.id, [(room_type_id, new_nights)])
             allotments.released(refs.prop.id, row.room_type_id, row, old_nights)

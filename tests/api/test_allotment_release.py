@@ -1,0 +1,136 @@
+"""Channel allotments with a release period, through the HTTP API (both backends): an
+allotment with `release_days` holds its plan's unsold rooms (refused to walk-ins and other
+plans) until N days before the night, then they return to the house; an allotment without one
+only caps its plan, as before."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from pms.services.night_audit.end_of_day import Hooks, run_night_audit
+from tests.factories import load_rates, make_booking_hotel, make_rate_plan, reservation_body
+from tests.helpers import EOD_OVERRIDE, assert_problem
+from tests.services.test_ari_events import Projection, ari_rows
+
+pytestmark = pytest.mark.usefixtures("database")
+
+
+@pytest.fixture
+def hotel(ctx):
+    hotel = make_booking_hotel(ctx, rooms=3)
+    hotel.ota = make_rate_plan(ctx, hotel.id)
+    load_rates(ctx, hotel.id, hotel.ota.id, hotel.room_type.id, amount="90.00")
+    return hotel
+
+
+def _allot(api, hotel, day, allotment, release_days, days=1):
+    resp = api.put(f"/v1/properties/{hotel.id}/rate-plans/{hotel.ota.id}/allotments",
+                   {"room_type_id": str(hotel.room_type.id), "from_date": day.isoformat(),
+                    "to_date": (day + timedelta(days=days - 1)).isoformat(),
+                    "allotment": allotment, "release_days": release_days})
+    assert resp.status_code == 200, resp.text
+    return resp.json
+
+
+def _book(api, hotel, day, plan=None):
+    body = reservation_body(hotel, arrival_date=day.isoformat(),
+                            departure_date=(day + timedelta(days=1)).isoformat())
+    if plan is not None:
+        body["rate_plan_id"] = str(plan.id)
+    return api.post(f"/v1/properties/{hotel.id}/reservations", body)
+
+
+def _search(api, hotel, day):
+    resp = api.post(f"/v1/properties/{hotel.id}/availability",
+                    {"arrival_date": day.isoformat(),
+                     "departure_date": (day + timedelta(days=1)).isoformat(), "adults": 1})
+    assert resp.status_code == 200, resp.text
+    (rt,) = resp.json["room_types"]
+    return rt["available"], {o["rate_plan_id"]: o["available"] for o in rt["offers"]}
+
+
+def test_held_rooms_are_refused_to_walk_ins_and_sold_on_the_channel(api, hotel):
+    day = hotel.today + timedelta(days=20)
+    out = _allot(api, hotel, day, 2, 7)
+    assert [(n["allotment"], n["left"], n["release_days"], n["held"]) for n in out["data"]] == [
+        (2, 2, 7, 2)]
+    house, offers = _search(api, hotel, day)
+    assert house == 1
+    assert offers == {str(hotel.rate_plan.id): 1, str(hotel.ota.id): 2}
+    assert _book(api, hotel, day).status_code == 201  # the house's one room
+    assert_problem(_book(api, hotel, day), 409, "room_type_unavailable")  # held for the channel
+    # the house is full, the channel still sells its allotment
+    assert _book(api, hotel, day, hotel.ota).status_code == 201
+    assert _book(api, hotel, day, hotel.ota).status_code == 201
+    assert _search(api, hotel, day)[0] == 0
+    resp = _book(api, hotel, day, hotel.ota)
+    assert resp.status_code == 409, resp.text
+    got = api.get(f"/v1/properties/{hotel.id}/rate-plans/{hotel.ota.id}/allotments",
+                  params={"from_date": day.isoformat(), "to_date": day.isoformat()})
+    assert [(n["sold"], n["left"], n["held"]) for n in got.json["data"]] == [(2, 0, 0)]
+
+
+def test_a_cap_only_allotment_holds_nothing(api, hotel):
+    """Control: the same allotment without a release period only caps its plan."""
+    day = hotel.today + timedelta(days=20)
+    out = _allot(api, hotel, day, 2, None)
+    assert [(n["release_days"], n["held"]) for n in out["data"]] == [(None, 0)]
+    assert _search(api, hotel, day)[0] == 3
+    for _ in range(3):
+        assert _book(api, hotel, day).status_code == 201
+    assert_problem(_book(api, hotel, day, hotel.ota), 409, "room_type_unavailable")
+
+
+def _audit(ctx, hotel):
+    result = run_night_audit(ctx, hotel.id, hooks=Hooks(), override_reason=EOD_OVERRIDE)
+    assert result.status == "DONE"
+    return result
+
+
+def test_the_unsold_hold_returns_to_the_house_at_its_release(api, ctx, hotel):
+    """The business date moves by the night audit; the night is released N days before it."""
+    day = hotel.today + timedelta(days=5)
+    _allot(api, hotel, day, 2, 3)
+    assert _search(api, hotel, day)[0] == 1
+    assert _book(api, hotel, day).status_code == 201
+    assert_problem(_book(api, hotel, day), 409, "room_type_unavailable")
+    _audit(ctx, hotel)  # business date today + 1: 4 days before the night, still held
+    assert_problem(_book(api, hotel, day), 409, "room_type_unavailable")
+    assert _search(api, hotel, day)[0] == 0
+    _audit(ctx, hotel)  # today + 2: 3 days before, released
+    assert _search(api, hotel, day)[0] == 2
+    assert _book(api, hotel, day).status_code == 201
+    assert _book(api, hotel, day).status_code == 201
+    assert_problem(_book(api, hotel, day, hotel.ota), 409, "room_type_unavailable")
+
+
+def test_the_release_day_is_judged_against_the_business_date_and_the_audit_tells_ari(
+        api, ctx, hotel):
+    """The night audit's date roll releases the holds of the nights whose period ends on the new
+    date: their ARI events carry the house's sellable again, and what the channel may sell."""
+    day = hotel.today + timedelta(days=3)
+    _allot(api, hotel, day, 1, 2)
+    projection = Projection()
+    projection.apply(ari_rows(ctx))
+    rt = str(hotel.room_type.id)
+    assert projection.sellable[(rt, day.isoformat())] == 2
+    nights = [e["data"]["nights"] for e in ari_rows(ctx)]
+    held = [n for per in nights for n in per if n["date"] == day.isoformat()][-1]
+    assert held["channel_sellable"] == {str(hotel.ota.id): 1}
+    assert _audit(ctx, hotel).business_date == hotel.today
+    projection.apply(ari_rows(ctx))
+    assert projection.sellable[(rt, day.isoformat())] == 3  # released on today + 1
+    last = [n for e in ari_rows(ctx) for n in e["data"]["nights"]
+            if n["date"] == day.isoformat()][-1]
+    assert "channel_sellable" not in last
+    assert _search(api, hotel, day)[0] == 3
+
+
+def test_release_days_bad_input(api, hotel):
+    base = f"/v1/properties/{hotel.id}/rate-plans/{hotel.ota.id}/allotments"
+    body = {"room_type_id": str(hotel.room_type.id), "from_date": hotel.today.isoformat(),
+            "to_date": hotel.today.isoformat(), "allotment": 1}
+    assert_problem(api.put(base, {**body, "release_days": -1}), 422)
+    assert_problem(api.put(base, {**body, "release_days": "soon"}), 422)
