@@ -46,8 +46,8 @@ from pms.services.groups.room_block_inventory import (
     block_out,
     held_map,
     load_block,
-    shortage,
 )
+from pms.services.inventory.holds import shortage
 from pms.services.inventory.inventory import lock_inventory, recount_locked
 
 LIVE = ("CONFIRMED", "CHECKED_IN")

@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
-
-import peewee
 
 from pms import wiring
 from pms.context import Ctx
 from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope
-from pms.domain.availability import usable
 from pms.domain.states import BLOCK_MACHINE
 from pms.errors import AlreadyExists, Conflict
-from pms.models.inventory import InventoryDay
 from pms.models.room_blocks import RoomBlockNight
 from pms.schemas import room_blocks as s
 from pms.services.groups.room_block_inventory import (
@@ -36,13 +32,11 @@ from pms.services.groups.room_block_inventory import (
     load_block,
     night_held,
     night_holds,
-    shortage,
 )
 from pms.services.groups.room_blocks import _invalid
+from pms.services.inventory.holds import convert_held
 from pms.services.inventory.inventory import (
     lock_days,
-    recount_locked,
-    refresh_counts,
     take_rooms,
 )
 from pms.services.references import unknown_reference
@@ -101,21 +95,7 @@ class _Pickup:
     def _convert(self, room_type_id: uuid.UUID, nights: list[date], count: int) -> None:
         """A held room becomes a sold one (house availability unchanged), under the night
         locks; never above the rooms in service (409 naming the nights)."""
-        with lock_errors():
-            rows = lock_days(self.property_id, room_type_id, nights)
-            counts = recount_locked(self.property_id, rows, nights[0],
-                                    nights[-1] + timedelta(days=1))
-            short = [(room_type_id, r.date) for r in rows
-                     if r.sold + count > usable(counts[(room_type_id, r.date)].physical,
-                                                counts[(room_type_id, r.date)].ooo,
-                                                counts[(room_type_id, r.date)].oos)]
-            if short:
-                raise shortage(short, "no room of this type is in service")
-            refresh_counts(rows, counts)  # the stored snapshot, as every take writes it
-            day = InventoryDay
-            day.update(sold=day.sold + count, held=peewee.Case(
-                None, [(day.held >= count, day.held - count)], 0)).where(
-                day.id.in_([r.id for r in rows])).execute()
+        convert_held(self.property_id, room_type_id, nights, count)
 
 
 def block_pickup(property_id: uuid.UUID, block_id: uuid.UUID) -> _Pickup:

@@ -3,7 +3,8 @@ that the reservations' cancel needs (a picked-up room goes back to its block), k
 that reservations never import the block use cases (which import reservations).
 
 A block HOLDS its unpicked rooms while it deducts and is not cut off; `InventoryDay.held` is the
-sum over a property's blocks, moved only by `apply_held` under the booking's own night locks.
+sum over a property's blocks, moved only through the inventory package's holds (`apply_held` gives it a block's
+before and after) under the booking's own night locks.
 """
 
 from __future__ import annotations
@@ -11,28 +12,19 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
-import peewee
-
-from pms import wiring
-from pms.db.locking import for_update, lock_errors
+from pms.db.locking import for_update
 from pms.domain.states import BlockStatus
-from pms.errors import NotFound, RoomTypeUnavailable
-from pms.models.inventory import InventoryDay
+from pms.errors import NotFound
 from pms.models.room_blocks import RoomBlock, RoomBlockNight
 from pms.schemas import room_blocks as s
-from pms.services.inventory.inventory import lock_inventory, recount_locked, release_rooms
+from pms.services.inventory.holds import move_held
+from pms.services.inventory.inventory import release_rooms
 
 HOLDING = frozenset({BlockStatus.TENTATIVE, BlockStatus.DEFINITE, BlockStatus.ACTUAL})
 Key = tuple[uuid.UUID, date]
-
-
-def shortage(nights: Iterable[Key], detail: str) -> RoomTypeUnavailable:
-    days = sorted({d for _, d in nights})
-    return RoomTypeUnavailable(f"{detail} on {', '.join(d.isoformat() for d in days)}",
-                               nights=[d.isoformat() for d in days])
 
 
 def holds(block: RoomBlock) -> bool:
@@ -115,33 +107,8 @@ def apply_held(property_id: uuid.UUID, before: dict[Key, int], after: dict[Key, 
     sell limit or out-of-order rooms may have cut the capacity below sold + held meanwhile;
     sellable clamps at 0, so nothing more is sold). Call inside the unit of work, after the
     block row's lock."""
-    delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
-    delta = {k: v for k, v in delta.items() if v}
-    if not delta:
-        return
-    by_type: dict[uuid.UUID, list[date]] = defaultdict(list)
-    for rt, day in delta:
-        by_type[rt].append(day)
-    with lock_errors():
-        lock_inventory(property_id, [(rt, sorted(days)) for rt, days in by_type.items()])
-        for rt, days in sorted(by_type.items(), key=lambda kv: str(kv[0])):
-            rows = list(InventoryDay.select().where(
-                (InventoryDay.room_type == rt) & InventoryDay.date.in_(days)))
-            if check and any(delta[(rt, r.date)] > 0 for r in rows):
-                counts = recount_locked(property_id, rows, min(days), max(days) + timedelta(1))
-                short = [(rt, r.date) for r in rows
-                         if counts[(rt, r.date)].sellable < delta[(rt, r.date)]]
-                if short:
-                    raise shortage(short, "not enough rooms of this type are for sale")
-                if wiring.current().pause_after_check is not None:  # TEST-ONLY: the race window
-                    wiring.current().pause_after_check()
-            groups: dict[int, list[uuid.UUID]] = defaultdict(list)
-            for r in rows:
-                groups[delta[(rt, r.date)]].append(r.id)
-            for amount, ids in groups.items():
-                InventoryDay.update(held=peewee.Case(
-                    None, [(InventoryDay.held + amount >= 0, InventoryDay.held + amount)], 0)
-                ).where(InventoryDay.id.in_(ids)).execute()
+    move_held(property_id, {k: after.get(k, 0) - before.get(k, 0)
+                            for k in set(before) | set(after)}, check=check)
 
 
 def held_counts(property_id: uuid.UUID, room_type_ids: Iterable[uuid.UUID], start: date,

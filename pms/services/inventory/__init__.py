@@ -1,8 +1,9 @@
-"""Inventory: rooms sold per type and night under night locks, the calendar, recounts, availability searches."""
+"""Inventory: rooms sold and held per type and night under night locks (every write of an
+inventory night is here), the calendar, recounts, availability searches."""
 
 # the modules other packages may import (tests/unit/test_package_surfaces.py); the rest
 # are this package's own
 PUBLIC_MODULES = (
-    "allotments", "availability", "block_undercut", "inventory", "inventory_calendar",
+    "allotments", "availability", "block_undercut", "holds", "inventory", "inventory_calendar",
     "night_locks",
 )
