@@ -34,6 +34,8 @@ class FunctionSpace(AggregateModel):
     capacities = JsonField()          # {"THEATRE": 120, ...}
     element_ids = JsonField()         # [] for an element space; element ids for a combination
     out_of_order = JsonField()        # [{"start": iso, "end": iso, "reason": str}]
+    rental_price = MoneyField(null=True)  # the space's own charge per event (null: none)
+    rental_transaction_code = peewee.CharField(max_length=32, null=True)
 
     class Meta:
         table_name = "function_space"

@@ -58,6 +58,8 @@ class FunctionSpaceIn(Strict):
     capacities: Capacities
     element_ids: Annotated[list[uuid.UUID], msgspec.Meta(max_length=20)] = []
     out_of_order: Annotated[list[OutOfOrderPeriod], msgspec.Meta(max_length=50)] = []
+    rental_price: Amount | None = None
+    rental_transaction_code: Code | None = None
 
 
 class FunctionSpacePatch(Strict):
@@ -65,6 +67,8 @@ class FunctionSpacePatch(Strict):
     capacities: Capacities | UnsetType = UNSET
     out_of_order: Annotated[list[OutOfOrderPeriod], msgspec.Meta(max_length=50)] | UnsetType \
         = UNSET
+    rental_price: Amount | None | UnsetType = UNSET
+    rental_transaction_code: Code | None | UnsetType = UNSET
 
 
 class FunctionSpaceOut(Out):
@@ -74,6 +78,8 @@ class FunctionSpaceOut(Out):
     capacities: dict[str, int]
     element_ids: list[uuid.UUID]
     out_of_order: list[OutOfOrderPeriodOut]
+    rental_price: Decimal | None
+    rental_transaction_code: str | None
     version: int
     created_at: datetime
     updated_at: datetime

@@ -1,5 +1,5 @@
 """Posting an event's charges: an ACTUAL event posts each resource (unit price x quantity,
-x actual attendees for a per-attendee item) to the open folio named on the event, else to its
+x actual attendees for a per-attendee item) and its space's rental (once per event) to the open folio named on the event, else to its
 block's master folio, through cashiering's posting use case (pms.services.cashiering.posting).
 event_posting remembers what was posted per (event, resource), so a repeat posts nothing and a
 change (actual attendees, quantity, a removed resource) posts only the difference (a negative
@@ -21,7 +21,13 @@ from pms.db.uow import unit_of_work
 from pms.domain.money import quantize
 from pms.domain.states import EventStatus
 from pms.errors import Conflict
-from pms.models import BanquetEvent, EventPosting, EventResource, EventResourceItem
+from pms.models import (
+    BanquetEvent,
+    EventPosting,
+    EventResource,
+    EventResourceItem,
+    FunctionSpace,
+)
 from pms.schemas import banquets as s
 from pms.schemas.common import to_data
 from pms.services.cashiering.posting import PostingLine, lock_open_folio, post_lines_with_tax
@@ -90,23 +96,30 @@ def post_event(ctx: Ctx, property_id: uuid.UUID, event_id: uuid.UUID) -> s.Event
         resources = {r.id: r for r in EventResource.select(EventResource, EventResourceItem)
                      .join(EventResourceItem, on=(EventResource.item == EventResourceItem.id))
                      .where(EventResource.event == ev.id)}
+        # what each charge costs now: (name, quantity, amount, transaction code) per resource,
+        # and the space's rental (keyed by the space's id) once per event
+        charges: dict[uuid.UUID, tuple[str, int, Decimal, str]] = {}
+        for rid, res in resources.items():
+            item = res.item
+            qty = units(res.quantity, bool(item.per_attendee), ev)  # ACTUAL: its actual covers
+            charges[rid] = (item.name, qty, quantize(Decimal(str(item.unit_price)) * qty,
+                                                     folio.currency), item.transaction_code)
+        space = FunctionSpace.get_by_id(ev.space_id)
+        if space.rental_price is not None:
+            charges[space.id] = (f"{space.name} rental", 1, quantize(
+                Decimal(str(space.rental_price)), folio.currency), space.rental_transaction_code)
         lines, changed, results = [], [], []
-        for rid in sorted(set(posted) | set(resources), key=str):
-            res, prior = resources.get(rid), posted.get(rid)
-            if res is not None:
-                item = res.item
-                qty = units(res.quantity, bool(item.per_attendee), ev)  # ACTUAL: its actual covers
-                amount = quantize(Decimal(str(item.unit_price)) * qty, folio.currency)
-            else:
-                item, qty, amount = None, 0, Decimal(0)
+        for rid in sorted(set(posted) | set(charges), key=str):
+            charge, prior = charges.get(rid), posted.get(rid)
+            name, qty, amount, code_now = charge or ("released resource", 0, Decimal(0), None)
             done_qty = prior.posted_quantity if prior else 0
             done_amount = Decimal(str(prior.posted_amount)) if prior else Decimal(0)
             diff = quantize(amount - done_amount, folio.currency)
             if diff != 0:
-                code_name = item.transaction_code if item else prior.transaction_code
+                code_name = code_now if charge else prior.transaction_code
                 lines.append(PostingLine(
                     gross=diff, quantity=max(abs(qty - done_qty), 1),
-                    description=f"{ev.name}: {item.name if item else 'released resource'}",
+                    description=f"{ev.name}: {name}",
                     transaction_code=code_name, ledger_key=f"event:{ev.id}:{rid}",
                     memo=f"event {ev.id}"))
                 changed.append((rid, prior, qty, amount, code_name))

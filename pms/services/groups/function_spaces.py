@@ -28,6 +28,7 @@ from pms.db.database import db
 from pms.db.locking import for_update, lock_errors
 from pms.db.pagination import Page, paginate
 from pms.db.uow import read_scope, unit_of_work
+from pms.domain.money import quantize
 from pms.domain.states import EVENT_DEDUCTING
 from pms.errors import (
     AlreadyExists,
@@ -56,6 +57,7 @@ def space_out(row: FunctionSpace) -> s.FunctionSpaceOut:
                                             end=datetime.fromisoformat(p["end"]),
                                             reason=p.get("reason"))
                       for p in row.out_of_order],
+        rental_price=row.rental_price, rental_transaction_code=row.rental_transaction_code,
         version=row.version, created_at=row.created_at, updated_at=row.updated_at)
 
 
@@ -66,6 +68,23 @@ def _periods(periods: list[s.OutOfOrderPeriod]) -> list[dict[str, Any]]:
             raise _invalid(f"out_of_order[{i}]", "end must be after start")
         out.append({"start": p.start.isoformat(), "end": p.end.isoformat(), "reason": p.reason})
     return out
+
+
+def _rental(property_id: uuid.UUID, price: Any, code: str | None) -> tuple[Any, str | None]:
+    """A space's rental (price, transaction code): both or neither; the code an active
+    transaction code of the property; the price at the property's currency (422 otherwise)."""
+    from pms.services.cashiering.transaction_codes import load_code
+
+    if (price is None) != (code is None):
+        raise _invalid("rental_transaction_code" if code is None else "rental_price",
+                       "a rental charge has both a price and a transaction code")
+    if price is None:
+        return None, None
+    try:
+        load_code(property_id, code)
+    except ValidationFailed as exc:
+        raise _invalid("rental_transaction_code", "no such active transaction code") from exc
+    return quantize(price, load_property(property_id).currency_code), code
 
 
 def load_space(property_id: uuid.UUID, space_id: uuid.UUID, *, lock: bool = False
@@ -106,12 +125,14 @@ def create_space(ctx: Ctx, property_id: uuid.UUID, body: s.FunctionSpaceIn) -> F
         if len(body.element_ids) == 1:
             raise _invalid("element_ids", "a combination has at least two elements")
         _name_free(property_id, body.name)
+        price, code = _rental(property_id, body.rental_price, body.rental_transaction_code)
         try:
             with db.atomic():
                 row = FunctionSpace.create(
                     property=property_id, name=body.name,
                     capacities={str(k): v for k, v in body.capacities.items()},
-                    element_ids=[str(e) for e in body.element_ids], out_of_order=periods)
+                    element_ids=[str(e) for e in body.element_ids], out_of_order=periods,
+                    rental_price=price, rental_transaction_code=code)
         except peewee.IntegrityError as exc:
             raise AlreadyExists(f"a function space named {body.name!r} exists") from exc
         uow.record("function_space", "created", row, to_data(space_out(row)),
@@ -147,6 +168,12 @@ def update_space(ctx: Ctx, property_id: uuid.UUID, space_id: uuid.UUID,
             periods = _periods(body.out_of_order)
             _check_events_clear(row, [p for p in periods if p not in row.out_of_order])
             row.out_of_order = periods
+        if body.rental_price is not UNSET or body.rental_transaction_code is not UNSET:
+            row.rental_price, row.rental_transaction_code = _rental(
+                property_id,
+                row.rental_price if body.rental_price is UNSET else body.rental_price,
+                row.rental_transaction_code if body.rental_transaction_code is UNSET
+                else body.rental_transaction_code)
         row.updated_at = ctx.now
         row.save()
         uow.record("function_space", "updated", row, to_data(space_out(row)), before=before,
