@@ -290,7 +290,12 @@ def _measure(bench: Bench, timings: _Timings, send: Callable[[], None], case: st
         out(f"{case}: app {app_ms:.3f} ms, database {db_s / requests * 1000:.3f} ms of CPU "
             f"per request ({requests} requests)")
     if profile and profiler is not None:
-        pstats.Stats(profiler).sort_stats(os.environ.get("PMS_BENCH_SORT", "tottime")).print_stats(int(os.environ.get("PMS_BENCH_TOP", "40")))
+        stats = pstats.Stats(profiler).sort_stats(os.environ.get("PMS_BENCH_SORT", "tottime"))
+        # PMS_BENCH_TOP: how many lines, or a path regex and a count ("pms/,40")
+        stats.print_stats(*(int(part) if part.isdigit() else part
+                            for part in os.environ.get("PMS_BENCH_TOP", "40").split(",")))
+        if os.environ.get("PMS_BENCH_CALLERS"):  # who calls the functions matching this regex
+            stats.print_callers(os.environ["PMS_BENCH_CALLERS"])
         return
     if sampler is not None:
         sampler.report(out)

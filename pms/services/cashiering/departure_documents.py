@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from pms.db.statements import Statement, param
 from pms.db.uow import UnitOfWork
 from pms.domain.states import FolioStatus
 from pms.errors import Conflict
@@ -31,18 +32,28 @@ class DepartureDocumentMissing(Conflict):
     code = "departure_document_missing"
 
 
+def _settings_read() -> Any:
+    from pms.models.settings import ENV_SCOPE, SettingsDocument
+    from pms.services.catalog.settings import MODULES
+
+    return (SettingsDocument.select(SettingsDocument.scope_key, SettingsDocument.document)
+            .where((SettingsDocument.env_id == param.env) & (SettingsDocument.kind == MODULES)
+                   & SettingsDocument.scope_key.in_([ENV_SCOPE, param.scope])))
+
+
+# PERF: compiled once per process (building and compiling the peewee query cost some 0.3 ms of
+# every check-out)
+_SETTINGS = Statement.build("departure_documents.settings", _settings_read)
+
+
 def required(property_id: Any) -> bool:
     """Whether the property's departures need a document covering every charge: the
     property's `invoicing` setting over the env's over the default (off), read in one query
     (the module documents are stored validated)."""
-    from pms.models.settings import ENV_SCOPE, SettingsDocument
-    from pms.services.catalog.settings import MODULES
+    from pms.models.settings import ENV_SCOPE
 
     scope = uuid.UUID(str(property_id)).hex
-    rows = dict(SettingsDocument.select(SettingsDocument.scope_key, SettingsDocument.document)
-                .where((SettingsDocument.kind == MODULES)
-                       & SettingsDocument.scope_key.in_([ENV_SCOPE, scope]))
-                .tuples())
+    rows = dict(_SETTINGS.typed_rows(scope=scope))
     on = False
     for key in (ENV_SCOPE, scope):
         invoicing = (rows.get(key) or {}).get("invoicing") or {}
