@@ -1,4 +1,5 @@
-"""a random history of bookings, cancels, out-of-order periods, sell-limit, rate-plan
+"""a random history of bookings, cancels, out-of-order periods, room blocks (held DEFINITE,
+picked up, cancelled with their pick-ups), rooms created and deleted, sell-limit, rate-plan
 allotment (some holding rooms until a release period), rate and package-price writes (and the
 same from parallel writers), relayed from the real outbox rows to the real RabbitMQ, applied by
 a consumer in aggregateversion order: its projection equals the search night by night, its
@@ -22,8 +23,10 @@ from pms.schemas import catalog as catalog_schemas
 from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import AllotmentIn, AllotmentQuery, MaintenanceIn, SellLimitIn
 from pms.schemas.rates import RatesIn
+from pms.schemas.room_blocks import BlockIn, PickupIn
 from pms.services.catalog import catalog
 from pms.services.distribution.ari_events import ARI_UPDATED
+from pms.services.groups import pickups, room_blocks
 from pms.services.housekeeping import maintenance
 from pms.services.inventory import allotments, availability, inventory
 from pms.services.rates import rates
@@ -35,6 +38,7 @@ from tests.factories import (
     make_reservation,
     make_room,
     make_room_type,
+    reservation_body,
 )
 from tests.services.test_ari_events import Projection
 from workers.publisher import AmqpEventPublisher
@@ -106,11 +110,54 @@ def assert_projection_is_the_search(ctx, hotel, types, projection):
     return expected
 
 
-def random_change(ctx, hotel, types, rng, live, periods):
+def block_or_room_change(ctx, hotel, types, rng, kind, rt, start, blocks, periods):
+    """A room block's life (made DEFINITE, so it holds its rooms; a guest picked up; cancelled
+    with its pick-ups) or a room created or deleted while the rest of the history runs."""
+    if kind == "block":
+        block = room_blocks.create_block(ctx, hotel.id, msgspec.convert(
+            {"code": f"G{rng.randrange(10 ** 8)}", "name": "Group", "arrival_date": str(start),
+             "departure_date": str(start + timedelta(days=2)),
+             "rate_plan_id": str(hotel.rate_plan.id),
+             "allocation": [{"room_type_id": str(rt), "date": str(start),
+                             "to_date": str(start + timedelta(days=1)),
+                             "allotted": rng.randint(1, 2)}]}, BlockIn))
+        blocks.append((block.id, rt, start))
+        room_blocks.transition(ctx, hotel.id, block.id, "definite")
+    elif kind == "pick" and blocks:
+        block_id, block_rt, arrival = rng.choice(blocks)
+        pickups.pick_up(ctx, hotel.id, block_id, msgspec.convert(reservation_body(
+            hotel, room_type_id=str(block_rt), arrival_date=str(arrival),
+            departure_date=str(arrival + timedelta(days=rng.randint(1, 2)))), PickupIn))
+    elif kind == "end_block" and blocks:
+        block_id, _, _ = blocks.pop(rng.randrange(len(blocks)))
+        room_blocks.transition(ctx, hotel.id, block_id, "cancel", cancel_picked=True)
+    elif kind == "add_room":
+        types[rt].append(make_room(ctx, hotel.id, rt))
+    elif kind == "drop_room" and len(types[rt]) > 1:
+        room = rng.choice(types[rt])
+        catalog.delete_child(ctx, catalog.ROOM, hotel.id, room.id)
+        types[rt].remove(room)
+        periods[:] = [p for p in periods if p.room_id != room.id]  # gone with their room
+
+
+blocks_and_rooms_done: list[str] = []  # the block and room changes applied, by kind
+
+
+def random_change(ctx, hotel, types, rng, live, periods, blocks=None):
     rt = rng.choice(list(types))
     start = hotel.today + timedelta(days=rng.randrange(WINDOW - 1))
     kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit", "allot",
-                       "rate", "package"])
+                       "rate", "package", "block", "pick", "end_block", "add_room",
+                       "drop_room"])
+    if kind in ("block", "pick", "end_block", "add_room", "drop_room"):
+        try:
+            block_or_room_change(ctx, hotel, types, rng, kind, rt, start,
+                                 [] if blocks is None else blocks, periods)
+        except PmsError:  # refused (no room for the block, a room still in use): no change
+            return
+        if blocks is not None:
+            blocks_and_rooms_done.append(kind)
+        return
     try:
         if kind == "book":
             row = make_reservation(ctx, hotel, room_type_id=str(rt),
@@ -162,9 +209,13 @@ def test_a_random_history_replayed_from_the_bus_is_the_search_night_by_night(ctx
     queue = bus.queue("#")
     hotel, types = two_type_hotel(ctx)
     rng = random.Random(35)
-    live, periods = [], []
-    for _ in range(40):
-        random_change(ctx, hotel, types, rng, live, periods)
+    live, periods, blocks = [], [], []
+    blocks_and_rooms_done.clear()
+    for _ in range(60):
+        random_change(ctx, hotel, types, rng, live, periods, blocks)
+    # the history held, picked up and cancelled blocks and created and deleted rooms
+    assert set(blocks_and_rooms_done) == {"block", "pick", "end_block", "add_room",
+                                          "drop_room"}, blocks_and_rooms_done
     events = relayed(ctx, bus, queue)
     assert events
     projection = Projection()
@@ -182,10 +233,10 @@ def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ct
 
     def writer(seed):
         rng = random.Random(seed)
-        live, periods = [], []
+        live, periods, blocks = [], [], []
         try:
             for _ in range(12):
-                random_change(ctx, hotel, types, rng, live, periods)
+                random_change(ctx, hotel, types, rng, live, periods, blocks)
         except PmsError:
             pass
         except BaseException as exc:  # noqa: BLE001 - reported below
