@@ -1,6 +1,7 @@
 """a random history of bookings, cancels, out-of-order periods, room blocks (held DEFINITE,
 picked up, cancelled with their pick-ups), rooms created and deleted, sell-limit, rate-plan
-allotment (some holding rooms until a release period), rate and package-price writes (and the
+allotment (some holding rooms until a release period), restriction (stop-sell, closed to
+arrival), rate and package-price writes (and the
 same from parallel writers), relayed from the real outbox rows to the real RabbitMQ, applied by
 a consumer in aggregateversion order: its projection equals the search night by night, its
 allotment map each night equals the plan's rooms left, and the price it holds for each night and
@@ -18,11 +19,17 @@ import pytest
 
 from pms.db.database import db
 from pms.db.locking import LockTimeout
-from pms.errors import AllotmentExhausted, MaintenanceConflict, PmsError, RoomTypeUnavailable
+from pms.errors import (
+    AllotmentExhausted,
+    MaintenanceConflict,
+    PmsError,
+    RoomTypeUnavailable,
+    ValidationFailed,
+)
 from pms.schemas import catalog as catalog_schemas
 from pms.schemas.availability import AvailabilityIn
 from pms.schemas.inventory import AllotmentIn, AllotmentQuery, MaintenanceIn, SellLimitIn
-from pms.schemas.rates import RatesIn
+from pms.schemas.rates import RatesIn, RestrictionIn
 from pms.schemas.room_blocks import BlockIn, PickupIn
 from pms.services.catalog import catalog
 from pms.services.distribution.ari_events import ARI_UPDATED
@@ -78,6 +85,9 @@ def relayed(ctx, bus, queue):
     return [e for _, e in bus.drain(queue) if e["type"] == ARI_UPDATED]
 
 
+closed_seen: set[tuple[str, bool]] = set()  # the restriction flags the comparison met
+
+
 def assert_projection_is_the_search(ctx, hotel, types, projection):
     priced = 0
     for i in range(WINDOW):
@@ -96,6 +106,14 @@ def assert_projection_is_the_search(ctx, hotel, types, projection):
                                                   guests)
                     assert total == offer.total, (day, rt.code, guests, offer.reasons)
                     priced += 1
+                    # the stop-sell and closed-to-arrival the channel holds are the search's
+                    rule = projection.restrictions.get(
+                        (str(rt.room_type_id), day.isoformat()), {}).get(
+                        str(offer.rate_plan_id), {})
+                    codes = {r.code for r in offer.reasons}
+                    for flag in ("closed", "closed_to_arrival"):
+                        assert bool(rule.get(flag)) == (flag in codes), (day, rt.code, flag)
+                        closed_seen.add((flag, bool(rule.get(flag))))
     assert priced
     last = hotel.today + timedelta(days=WINDOW - 1)
     left = allotments.list_allotments(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
@@ -112,8 +130,16 @@ def assert_projection_is_the_search(ctx, hotel, types, projection):
 
 def block_or_room_change(ctx, hotel, types, rng, kind, rt, start, blocks, periods):
     """A room block's life (made DEFINITE, so it holds its rooms; a guest picked up; cancelled
-    with its pick-ups) or a room created or deleted while the rest of the history runs."""
-    if kind == "block":
+    with its pick-ups), a room created or deleted, or a restriction (a stop-sell or closed to
+    arrival, or the range opened) while the rest of the history runs."""
+    if kind == "restrict":
+        rates.set_restrictions(ctx, hotel.id, hotel.rate_plan.id, msgspec.convert(
+            {"from_date": start.isoformat(),
+             "to_date": str(start + timedelta(days=rng.randint(0, 3))),
+             "room_type_id": rng.choice([str(rt), None]),
+             "closed": rng.random() < 0.5, "closed_to_arrival": rng.random() < 0.3},
+            RestrictionIn))
+    elif kind == "block":
         block = room_blocks.create_block(ctx, hotel.id, msgspec.convert(
             {"code": f"G{rng.randrange(10 ** 8)}", "name": "Group", "arrival_date": str(start),
              "departure_date": str(start + timedelta(days=2)),
@@ -140,16 +166,17 @@ def block_or_room_change(ctx, hotel, types, rng, kind, rt, start, blocks, period
         periods[:] = [p for p in periods if p.room_id != room.id]  # gone with their room
 
 
-blocks_and_rooms_done: list[str] = []  # the block and room changes applied, by kind
+OTHER_KINDS = {"restrict", "block", "pick", "end_block", "add_room", "drop_room"}
+blocks_and_rooms_done: list[str] = []  # the block, room and restriction changes applied
 
 
 def random_change(ctx, hotel, types, rng, live, periods, blocks=None):
     rt = rng.choice(list(types))
     start = hotel.today + timedelta(days=rng.randrange(WINDOW - 1))
     kind = rng.choice(["book", "book", "book", "cancel", "ooo", "end_ooo", "limit", "allot",
-                       "rate", "package", "block", "pick", "end_block", "add_room",
-                       "drop_room"])
-    if kind in ("block", "pick", "end_block", "add_room", "drop_room"):
+                       "rate", "package", "restrict", "block", "pick", "end_block",
+                       "add_room", "drop_room"])
+    if kind in OTHER_KINDS:
         try:
             block_or_room_change(ctx, hotel, types, rng, kind, rt, start,
                                  [] if blocks is None else blocks, periods)
@@ -202,25 +229,30 @@ def random_change(ctx, hotel, types, rng, live, periods, blocks=None):
                 {"price": f"{rng.randint(5, 30)}.00"}, catalog_schemas.PackagePatch))
     except (RoomTypeUnavailable, AllotmentExhausted, MaintenanceConflict, LockTimeout):
         pass
+    except ValidationFailed as exc:  # a booking the restrictions refuse; nothing else
+        if exc.code != "stay_not_bookable":
+            raise
 
 
 def test_a_random_history_replayed_from_the_bus_is_the_search_night_by_night(ctx, database,
                                                                               bus):
     queue = bus.queue("#")
     hotel, types = two_type_hotel(ctx)
-    rng = random.Random(35)
+    rng = random.Random(7)
     live, periods, blocks = [], [], []
     blocks_and_rooms_done.clear()
     for _ in range(60):
         random_change(ctx, hotel, types, rng, live, periods, blocks)
-    # the history held, picked up and cancelled blocks and created and deleted rooms
-    assert set(blocks_and_rooms_done) == {"block", "pick", "end_block", "add_room",
-                                          "drop_room"}, blocks_and_rooms_done
+    # the history held, picked up and cancelled blocks, created and deleted rooms, restricted
+    assert set(blocks_and_rooms_done) == OTHER_KINDS, blocks_and_rooms_done
     events = relayed(ctx, bus, queue)
     assert events
     projection = Projection()
     projection.apply(list(reversed(events)))  # (order of arrival does not matter)
+    closed_seen.clear()
     assert assert_projection_is_the_search(ctx, hotel, types, projection)  # allotments too
+    # restrictions too: nights closed and open, closed to arrival and not, were compared
+    assert closed_seen == {(f, v) for f in ("closed", "closed_to_arrival") for v in (True, False)}
 
 
 def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ctx, database,
@@ -233,10 +265,10 @@ def test_parallel_writers_replayed_from_the_bus_are_the_search_night_by_night(ct
 
     def writer(seed):
         rng = random.Random(seed)
-        live, periods, blocks = [], [], []
+        live, periods = [], []
         try:
-            for _ in range(12):
-                random_change(ctx, hotel, types, rng, live, periods, blocks)
+            for _ in range(12):  # blocks are held here, but no guest is picked up into one
+                random_change(ctx, hotel, types, rng, live, periods)
         except PmsError:
             pass
         except BaseException as exc:  # noqa: BLE001 - reported below
