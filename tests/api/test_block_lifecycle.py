@@ -328,6 +328,28 @@ def test_pick_ups_ignore_house_stop_sells_and_the_plans_allotment(api, ctx, hote
     assert out["picked"] == 7
 
 
+
+def test_a_pick_up_counts_against_the_plans_allotment_in_the_api_and_in_ari(api, ctx, hotel):
+    """The plan's allotment never refuses a pick-up, but a pick-up is a sale on the plan: the
+    nights have one room fewer left, and a channel mirroring ARI sees what the API answers."""
+    from tests.services.test_ari_events import Projection, ari_rows
+
+    h = hotel
+    block = _definite(api, h)
+    base = f"{h.base}/rate-plans/{h.rate_plan.id}/allotments"
+    span = {"from_date": str(ARR), "to_date": str(DEP - timedelta(days=1))}
+    resp = api.put(base, {"room_type_id": str(h.room_type.id), **span, "allotment": 3})
+    assert resp.status_code == 200, resp.text
+    picked = _pick(api, h, block["id"])
+    assert picked.status_code == 201, picked.text
+    left = {n["date"]: n["left"] for n in api.get(base, params=span).json["data"]}
+    assert set(left.values()) == {2}, left
+    consumer = Projection()
+    consumer.apply(ari_rows(ctx))
+    plan, rt = str(h.rate_plan.id), str(h.room_type.id)
+    assert {night: consumer.allotments[(rt, night)][plan] for night in left} == left
+
+
 # -- deleting and releasing ------------------------------------------------------------------------
 
 def test_a_block_that_banquet_events_link_to_is_not_deleted(api, ctx, hotel):

@@ -119,6 +119,28 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
                              for o in capped})
 
 
+def counted(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+            nights: Sequence[date], reservation_id: uuid.UUID) -> None:
+    """A sale on the plan that its allotment does not refuse still counts against it: a
+    block's pick-up (the group's contracted room, never refused by a channel's allotment) is a
+    reservation on the plan, so the nights that have an allotment have one room fewer left
+    once it commits. Touch their ARI event with that (call with the nights locked)."""
+    if not nights:
+        return
+    first, count = _span(nights)
+    counts = allotment_counts(property_id, first, count, rate_plan_id=rate_plan_id,
+                              room_type_id=room_type_id,
+                              exclude=reservation_id).get((rate_plan_id, room_type_id), {})
+    wanted = {(d - first).days for d in nights}
+    capped = sorted(o for o in counts if o in wanted)
+    if capped:
+        ari_events.touch(property_id, room_type_id,
+                         [first + timedelta(days=o) for o in capped],
+                         allotments={first + timedelta(days=o): {
+                             rate_plan_id: allotment_left(counts[o][0], counts[o][1] + 1) or 0}
+                             for o in capped})
+
+
 def _guard(rate_plan_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date]) -> None:
     """The plan was read without allotments at the version the booking read BEFORE its night
     locks, and an allotment write commits under those same locks: queue the guard that fails
