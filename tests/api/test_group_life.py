@@ -178,6 +178,21 @@ def test_a_groups_life_from_inquiry_to_a_settled_master_folio(api, ctx):
     assert_problem(api.post(f"{url}/master-folio/settle"), 409, "folio_closed")
     _receipt_consistent(api, ctx, h, block)
     check(bid)
+    # every event the life wrote carries the aggregate as it is after its change
+    assert_event_data_is_after_the_change(ctx)
+
+
+def assert_event_data_is_after_the_change(ctx):
+    """CONTRACT §4: an event's `data` is the aggregate as the API returns it after the change,
+    so where it carries a version, that is the event's own aggregate version."""
+    from pms.models import OutboxEvent
+
+    with read_scope(ctx):
+        rows = [(e.type, e.aggregate_version, e.data) for e in OutboxEvent.select()]
+    versioned = [(t, v, d["version"]) for t, v, d in rows
+                 if isinstance(d, dict) and isinstance(d.get("version"), int)]
+    assert {t.split(":")[2] for t, _, _ in versioned} >= {"block", "reservation"}
+    assert [row for row in versioned if row[1] != row[2]] == []
 
 
 def _routed_to(ctx, folio_id):
