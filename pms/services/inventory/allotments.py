@@ -96,12 +96,8 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
         if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY (as below)
             TEST_HOOKS.pause_after_check()
         return
-    first, count = _span(nights)
-    counts = allotment_counts(property_id, first, count, rate_plan_id=rate_plan_id,
-                              room_type_id=room_type_id,
-                              exclude=reservation_id).get((rate_plan_id, room_type_id), {})
-    wanted = {(d - first).days for d in nights}
-    capped = sorted(o for o in counts if o in wanted)
+    first, counts, capped = _capped_nights(property_id, room_type_id, rate_plan_id, nights,
+                                           reservation_id)
     short = [first + timedelta(days=o) for o in capped
              if (allotment_left(*counts[o][:2]) or 0) < 1]
     if TEST_HOOKS.pause_after_check is not None:  # TEST-ONLY: widen the race window
@@ -111,7 +107,27 @@ def check(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UU
             "the rate plan's allotment is used up on "
             + ", ".join(d.isoformat() for d in short),
             nights=[d.isoformat() for d in short])
-    if capped:  # what the nights will have left once this booking commits
+    _touch_one_more(property_id, room_type_id, rate_plan_id, first, counts, capped)
+
+
+def _capped_nights(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+                   nights: Sequence[date], reservation_id: uuid.UUID | None
+                   ) -> tuple[date, dict[int, Any], list[int]]:
+    """The first night, the plan's counts per night offset without `reservation_id`, and the
+    offsets of `nights` that have an allotment."""
+    first, count = _span(nights)
+    counts = allotment_counts(property_id, first, count, rate_plan_id=rate_plan_id,
+                              room_type_id=room_type_id,
+                              exclude=reservation_id).get((rate_plan_id, room_type_id), {})
+    wanted = {(d - first).days for d in nights}
+    return first, counts, sorted(o for o in counts if o in wanted)
+
+
+def _touch_one_more(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
+                    first: date, counts: dict[int, Any], capped: list[int]) -> None:
+    """Touch the ARI event of the capped nights with what they have left once the sale being
+    made commits (one more sold)."""
+    if capped:
         ari_events.touch(property_id, room_type_id,
                          [first + timedelta(days=o) for o in capped],
                          allotments={first + timedelta(days=o): {
@@ -127,18 +143,9 @@ def counted(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.
     once it commits. Touch their ARI event with that (call with the nights locked)."""
     if not nights:
         return
-    first, count = _span(nights)
-    counts = allotment_counts(property_id, first, count, rate_plan_id=rate_plan_id,
-                              room_type_id=room_type_id,
-                              exclude=reservation_id).get((rate_plan_id, room_type_id), {})
-    wanted = {(d - first).days for d in nights}
-    capped = sorted(o for o in counts if o in wanted)
-    if capped:
-        ari_events.touch(property_id, room_type_id,
-                         [first + timedelta(days=o) for o in capped],
-                         allotments={first + timedelta(days=o): {
-                             rate_plan_id: allotment_left(counts[o][0], counts[o][1] + 1) or 0}
-                             for o in capped})
+    _touch_one_more(property_id, room_type_id, rate_plan_id,
+                    *_capped_nights(property_id, room_type_id, rate_plan_id, nights,
+                                    reservation_id))
 
 
 def _guard(rate_plan_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[date]) -> None:
