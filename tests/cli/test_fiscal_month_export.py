@@ -46,7 +46,12 @@ def lived_month(tmp_path):
     from pms.db.database import db
     from pms.db.migrator import migrate
     from pms.services.catalog import settings as module_settings
+    from workers import actors
 
+    # `pms-cli demo` lives its month in a process of its own; here the process's StubBroker has
+    # served earlier tests, and a message of theirs still retrying with backoff would hold the
+    # month's settle (it joins every queue) for as long as its retries last
+    actors.broker.flush_all()
     url = f"sqlite:///{tmp_path}/month.db"
     migrate(url)
     env = {"PMS_DATABASE_URL": url, "PMS_MIGRATION_DATABASE_URL": url,
