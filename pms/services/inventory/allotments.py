@@ -136,12 +136,15 @@ def _touch_one_more(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_i
 
 
 def counted(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uuid.UUID,
-            nights: Sequence[date], reservation_id: uuid.UUID) -> None:
+            nights: Sequence[date], reservation_id: uuid.UUID, *,
+            plan_version: int | None = None) -> None:
     """A sale on the plan that its allotment does not refuse still counts against it: a
     block's pick-up (the group's contracted room, never refused by a channel's allotment) is a
     reservation on the plan, so the nights that have an allotment have one room fewer left
-    once it commits. Touch their ARI event with that (call with the nights locked)."""
-    if not nights:
+    once it commits. Touch their ARI event with that (call with the nights locked;
+    `plan_version` as in `check`: a plan without allotments reads nothing)."""
+    if not nights or (plan_version is not None and not has_allotments(
+            property_id, rate_plan_id=rate_plan_id, version=plan_version)):
         return
     _touch_one_more(property_id, room_type_id, rate_plan_id,
                     *_capped_nights(property_id, room_type_id, rate_plan_id, nights,

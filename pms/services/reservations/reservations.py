@@ -201,7 +201,8 @@ def _sell(refs: Refs, row: Reservation, nights: list[date], pickup: Any,
                          plan_version=version)
     if pickup is not None:  # the block's held room becomes a sold one (inserted before)
         pickup.take(refs.room_type.id, nights)
-        allotments.counted(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id)
+        allotments.counted(refs.prop.id, refs.room_type.id, refs.rate_plan.id, nights, row.id,
+                           plan_version=version)
     else:
         try:
             take_rooms(refs.prop.id, refs.room_type.id, nights, first=insert,
