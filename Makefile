@@ -63,7 +63,7 @@ bench: $(STAMP) ## benchmarks against PostgreSQL with baselines measured in the 
 chaos: $(STAMP) ## fault tests at full length: broker outage, rolling deploys, database failovers (Patroni), broker node losses (3-node cluster), both at once
 	@command -v patroni >/dev/null && command -v etcd >/dev/null || { \
 	  echo "make chaos needs Patroni and etcd: apt-get install -y patroni etcd-server"; exit 2; }
-	PMS_CHAOS_FULL=1 $(BIN)/pytest -q -s -m chaos
+	PMS_CHAOS_FULL=1 $(BIN)/pytest -q -s -m chaos --timeout=3600
 
 fuzz: $(STAMP) ## schemathesis from the OpenAPI document at length: more examples, negative cases too
 	PMS_FUZZ_EXAMPLES=$${PMS_FUZZ_EXAMPLES:-60} PMS_FUZZ_NEGATIVE=1 $(BIN)/pytest -q tests/api/test_fuzz.py

@@ -84,6 +84,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 # -- keys and settings ---------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def _empty_stub_broker() -> None:
+    """Every test starts with the embedded StubBroker empty: a message an earlier test left
+    behind (one retrying with backoff after its test's database went away) would otherwise
+    hold any later wait for the queues to drain (the embedded commands' join)."""
+    import sys
+
+    actors = sys.modules.get("workers.actors")
+    broker = getattr(actors, "broker", None) if actors is not None else None
+    if broker is not None and hasattr(broker, "flush_all"):
+        broker.flush_all()
+
+
 @pytest.fixture(scope="session")
 def keydir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("keys")

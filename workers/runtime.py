@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,9 +32,12 @@ from pms.config import Settings
 from workers.boot import wire_worker
 
 __all__ = ["Runtime", "embedded_worker", "settle_embedded", "start_embedded", "start_for_web",
-           "wire_worker"]
+           "stop_worker", "wire_worker"]
 
 log = logging.getLogger("pms.runtime")
+
+# How long a one-shot command on the embedded default waits for the reactions it enqueued.
+EMBEDDED_JOIN_SECONDS = 120
 
 
 @dataclass
@@ -56,7 +60,7 @@ class Runtime:
         for thread in self.threads:
             thread.join(timeout=5)
         if self.worker is not None:
-            self.worker.stop()
+            stop_worker(self.worker)
 
 
 def start_embedded(settings: Settings, *, worker_threads: int = 2,
@@ -109,18 +113,49 @@ def embedded_worker(settings: Settings) -> Iterator[Callable[[], None]]:
         yield lambda: None
         return
     import dramatiq
+    from dramatiq.errors import QueueJoinTimeout
 
     worker = dramatiq.Worker(actors.broker, worker_threads=2, worker_timeout=100)
     worker.start()
 
     def join() -> None:
-        for queue in list(actors.broker.get_declared_queues()):
-            actors.broker.join(queue, fail_fast=False)
+        # A message that keeps failing is retried with backoff (minutes to hours, per its
+        # actor): the command waits at most EMBEDDED_JOIN_SECONDS in all, then says so in the
+        # log and goes on, instead of holding the terminal until the retries run out.
+        deadline = time.monotonic() + EMBEDDED_JOIN_SECONDS
+        for queue in sorted(actors.broker.get_declared_queues()):
+            left_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            try:
+                actors.broker.join(queue, fail_fast=False, timeout=left_ms)
+            except QueueJoinTimeout:
+                log.warning("embedded worker: messages of %s still unfinished after %d s "
+                            "(a failing reaction retrying with backoff); going on", queue,
+                            EMBEDDED_JOIN_SECONDS)
+                return
 
     try:
         yield join
     finally:
-        worker.stop()
+        stop_worker(worker)
+
+
+def stop_worker(worker: Any) -> None:
+    """Stop a Dramatiq worker and unhook it from its broker. Dramatiq leaves a stopped worker's
+    middleware on the broker for good: a queue declared afterwards gets a consumer feeding a
+    worker with no threads (its messages never run). On the StubBroker, a message the worker
+    held is put back on its queue while its first delivery stays counted as unfinished, so a
+    later wait for that queue (`join`) would never return: with no worker left on the broker,
+    each queue's count is set back to the messages it holds."""
+    worker.stop()
+    broker = worker.broker
+    broker.middleware[:] = [m for m in broker.middleware if getattr(m, "worker", None) is not worker]
+    if any(getattr(m, "worker", None) is not None for m in broker.middleware):
+        return  # another worker still runs on it: its deliveries are counted rightly
+    for queue in getattr(broker, "queues", {}).values():
+        with queue.all_tasks_done:  # the queue's own lock (qsize() would take it again)
+            queue.unfinished_tasks = len(queue.queue)
+            if not queue.unfinished_tasks:
+                queue.all_tasks_done.notify_all()
 
 
 def settle_embedded(settings: Settings, join: Callable[[], None], *,

@@ -250,7 +250,7 @@ def test_parallel_posts_of_one_event_post_each_resource_once(api, ctx, stay):
     ev = _actual_event(api, base, _space(api, base)["id"], block_id=block["id"])
     proj = _item(api, base, stock=5, price="40.00")
     api.post(f"{base}/events/{ev['id']}/resources", {"item_id": proj["id"], "quantity": 2})
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(8, timeout=120)
 
     def post(_: int) -> tuple[int, str]:
         try:

@@ -146,7 +146,7 @@ def test_parallel_accept_and_decline_one_wins_the_other_409(corp, ctx):  # noqa:
     traveler = corp.traveler()
     invitation = _invite(corp, traveler)
     token = corp.token(traveler, "guest")
-    barrier = threading.Barrier(2)
+    barrier = threading.Barrier(2, timeout=120)
     answers: dict[str, int] = {}
 
     def answer(action: str) -> None:

@@ -20,11 +20,12 @@ def job_worker(database):
     import dramatiq
 
     from workers import actors
+    from workers.runtime import stop_worker
 
     worker = dramatiq.Worker(actors.broker, worker_threads=1, worker_timeout=50)
     worker.start()
     yield actors.broker
-    worker.stop()
+    stop_worker(worker)
 
 
 def pump(env_id):

@@ -107,7 +107,7 @@ def _parallel_guest_bookings(api, ctx, attempts: int = 4) -> tuple[list[int], in
     guest = make_profile(ctx, hotel.id)
     token = mint_token(api.settings, env_id=api.env_id, client_kind="guest",
                        holder_id=str(guest.id))
-    barrier = threading.Barrier(attempts)
+    barrier = threading.Barrier(attempts, timeout=120)
     answers: list[int] = []
     lock = threading.Lock()
 

@@ -147,7 +147,7 @@ def test_concurrent_ensures_make_one_profile(pg_db, ctx):
 
     prop = make_property(ctx)
     body = msgspec.convert({"last_name": "Race", "email": "race@example.com"}, ProfileIn)
-    results, barrier = [], threading.Barrier(8)
+    results, barrier = [], threading.Barrier(8, timeout=120)
 
     def ensure() -> None:
         barrier.wait()

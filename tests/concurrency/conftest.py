@@ -110,7 +110,7 @@ def pms_server(pg_database: Any, base_settings: Settings,
 def fire(n: int, send: Any, *, pool: int | None = None) -> list[Any]:
     """Call `send(i, session)` from n threads released together by a barrier."""
     size = pool or n
-    barrier = Barrier(min(size, n))
+    barrier = Barrier(min(size, n), timeout=120)
     sessions = [requests.Session() for _ in range(size)]
 
     def one(i: int) -> Any:

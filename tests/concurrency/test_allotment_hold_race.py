@@ -70,7 +70,7 @@ def _attempt(ctx, hotel, plan=None) -> str:
 def test_walk_ins_racing_the_channels_bookings_sell_the_house_and_the_channel_its_hold(
         ctx, pg_db):
     hotel = _hotel(ctx, rooms=4, allotment=2)
-    barrier = threading.Barrier(9)
+    barrier = threading.Barrier(9, timeout=120)
 
     def go(plan):
         barrier.wait(timeout=60)

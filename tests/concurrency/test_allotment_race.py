@@ -44,7 +44,7 @@ def _hotel(ctx, allotment: int):
 
 
 def _race(ctx, hotel, *, before_lock: bool) -> tuple[int, int, list[BaseException]]:
-    barrier = threading.Barrier(THREADS)
+    barrier = threading.Barrier(THREADS, timeout=120)
     pause = CONTROL_PAUSE_S if before_lock else LOCKED_PAUSE_S
 
     def book() -> str:

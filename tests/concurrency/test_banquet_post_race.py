@@ -112,7 +112,7 @@ def unkeyed(_pg_db: Any) -> Iterator[Any]:
 
 def _race(ctx: Any, *, locked: bool) -> tuple[Counter[str], Any, Any]:
     prop_id, ev, block = _actual_event(ctx)
-    start = threading.Barrier(THREADS)
+    start = threading.Barrier(THREADS, timeout=120)
 
     def post(_: int) -> str:
         try:
@@ -126,7 +126,7 @@ def _race(ctx: Any, *, locked: bool) -> tuple[Counter[str], Any, Any]:
 
     changes: dict[str, Any] = {}
     if not locked:
-        read_all = threading.Barrier(THREADS)
+        read_all = threading.Barrier(THREADS, timeout=120)
         changes = {"locking_enabled": False,
                    "pause_after_check": lambda: read_all.wait(timeout=60)}
     with wiring.installed(**changes), ThreadPoolExecutor(max_workers=THREADS) as pool:

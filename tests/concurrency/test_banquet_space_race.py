@@ -130,7 +130,7 @@ def _race_with_the_check_skipped(ctx: Any, monkeypatch: Any) -> tuple[list[str],
         return real(*args)
 
     monkeypatch.setattr(function_spaces, "overlapping_booking", first_check_skipped)
-    barrier = threading.Barrier(len(events))
+    barrier = threading.Barrier(len(events), timeout=120)
 
     def move(ev: Any) -> str:
         barrier.wait(timeout=30)
@@ -185,7 +185,7 @@ def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db, control):
             BanquetEventIn))
         banquets.transition(ctx, prop.id, ev.id, "tentative")
         events.append(ev)
-    barrier = threading.Barrier(len(events))
+    barrier = threading.Barrier(len(events), timeout=120)
 
     def book(ev: Any) -> bool:
         barrier.wait(timeout=30)
@@ -200,7 +200,7 @@ def test_parallel_resource_bookings_never_exceed_stock(ctx, pg_db, control):
 
     changes: dict[str, Any] = {}
     if control:
-        after_check = threading.Barrier(len(events))
+        after_check = threading.Barrier(len(events), timeout=120)
         changes = {"locking_enabled": False,
                    "pause_after_check": lambda: after_check.wait(timeout=60)}
     with wiring.installed(**changes), ThreadPoolExecutor(max_workers=len(events)) as pool:

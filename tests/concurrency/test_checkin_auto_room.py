@@ -39,7 +39,7 @@ def _race(ctx, **switches: Any) -> tuple[list[str], list[BaseException], list[Re
     """Check every guest in at once, under the TEST-ONLY `switches` (pms.wiring)."""
     hotel = make_booking_hotel(ctx, rooms=ROOMS)
     guests = [make_reservation(ctx, hotel) for _ in range(GUESTS)]
-    barrier = threading.Barrier(GUESTS)
+    barrier = threading.Barrier(GUESTS, timeout=120)
 
     def check_in(reservation_id) -> str:
         barrier.wait()

@@ -30,7 +30,7 @@ def test_concurrent_ratings_of_one_stay_upsert_one_row(ctx, pg_db):
     hotel = make_booking_hotel(ctx, rooms=ROUNDS)
     for _ in range(ROUNDS):
         stay = make_checked_in(ctx, hotel)
-        barrier = threading.Barrier(SUBMITTERS)
+        barrier = threading.Barrier(SUBMITTERS, timeout=120)
 
         def submit(rating: int, stay=stay, barrier=barrier) -> bool:
             barrier.wait()
@@ -54,7 +54,7 @@ def test_concurrent_ratings_of_one_stay_upsert_one_row(ctx, pg_db):
 def _race_once(ctx, hotel) -> tuple[list[bool], list[BaseException], int]:
     """SUBMITTERS ratings of one new stay at once: (created flags, errors, the row's version)."""
     stay = make_checked_in(ctx, hotel)
-    barrier = threading.Barrier(SUBMITTERS)
+    barrier = threading.Barrier(SUBMITTERS, timeout=120)
 
     def submit(rating: int) -> bool:
         barrier.wait()

@@ -60,7 +60,7 @@ def _one_room_hotel(ctx, rooms: int = 1, *, calendar: bool = True):
 
 
 def _race(ctx, prop, room_type, threads: int = THREADS) -> tuple[int, int, list[BaseException]]:
-    barrier = threading.Barrier(threads)
+    barrier = threading.Barrier(threads, timeout=120)
 
     def take() -> str:
         barrier.wait()

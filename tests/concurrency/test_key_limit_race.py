@@ -37,7 +37,7 @@ CONTROL_PAUSE_S = 0.5   # no lock: every issuer counts before anyone commits
 def _race(ctx, **switches: Any) -> tuple[list[str], list[BaseException], int]:
     hotel = make_booking_hotel(ctx, rooms=1)
     stay = make_checked_in(ctx, hotel)
-    barrier = threading.Barrier(ISSUERS)
+    barrier = threading.Barrier(ISSUERS, timeout=120)
 
     def issue() -> str:
         barrier.wait()

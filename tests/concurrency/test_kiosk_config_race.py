@@ -24,7 +24,7 @@ WRITERS = 6
 
 def _race(ctx, if_match):
     prop = make_property(ctx)
-    barrier = threading.Barrier(WRITERS)
+    barrier = threading.Barrier(WRITERS, timeout=120)
 
     def put(n: int) -> str:
         barrier.wait()

@@ -40,7 +40,7 @@ CONTROL_PAUSE_S = 0.5
 
 
 def _post_all(ctx, hotel, folio, *, pause: float, **switches) -> list[BaseException]:
-    barrier = threading.Barrier(POSTERS)
+    barrier = threading.Barrier(POSTERS, timeout=120)
 
     def post() -> None:
         barrier.wait()

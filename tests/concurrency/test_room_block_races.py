@@ -67,7 +67,7 @@ def _pickup_body(h: Any) -> s.PickupIn:
 
 
 def _threads(n: int, fn: Any) -> list[Any]:
-    barrier = threading.Barrier(n)
+    barrier = threading.Barrier(n, timeout=120)
 
     def one(i: int) -> Any:
         barrier.wait(timeout=30)

@@ -398,7 +398,7 @@ def test_concurrent_refunds_never_give_back_more_than_the_credit(ctx, pg_db):
 def test_control_without_locks_concurrent_refunds_give_back_the_credit_twice(ctx, pg_db):
     stay = _pg_stay(ctx)
     # every refund waits, after its credit check, until the other saw the credit too
-    barrier = threading.Barrier(2)
+    barrier = threading.Barrier(2, timeout=120)
     with wiring.installed(locking_enabled=False):
         results = _race(ctx, stay, threads=2, pause=lambda: barrier.wait(30))
     assert results == ["CAPTURED", "CAPTURED"], results

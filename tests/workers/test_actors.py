@@ -35,6 +35,7 @@ from workers import actors
 from workers.middleware import tenant_actor
 from workers.publisher import LocalEventPublisher
 from workers.relay import OutboxRelay
+from workers.runtime import stop_worker
 from workers.subscriptions import default_subscribers
 
 
@@ -44,7 +45,7 @@ def _worker():
     w = dramatiq.Worker(broker, worker_threads=2, worker_timeout=50)
     w.start()
     yield broker
-    w.stop()
+    stop_worker(w)
 
 
 @pytest.fixture

@@ -276,7 +276,7 @@ def test_audit_push_by_two_relays_pushes_each_row_once(ctx, database, bus):
     queue = bus.queue("audit.pms.#")
     for _ in range(20):
         make_aggregate(ctx)
-    start = threading.Barrier(2)
+    start = threading.Barrier(2, timeout=120)
     pushed, errors = [], []
 
     def pusher():
