@@ -9,7 +9,8 @@ went TENTATIVE) and `cut_off_at` (set once, when its unpicked rooms went back to
 RoomBlockNight: one row per (block, room type, night): allotted, picked (live reservations of the
 block; above allotted when an overpick sold rooms from the house), washed (rooms a wash took off
 the allocation), released (unpicked rooms the cut-off gave back), its own cut-off date (null: the
-block's) and `cut_off_at` (set once, when the night's unpicked rooms went back to the house).
+block's), `cut_off_at` (set once, when the night's unpicked rooms went back to the house) and
+`rate`, the contracted price of a room that night (null: the block's rate plan prices it).
 Held = allotted - picked while the block deducts and neither it nor the night is cut off, else
 0; the sum over blocks is kept in `InventoryDay.held` (pms.services.groups.room_blocks).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import peewee
 
 from pms.db.base import AggregateModel, TenantModel
-from pms.db.fields import UtcDateTimeField
+from pms.db.fields import MoneyField, UtcDateTimeField
 from pms.models.property import Property
 
 
@@ -62,6 +63,7 @@ class RoomBlockNight(TenantModel):
     released = peewee.IntegerField(default=0)
     cutoff_date = peewee.DateField(null=True)  # migration 065; null: the block's cutoff_date
     cut_off_at = UtcDateTimeField(null=True)
+    rate = MoneyField(null=True)  # migration 078; null: the rate plan's price that night
 
     class Meta:
         table_name = "room_block_night"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -535,6 +535,22 @@ def load_promo(property_id: uuid.UUID, code: str) -> Promo | None:
                  valid_from=valid_from, valid_to=valid_to, min_nights=min_nights,
                  rate_plan_ids=frozenset(uuid.UUID(str(i)) for i in plan_ids or []),
                  active=bool(active))
+
+
+def block_rates(block_id: uuid.UUID, room_type_id: uuid.UUID,
+                nights: Sequence[date]) -> dict[date, Decimal]:
+    """The block's rate grid for one room type over `nights`: the contracted price of each
+    night that has one (a night without is priced by the block's rate plan)."""
+    from pms.models.room_blocks import RoomBlockNight
+
+    if not nights:
+        return {}
+    query = (RoomBlockNight.select(RoomBlockNight.date, RoomBlockNight.rate)
+             .where((RoomBlockNight.block == block_id)
+                    & (RoomBlockNight.room_type_id == room_type_id)
+                    & (RoomBlockNight.date >= min(nights)) & (RoomBlockNight.date <= max(nights))
+                    & RoomBlockNight.rate.is_null(False)).tuples())
+    return {day: rate for day, rate in query}
 
 
 def load_search_data(property_id: uuid.UUID, room_types: Iterable[_RoomType],

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pms.schemas.common import Code, ListQuery, Name, Out, Strict
+from pms.schemas.common import Amount, Code, ListQuery, Name, Out, Strict
 from pms.schemas.reservations import ReservationIn, ReservationOut
 
 Rooms = Annotated[int, msgspec.Meta(ge=0, le=10000)]
@@ -19,13 +19,17 @@ Rooms = Annotated[int, msgspec.Meta(ge=0, le=10000)]
 class AllocationCell(Strict):
     """Rooms allotted to the block for one room type on one night (or, with to_date, on every
     night from `date` to `to_date` inclusive); `cutoff_date`: the day those nights' unpicked
-    rooms go back to the house (on or before the night; left out: the block's cut-off date)."""
+    rooms go back to the house (on or before the night; left out: the block's cut-off date);
+    `rate`: the contracted price of one room of the type on those nights, in the rate plan's
+    currency (the block's rate grid; left out: a cell keeps its rate, a new one has none and
+    the block's rate plan prices the night). Occupancy extras and packages come from the plan."""
 
     room_type_id: uuid.UUID
     date: date
     allotted: Rooms
     to_date: date | None = None
     cutoff_date: date | None = None
+    rate: Amount | None = None
 
 
 Grid = Annotated[list[AllocationCell], msgspec.Meta(max_length=2000)]
@@ -137,6 +141,7 @@ class NightOut(Out):
     held: int
     cutoff_date: date  # the night's own cut-off date, else the block's
     cut_off: bool  # its unpicked rooms went back to the house
+    rate: Decimal | None  # the contracted price of a room that night; null: the rate plan's
 
 
 class BlockOut(Out):
@@ -234,6 +239,58 @@ class RoomingListIn(Strict):
                     msgspec.Meta(min_length=1, max_length=2000)]
     mode: Literal["all_or_nothing", "per_row"] = "all_or_nothing"
     dry_run: bool = False
+
+
+class RoomingExportQuery(msgspec.Struct, kw_only=True):
+    """`format`: json (the default) or csv; `status`: one status only (default: every stay
+    that is not cancelled or a no-show)."""
+
+    format: Literal["json", "csv"] = "json"
+    status: Literal["CONFIRMED", "CHECKED_IN", "CHECKED_OUT", "CANCELLED", "NO_SHOW"] | None = None
+
+
+class RoomingPickupOut(Out):
+    """A stay as a rooming list's row takes it: sent back to POST .../rooming-list, every row
+    folds into the stay it names (its confirmation number)."""
+
+    confirmation_number: str
+    room_type_id: uuid.UUID
+    arrival_date: date
+    departure_date: date
+    adults: int
+    children: int
+    guest_profile_id: uuid.UUID | None = None
+    guest: dict[str, str] | None = None
+    notes: str | None = None
+
+
+class RoomingExportRowOut(Out):
+    reservation_id: uuid.UUID
+    confirmation_number: str
+    status: str
+    room_type_id: uuid.UUID
+    room_type_code: str
+    arrival_date: date
+    departure_date: date
+    nights: int
+    adults: int
+    children: int
+    guest_first_name: str | None
+    guest_last_name: str | None
+    guest_profile_id: uuid.UUID | None
+    room_number: str | None
+    notes: str | None
+    pickup: RoomingPickupOut  # the row as POST .../rooming-list takes it
+
+
+class RoomingExportOut(Out):
+    block_id: uuid.UUID
+    code: str
+    name: str
+    arrival_date: date
+    departure_date: date
+    count: int
+    rows: list[RoomingExportRowOut]
 
 
 class RoomingRowOut(Out):

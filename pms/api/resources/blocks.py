@@ -251,6 +251,26 @@ class BlockRoomingList:
                 id: Any, body: s.RoomingListIn) -> None:  # noqa: A002
         started_or_done(resp, *rooming_lists.rooming_list(req.context.ctx, property_id, id, body))
 
+    @endpoint("blocks:read", query=s.RoomingExportQuery, response=s.RoomingExportOut,
+              errors=(404,), also_media=("text/csv",),
+              summary="The block's rooming list as it stands (JSON, or CSV with format=csv)",
+              description="Every stay of the block that is not cancelled or a no-show (or of "
+                          "one `status`), by arrival and name, with its room number once "
+                          "assigned. Each JSON row carries `pickup`, the row as POST "
+                          ".../rooming-list takes it: a list sent back folds into the stays "
+                          "it names. `format=csv`: the same rows as a spreadsheet (UTF-8, "
+                          "header row; a cell starting with =, +, -, @ is written as text).")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
+               id: Any, query: s.RoomingExportQuery) -> None:  # noqa: A002
+        export = rooming_lists.export_rooming_list(req.context.ctx, property_id, id,
+                                                   query.status)
+        if query.format == "csv":
+            resp.content_type = "text/csv; charset=utf-8"
+            resp.data = rooming_lists.rooming_list_csv(export)
+            resp.downloadable_as = f"rooming-list-{export.code}.csv"
+        else:
+            resp.media = export
+
 
 BULK = ("202 with the job (poll /v1/jobs/{id}, its progress, then its result: every row's "
         "outcome); dry_run=true answers 200 with every row's outcome and changes nothing. "

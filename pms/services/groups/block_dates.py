@@ -25,6 +25,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 from pms.context import Ctx
@@ -62,6 +63,7 @@ class _Cell:
     released: int = 0
     cutoff_date: date | None = None
     cut_off_at: Any = None
+    rate: Decimal | None = None  # the contracted price (moves with the night)
 
 
 def _shift(body: s.BlockDatesIn, row: RoomBlock) -> int:
@@ -80,7 +82,7 @@ def _new_cutoff(body: s.BlockDatesIn, row: RoomBlock) -> date:
 def _contract(ctx: Ctx, row: RoomBlock, nights: list[RoomBlockNight], body: s.BlockDatesIn,
               shift: int) -> dict[Key, _Cell]:
     """The grid's contract at the new dates (with the body's cells set on it)."""
-    from pms.services.groups.room_blocks import _cell_cutoffs, _cells
+    from pms.services.groups.room_blocks import _cell_cutoffs, _cell_rates, _cells
 
     step = timedelta(days=shift)
     out: dict[Key, _Cell] = {}
@@ -88,12 +90,12 @@ def _contract(ctx: Ctx, row: RoomBlock, nights: list[RoomBlockNight], body: s.Bl
         for n in nights:
             out[(n.room_type_id, n.date + step)] = _Cell(
                 n.allotted, n.washed, n.released,
-                None if n.cutoff_date is None else n.cutoff_date + step, n.cut_off_at)
+                None if n.cutoff_date is None else n.cutoff_date + step, n.cut_off_at, n.rate)
     else:
         for n in nights:
             if body.arrival_date <= n.date < body.departure_date:
                 out[(n.room_type_id, n.date)] = _Cell(n.allotted, n.washed, n.released,
-                                                      n.cutoff_date, n.cut_off_at)
+                                                      n.cutoff_date, n.cut_off_at, n.rate)
         day = body.arrival_date
         while day < body.departure_date:
             for rt in {n.room_type_id for n in nights}:
@@ -101,11 +103,12 @@ def _contract(ctx: Ctx, row: RoomBlock, nights: list[RoomBlockNight], body: s.Bl
             day += timedelta(days=1)
     moved = RoomBlock(id=row.id, property=row.property_id, arrival_date=body.arrival_date,
                       departure_date=body.departure_date)
-    cutoffs = _cell_cutoffs(moved, body.allocation)
+    cutoffs, rates = _cell_cutoffs(moved, body.allocation), _cell_rates(body.allocation)
     for key, allotted in _cells(moved, body.allocation).items():
         cell = out.setdefault(key, _Cell(0))
         cell.allotted = allotted
         cell.cutoff_date = cutoffs.get(key, cell.cutoff_date)
+        cell.rate = rates.get(key, cell.rate)
     return out
 
 
@@ -150,6 +153,7 @@ def _write_grid(ctx: Ctx, row: RoomBlock, nights: list[RoomBlockNight],
                                    date=key[1], picked=0)
         night.allotted, night.washed, night.released = cell.allotted, cell.washed, cell.released
         night.cutoff_date, night.cut_off_at = cell.cutoff_date, cell.cut_off_at
+        night.rate = cell.rate
         night.save(force_insert=key not in by_key)
         kept.append(night)
     return kept
@@ -235,13 +239,13 @@ def _move_with_pickups(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
                         day += timedelta(days=1)
                 used_before = _lock_counts(property_id, keys)
                 wide = {(n.room_type_id, n.date): _Cell(n.allotted, n.washed, n.released,
-                                                        n.cutoff_date, n.cut_off_at)
+                                                        n.cutoff_date, n.cut_off_at, n.rate)
                         for n in nights}
                 for key, cell in cells.items():
                     have = wide.get(key)
                     if have is None or have.allotted < cell.allotted:
                         wide[key] = _Cell(cell.allotted, cell.washed, cell.released,
-                                          cell.cutoff_date, cell.cut_off_at)
+                                          cell.cutoff_date, cell.cut_off_at, cell.rate)
                 nights = _write_grid(ctx, row, nights, wide)
                 apply_held(property_id, held_before, held_map(row, nights), check=False)
                 row.arrival_date = min(row.arrival_date, body.arrival_date)

@@ -74,7 +74,8 @@ def block_out(row: RoomBlock, nights: Sequence[RoomBlockNight] | None = None) ->
     cells = [s.NightOut(room_type_id=n.room_type_id, date=n.date, allotted=n.allotted,
                         picked=n.picked, washed=n.washed, released=n.released,
                         held=night_held(row, n), cutoff_date=night_cutoff(row, n),
-                        cut_off=n.cut_off_at is not None or row.cut_off_at is not None)
+                        cut_off=n.cut_off_at is not None or row.cut_off_at is not None,
+                        rate=n.rate)
              for n in nights]
     return s.BlockOut(
         id=row.id, property_id=row.property_id, code=row.code, name=row.name,

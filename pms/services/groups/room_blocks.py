@@ -26,6 +26,7 @@ import math
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 import peewee
@@ -155,25 +156,36 @@ def _cells(block: RoomBlock, cells: Sequence[s.AllocationCell]) -> dict[Key, int
 def _cell_cutoffs(block: RoomBlock, cells: Sequence[s.AllocationCell]) -> dict[Key, date]:
     """The per-night cut-off dates a body names (after `_cells` checked the cells): each on or
     before its night."""
-    out: dict[Key, date] = {}
     for i, cell in enumerate(cells):
-        if cell.cutoff_date is None:
-            continue
-        if cell.cutoff_date > cell.date:
+        if cell.cutoff_date is not None and cell.cutoff_date > cell.date:
             raise _invalid(f"allocation[{i}].cutoff_date", "must be on or before the night")
+    return _cell_values(cells, "cutoff_date")
+
+
+def _cell_rates(cells: Sequence[s.AllocationCell]) -> dict[Key, Decimal]:
+    """The contracted prices a body names (the block's rate grid), per room type and night."""
+    return _cell_values(cells, "rate")
+
+
+def _cell_values(cells: Sequence[s.AllocationCell], name: str) -> dict[Key, Any]:
+    out: dict[Key, Any] = {}
+    for cell in cells:
+        value = getattr(cell, name)
+        if value is None:
+            continue
         day, last = cell.date, cell.to_date or cell.date
         while day <= last:
-            out[(cell.room_type_id, day)] = cell.cutoff_date
+            out[(cell.room_type_id, day)] = value
             day += timedelta(days=1)
     return out
 
 
 def _set_allocation(ctx: Ctx, block: RoomBlock, nights: list[RoomBlockNight],
-                    cells: dict[Key, int], cutoffs: dict[Key, date] | None = None
-                    ) -> list[RoomBlockNight]:
-    """Set allotments and per-night cut-off dates (rows made as needed); never below what
-    is picked up (409)."""
-    cutoffs = cutoffs or {}
+                    cells: dict[Key, int], cutoffs: dict[Key, date] | None = None,
+                    rates: dict[Key, Decimal] | None = None) -> list[RoomBlockNight]:
+    """Set allotments, per-night cut-off dates and contracted rates (rows made as needed);
+    never below what is picked up (409)."""
+    cutoffs, rates = cutoffs or {}, rates or {}
     by_key = {(n.room_type_id, n.date): n for n in nights}
     below = [k for k, v in cells.items() if k in by_key and v < by_key[k].picked
              and v < by_key[k].allotted]
@@ -186,13 +198,15 @@ def _set_allocation(ctx: Ctx, block: RoomBlock, nights: list[RoomBlockNight],
         night = by_key.get(key)
         if night is None:
             night = RoomBlockNight(env_id=ctx.env_id, block=block.id, room_type_id=key[0],
-                                   date=key[1], allotted=allotted, cutoff_date=cutoffs.get(key))
+                                   date=key[1], allotted=allotted, cutoff_date=cutoffs.get(key),
+                                   rate=rates.get(key))
             night.save(force_insert=True)
             by_key[key] = night
-        elif night.allotted != allotted or cutoffs.get(key, night.cutoff_date) != \
-                night.cutoff_date:
+        elif (night.allotted, night.cutoff_date, night.rate) != (
+                allotted, cutoffs.get(key, night.cutoff_date), rates.get(key, night.rate)):
             night.allotted = allotted
             night.cutoff_date = cutoffs.get(key, night.cutoff_date)
+            night.rate = rates.get(key, night.rate)
             night.save()
     return sorted(by_key.values(), key=lambda n: (str(n.room_type_id), n.date))
 
@@ -258,7 +272,8 @@ def create_block(ctx: Ctx, property_id: uuid.UUID, body: s.BlockIn) -> s.BlockOu
             raise AlreadyExists(f"a block with code {body.code!r} exists") from None
         open_master_folio(row)  # the block's master folio, opened with it
         nights = _set_allocation(ctx, row, [], _cells(row, body.allocation),
-                                 _cell_cutoffs(row, body.allocation))
+                                 _cell_cutoffs(row, body.allocation),
+                                 _cell_rates(body.allocation))
         out = block_out(row, nights)
         uow.record("block", "created", row, to_data(out), property_id=property_id)
     return out
@@ -475,7 +490,8 @@ def set_allocation(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: 
         if BlockStatus(row.status) not in (*HOLDING, BlockStatus.INQUIRY):
             BLOCK_MACHINE.transition(row.status, "edit")
         return _set_allocation(ctx, row, nights, _cells(row, body.allocation),
-                               _cell_cutoffs(row, body.allocation))
+                               _cell_cutoffs(row, body.allocation),
+                               _cell_rates(body.allocation))
 
     return _change(ctx, property_id, block_id, "allocation_changed", dry_run=dry_run,
                    mutate=mutate)

@@ -255,3 +255,79 @@ def _rooming_result(block_id: uuid.UUID, mode: str, applied: bool,
                            created=sum(1 for o in outs if o.outcome == "created"),
                            refused=sum(1 for o in outs if o.outcome == "refused"), rows=outs)
     return {**to_data(out), "progress": {"done": total, "total": total}}
+
+
+# -- the rooming list as it stands (an export) -----------------------------------------------------
+
+EXPORTED = ("CONFIRMED", "CHECKED_IN", "CHECKED_OUT")  # the default: every stay still a stay
+
+
+def export_rooming_list(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
+                        status: str | None = None) -> s.RoomingExportOut:
+    """The block's stays as a rooming list (arrival, then last and first name), each with its
+    room number and the row that re-sends it. Raises NotFound."""
+    from pms.models.property import Room, RoomType
+    from pms.models.reservations import Reservation
+
+    with read_scope(ctx):
+        block = load_block(property_id, block_id)
+        stays = list(Reservation.select().where(
+            (Reservation.property == property_id) & (Reservation.block_id == block_id)
+            & Reservation.status.in_([status] if status else list(EXPORTED)))
+            .order_by(Reservation.arrival_date, Reservation.guest_last_name,
+                      Reservation.guest_first_name, Reservation.id))
+        codes = dict(RoomType.select(RoomType.id, RoomType.code)
+                     .where(RoomType.property == property_id).tuples())
+        room_ids = {r.room_id for r in stays if r.room_id is not None}
+        numbers = (dict(Room.select(Room.id, Room.room_number)
+                        .where(Room.id.in_(list(room_ids))).tuples()) if room_ids else {})
+    rows = [s.RoomingExportRowOut(
+        reservation_id=r.id, confirmation_number=r.confirmation_number, status=r.status,
+        room_type_id=r.room_type_id, room_type_code=codes.get(r.room_type_id, ""),
+        arrival_date=r.arrival_date, departure_date=r.departure_date,
+        nights=(r.departure_date - r.arrival_date).days, adults=r.adults, children=r.children,
+        guest_first_name=r.guest_first_name, guest_last_name=r.guest_last_name,
+        guest_profile_id=r.guest_profile_id, room_number=numbers.get(r.room_id),
+        notes=r.notes, pickup=_resend_row(r)) for r in stays]
+    return s.RoomingExportOut(block_id=block.id, code=block.code, name=block.name,
+                              arrival_date=block.arrival_date,
+                              departure_date=block.departure_date, count=len(rows), rows=rows)
+
+
+def _resend_row(r: Any) -> s.RoomingPickupOut:
+    guest = None
+    if r.guest_profile_id is None and r.guest_last_name:
+        guest = {"last_name": r.guest_last_name}
+        if r.guest_first_name:
+            guest["first_name"] = r.guest_first_name
+    return s.RoomingPickupOut(
+        confirmation_number=r.confirmation_number, room_type_id=r.room_type_id,
+        arrival_date=r.arrival_date, departure_date=r.departure_date, adults=r.adults,
+        children=r.children, guest_profile_id=r.guest_profile_id, guest=guest, notes=r.notes)
+
+
+CSV_COLUMNS = ("confirmation_number", "status", "last_name", "first_name", "room_type",
+               "arrival_date", "departure_date", "nights", "adults", "children", "room_number",
+               "notes")
+
+
+def rooming_list_csv(export: s.RoomingExportOut) -> bytes:
+    """The export as a spreadsheet opens it (UTF-8 with a byte-order mark, one header row); a
+    cell a spreadsheet would run as a formula (=, +, -, @, tab, CR) is written as text."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in export.rows:
+        writer.writerow([_cell_text(v) for v in (
+            r.confirmation_number, r.status, r.guest_last_name, r.guest_first_name,
+            r.room_type_code, r.arrival_date.isoformat(), r.departure_date.isoformat(),
+            r.nights, r.adults, r.children, r.room_number, r.notes)])
+    return ("\ufeff" + out.getvalue()).encode("utf-8")
+
+
+def _cell_text(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

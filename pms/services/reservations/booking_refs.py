@@ -27,7 +27,13 @@ from pms.errors import (
     ValidationFailed,
 )
 from pms.models import Profile, Property, RatePlan, Reservation, RoomType
-from pms.queries.availability import SearchData, load_packages, load_promo, load_search_data
+from pms.queries.availability import (
+    SearchData,
+    block_rates,
+    load_packages,
+    load_promo,
+    load_search_data,
+)
 from pms.queries.stay_through import through_rules
 from pms.schemas import reservations as s
 from pms.services.corporate.companies import may_book_for_traveler
@@ -244,18 +250,24 @@ def _check_stay(refs: Refs, arrival: date, departure: date, adults: int, childre
 
 
 def _quote(ctx: Ctx, refs: Refs, arrival: date, departure: date, adults: int, children: int,
-           promo_code: str | None, *, in_block: bool = False) -> Quote:
+           promo_code: str | None, *, block_id: uuid.UUID | None = None) -> Quote:
     # The nights are sold under their row locks right after (take_rooms): that recount decides
     # "sold out", so the quote only prices and checks the plan's rules. A room of a block
-    # (`in_block`: a pick-up, or a block's reservation changed) honours only the block's own
+    # (`block_id`: a pick-up, or a block's reservation changed) honours only the block's own
     # rules (its dates, allocation, rate plan, cut-off): the rate's restrictions (a house-wide
-    # stop-sell, a minimum stay, closed to arrival) do not apply to the rooms it holds.
-    if in_block:
+    # stop-sell, a minimum stay, closed to arrival) do not apply to the rooms it holds, and a
+    # night of the block's rate grid is priced at its contracted rate.
+    if block_id is not None:
+        nights = stay_nights(arrival, departure)
         with read_scope(ctx):
             data = load_search_data(refs.prop.id, [refs.room_type], [refs.rate_plan], arrival,
-                                    departure, stay_nights(arrival, departure),
-                                    promo_code=promo_code, with_counts=False)
+                                    departure, nights, promo_code=promo_code, with_counts=False)
+            contracted = block_rates(block_id, refs.room_type.id, nights)
         data.restrictions = {}
+        if contracted:
+            key = (refs.rate_plan.id, refs.room_type.id)
+            data.rates[key] = [contracted.get(day, amount)
+                               for day, amount in zip(nights, data.rates_for(*key), strict=True)]
         quote = quote_for(data, refs.room_type, refs.rate_plan, adults=adults,
                           children=children, promo_code=promo_code)
     elif refs.prices is not None:  # read with the references: price without more reads

@@ -136,7 +136,8 @@ def create_reservation(ctx: Ctx, property_id: uuid.UUID, body: s.ReservationIn, 
             profile_id, first, last = _guest(ctx, body.guest_profile_id, body.guest,
                                              body.company_profile_id)
             quote = _quote(ctx, refs, body.arrival_date, body.departure_date, body.adults,
-                           body.children, body.promo_code, in_block=pickup is not None)
+                           body.children, body.promo_code,
+                           block_id=pickup.block_id if pickup is not None else None)
             row = Reservation.build(
                 env_id=ctx.env_id, property=refs.prop.id, room_type=refs.room_type.id,
                 rate_plan=refs.rate_plan.id, guest_profile=profile_id,
@@ -296,7 +297,7 @@ def edit_reservation(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                                f"current business date {today}")
         old_nights = stay_nights(row.arrival_date, row.departure_date)
         quote = _quote(ctx, refs, arrival, departure, adults, children, promo,
-                       in_block=row.block_id is not None)
+                       block_id=row.block_id)
         # a stay billed to a company may not grow past its credit limit (checked
         # before the inventory locks: the company's lock comes first, as on create)
         company_billing.check_growth(ctx, row.id, Decimal(quote.total) - Decimal(row.total_amount),
