@@ -3,8 +3,9 @@
 `SCHEDULES` names every periodic task: the digital keys' sweeper (EXPIRED with its event, then
 lock commands due again: a revocation the lock service missed during an outage is re-sent),
 the kiosk session purge, the Idempotency-Key purge, the outbox purge, the payments
-reconciler (PENDING card payments and ledger postings) and the guests' data retention (each
-property's rules, pms.services.privacy.retention). Each is registered with the platform's
+reconciler (PENDING card payments and ledger postings), the channel holds the clock released
+(pms.services.distribution.hold_releases) and the guests' data retention (each property's
+rules, pms.services.privacy.retention). Each is registered with the platform's
 schedule service (pms.platform.schedules, SPEC: schedules are delegated to it), and the service's
 own long-running processes run them too: the `relay` process (`pms-cli outbox relay --follow`)
 and the embedded runtime of `pms-cli serve` start a `SchedulerLoop` thread
@@ -103,6 +104,12 @@ def _reconcile(platform: Any, now: datetime) -> dict[str, int]:
     return _per_env(one, "schedule:cashiering.reconcile")
 
 
+def _announce_releases(platform: Any, now: datetime) -> dict[str, int]:
+    from pms.services.distribution.hold_releases import announce_clock_releases
+
+    return _per_env(announce_clock_releases, "schedule:allotments.releases")
+
+
 def _retention(platform: Any, now: datetime) -> dict[str, int]:
     from pms.services.privacy.retention import purge
 
@@ -136,6 +143,10 @@ SCHEDULES: tuple[Schedule, ...] = (
     Schedule("cashiering.reconcile", timedelta(minutes=5),
              "PENDING card payments and ledger postings finished (same idempotency keys)",
              _reconcile),
+    Schedule("allotments.releases", timedelta(minutes=5),
+             "channel holds that the clock released at a property without a night audit "
+             "announced on the bus (hotel:pms:ari:updated), once per day",
+             _announce_releases),
     Schedule("privacy.retention", timedelta(days=1),
              "each property's retention rules applied: stale guest profiles erased, "
              "registrations cleared and message bodies removed past their days",

@@ -134,3 +134,66 @@ def test_release_days_bad_input(api, hotel):
             "to_date": hotel.today.isoformat(), "allotment": 1}
     assert_problem(api.put(base, {**body, "release_days": -1}), 422)
     assert_problem(api.put(base, {**body, "release_days": "soon"}), 422)
+
+
+def _last_night(ctx, day):
+    return [n for e in ari_rows(ctx) for n in e["data"]["nights"]
+            if n["date"] == day.isoformat()][-1]
+
+
+def test_a_sell_limit_under_the_holds_tells_the_channel_what_it_may_still_sell(api, ctx, hotel):
+    """A sell limit (or rooms out of order) that leaves the house fewer rooms than the channels
+    hold changes what each channel may sell: the change's ARI event says so, and lifting it
+    says so again (a channel mirroring `channel_sellable` never oversells)."""
+    day = hotel.today + timedelta(days=10)
+    _allot(api, hotel, day, 2, 3)  # 3 rooms: the channel holds 2, the house sells 1
+    ota = str(hotel.ota.id)
+    assert _last_night(ctx, day)["channel_sellable"] == {ota: 2}
+    limit = {"room_type_id": str(hotel.room_type.id), "from_date": day.isoformat(),
+             "to_date": day.isoformat()}
+    resp = api.put(f"/v1/properties/{hotel.id}/inventory", {**limit, "sell_limit": 1})
+    assert resp.status_code == 200, resp.text
+    night = _last_night(ctx, day)
+    assert (night["sellable"], night["channel_sellable"]) == (0, {ota: 1})
+    assert _search(api, hotel, day)[1][ota] == 1  # the search agrees
+    resp = api.put(f"/v1/properties/{hotel.id}/inventory", {**limit, "sell_limit": None})
+    assert resp.status_code == 200, resp.text
+    night = _last_night(ctx, day)
+    assert (night["sellable"], night["channel_sellable"]) == (1, {ota: 2})
+
+
+def test_a_release_the_clock_makes_is_announced_once_by_the_schedule(api, ctx, hotel):
+    """A property without a night audit: its day is its local date, so a hold goes back to the
+    house at local midnight. The `allotments.releases` tick announces the night that day
+    (the house's sellable again, no channel_sellable), once; a tick before the release day
+    announces nothing."""
+    from pms.db.uow import read_scope
+    from pms.models.property import Property
+    from pms.scheduling import BY_NAME
+    from pms.services.distribution.hold_releases import announce_clock_releases
+
+    with read_scope(ctx):
+        assert Property.get_by_id(hotel.id).business_date is None  # the clock's day
+    day = hotel.today + timedelta(days=6)
+    _allot(api, hotel, day, 2, 2)  # held until 2 days before the night
+    assert BY_NAME["allotments.releases"].every == timedelta(minutes=5)
+    rt = str(hotel.room_type.id)
+
+    def tick(days_before):
+        at = ctx.with_(now=ctx.now + timedelta(days=(day - hotel.today).days - days_before))
+        before = len(ari_rows(ctx))
+        counts = announce_clock_releases(at)
+        return counts, ari_rows(ctx)[before:]
+
+    counts, events = tick(3)  # still held: nothing to say
+    assert counts["nights_released"] == 0 and events == []
+    counts, events = tick(2)  # the release day
+    assert counts == {"properties": 1, "nights_released": 1}
+    (event,) = events
+    assert event["data"]["room_type_id"] == rt
+    (night,) = [n for n in event["data"]["nights"] if n["date"] == day.isoformat()]
+    assert night["sellable"] == 3 and "channel_sellable" not in night
+    counts, events = tick(2)  # the same day again: once only
+    assert counts["nights_released"] == 0 and events == []
+    counts, events = tick(1)
+    assert counts["nights_released"] == 0 and events == []

@@ -293,3 +293,13 @@ def test_ari_events_name_codes_currency_and_the_negotiated_and_active_flags(api,
     flags = {p: (m["negotiated"], m["active"]) for e in pushed
              for p, m in e["data"]["rate_plans"].items()}
     assert flags == {plan: (True, False), str(hotel.rate_plan.id): (False, True)}
+
+
+def test_a_month_of_a_small_year_is_named_in_four_digits(api, hotel):
+    """Months are "YYYY-MM" in the answer as in the query, whatever the year (the C library's
+    %Y would write year 1 as "1")."""
+    resp = api.get(f"/v1/properties/{hotel.id}/ari/digest",
+                   params={"from": "0001-01", "to": "0001-02"})
+    assert resp.status_code == 200, resp.text
+    assert (resp.json["from"], resp.json["to"]) == ("0001-01", "0001-02")
+    assert resp.json["data"] == []  # every night of them is before the business date

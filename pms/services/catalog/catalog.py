@@ -210,7 +210,7 @@ def _rooms_changed(ctx: Ctx, prop: Property, room_types: set[uuid.UUID], *,
             days = sorted(booked | (set(window) if room_type_id in streamed else set()))
             if not days:
                 continue
-            rows = lock_days(prop.id, room_type_id, days)
+            rows = lock_days(prop.id, room_type_id, days, capacity=True)
             if room_type_id not in shrinking:
                 continue
             rooms = Room.select(Room.id).where(Room.room_type == room_type_id).count()

@@ -3,5 +3,5 @@
 # the modules other packages may import (tests/unit/test_package_surfaces.py); the rest
 # are this package's own
 PUBLIC_MODULES = (
-    "ari_events", "ari_push",
+    "ari_events", "ari_push", "hold_releases",
 )

@@ -54,7 +54,7 @@ from pms.models.catalog import RatePlan
 from pms.models.platform import OutboxEvent, outbox_partition
 from pms.models.property import RoomType
 from pms.models.rates import RateSchedule
-from pms.queries.allotments import Counts, allotment_counts, holds_of
+from pms.queries.allotments import Counts, allotment_counts, has_allotments, holds_of
 from pms.queries.availability import (
     SELLABLE_OF_TYPE_PG,
     business_date_at,
@@ -96,6 +96,9 @@ class _Touched:
     # (a booking, a release: the reservation's own row is written with the COMMIT)
     allotments_known: dict[date, dict[str, int]] = field(default_factory=dict)
     full: bool = False
+    # the house's rooms changed on some of the nights (not a sale): what a channel holding
+    # rooms may sell there can change with them
+    capacity: set[date] = field(default_factory=set)
     # the nights' sellable as the booking's take counted it under its locks (pms_take_nights,
     # the reference rule's fast path): None once any touch came without them
     known: dict[date, int] | None = field(default_factory=dict)
@@ -130,7 +133,8 @@ def _pause() -> None:
 def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date], *,
           rate_plans: Iterable[uuid.UUID] | str | None = None, restrictions: bool = False,
           full: bool = False, sellable: dict[date, int] | None = None,
-          allotments: bool | dict[date, dict[uuid.UUID, int]] = False) -> None:
+          allotments: bool | dict[date, dict[uuid.UUID, int]] = False,
+          capacity: bool = False) -> None:
     """Note that `nights` of a room type may sell differently (and, with `rate_plans`, that
     those plans' rates changed; with `restrictions`, that the restrictions did). Call inside
     the unit of work of the change; outside one it does nothing (no change commits there).
@@ -138,7 +142,10 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
     (the booking's take), final for this transaction: the event then needs no recount.
     `allotments`: the rooms left on some rate plan's allotment changed on these nights (True:
     read them back; a dict: {night: {rate_plan_id: rooms left}} as the caller counted them
-    under the nights' locks, final for those plans, later calls winning)."""
+    under the nights' locks, final for those plans, later calls winning). `capacity`: the
+    house's rooms changed on these nights (a sell limit, rooms out of order, rooms made or
+    deleted), not a sale: at a property with allotments the event then carries what each
+    channel holding rooms may still sell (a house left fewer rooms than the holds lowers it)."""
     uow = current_unit_of_work()
     if uow is None:
         return
@@ -160,6 +167,8 @@ def touch(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Iterable[date
     touched.full = touched.full or full
     if restrictions:
         touched.restrictions.update(days)
+    if capacity:
+        touched.capacity.update(days)
     if allotments:
         touched.allotments.update(days)
     if isinstance(allotments, dict):
@@ -362,6 +371,13 @@ def _flush(uow: Any, pending: _Pending) -> None:
         months = by_month(touched.nights)
         if not months:
             continue
+        if touched.capacity - touched.allotments and has_allotments(touched.property_id):
+            # a change of the house's rooms (a sell limit, rooms out of order, a room made or
+            # deleted) may leave it fewer rooms than a channel holds: what each channel may
+            # sell then changes too (channel_sellable). A sale never lowers it (it takes only
+            # what the house has beyond the holds); a cancel can only raise it again, which
+            # the next change of those nights, push or digest shows.
+            touched.allotments |= touched.capacity
         if (not touched.rates and not touched.restrictions and not touched.allotments
                 and not touched.full
                 and _sellable_in_commit(uow, room_type_id, touched, months)):

@@ -94,6 +94,12 @@ def canonical(nights: Iterable[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def month_label(month: dt.date) -> str:
+    """A month as the digest names it, "YYYY-MM" with the year in four digits (the C library's
+    %Y leaves a year below 1000 unpadded)."""
+    return f"{month.year:04d}-{month.month:02d}"
+
+
 def digest_hash(nights: Iterable[dict[str, Any]]) -> str:
     return hashlib.sha256(canonical(nights).encode()).hexdigest()
 
@@ -187,12 +193,12 @@ def digest(ctx: Ctx, property_id: uuid.UUID, first: str | None,
                     property_id, rt, days, rates=dict.fromkeys(days, ari_events.ALL),
                     restrictions=set(days), allotments=set(days), now=ctx.now)
                 plans = ari_events.plans_named(property_id, nights, room_type_id=rt)
-                out.append({"room_type_id": str(rt), "month": month.strftime("%Y-%m"),
+                out.append({"room_type_id": str(rt), "month": month_label(month),
                             "from_date": days[0].isoformat(), "to_date": days[-1].isoformat(),
                             "nights": len(nights), "hash": digest_hash(nights),
                             "prices_hash": prices_hash(nights, plans)})
-    return {"property_id": str(property_id), "from": start.strftime("%Y-%m"),
-            "to": end.strftime("%Y-%m"), "algorithm": "sha256", "data": out}
+    return {"property_id": str(property_id), "from": month_label(start),
+            "to": month_label(end), "algorithm": "sha256", "data": out}
 
 
 def check_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> list[str] | None:
@@ -205,7 +211,7 @@ def check_push(ctx: Ctx, property_id: uuid.UUID, months: list[str] | None) -> li
         _check_months(wanted, "months")
     with read_scope(ctx):
         _property(property_id)
-    return [m.strftime("%Y-%m") for m in wanted] if wanted else None
+    return [month_label(m) for m in wanted] if wanted else None
 
 
 def push_days(prop: Property, months: list[str] | None, now: dt.datetime) -> list[dt.date]:

@@ -100,7 +100,7 @@ def create_maintenance(ctx: Ctx, property_id: uuid.UUID, body: s.MaintenanceIn, 
                 f"room {room.room_number} already has a maintenance period "
                 f"{overlap.from_date}..{overlap.to_date}", maintenance_id=str(overlap.id))
         with locking.lock_errors():
-            rows = lock_days(property_id, room.room_type_id, days)
+            rows = lock_days(property_id, room.room_type_id, days, capacity=True)
             counts = recount_locked(property_id, rows, body.from_date, end)
             short = [r.date for r in rows
                      if r.sold > usable(counts[(r.room_type_id, r.date)].physical,
@@ -142,7 +142,7 @@ def end_maintenance(ctx: Ctx, property_id: uuid.UUID, maintenance_id: uuid.UUID)
             before = to_data(s.maintenance_out(row, room))
             with locking.lock_errors():
                 days = date_span(row.from_date, row.to_date, max_days=MAX_MAINTENANCE_DAYS)
-                rows = lock_days(property_id, room.room_type_id, days)
+                rows = lock_days(property_id, room.room_type_id, days, capacity=True)
                 row.active = False
                 row.save()
                 refresh_counts(rows, recount_locked(property_id, rows, row.from_date,

@@ -375,7 +375,7 @@ def set_sell_limits(ctx: Ctx, property_id: uuid.UUID, body: SellLimitIn) -> Sell
                                    errors=[{"field": "room_type_id", "message": "unknown room type"}])
         end = body.to_date + timedelta(days=1)
         with locking.lock_errors():
-            rows = lock_days(property_id, room_type.id, days)
+            rows = lock_days(property_id, room_type.id, days, capacity=True)
             InventoryDay.update(sell_limit=body.sell_limit).where(
                 InventoryDay.id.in_([r.id for r in rows])).execute()
             counts = recount_locked(property_id, rows, body.from_date, end)

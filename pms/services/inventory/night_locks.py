@@ -28,9 +28,12 @@ def ensure_days(property_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequenc
 
 
 def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
-              nights: Sequence[date]) -> list[InventoryDay]:
+              nights: Sequence[date], *, capacity: bool = False) -> list[InventoryDay]:
     """Ensure and lock the rows of `nights` in date order (PostgreSQL FOR UPDATE; SQLite's
-    write transaction already holds the database lock). Call inside a write transaction."""
+    write transaction already holds the database lock). Call inside a write transaction.
+    `capacity`: the change is to the house's rooms, not a sale (a sell limit, rooms out of
+    order, rooms made, moved or deleted): the ARI event also says what each channel holding
+    rooms may still sell (`ari_events.touch`)."""
     if not db.in_transaction():
         raise RuntimeError("inventory locks need a transaction (use unit_of_work)")
 
@@ -46,5 +49,5 @@ def lock_days(property_id: uuid.UUID, room_type_id: uuid.UUID,
         rows = locked()
     # every change of what can be sold locks its nights here (or takes them on the
     # booking's fast path, `_take_in_one`): the unit of work emits their ARI event
-    ari_events.touch(property_id, room_type_id, nights)
+    ari_events.touch(property_id, room_type_id, nights, capacity=capacity)
     return rows
