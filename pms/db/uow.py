@@ -217,14 +217,10 @@ class UnitOfWork:
         AggregateModel row at version 1 is born (see `born`)."""
         self._write(row)
 
-    def write(self, statement: Any, values: dict[str, Any],
-              otherwise: Callable[[], Any]) -> None:
-        """A compiled write, timed by the unit of work: on PostgreSQL the `statement`
-        (`pms.db.statements`, the env filled in) with `values` is queued (as `save`);
-        elsewhere `otherwise` (the same write through the models) runs now."""
-        if not is_postgres():
-            otherwise()
-            return
+    def queue(self, statement: Any, values: dict[str, Any]) -> None:
+        """A compiled write of a PostgreSQL fast path (`pms.db.dialect.fast_path`): the
+        `statement` (`pms.db.statements`, the env filled in) with `values`, queued (as
+        `save`): it goes with the transaction's next statement or its COMMIT."""
         from pms.db.scope import require_env
         from pms.db.statements import ENV
 

@@ -1,7 +1,7 @@
 """Check-in's writes (SPEC rule 5: an occupied room has an OPEN folio) at database speed write
 what their reference writes, on PostgreSQL, on randomized stays.
 
-`pms.services.frontdesk.checkin.occupy_room.postgres` (`occupy`: the stay's holds released, the
+`pms.services.frontdesk.desk_writes.occupy_room.postgres` (`occupy`: the stay's holds released, the
 room occupied and held [start, departure) in one statement, the guest folio opened or given the
 room number with the COMMIT) against `occupy_room.reference` (the same through the models:
 `room.save`, `release_room_holds`, `hold_room`, `open_folio`). Each case builds the same state
@@ -29,7 +29,7 @@ from pms.db.uow import unit_of_work
 from pms.errors import RoomUnavailable
 from pms.models import Folio, Reservation, Room
 from pms.models.reservations import RoomStay
-from pms.services.frontdesk import checkin
+from pms.services.frontdesk import desk_writes
 from tests.factories import make_booking_hotel, make_reservation
 
 pytestmark = [pytest.mark.postgres]
@@ -130,7 +130,7 @@ def test_the_checkin_writes_write_what_the_models_write(ctx, pg_db):
     setups: set[str] = set()
     for case in range(90):
         outcomes = []
-        for write in (checkin.occupy_room.postgres, checkin.occupy_room.reference):
+        for write in (desk_writes.occupy_room.postgres, desk_writes.occupy_room.reference):
             rnd = random.Random(4900 + case)
             subject, room = rnd.choice(stays), rnd.choice(hotel.rooms)
             start = hotel.today + timedelta(days=rnd.randrange(0, 4))

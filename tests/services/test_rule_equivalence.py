@@ -1,7 +1,7 @@
 """Every fast path of a rule answers what its reference path answers ("one rule in one
 place"), on PostgreSQL, on the same randomized data:
 
-- the room pick: `pms_pick_room` (migration 018, `pms.services.frontdesk.checkin.pick_room`) against
+- the room pick: `pms_pick_room` (migration 018, `pms.services.frontdesk.desk_writes.pick_room`) against
   `pms.services.reservations.stays.auto_assign` (the peewee path SQLite takes), on a hotel of rooms in every
   status and housekeeping mark, holds of other stays and maintenance periods (active or not);
 - the restriction filter and the nightly rates of a booking: `pms_booking_refs` (the booking's
@@ -42,7 +42,7 @@ from pms.models.rates import RatePlanAllotment, RateSchedule, Restriction
 from pms.models.reservations import RoomStay
 from pms.queries.availability import load_search_data
 from pms.services.cashiering import folio_state
-from pms.services.frontdesk import checkin
+from pms.services.frontdesk import desk_writes
 from pms.services.inventory import inventory
 from pms.services.reservations import reservations, stays
 from tests.factories import (
@@ -96,7 +96,7 @@ def test_the_room_pick_function_picks_what_the_python_pick_picks(ctx, pg_db):
                               property_id=prop.id, room_type_id=rnd.choice(types),
                               departure_date=start + timedelta(days=rnd.randrange(1, 6)))
         answers = []
-        for pick in (checkin.pick_room, stays.auto_assign):
+        for pick in (desk_writes.pick_room, stays.auto_assign):
             with unit_of_work(ctx):
                 try:
                     answers.append(pick(row, start).id)

@@ -5,11 +5,15 @@ Every module under `pms/services` is parsed (`ast`) and may not call the write-t
 machinery or the database-kind check: `born` and `locked_row` (the unit of work learns them
 from the insert and the locked read: `pms.db.base.AggregateModel`, `pms.db.locking.for_update`,
 `Statement(locks=)`), `save_with_commit`, `insert_with_commit`, `statement_with_commit`,
-`send_with_commit` (a service calls `uow.save`, `uow.add`, `uow.write`, `uow.write_sql`: the unit
+`send_with_commit` (a service calls `uow.save`, `uow.add`, `uow.write_sql`: the unit
 of work decides when they go out and flushes them before any later statement), nor
 `is_postgres` (a fast path decorates its portable reference, `pms.db.dialect.fast_path`, and
 the database chooses). A call counts by its name, as a plain name or an attribute
 (`uow.born(...)`, `database.is_postgres()`). No module is exempt.
+
+A PostgreSQL-only compiled write (`uow.queue(statement, values)`) is sent only from a fast path:
+the function that calls it is the argument of a `fast_path(...)` decorator in its module, so
+the use case calls the decorated reference and never chooses a dialect.
 """
 
 from __future__ import annotations
@@ -39,6 +43,55 @@ def forbidden_calls(source: str) -> list[tuple[int, str]]:
         if name in FORBIDDEN:
             found.append((node.lineno, name))
     return found
+
+
+def queues_outside_fast_paths(source: str) -> list[tuple[int, str]]:
+    """(line, function) of each `uow.queue(...)` call in a function no `fast_path(...)`
+    decorator of the module names."""
+    tree = ast.parse(source)
+    fast = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                if (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "fast_path"
+                        and deco.args and isinstance(deco.args[0], ast.Name)):
+                    fast.add(deco.args[0].id)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or node.name in fast:
+            continue
+        for inner in node.body:
+            for call in ast.walk(inner):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == "queue"
+                        and getattr(call.func.value, "id", None) == "uow"):
+                    found.append((call.lineno, node.name))
+    return found
+
+
+def test_a_postgresql_only_write_is_queued_only_by_a_fast_path():
+    offenders = []
+    for path in sorted(SERVICES.rglob("*.py")):
+        for line, name in queues_outside_fast_paths(path.read_text()):
+            offenders.append(f"pms/services/{path.relative_to(SERVICES)}:{line}: in {name}()")
+    assert not offenders, "uow.queue outside a fast path:\n" + "\n".join(offenders)
+
+
+def test_the_fast_path_check_finds_a_queue_in_a_use_case():
+    snippet = """
+from pms.db.dialect import fast_path
+
+def _fast(uow, row):
+    uow.queue(STATEMENT, {"id": row.id})     # a fast path: allowed
+
+@fast_path(_fast)
+def write(uow, row):
+    row.save()
+
+def use_case(uow, row):
+    uow.queue(STATEMENT, {"id": row.id})     # the use case chose the dialect: refused
+"""
+    assert [name for _, name in queues_outside_fast_paths(snippet)] == ["use_case"]
 
 
 def test_no_service_times_its_writes_or_asks_the_database_kind():

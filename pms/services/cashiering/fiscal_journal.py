@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any
 
 from pms.db.current import current_unit_of_work
+from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
 from pms.db.locking import for_update_always
 from pms.db.statements import Statement
@@ -127,9 +128,20 @@ def _append(property_id: uuid.UUID, *, kind: str, document_id: uuid.UUID, number
     # lock is held already; the next append's read of the head is sent after them)
     uow.add(entry)
     head.updated_at = utcnow()
-    uow.write(ADVANCE_HEAD, {"id": head.id, "seq": seq, "hash": entry.hash,
-                             "at": head.updated_at}, otherwise=head.save)
+    _advance_head(uow, head)
     return entry
+
+
+def _head_queued(uow: Any, head: FiscalJournalHead) -> None:
+    uow.queue(ADVANCE_HEAD, {"id": head.id, "seq": head.last_seq, "hash": head.last_hash,
+                             "at": head.updated_at})
+
+
+@fast_path(_head_queued)
+def _advance_head(uow: Any, head: FiscalJournalHead) -> None:
+    """The head moved to the entry just appended (its seq and hash): on PostgreSQL queued
+    with the next statement or the COMMIT (its lock is held already), elsewhere saved."""
+    head.save()
 
 
 def _locked_head(query: Any) -> Any:

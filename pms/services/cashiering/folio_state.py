@@ -95,6 +95,40 @@ def write_with_commit(uow: Any, row: Any) -> None:
     uow.add(row)
 
 
+def _close_queued(uow: Any, folio: Any, other_ids: list[Any], status: str, now: Any) -> None:
+    for folio_id in [folio.id, *other_ids]:
+        uow.queue(CLOSE_FOLIO, {"id": folio_id, "status": status, "at": now})
+    folio.status, folio.closed_at = status, now
+
+
+@fast_path(_close_queued)
+def close_folios(uow: Any, folio: Any, other_ids: list[Any], status: str, now: Any) -> None:
+    """Check-out's closing of the guest folio (the loaded row) and the stay's other folios (by
+    id), each written CLOSED at `now`: on PostgreSQL queued for the COMMIT, elsewhere saved
+    at once."""
+    folio.status, folio.closed_at = status, now
+    folio.save()
+    for folio_id in other_ids:
+        row = _folio_model().get_by_id(folio_id)
+        row.status, row.closed_at = status, now
+        row.save()
+
+
+def _outcome_queued(uow: Any, payment: Any) -> None:
+    uow.queue(RECORD_OUTCOME, {
+        "id": payment.id, "status": payment.status, "external_id": payment.external_id,
+        "attempts": payment.attempts, "decline_code": payment.decline_code,
+        "at": payment.updated_at})
+
+
+@fast_path(_outcome_queued)
+def record_payment_outcome(uow: Any, payment: Any) -> None:
+    """A card payment's outcome written on its row (status, the provider's id, attempts, the
+    decline code; `updated_at` as the caller stamped it): on PostgreSQL queued with the
+    transaction's next statement, elsewhere saved at once."""
+    payment.save()
+
+
 def posting_row(property_id: uuid.UUID, key: str, currency: str, lines: list[Any],
                 memo: str = "") -> Any:
     """`ledger_postings.record_posting`'s PENDING row, built but not inserted (the caller
@@ -179,6 +213,10 @@ GUEST_LOCKED_STATE = Statement.text("folios.guest_state_locked", postgres=_state
     folio="pms_lock_guest_folios(%(env)s, %(stay)s)", others=True), locks=_folio_model)
 CLOSE_FOLIO = Statement.text("folios.close", postgres=(
     "UPDATE folio SET status = %(status)s, closed_at = %(at)s, updated_at = %(at)s"
+    " WHERE env_id = %(env)s AND id = %(id)s"))
+RECORD_OUTCOME = Statement.text("payments.record_outcome", postgres=(
+    "UPDATE folio_payment SET status = %(status)s, external_id = %(external_id)s,"
+    " attempts = %(attempts)s, decline_code = %(decline_code)s, updated_at = %(at)s"
     " WHERE env_id = %(env)s AND id = %(id)s"))
 # a payment's outcome: its row first (the order the payment flow has always locked in), then the
 # function's locks (the stay's, the folio's) and read

@@ -272,7 +272,7 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
     it); returns what it settled that the balance does not show yet (a card charge after
     commit), which the refusal counts as paid."""
     from pms.services.cashiering.folio_state import (
-        CLOSE_FOLIO,
+        close_folios,
         posting_row,
         read_guest_state,
         write_with_commit,
@@ -306,16 +306,7 @@ def settle_for_check_out(uow: Any, reservation: Reservation, until_night: date, 
     for other in state.others:
         refuse_balance(other.id, other.currency, other.property_id, other.balance)
     closed = FOLIO_MACHINE.transition(folio.status, "close").value  # the others are OPEN too
-
-    def close_now(folio_id: Any) -> None:  # (SQLite: the model write, at once)
-        row = folio if folio_id == folio.id else Folio.get_by_id(folio_id)
-        row.status, row.closed_at = closed, now
-        row.save()
-
-    for folio_id in [folio.id, *(o.id for o in state.others)]:
-        uow.write(CLOSE_FOLIO, {"id": folio_id, "status": closed, "at": now},
-                  otherwise=lambda folio_id=folio_id: close_now(folio_id))
-    folio.status, folio.closed_at = closed, now
+    close_folios(uow, folio, [o.id for o in state.others], closed, now)
 
 
 def reopen_folio(folio: Folio) -> Folio:

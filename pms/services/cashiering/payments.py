@@ -38,6 +38,7 @@ from pms.services.cashiering.cashiering import check_amount, load_folio, record_
 from pms.services.cashiering.folio_state import (
     posting_row,
     read_state,
+    record_payment_outcome,
     write_with_commit,
 )
 from pms.services.cashiering.ledger_postings import send_postings
@@ -237,10 +238,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             payment.status = PAYMENT_MACHINE.transition(payment.status, trigger).value
             # the unit of work times the write (queued with its next statement on PostgreSQL)
             payment.updated_at = utcnow()
-            uow.write(RECORD_OUTCOME, {
-                "id": payment.id, "status": payment.status, "external_id": payment.external_id,
-                "attempts": payment.attempts, "decline_code": payment.decline_code,
-                "at": payment.updated_at}, otherwise=payment.save)
+            record_payment_outcome(uow, payment)
             state.replace_payment(payment)
             if trigger == "capture":
                 posting = _settle(uow, payment, folio.property_id, "payments_clearing",
@@ -340,12 +338,6 @@ def _outcome_read(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment, *,
     it)."""
     return read_state(payment.folio_id, now=ctx.now, property_id=property_id,
                       holder_id=ctx.holder_id, lock=True, payment_id=payment.id), None
-
-
-RECORD_OUTCOME = Statement.text("payments.record_outcome", postgres=(
-    "UPDATE folio_payment SET status = %(status)s, external_id = %(external_id)s,"
-    " attempts = %(attempts)s, decline_code = %(decline_code)s, updated_at = %(at)s"
-    " WHERE env_id = %(env)s AND id = %(id)s"))
 
 
 def load_folio_out(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> FolioOut:

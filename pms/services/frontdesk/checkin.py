@@ -5,20 +5,14 @@ transaction: an occupied room always has an OPEN folio (SPEC rule 5).
 
 from __future__ import annotations
 
-import functools
 import uuid
-from datetime import date, timedelta
-from typing import Any
+from datetime import timedelta
 
-from pms import wiring
 from pms.context import Ctx
-from pms.db.dialect import fast_path
-from pms.db.fields import utcnow
 from pms.db.locking import lock_errors
-from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.business_date import business_date
-from pms.domain.states import FOLIO_INITIAL, RESERVATION_MACHINE, ROOM_MACHINE
+from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.errors import (
     Conflict,
     Forbidden,
@@ -29,22 +23,18 @@ from pms.errors import (
 from pms.models import Profile, RatePlan, Reservation, Room, RoomType
 from pms.schemas import reservations as s
 from pms.schemas.common import to_data
-from pms.services.cashiering.folios import block_routing, open_folio
 from pms.services.catalog.catalog import load_property
 from pms.services.frontdesk import stay_reads
+from pms.services.frontdesk.desk_writes import assign_room, occupy_room
 from pms.services.kiosk import kiosk_sessions
 from pms.services.references import unknown_reference
 from pms.services.reservations.reservations import create_reservation, record
 from pms.services.reservations.room_holds import (
-    OUT_OF_ORDER_MARKS,
     check_room,
     find_room,
-    hold_room,
     lock_room,
-    release_room_holds,
-    room_of,
 )
-from pms.services.reservations.stays import auto_assign, lock_stay
+from pms.services.reservations.stays import lock_stay
 
 # Room readiness, the one rule (the kiosk lookup's `room_not_ready` and check-in): a room is
 # ready for a guest when it is VACANT and CLEAN or INSPECTED.
@@ -133,114 +123,6 @@ def check_in(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID,
         record(uow, row, "checked_in", before=before,
                reason=body.dirty_room_reason if dirty else None, data=data)
     return row
-
-
-# -- PostgreSQL: the room picked, held and occupied and the folio opened in two round trips ------
-
-# The pick is the PL/pgSQL function `pms_pick_room` (migration 018: the vacant rooms of the
-# type in the pick's order, walked until one passes its checks and is locked; its plans kept per
-# connection). It returns room rows; the columns are named here in the model's order.
-@functools.cache
-def _pick_statement() -> Statement:
-    columns = ", ".join(f.column_name for f in Room._meta.sorted_fields)
-    return Statement.text("checkin.pick_room", postgres=(
-        f"SELECT {columns} FROM pms_pick_room(%(env)s, %(prop)s, %(type)s, %(stay)s, "
-        "%(start)s, %(end)s, %(out_of_order)s, %(lock)s)"))
-
-# the stay's holds released, the room occupied, its hold taken (an overlap with another stay's
-# hold, which the exclusion constraint refuses, inserts nothing: 409 below)
-OCCUPY = Statement.text("checkin.occupy", postgres="""
-DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(stay)s;
-UPDATE room SET status = %(status)s, updated_at = %(at)s WHERE env_id = %(env)s AND id = %(room)s;
-INSERT INTO room_stay (id, created_at, updated_at, env_id, reservation_id, property_id, room_id,
-                       start_date, end_date)
-VALUES (%(hold)s, %(at)s, %(at)s, %(env)s, %(stay)s, %(prop)s, %(room)s, %(start)s, %(end)s)
-ON CONFLICT DO NOTHING RETURNING id""")
-
-# open_folio: the OPEN guest folio gets the room number, or one is opened (at most one OPEN
-# guest folio per stay: a unique index), with a block member's routing to the master folio;
-# nothing reads it back, so it goes with the COMMIT
-OPEN_FOLIO = Statement.text("checkin.open_folio", postgres="""
-UPDATE folio SET room_number = %(number)s, updated_at = %(at)s
- WHERE env_id = %(env)s AND reservation_id = %(stay)s AND folio_type = 'GUEST'
-   AND status = 'OPEN' AND room_number IS DISTINCT FROM %(number)s;
-INSERT INTO folio (id, created_at, updated_at, env_id, version, reservation_id, property_id,
-                   room_number, status, folio_type, currency, routing, routing_folio_id)
-VALUES (%(folio)s, %(at)s, %(at)s, %(env)s, 0, %(stay)s, %(prop)s, %(number)s, %(open)s,
-        'GUEST', %(currency)s, %(routing)s, %(routing_folio)s)
-ON CONFLICT DO NOTHING""")
-
-
-def pick_room(row: Reservation, start: date) -> Room:
-    """`auto_assign` in one statement (PostgreSQL): the first vacant room of the booked type,
-    in order, clean ones first, not held by another stay nor in maintenance on the nights, not
-    marked out of order, locked with FOR UPDATE SKIP LOCKED (a room another check-in is taking
-    is skipped, not waited for).
-
-    Raises:
-        RoomUnavailable (409): no room of the type is free for the stay.
-    """
-    wired = wiring.current()
-    found = _pick_statement().one(prop=row.property_id, type=row.room_type_id, stay=row.id,
-                                  start=start, end=row.departure_date,
-                                  out_of_order=sorted(OUT_OF_ORDER_MARKS),
-                                  lock=wired.locking_enabled)  # unlocked: the TEST-ONLY control
-    if found is None:
-        raise RoomUnavailable("no vacant room of the booked type is free for this stay")
-    room = room_of(found)
-    if wired.pause_after_pick is not None:  # TEST-ONLY: hold the pick open
-        wired.pause_after_pick()
-    return room
-
-
-def occupy(uow: Any, row: Reservation, room: Room, start: date) -> None:
-    """The check-in's writes on PostgreSQL: the stay's holds released, the room occupied and
-    held [start, departure) in one round trip, the folio opened with the COMMIT.
-
-    Raises:
-        RoomUnavailable (409): the room is held by another stay on these nights.
-    """
-    at = utcnow()
-    held = OCCUPY.one(stay=row.id, room=room.id, status=room.status, at=at,
-                      hold=uuid.uuid4(), prop=row.property_id, start=start,
-                      end=row.departure_date)
-    if held is None:
-        raise RoomUnavailable("the room is held by another stay on these nights")
-    routing, target = block_routing(row)  # a block member's stay only: one read
-    uow.write(OPEN_FOLIO, {"stay": row.id, "number": room.room_number, "at": at,
-                           "folio": uuid.uuid4(), "prop": row.property_id,
-                           "open": FOLIO_INITIAL.value, "currency": row.currency,
-                           "routing": routing, "routing_folio": target},
-              lambda: open_folio(row, room_number=room.room_number))
-
-
-@fast_path(occupy)
-def occupy_room(uow: Any, row: Reservation, room: Room, start: date) -> None:
-    """The check-in's writes: the room saved (occupied), the stay's holds released, the room
-    held [start, departure) and the guest folio opened (or given the room number).
-
-    Raises:
-        RoomUnavailable (409): the room is held by another stay on these nights.
-    """
-    room.save()
-    release_room_holds(row)
-    hold_room(row, room.id, start, row.departure_date)
-    open_folio(row, room_number=room.room_number)
-
-
-def _pick_locked(row: Reservation, start: date) -> tuple[Room, bool]:
-    return pick_room(row, start), True  # locked and checked in one statement
-
-
-@fast_path(_pick_locked)
-def assign_room(row: Reservation, start: date) -> tuple[Room, bool]:
-    """The room auto-assigned to the stay, and whether it is locked and checked already
-    (PostgreSQL's `pick_room`; elsewhere `auto_assign`, and the caller locks and checks it).
-
-    Raises:
-        RoomUnavailable (409): no room of the type is free for the stay.
-    """
-    return auto_assign(row, start), False
 
 
 class _room_busy(Conflict):  # noqa: N801 - used as a Machine error class

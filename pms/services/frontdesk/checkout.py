@@ -14,7 +14,6 @@ from typing import Any
 
 from pms.context import Ctx
 from pms.db.locking import lock_errors
-from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork, unit_of_work
 from pms.domain.states import RESERVATION_MACHINE, ROOM_MACHINE
 from pms.models import Reservation
@@ -23,12 +22,11 @@ from pms.schemas.common import to_data
 from pms.services.cashiering import departure_documents, invoices
 from pms.services.cashiering.folios import last_night_due, settle_for_check_out
 from pms.services.corporate import company_direct_bill
-from pms.services.frontdesk import stay_reads
+from pms.services.frontdesk import desk_writes, stay_reads
 from pms.services.keys import stay_hooks
 from pms.services.kiosk import kiosk_sessions
 from pms.services.reservations import stays
 from pms.services.reservations.reservations import record
-from pms.services.reservations.room_holds import release_room_holds
 from pms.services.reservations.stays import mark_dirty, shorten_stay
 
 CheckOutHook = Callable[[UnitOfWork, Reservation], None]
@@ -124,10 +122,7 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
         if room is not None:
             room.status = ROOM_MACHINE.transition(room.status, "vacate").value
             mark_dirty(room)
-            uow.write(VACATE_ROOM, {"id": room.id, "status": room.status,
-                                    "hk": room.hk_status, "at": ctx.now}, otherwise=room.save)
-        uow.write(RELEASE_HOLDS, {"reservation": row.id},
-                  otherwise=lambda: release_room_holds(row))
+        desk_writes.vacate(uow, row, room, ctx.now)
         row.status = status.value
         row.checked_out_at = ctx.now
         row.checked_out_business_date = today
@@ -139,9 +134,3 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
             kiosk_sessions.end_session(ctx, property_id)
     return row
 
-
-VACATE_ROOM = Statement.text("checkout.vacate_room", postgres=(
-    "UPDATE room SET status = %(status)s, hk_status = %(hk)s, updated_at = %(at)s"
-    " WHERE env_id = %(env)s AND id = %(id)s"))
-RELEASE_HOLDS = Statement.text("checkout.release_holds", postgres=(
-    "DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(reservation)s"))

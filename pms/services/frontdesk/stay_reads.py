@@ -180,7 +180,7 @@ def check_in_read(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                   ) -> tuple[Reservation, date, Room | None, bool]:
     """The stay locked with the business date and, where the rule picks its room, the
     room picked and locked: (stay, business date, room or None, whether the pick was tried).
-    Not tried (False): the caller picks, if it must, itself (`checkin.assign_room`). Tried
+    Not tried (False): the caller picks, if it must, itself (`desk_writes.assign_room`). Tried
     with no room: none of the booked type is free (the caller's 409). The pick is tried on
     PostgreSQL only, for a stay with no room assigned, CONFIRMED, arrived and not departed;
     a check-in that names its room reads with `lock_stay`.

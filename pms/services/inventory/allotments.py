@@ -36,6 +36,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db import locking
 from pms.db.current import current_unit_of_work
+from pms.db.dialect import fast_path
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.availability import allotment_left, channel_hold
 from pms.domain.business_date import business_date
@@ -159,8 +160,19 @@ def _guard(rate_plan_id: uuid.UUID, room_type_id: uuid.UUID, nights: Sequence[da
     uow = current_unit_of_work()
     if uow is None or TEST_HOOKS.no_guard:
         return
-    uow.write(ALLOTMENT_GUARD, {"plan": rate_plan_id, "room_type": room_type_id,
-                                "nights": sorted(set(nights))}, otherwise=lambda: None)
+    _queue_guard(uow, rate_plan_id, room_type_id, nights)
+
+
+def _guard_queued(uow: Any, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,
+                  nights: Sequence[date]) -> None:
+    uow.queue(ALLOTMENT_GUARD, {"plan": rate_plan_id, "room_type": room_type_id,
+                                "nights": sorted(set(nights))})
+
+
+@fast_path(_guard_queued)
+def _queue_guard(uow: Any, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,
+                 nights: Sequence[date]) -> None:
+    """Elsewhere nothing: SQLite's write transaction holds the database for its whole life."""
 
 
 def released(property_id: uuid.UUID, room_type_id: uuid.UUID, reservation: Any,
