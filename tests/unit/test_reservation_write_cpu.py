@@ -12,10 +12,9 @@ from decimal import Decimal
 
 import pytest
 
+from pms.db.base import _read_passing
 from pms.models import Property, RatePlan, Reservation, RoomType
 from pms.schemas import reservations as s
-from pms.services.reservations import booking_refs as svc
-from pms.services.reservations.booking_refs import _model_of
 from pms.services.reservations.reservations import CONFIRMATION_ALPHABET, new_confirmation_number
 
 
@@ -46,7 +45,7 @@ def test_reference_rows_hold_what_python_value_reads(model):
     for values in (_row_values(model), (None,) * len(fields),
                    tuple(uuid.UUID(v) if isinstance(v, str) and len(v) == 36 else v
                          for v in _row_values(model))):
-        obj = _model_of(model, fields, values)
+        obj = model.from_columns(values)
         assert obj.__data__ == {f.name: None if v is None else f.python_value(v)
                                 for f, v in zip(fields, values, strict=True)}
         assert obj._dirty == set() and obj.__rel__ == {}
@@ -54,8 +53,7 @@ def test_reference_rows_hold_what_python_value_reads(model):
 
 
 def test_a_reader_converts_what_python_value_converts():
-    readers = {name: passes for name, passes, _ in
-               (svc._reader(f) for f in Property._meta.sorted_fields)}
+    readers = {f.name: _read_passing(f) for f in Property._meta.sorted_fields}
     assert str not in readers["id"] and str not in readers["version"]
     assert datetime not in readers["business_date"]  # DateField reads a datetime's date
     assert readers["created_at"] == frozenset()  # UtcDateTimeField: always converted

@@ -26,7 +26,6 @@ from pms.services.reservations.room_holds import (
     OUT_OF_ORDER_MARKS,
     hold_room,
     release_room_holds,
-    room_of,
 )
 from pms.services.reservations.stays import auto_assign
 
@@ -82,7 +81,7 @@ def pick_room(row: Reservation, start: date) -> Room:
                                   lock=wired.locking_enabled)  # unlocked: the TEST-ONLY control
     if found is None:
         raise RoomUnavailable("no vacant room of the booked type is free for this stay")
-    room = room_of(found)
+    room = Room.from_columns(found)
     if wired.pause_after_pick is not None:  # TEST-ONLY: hold the pick open
         wired.pause_after_pick()
     return room

@@ -40,7 +40,7 @@ from pms.errors import NotFound
 from pms.models import Folio, Reservation, Room
 from pms.services.cashiering.folio_state import read_guest_state
 from pms.services.cashiering.folios import guest_state_of, guest_state_select
-from pms.services.reservations.room_holds import OUT_OF_ORDER_MARKS, lock_room, room_of
+from pms.services.reservations.room_holds import OUT_OF_ORDER_MARKS, lock_room
 from pms.services.reservations.stays import lock_stay
 
 
@@ -71,13 +71,8 @@ def _room_columns(alias: str) -> str:
 def _stay_of(found: tuple[Any, ...], now: Any) -> tuple[Reservation, date, int]:
     """The reservation of the stay subquery's columns, its business date and where the
     columns after the stay's begin."""
-    fields = Reservation._meta.sorted_fields
-    row = Reservation.__new__(Reservation)
-    row.__data__ = {f.name: None if v is None else f.python_value(v)
-                    for f, v in zip(fields, found, strict=False)}
-    row._dirty = set()
-    row.__rel__ = {}
-    at = len(fields)
+    at = Reservation.column_count()
+    row = Reservation.from_columns(found[:at])
     timezone, day = found[at:at + 2]
     return row, business_date(SimpleNamespace(business_date=day, timezone=timezone), now), at + 3
 
@@ -85,7 +80,7 @@ def _stay_of(found: tuple[Any, ...], now: Any) -> tuple[Reservation, date, int]:
 def _room_at(found: tuple[Any, ...], at: int) -> tuple[Room | None, int]:
     width = len(Room._meta.sorted_fields)
     values = found[at:at + width]
-    return (room_of(values) if values[0] is not None else None), at + width
+    return (Room.from_columns(values) if values[0] is not None else None), at + width
 
 
 # -- check-out ----------------------------------------------------------------------------------

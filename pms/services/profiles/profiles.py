@@ -64,12 +64,7 @@ _REFS = Statement.text(
 def _profile_of(values: tuple[Any, ...]) -> Profile:
     """A Profile from its columns as the driver returns them (the fields' conversions applied,
     as peewee's own reads do)."""
-    row = Profile.__new__(Profile)
-    row.__data__ = {f.name: None if v is None else f.python_value(v)
-                    for f, v in zip(_PROFILE_FIELDS, values, strict=True)}
-    row._dirty = set()
-    row.__rel__ = {}
-    return row
+    return Profile.from_columns(values)
 
 
 def _property_and_existing(property_id: uuid.UUID, body: ProfileIn) -> Profile | None:

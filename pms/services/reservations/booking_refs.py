@@ -12,11 +12,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-import peewee
-
 from pms.context import Ctx
 from pms.db.dialect import fast_path
-from pms.db.fields import JsonField
 from pms.db.statements import Statement
 from pms.db.uow import read_scope
 from pms.domain.pricing import OPEN, Quote, Rule
@@ -171,7 +168,7 @@ def _refs_row(property_id: uuid.UUID, room_type_id: uuid.UUID, rate_plan_id: uui
         fields = model._meta.sorted_fields
         values = row[start:start + len(fields)]
         start += len(fields)
-        out.append(None if values[0] is None else _model_of(model, fields, values))
+        out.append(None if values[0] is None else model.from_columns(values))
     prices = (_stay_prices(stay[0], stay[1], row[start], row[start + 1])
               if stay is not None else None)
     return out[0], out[1], out[2], prices
@@ -190,48 +187,6 @@ def _stay_prices(arrival: date, departure: date, rates: Any, restrictions: Any) 
         if rule != OPEN:
             per_day.setdefault(date.fromisoformat(day), []).append((None, None, rule))
     return StayPrices(amounts, per_day)
-
-
-def _model_of(model: Any, fields: Any, values: Any) -> Any:
-    # the object peewee's cursor wrapper would build (as TenantModel.fetch does), with the
-    # readers worked out once per model (PERF: a python_value call per column before)
-    readers = _READERS.get((model, len(fields)))
-    if readers is None:
-        readers = _READERS[(model, len(fields))] = tuple(_reader(f) for f in fields)
-    data = {}
-    for (name, passes, convert), value in zip(readers, values, strict=True):
-        data[name] = value if value is None or type(value) in passes else convert(value)
-    obj = model.__new__(model)
-    obj.__data__ = data
-    obj._dirty = set()
-    obj.__rel__ = {}
-    return obj
-
-
-_READERS: dict[Any, tuple[tuple[str, frozenset[type], Any], ...]] = {}
-# Value types that a field type's python_value returns unchanged, by the function that reads
-# (peewee's Field.python_value defers to `adapt`); a field read otherwise is always converted.
-_READ_PASSING: dict[Any, frozenset[type]] = {
-    peewee._StringField.adapt: frozenset({str}),
-    peewee.IntegerField.adapt: frozenset({int}),
-    peewee.DateField.adapt: frozenset({date}),
-    peewee.BooleanField.adapt: frozenset({bool}),
-    peewee.UUIDField.python_value: frozenset({uuid.UUID}),
-    JsonField.python_value: frozenset({dict, list, int, float, bool}),
-}
-
-
-def _reader(field: Any) -> tuple[str, frozenset[type], Any]:
-    """(name, value types read unchanged, the field's python_value)."""
-    kind = type(field)
-    if isinstance(field, peewee.ForeignKeyField) and \
-            type(field.rel_field).python_value is peewee.UUIDField.python_value:
-        passes = frozenset({uuid.UUID})  # (a related row object is never in a fetched row)
-    elif kind.python_value is peewee.Field.python_value:
-        passes = _READ_PASSING.get(kind.adapt, frozenset())
-    else:
-        passes = _READ_PASSING.get(kind.python_value, frozenset())
-    return field.name, passes, field.python_value
 
 
 def _check_stay(refs: Refs, arrival: date, departure: date, adults: int, children: int,

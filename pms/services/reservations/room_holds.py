@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import date
-from typing import Any
 
 import peewee
 
@@ -59,7 +58,7 @@ def _lock_room_pg(room_id: uuid.UUID) -> Room | None:
             f"room_holds.lock_room{'' if locked else '_unlocked'}",
             postgres=_ROOM.format(columns=columns) + (" FOR UPDATE" if locked else ""))
     found = statement.one(id=room_id)
-    return None if found is None else room_of(found)
+    return None if found is None else Room.from_columns(found)
 
 
 @fast_path(_lock_room_pg)
@@ -68,15 +67,6 @@ def lock_room(room_id: uuid.UUID) -> Room | None:
     return for_update(Room.select().where(Room.id == room_id)).first()
 
 
-def room_of(values: tuple[Any, ...]) -> Room:
-    """A Room from its columns in `Room._meta.sorted_fields` order, as the driver returns
-    them (the fields' conversions applied, as peewee's reads do)."""
-    room = Room.__new__(Room)
-    room.__data__ = {f.name: None if v is None else f.python_value(v)
-                     for f, v in zip(Room._meta.sorted_fields, values, strict=True)}
-    room._dirty = set()
-    room.__rel__ = {}
-    return room
 
 
 def out_of_order(room_id: uuid.UUID, start: date, end: date) -> bool:

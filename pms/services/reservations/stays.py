@@ -92,13 +92,9 @@ def _lock_stay_pg(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
     found = statement.one(id=reservation_id, prop=property_id, holder=ctx.holder_id)
     if found is None:
         raise NotFound("no such reservation")
-    fields = Reservation._meta.sorted_fields
-    row = Reservation.__new__(Reservation)
-    row.__data__ = {f.name: None if v is None else f.python_value(v)
-                    for f, v in zip(fields, found, strict=False)}
-    row._dirty = set()
-    row.__rel__ = {}
-    timezone, day = found[len(fields):]
+    width = Reservation.column_count()
+    row = Reservation.from_columns(found[:width])
+    timezone, day = found[width:]
     return row, business_date(SimpleNamespace(business_date=day, timezone=timezone), ctx.now)
 
 
