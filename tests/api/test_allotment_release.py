@@ -5,7 +5,8 @@ only caps its plan, as before."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -179,8 +180,10 @@ def test_a_release_the_clock_makes_is_announced_once_by_the_schedule(api, ctx, h
     assert BY_NAME["allotments.releases"].every == timedelta(minutes=5)
     rt = str(hotel.room_type.id)
 
-    def tick(days_before):
-        at = ctx.with_(now=ctx.now + timedelta(days=(day - hotel.today).days - days_before))
+    def tick(days_before):  # the schedule's tick at noon, property time, that many days before
+        local_noon = datetime.combine(day - timedelta(days=days_before), time(12),
+                                      ZoneInfo(hotel.prop.timezone))
+        at = ctx.with_(now=local_noon.astimezone(UTC))
         before = len(ari_rows(ctx))
         counts = announce_clock_releases(at)
         return counts, ari_rows(ctx)[before:]
