@@ -16,7 +16,6 @@ import peewee
 from pms.context import Ctx
 from pms.db.database import db
 from pms.db.locking import for_update
-from pms.db.statements import Statement
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.vat_ids import check_vat_id
 from pms.errors import Conflict, NotFound, ValidationFailed
@@ -25,56 +24,8 @@ from pms.models import Profile
 from pms.schemas.common import to_data
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, profile_out
 from pms.services.catalog.catalog import load_property
+from pms.services.profiles import profile_reads
 from pms.services.rates.negotiated_plans import authorize_links, require_negotiated
-
-
-def _find_existing(body: ProfileIn) -> Profile | None:
-    if body.email:
-        row = Profile.get_or_none(Profile.email_normalized == body.email.strip().lower())
-        if row is not None:
-            return row
-    if body.external_ref:
-        return Profile.get_or_none(Profile.external_ref == body.external_ref)
-    return None
-
-
-_PROFILE_FIELDS = tuple(Profile._meta.sorted_fields)
-
-# PERF: the property check and the look for a profile with the same email (first) or
-# external reference, in ONE statement, built once per process; the row comes back as a tuple.
-# On PostgreSQL it is the PL/pgSQL function `pms_profile_refs` (migrations 014, 020, 030), whose
-# plan the server keeps per connection (planning it cost more than running it).
-_REFS = Statement.text(
-    "profiles.ensure_refs",
-    # (the profile comes back whole, as the table's row type, migration 030: named here as the
-    # model lists its columns, so a column added to the table needs no change to the function)
-    postgres=("SELECT r.property_found, "
-              + ", ".join(f"(r.pr_row).{f.column_name}" for f in _PROFILE_FIELDS)
-              + " FROM pms_profile_refs(%(env)s, %(prop)s, %(email)s, %(ref)s) r"),
-    sqlite=(
-        "SELECT (SELECT 1 FROM property WHERE env_id = %(env)s AND id = %(prop)s), "
-        + ", ".join(f"p.{f.column_name}" for f in _PROFILE_FIELDS)
-        + " FROM (SELECT 1 AS one) AS o LEFT JOIN ("
-        "SELECT * FROM profile WHERE env_id = %(env)s "
-        "AND (email_normalized = %(email)s OR external_ref = %(ref)s) "
-        "ORDER BY CASE WHEN email_normalized = %(email)s THEN 0 ELSE 1 END LIMIT 1"
-        ") AS p ON true"))
-
-
-def _profile_of(values: tuple[Any, ...]) -> Profile:
-    """A Profile from its columns as the driver returns them (the fields' conversions applied,
-    as peewee's own reads do)."""
-    return Profile.from_columns(values)
-
-
-def _property_and_existing(property_id: uuid.UUID, body: ProfileIn) -> Profile | None:
-    """NotFound without the property; else the profile with the body's email or external
-    reference (the email's first), or None. One round trip (call inside a scope)."""
-    email = body.email.strip().lower() if body.email else None
-    found = _REFS.one(prop=property_id, email=email, ref=body.external_ref)
-    if found is None or not found[0]:
-        raise NotFound("no such property")
-    return None if found[1] is None else _profile_of(found[1:])
 
 
 def _check(body: ProfileIn) -> None:
@@ -118,7 +69,7 @@ def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[P
     if ctx.holder_id is not None:
         return _ensure_own_profile(ctx, property_id, body, ctx.holder_id)
     with read_scope(ctx):
-        existing = _property_and_existing(property_id, body)
+        existing = profile_reads.property_and_existing(property_id, body)
     if existing is not None:
         return existing, False
     return _create(ctx, property_id, body, None)
@@ -162,7 +113,7 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             raise peewee.IntegrityError("profile taken") from None
         # A concurrent request created it first (unique email / external ref): ensure = return it.
         with read_scope(ctx):
-            existing = _find_existing(body)
+            existing = profile_reads.find_existing(body)
         if existing is None:
             if isinstance(exc, peewee.IntegrityError):
                 raise  # not a unique key of ours (a bug or a failing trigger): a 500
