@@ -18,11 +18,12 @@ database lock).
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -32,6 +33,10 @@ from pms.db.statements import Statement
 from pms.domain.business_date import business_date
 from pms.domain.money import quantize
 from pms.errors import NotFound
+
+if TYPE_CHECKING:
+    from pms.context import Ctx
+    from pms.models.cashiering import FolioPayment
 
 CAPTURED = "CAPTURED"
 ROOM_KIND = "room"
@@ -447,3 +452,57 @@ def read_guest_state(reservation: Any, *, lock: bool, now: datetime | None = Non
                                 balance=quantize(charges, other.currency)
                                 - quantize(paid, other.currency)))
     return state
+
+
+# -- a card payment's outcome: its read -----------------------------------------------------------
+
+def _head_columns() -> list[str]:
+    from pms.models.cashiering import FiscalJournalHead
+
+    return [f.column_name for f in FiscalJournalHead._meta.sorted_fields]
+
+
+@functools.cache
+def _outcome_statement() -> Statement:
+    """A capture's outcome read on PostgreSQL: the payment row locked, then the stay's and the
+    folio's locks and the folio's state (`folio_state.PAYMENT_LOCKED_STATE`), then the
+    property's fiscal-journal head locked and read (its lateral names the state's property,
+    so it runs after the state's locks): one round trip, where the head's read was one more."""
+    from pms.models import Folio
+
+    head = ", ".join(f"h.{c} AS h_{c}" for c in _head_columns())
+    return Statement.text("payments.outcome_with_head", postgres=(
+        "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
+        f" SELECT s2.*, fh.* FROM ({_state_call(lock=True)}) s2 LEFT JOIN LATERAL ("
+        f"SELECT {head} FROM fiscal_journal_head h WHERE h.env_id = %(env)s"
+        " AND h.property_id = s2.property_id FOR UPDATE OF h) fh ON true"), locks=Folio)
+
+
+def _outcome_read_pg(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment, *,
+                     capture: bool) -> tuple[Any, Any]:
+    """`outcome_read` on PostgreSQL: a capture's read takes the fiscal journal's head too
+    (None: the property has none yet; `fiscal_journal` makes it). The TEST-ONLY unlocked
+    control runs read as elsewhere."""
+    if not capture or not locking_enabled():
+        return outcome_read.reference(ctx, property_id, payment, capture=capture)  # type: ignore[attr-defined]
+    from pms.models.cashiering import FiscalJournalHead
+
+    row = _outcome_statement().one(folio=payment.folio_id, prop=property_id,
+                                   holder=ctx.holder_id, code=None, payment=payment.id)
+    if row is None:
+        raise NotFound("no such folio")
+    width = FiscalJournalHead.column_count()
+    values = row[-width:]
+    head = FiscalJournalHead.from_columns(values) if values[0] is not None else None
+    return _from_row(row[:-width], ctx.now), head
+
+
+@fast_path(_outcome_read_pg)
+def outcome_read(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment, *,
+                  capture: bool) -> tuple[Any, Any]:
+    """The outcome's transaction's read: the payment row locked, then the stay's and the
+    folio's, and the folio's state; and, for a capture on PostgreSQL, the property's fiscal
+    journal head locked and read in the same round trip (else None: `fiscal_journal` reads
+    it)."""
+    return read_state(payment.folio_id, now=ctx.now, property_id=property_id,
+                      holder_id=ctx.holder_id, lock=True, payment_id=payment.id), None

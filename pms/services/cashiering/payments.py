@@ -12,7 +12,6 @@ payment_method_id references are stored, never card data.
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from datetime import timedelta
@@ -20,14 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from pms.context import Ctx
-from pms.db.dialect import fast_path
 from pms.db.fields import utcnow
-from pms.db.locking import for_update, lock_errors, locking_enabled
-from pms.db.statements import Statement
+from pms.db.locking import for_update, lock_errors
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.money import exact
 from pms.domain.states import PAYMENT_INITIAL, PAYMENT_MACHINE, PaymentStatus
-from pms.errors import DependencyUnavailable, NotFound, PaymentDeclined, ValidationFailed
+from pms.errors import DependencyUnavailable, PaymentDeclined, ValidationFailed
 from pms.models import FolioPayment
 from pms.platform.ledger import LedgerLine
 from pms.platform.payments import require_own_method
@@ -36,6 +33,7 @@ from pms.schemas.folios import FolioOut
 from pms.services.cashiering import fiscal_journal
 from pms.services.cashiering.cashiering import check_amount, load_folio, record_change, require_open
 from pms.services.cashiering.folio_state import (
+    outcome_read,
     posting_row,
     read_state,
     record_payment_outcome,
@@ -221,7 +219,7 @@ def _complete_card(ctx: Ctx, property_id: uuid.UUID, payment_id: uuid.UUID, paym
             return load_folio_out(ctx, property_id, payment.folio_id), payment
     posting = None
     with lock_errors(), unit_of_work(ctx) as uow:
-        state, head = _outcome_read(ctx, property_id, payment,
+        state, head = outcome_read(ctx, property_id, payment,
                                     capture=result.ok and payment.kind == PAYMENT)
         folio = state.folio
         current = next((p for p in state.payments if p.id == payment_id), None)
@@ -278,66 +276,6 @@ def complete_after_commit(ctx: Ctx, property_id: uuid.UUID, payment: FolioPaymen
                        known=(payment, None))
     except PaymentDeclined:
         log.warning("post-stay charge declined", extra={"payment_id": str(payment.id)})
-
-
-def _head_columns() -> list[str]:
-    from pms.models.cashiering import FiscalJournalHead
-
-    return [f.column_name for f in FiscalJournalHead._meta.sorted_fields]
-
-
-@functools.cache
-def _outcome_statement() -> Statement:
-    """A capture's outcome read on PostgreSQL: the payment row locked, then the stay's and the
-    folio's locks and the folio's state (`folio_state.PAYMENT_LOCKED_STATE`), then the
-    property's fiscal-journal head locked and read (its lateral names the state's property,
-    so it runs after the state's locks): one round trip, where the head's read was one more."""
-    from pms.models import Folio
-    from pms.services.cashiering.folio_state import _state_call
-
-    head = ", ".join(f"h.{c} AS h_{c}" for c in _head_columns())
-    return Statement.text("payments.outcome_with_head", postgres=(
-        "SELECT 1 FROM folio_payment WHERE env_id = %(env)s AND id = %(payment)s FOR UPDATE;"
-        f" SELECT s2.*, fh.* FROM ({_state_call(lock=True)}) s2 LEFT JOIN LATERAL ("
-        f"SELECT {head} FROM fiscal_journal_head h WHERE h.env_id = %(env)s"
-        " AND h.property_id = s2.property_id FOR UPDATE OF h) fh ON true"), locks=Folio)
-
-
-def _outcome_read_pg(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment, *,
-                     capture: bool) -> tuple[Any, Any]:
-    """`_outcome_read` on PostgreSQL: a capture's read takes the fiscal journal's head too
-    (None: the property has none yet; `fiscal_journal` makes it). The TEST-ONLY unlocked
-    control runs read as elsewhere."""
-    if not capture or not locking_enabled():
-        return _outcome_read.reference(ctx, property_id, payment, capture=capture)  # type: ignore[attr-defined]
-    from pms.db.base import FetchPlan
-    from pms.models.cashiering import FiscalJournalHead
-    from pms.services.cashiering.folio_state import _from_row
-
-    row = _outcome_statement().one(folio=payment.folio_id, prop=property_id,
-                                   holder=ctx.holder_id, code=None, payment=payment.id)
-    if row is None:
-        raise NotFound("no such folio")
-    width = len(_head_columns())
-    values = row[-width:]
-    if not _HEAD_PLAN:
-        _HEAD_PLAN.append(FetchPlan(FiscalJournalHead))
-    head = _HEAD_PLAN[0].build(values) if values[0] is not None else None
-    return _from_row(row[:-width], ctx.now), head
-
-
-_HEAD_PLAN: list[Any] = []
-
-
-@fast_path(_outcome_read_pg)
-def _outcome_read(ctx: Ctx, property_id: uuid.UUID, payment: FolioPayment, *,
-                  capture: bool) -> tuple[Any, Any]:
-    """The outcome's transaction's read: the payment row locked, then the stay's and the
-    folio's, and the folio's state; and, for a capture on PostgreSQL, the property's fiscal
-    journal head locked and read in the same round trip (else None: `fiscal_journal` reads
-    it)."""
-    return read_state(payment.folio_id, now=ctx.now, property_id=property_id,
-                      holder_id=ctx.holder_id, lock=True, payment_id=payment.id), None
 
 
 def load_folio_out(ctx: Ctx, property_id: uuid.UUID, folio_id: uuid.UUID) -> FolioOut:
