@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 import typer
 
+from cli.hotelsim.demo_month import DEMO_TIMEZONE
 from cli.output import emit, open_database
 from pms.config import Settings, load_settings
 
@@ -41,7 +42,7 @@ def seed_demo(settings: Settings, env_id: uuid.UUID, *, now: Any = None) -> dict
     created = prop is None
     if created:
         prop = catalog.create_property(ctx, msgspec.convert({
-            "propertyCode": DEMO_CODE, "name": "Demo Grand Hotel", "timezone": "Europe/Berlin",
+            "propertyCode": DEMO_CODE, "name": "Demo Grand Hotel", "timezone": DEMO_TIMEZONE,
             "currencyCode": "EUR", "languages": ["en", "de"],
             "displayAddress": {"line1": "Unter den Linden 1", "city": "Berlin",
                                "postalCode": "10117", "countryCode": "DE"},

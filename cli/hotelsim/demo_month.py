@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -30,10 +30,18 @@ from pms.config import Settings
 CALLERS = ("staff", "staff", "phone", "channel", "channel", "guest")
 
 
+DEMO_TIMEZONE = "Europe/Berlin"  # the demo property's (cli.demo)
+
+
 def opening_moment(days: int, *, now: datetime | None = None) -> datetime:
-    """The morning the demo hotel opened: `days` days before now (09:00 UTC)."""
-    now = now or datetime.now(UTC)
-    return (now - timedelta(days=days)).replace(hour=9, minute=0, second=0, microsecond=0)
+    """The morning the demo hotel opened: 09:00 at the hotel, `days` days before its local
+    date now (the UTC date is the day before for an hour or two around the hotel's midnight,
+    and the month must end on the hotel's today)."""
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo(DEMO_TIMEZONE)
+    local = (now or datetime.now(UTC)).astimezone(zone).date()
+    return datetime.combine(local - timedelta(days=days), time(9), zone).astimezone(UTC)
 
 
 def live_month(settings: Settings, env_id: uuid.UUID, property_id: str, *, days: int,

@@ -45,7 +45,7 @@ def hotel(ctx, database):
     return hotel
 
 
-def wait_job(api, job_id, timeout=15.0):
+def wait_job(api, job_id, timeout=120.0):
     pump(api.env_id)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
