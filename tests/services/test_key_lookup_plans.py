@@ -117,7 +117,7 @@ def _reads(cur: Any, env: uuid.UUID, prop: uuid.UUID, email: str | None, ref: st
         cur.execute("ROLLBACK")
 
 
-def test_profile_reads_probe_their_keys_after_the_tables_grew(tenant):
+def test_profile_store_probe_their_keys_after_the_tables_grew(tenant):
     env, owner, service = tenant
     prop = uuid.uuid4()
     _seed_profiles(owner, env, 1, 3, "ANALYZE profile", "ANALYZE idempotency_record")

@@ -1,6 +1,6 @@
 """The profile create's one read answers what its reference answers, on randomized profiles.
 
-The read (`pms.services.profiles.profile_reads.property_and_existing`: `pms_profile_refs` on
+The read (`pms.services.profiles.profile_store.property_and_existing`: `pms_profile_refs` on
 PostgreSQL, the `_REFS` statement's own text on SQLite) against the reference through the
 models (`load_property`, then `find_existing`: the profile with the body's normalized email
 first, else the one with its external reference): the same NotFound for a property that is not
@@ -27,7 +27,7 @@ from pms.errors import NotFound
 from pms.models import Profile
 from pms.schemas.profiles import ProfileIn
 from pms.services.catalog.catalog import load_property
-from pms.services.profiles import profile_reads, profiles
+from pms.services.profiles import profile_store, profiles
 from tests.factories import make_property
 
 
@@ -41,7 +41,7 @@ def _answer(read: Any, *args: Any) -> Any:
 
 def _reference(property_id: uuid.UUID, body: Any) -> Profile | None:
     load_property(property_id)
-    return profile_reads.find_existing(body)
+    return profile_store.find_existing(body)
 
 
 def _make_profiles(ctx: Ctx, property_id: uuid.UUID, rnd: random.Random, emails: list[str],
@@ -76,7 +76,7 @@ def test_the_profile_read_finds_what_the_models_find(ctx, database, seed):
         property_id = rnd.choices([prop.id, other_prop.id, uuid.uuid4()], [8, 1, 1])[0]
         body = SimpleNamespace(email=email, external_ref=ref)
         with read_scope(ctx):
-            fast = _answer(profile_reads.property_and_existing, property_id, body)
+            fast = _answer(profile_store.property_and_existing, property_id, body)
             reference = _answer(_reference, property_id, body)
         assert fast == reference, f"case {case}: property {property_id}, {email!r}, {ref!r}"
         if isinstance(fast, dict):

@@ -133,3 +133,82 @@ def use_case(uow, row, db):
 def test_the_exceptions_name_real_modules():
     for (relative, name), why in ALLOWED.items():
         assert (SERVICES / relative).is_file() and name in FORBIDDEN and why
+
+
+# SQL in a service lives in its capability's store (`STORE_MODULES` in the package's
+# `__init__.py`): a use case module loads through the models and the store, never writes a
+# statement of its own. (module path relative to pms/services): why it holds SQL anyway.
+SQL_ELSEWHERE: dict[str, str] = {
+    "admin/admin_lists.py": "a list's count estimate: EXPLAIN of the list's own query, and its "
+                            "capped count, both built from the peewee query it pages",
+    "admin/policy_decision.py": "the request's version check rides on a bare `SELECT 1` when "
+                                "the request sent no statement to carry it",
+}
+
+SQL_CALLS = frozenset({"text", "execute_sql"})
+
+
+def sql_calls(source: str) -> list[int]:
+    """Lines of each statement written in `source`: `Statement.text(...)`, `Statement(...)`
+    and `execute_sql(...)`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "Statement":
+            found.append(node.lineno)
+        elif isinstance(func, ast.Attribute) and (
+                func.attr == "execute_sql"
+                or (func.attr == "text" and getattr(func.value, "id", None) == "Statement")):
+            found.append(node.lineno)
+    return found
+
+
+def _store_modules(package: Path) -> tuple[str, ...]:
+    tree = ast.parse((package / "__init__.py").read_text())
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == "STORE_MODULES"):
+            return tuple(ast.literal_eval(node.value))
+    return ()
+
+
+def test_sql_lives_only_in_each_capabilitys_store():
+    offenders = []
+    stored = 0
+    for path in sorted(SERVICES.rglob("*.py")):
+        relative = str(path.relative_to(SERVICES))
+        lines = sql_calls(path.read_text())
+        if not lines or relative in SQL_ELSEWHERE:
+            continue
+        if path.stem in _store_modules(path.parent):
+            stored += len(lines)
+            continue
+        offenders += [f"pms/services/{relative}:{line}" for line in lines]
+    assert not offenders, "SQL outside a store module:\n" + "\n".join(offenders)
+    assert stored > 20  # (the walk found the stores' statements)
+
+
+def test_every_store_module_names_a_real_module_with_sql():
+    for init in sorted(SERVICES.glob("*/__init__.py")):
+        for name in _store_modules(init.parent):
+            module = init.parent / f"{name}.py"
+            assert module.is_file(), f"{init}: STORE_MODULES names {name}, no such module"
+            assert sql_calls(module.read_text()), f"{module} is a store without SQL"
+    for relative, why in SQL_ELSEWHERE.items():
+        assert sql_calls((SERVICES / relative).read_text()) and why
+
+
+def test_the_sql_check_finds_a_statement_in_a_use_case():
+    snippet = """
+from pms.db.statements import Statement
+
+LOCK = Statement.text("x.lock", both="SELECT 1")
+
+def use_case(db, row):
+    db.execute_sql("UPDATE room SET status = 'DIRTY'")
+    row.save()                        # the models: allowed
+    return Statement("x", None)
+"""
+    assert sql_calls(snippet) == [4, 7, 9]

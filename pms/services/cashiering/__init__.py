@@ -7,3 +7,7 @@ PUBLIC_MODULES = (
     "fiscal_journal", "fiscalization", "folio_state", "folios", "invoices", "ledger_postings",
     "master_folios", "payments", "posting", "receipts", "refunds", "transaction_codes", "vouchers",
 )
+
+# the store: the modules that hold this capability's SQL, each reference beside its fast path
+# (the folio's state and closing, a payment's outcome, the fiscal journal's head; tests/unit/test_services_plain.py keeps SQL out of the other modules)
+STORE_MODULES = ("folio_state", "fiscal_journal")

@@ -5,3 +5,7 @@
 PUBLIC_MODULES = (
     "checkin", "checkout", "feedback",
 )
+
+# the store: the modules that hold this capability's SQL, each reference beside its fast path
+# (the room pick, occupation and vacating (SPEC rule 5) and the stay reads; tests/unit/test_services_plain.py keeps SQL out of the other modules)
+STORE_MODULES = ("desk_writes", "stay_reads")

@@ -7,3 +7,7 @@ PUBLIC_MODULES = (
     "allotments", "availability", "block_undercut", "holds", "inventory", "inventory_calendar",
     "night_locks",
 )
+
+# the store: the modules that hold this capability's SQL, each reference beside its fast path
+# (the nights sold under their locks (SPEC rule 6) and the calendar; tests/unit/test_services_plain.py keeps SQL out of the other modules)
+STORE_MODULES = ("inventory", "inventory_calendar")

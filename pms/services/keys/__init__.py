@@ -5,3 +5,7 @@
 PUBLIC_MODULES = (
     "keys", "lock_sync", "stay_hooks",
 )
+
+# the store: the modules that hold this capability's SQL, each reference beside its fast path
+# (a stay's live keys, locked; tests/unit/test_services_plain.py keeps SQL out of the other modules)
+STORE_MODULES = ("key_store",)

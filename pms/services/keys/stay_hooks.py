@@ -11,40 +11,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pms.db.locking import for_update, locking_enabled
-from pms.db.statements import Statement
 from pms.db.uow import UnitOfWork
 from pms.domain.states import DIGITAL_KEY_MACHINE
 from pms.models import DigitalKey, Reservation
 from pms.schemas.common import to_data
 from pms.services.catalog.catalog import load_property
+from pms.services.keys import key_store
 from pms.services.keys.keys import (
-    LIVE,
     key_out,
     new_key,
     queue_lock_command,
     record_change,
     valid_until_for,
 )
-
-_LIVE_IDS = ("SELECT id FROM digital_key WHERE env_id = %(env)s AND reservation_id = "
-             "%(reservation)s AND status IN ('INACTIVE', 'ACTIVE') ORDER BY created_at, id")
-# PERF (check-out is a hot route): the stay's live keys, locked, by one precompiled statement;
-# the models are built only when there are some (most stays have none)
-LOCK_LIVE_IDS = Statement.text("keys.lock_live_ids", postgres=_LIVE_IDS + " FOR UPDATE",
-                               sqlite=_LIVE_IDS)
-READ_LIVE_IDS = Statement.text("keys.read_live_ids", both=_LIVE_IDS)  # TEST-ONLY control runs
-
-
-def _locked_live(reservation_id: uuid.UUID, room_id: uuid.UUID | None = None) -> list[DigitalKey]:
-    statement = LOCK_LIVE_IDS if locking_enabled() else READ_LIVE_IDS
-    if not statement.rows(reservation=reservation_id):
-        return []
-    query = DigitalKey.select().where((DigitalKey.reservation == reservation_id)
-                                      & DigitalKey.status.in_(LIVE))
-    if room_id is not None:
-        query = query.where(DigitalKey.room_id == room_id)
-    return list(for_update(query.order_by(DigitalKey.created_at, DigitalKey.id)))
 
 
 def _revoke(uow: UnitOfWork, row: DigitalKey, reason: str) -> None:
@@ -64,7 +43,7 @@ def revoke_stay_keys(uow: UnitOfWork, reservation: Reservation, reason: str = "c
                      ) -> list[DigitalKey]:
     """Revoke every live key of the stay (ACTIVE and INACTIVE: none can be re-activated), in
     the caller's transaction. The check-out hook (pms.services.frontdesk.checkout.CHECK_OUT_HOOKS)."""
-    keys = _locked_live(reservation.id)
+    keys = key_store.locked_live(reservation.id)
     for row in keys:
         _revoke(uow, row, reason)
     return keys
@@ -82,7 +61,7 @@ def move_keys(uow: UnitOfWork, reservation: Reservation, old_room_id: uuid.UUID 
     if old_room_id is None:
         return []
     pairs = []
-    for old in _locked_live(reservation.id, old_room_id):
+    for old in key_store.locked_live(reservation.id, old_room_id):
         _revoke(uow, old, "room_move")
         pair_id = old.pair_id or uuid.uuid4()
         old.pair_id = pair_id
@@ -102,7 +81,7 @@ def move_validity(uow: UnitOfWork, reservation: Reservation) -> list[DigitalKey]
     (the stay gets a new key instead)."""
     moved: list[DigitalKey] = []
     now = uow.ctx.now
-    live = [k for k in _locked_live(reservation.id) if k.valid_until > now]
+    live = [k for k in key_store.locked_live(reservation.id) if k.valid_until > now]
     if not live:
         return moved
     until = valid_until_for(load_property(reservation.property_id), reservation.departure_date,

@@ -5,3 +5,7 @@
 PUBLIC_MODULES = (
     "guest_payment_methods", "profiles",
 )
+
+# the store: the modules that hold this capability's SQL, each reference beside its fast path
+# (the profile create's reads and insert; tests/unit/test_services_plain.py keeps SQL out of the other modules)
+STORE_MODULES = ("profile_store",)

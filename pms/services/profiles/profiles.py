@@ -14,7 +14,6 @@ import msgspec
 import peewee
 
 from pms.context import Ctx
-from pms.db.database import db
 from pms.db.locking import for_update
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.vat_ids import check_vat_id
@@ -24,7 +23,7 @@ from pms.models import Profile
 from pms.schemas.common import to_data
 from pms.schemas.profiles import LoyaltyNumberIn, ProfileIn, profile_out
 from pms.services.catalog.catalog import load_property
-from pms.services.profiles import profile_reads
+from pms.services.profiles import profile_store
 from pms.services.rates.negotiated_plans import authorize_links, require_negotiated
 
 
@@ -69,7 +68,7 @@ def ensure_profile(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn) -> tuple[P
     if ctx.holder_id is not None:
         return _ensure_own_profile(ctx, property_id, body, ctx.holder_id)
     with read_scope(ctx):
-        existing = profile_reads.property_and_existing(property_id, body)
+        existing = profile_store.property_and_existing(property_id, body)
     if existing is not None:
         return existing, False
     return _create(ctx, property_id, body, None)
@@ -113,7 +112,7 @@ def _create(ctx: Ctx, property_id: uuid.UUID, body: ProfileIn,
             raise peewee.IntegrityError("profile taken") from None
         # A concurrent request created it first (unique email / external ref): ensure = return it.
         with read_scope(ctx):
-            existing = profile_reads.find_existing(body)
+            existing = profile_store.find_existing(body)
         if existing is None:
             if isinstance(exc, peewee.IntegrityError):
                 raise  # not a unique key of ours (a bug or a failing trigger): a 500
@@ -142,7 +141,7 @@ def create_in(uow: Any, property_id: uuid.UUID, body: ProfileIn,
         preferences=_preferences(body),
         origin_property_id=property_id, version=1,
     )
-    if not _insert_new(row):
+    if not profile_store.insert_new(row):
         return None
     data = to_data(profile_out(row))
     uow.audit("profile.created", row, after=data)
@@ -155,23 +154,6 @@ def _preferences(body: ProfileIn) -> dict[str, Any]:
     if prefs.get("vat_id"):
         prefs["vat_id"] = check_vat_id(prefs["vat_id"], "preferences.vat_id")
     return prefs
-
-
-def _insert_new(row: Profile) -> bool:
-    """INSERT the new profile; False when a unique key (email, external reference, id) is
-    another row's. On PostgreSQL with ON CONFLICT DO NOTHING, so the transaction stays usable
-    (a request transaction the unit of work joined goes on to read the existing row); on SQLite
-    the IntegrityError is the answer (its transaction is the unit of work's own)."""
-    statement = row.insert_statement()
-    if statement is None:
-        try:
-            row.save(force_insert=True)
-        except peewee.IntegrityError:
-            return False
-        return True
-    sql, values = statement
-    cursor = db.execute_sql(f"{sql} ON CONFLICT DO NOTHING RETURNING id", values)
-    return cursor.fetchone() is not None
 
 
 def load_profile(profile_id: uuid.UUID, *, lock: bool = False) -> Profile:

@@ -1,12 +1,18 @@
-"""The profile create's reads: the property check and the look for a profile with the same
-email or external reference. `find_existing` is the reference, through the models;
-`property_and_existing` is the one-statement read the use case runs
-(`tests/services/test_profile_refs_equivalence.py` proves them equal on random profiles)."""
+"""The profiles' store: the profile create's reads and its insert.
+
+The reads are the property check and the look for a profile with the same email or external
+reference. `find_existing` is the reference, through the models; `property_and_existing` is
+the one-statement read the use case runs (`tests/services/test_profile_refs_equivalence.py`
+proves them equal on random profiles). `insert_new` writes a new profile unless a unique key
+is another row's."""
 
 from __future__ import annotations
 
 import uuid
 
+import peewee
+
+from pms.db.database import db
 from pms.db.statements import Statement
 from pms.errors import NotFound
 from pms.models import Profile
@@ -55,3 +61,20 @@ def property_and_existing(property_id: uuid.UUID, body: ProfileIn) -> Profile | 
     if found is None or not found[0]:
         raise NotFound("no such property")
     return None if found[1] is None else Profile.from_columns(found[1:])
+
+
+def insert_new(row: Profile) -> bool:
+    """INSERT the new profile; False when a unique key (email, external reference, id) is
+    another row's. On PostgreSQL with ON CONFLICT DO NOTHING, so the transaction stays usable
+    (a request transaction the unit of work joined goes on to read the existing row); on SQLite
+    the IntegrityError is the answer (its transaction is the unit of work's own)."""
+    statement = row.insert_statement()
+    if statement is None:
+        try:
+            row.save(force_insert=True)
+        except peewee.IntegrityError:
+            return False
+        return True
+    sql, values = statement
+    cursor = db.execute_sql(f"{sql} ON CONFLICT DO NOTHING RETURNING id", values)
+    return cursor.fetchone() is not None
