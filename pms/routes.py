@@ -100,7 +100,7 @@ def _assemble() -> list[Route]:
 
 def _admin(domain: list[Route]) -> list[Route]:
     """admin page definitions, admin lists and the submit aliases, derived from the
-    admin registry and the domain routes it names (pms/api/admin.py)."""
+    admin registry (pms/api/admin_pages.py) and the domain routes it names (pms/api/admin.py)."""
     from pms.api import admin
 
     return admin.admin_routes(domain)

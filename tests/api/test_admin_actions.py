@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pms.api import admin
+from pms.api import admin, admin_pages, admin_ui
 from pms.models import Room
 from pms.routes import all_routes
 from pms.services.admin.admin_lists import ListSource, Lookup
@@ -138,11 +138,11 @@ def test_a_company_gets_its_first_user_from_the_toolbar(api):
 
 
 def test_every_row_action_takes_its_parameters_from_columns_the_list_has(api):
-    for name in admin.PAGES:
+    for name in admin_pages.PAGES:
         definition = _definition(api, name)
         for action in definition["actions"]:
             declared = set(action["params"])
-            assert declared == set(admin.path_params(action["domain_path"])), action["name"]
+            assert declared == set(admin_pages.path_params(action["domain_path"])), action["name"]
             for source in action["params"].values():
                 assert source in ("", "property_id", *definition["list_columns"]), \
                     (name, action["name"], source)
@@ -150,12 +150,12 @@ def test_every_row_action_takes_its_parameters_from_columns_the_list_has(api):
 
 # -- the registry refuses to start when a page does not resolve ----------------------------
 
-def _broken(**change: Any) -> dict[str, admin.PageDef]:
-    page = admin.PAGES["housekeeping"]
-    return {**admin.PAGES, "housekeeping": dataclasses.replace(page, **change)}
+def _broken(**change: Any) -> dict[str, admin_pages.PageDef]:
+    page = admin_pages.PAGES["housekeeping"]
+    return {**admin_pages.PAGES, "housekeeping": dataclasses.replace(page, **change)}
 
 
-HK = admin.PAGES["housekeeping"]
+HK = admin_pages.PAGES["housekeeping"]
 BROKEN = {
     "column": _broken(source=dataclasses.replace(HK.source, columns=("room_nr",))),
     "filter": _broken(source=dataclasses.replace(HK.source, filters=("floor",))),
@@ -163,24 +163,24 @@ BROKEN = {
         HK.source, lookups=(Lookup("room_number", "room_id", Room, "number"),))),
     "lov list": _broken(lovs={"kind": "no-such-list"}),
     "lov field": _broken(lovs={"no_such_field": "housekeeping-task-kinds"}),
-    "route": _broken(actions=(admin.Action("x", "PUT", f"{P}/housekeeping/nowhere"),)),
-    "parameter": _broken(actions=(admin.Action(
+    "route": _broken(actions=(admin_pages.Action("x", "PUT", f"{P}/housekeeping/nowhere"),)),
+    "parameter": _broken(actions=(admin_pages.Action(
         "set_room_status", "PUT", f"{P}/housekeeping/{{room_number}}",
         params={"room_number": "room_id_typo"}),)),
-    "stray parameter": _broken(actions=(admin.Action(
+    "stray parameter": _broken(actions=(admin_pages.Action(
         "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}",
         params={"id": "id", "task_id": "id"}),)),
     "search column": _broken(source=dataclasses.replace(
         HK.source, searches={"who": ("assignee_name",)})),
     "choices of no filter": _broken(source=dataclasses.replace(
         HK.source, choices={"floor": ("1", "2")})),
-    "fill column": _broken(actions=(admin.Action(
+    "fill column": _broken(actions=(admin_pages.Action(
         "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params={"id": "id"},
         fill={"status": "no_such_column"}),)),
-    "fill field": _broken(actions=(admin.Action(
+    "fill field": _broken(actions=(admin_pages.Action(
         "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params={"id": "id"},
         fill={"no_such_field": "status"}),)),
-    "then": _broken(actions=(admin.Action(
+    "then": _broken(actions=(admin_pages.Action(
         "update_task", "PUT", f"{P}/housekeeping/tasks/{{id}}", params={"id": "id"},
         then="no_such_action"),)),
 }
@@ -196,12 +196,12 @@ def test_a_broken_page_refuses_to_start(monkeypatch, what):
 
 
 def test_the_registry_as_shipped_resolves():
-    assert admin.registry_problems(admin.PAGES, all_routes()) == []
+    assert admin.registry_problems(admin_pages.PAGES, all_routes()) == []
 
 
 def test_a_source_without_list_source_has_no_filters():
-    assert admin.list_filters(admin.PAGES["reports"]) == []
-    assert isinstance(admin.PAGES["housekeeping"].source, ListSource)
+    assert admin_ui.list_filters(admin_pages.PAGES["reports"]) == []
+    assert isinstance(admin_pages.PAGES["housekeeping"].source, ListSource)
 
 
 # -- filters: a list's own, refused otherwise ----------------------------------------------
@@ -218,10 +218,10 @@ def test_unknown_admin_list_filter_is_422(api):
 
 def test_openapi_advertises_each_lists_own_filters(api):
     document = api.get("/v1/openapi.json").json
-    for name, page in admin.PAGES.items():
+    for name, page in admin_pages.PAGES.items():
         operation = document["paths"][f"/v1/admin/{name}"]["get"]
         query = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
-        assert query == {"limit", "cursor", *admin.list_filters(page)}, name
+        assert query == {"limit", "cursor", *admin_ui.list_filters(page)}, name
 
 
 def test_reservation_and_front_desk_rows_name_their_room_type_rate_plan_and_room(api):

@@ -10,7 +10,7 @@ import uuid
 import falcon.testing
 import pytest
 
-from pms.api import admin
+from pms.api import admin_pages
 from pms.api.console import console_files, console_gateway
 from pms.app import create_app
 from pms.devkeys import mint_token
@@ -82,7 +82,7 @@ def test_the_embedded_default_adds_the_demo_token_to_the_consoles_loopback_calls
     ok = client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="127.0.0.1",
                              host="127.0.0.1")
     assert ok.status_code == 200, ok.text
-    assert [p["page"] for p in ok.json["data"]] == list(admin.PAGES)
+    assert [p["page"] for p in ok.json["data"]] == list(admin_pages.PAGES)
     assert client.simulate_get("/v1/admin/ui", headers=MARK, remote_addr="::1",
                                host="[::1]").status_code == 200
     refused = [
@@ -107,7 +107,7 @@ def test_the_embedded_default_adds_the_demo_token_to_the_consoles_loopback_calls
 
 def test_the_page_index_lists_the_pages_the_caller_may_read(api):
     body = api.get("/v1/admin/ui").json
-    assert [p["page"] for p in body["data"]] == list(admin.PAGES)
+    assert [p["page"] for p in body["data"]] == list(admin_pages.PAGES)
     assert all(p["url"] == f"/v1/admin/ui/{p['page']}" for p in body["data"])
     token = mint_token(api.settings, env_id=api.env_id,
                        scopes=["hotel:pms:admin", "hotel:pms:profiles:read",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from pms.api import admin
+from pms.api import admin_pages, admin_ui
 from pms.domain import states as st
 from pms.schemas.housekeeping import TaskKind
 from tests.factories import make_booking_hotel, make_profile, make_reservation
@@ -69,8 +69,8 @@ def test_a_status_filter_offers_the_schemas_values_and_refuses_others(api):
     assert tasks["kind"] == list(typing.get_args(TaskKind))
     rates = api.get("/v1/admin/ui/rates").json["filter_options"]
     assert rates["active"] == ["true", "false"]
-    for name, definition in admin.PAGES.items():  # each select's values are accepted
-        for filter_name, values in admin.filter_options(definition).items():
+    for name, definition in admin_pages.PAGES.items():  # each select's values are accepted
+        for filter_name, values in admin_ui.filter_options(definition).items():
             resp = api.get(f"/v1/admin/{name}", params={filter_name: values[0]})
             assert resp.status_code == 200, (name, filter_name, resp.text)
     assert api.get("/v1/admin/reservations", params={"status": "CHECKED_IN"}).status_code == 200

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from pms.api import admin
+from pms.api import admin, admin_pages
 from pms.context import Ctx
 from pms.db.uow import read_scope
 from pms.devkeys import all_scopes, mint_token
@@ -21,7 +21,7 @@ from tests.helpers import assert_problem, owned_method, random_ref
 P = "/v1/properties/{property_id}"
 
 
-@pytest.mark.parametrize("page", sorted(admin.PAGES))
+@pytest.mark.parametrize("page", sorted(admin_pages.PAGES))
 def test_every_page_has_a_definition_with_its_data_url(api, page):
     resp = api.get(f"/v1/admin/ui/{page}")
     assert resp.status_code == 200, resp.text
@@ -37,7 +37,7 @@ def test_the_spec_pages_are_all_there():
     spec_pages = {"reservations", "frontdesk", "housekeeping", "rates", "blocks", "events",
                   "profiles", "reports", "settings", "companies", "company_users",
                   "negotiated_rates", "kiosk-config", "corporate-accounts"}
-    assert spec_pages <= set(admin.PAGES)
+    assert spec_pages <= set(admin_pages.PAGES)
     # SPEC: the submit aliases also cover company_payment_methods, company_users, rate_links
     resources = {alias.split("/")[3] for alias, _spec in admin.alias_table(all_routes()).values()}
     assert {"company_payment_methods", "company_users", "rate_links", "blocks"} <= resources
@@ -62,7 +62,7 @@ def test_form_schema_is_generated_from_the_request_schema_with_x_lov(api):
     # every x-lov names a list the LOV route serves
     from pms.services.catalog import lov
 
-    for page in admin.PAGES.values():
+    for page in admin_pages.PAGES.values():
         assert set(page.lovs.values()) <= set(lov.list_names()), page.page
     controls = [e["scope"] for row in body["ui_schema"]["elements"] for e in row["elements"]]
     assert sorted(controls) == sorted(f"#/properties/{f}" for f in schema["properties"])
@@ -96,7 +96,7 @@ def test_every_offered_action_is_one_the_api_accepts_from_the_scopes():
     whose declared scope is the one the definition names."""
     served = {(m, p): s for m, p, _f, s in operations(all_routes())}
     table = admin.action_table(all_routes())
-    for page in admin.PAGES.values():
+    for page in admin_pages.PAGES.values():
         for action in page.actions:
             alias, spec = table[(action.method, action.path)]
             assert (action.method, alias) in served

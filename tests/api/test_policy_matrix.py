@@ -110,7 +110,7 @@ def test_a_request_naming_no_property_is_refused_or_filtered_under_a_property_de
 
 def _refuses_whole(path: str) -> bool:
     """Admin lists whose rows have no property: refused whole under a property rule."""
-    from pms.api.admin import PAGES
+    from pms.api.admin_pages import PAGES
     from pms.services.admin.admin_lists import ListSource
 
     name = path.removeprefix(f"{A}/")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import requests
 
-from pms.api import admin
+from pms.api import admin_pages
 from tests.cli.test_serve import _cli, _free_port
 from tests.e2e.test_admin_console import CHROMEDRIVER, CHROMIUM, FLAGS
 
@@ -93,7 +93,7 @@ def main() -> None:
         driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER),
                                   options=options)
         try:
-            for page in admin.PAGES:
+            for page in admin_pages.PAGES:
                 driver.get(f"{base}/admin/?p={page}#{page}")
                 WebDriverWait(driver, 60).until(lambda d, p=page: d.find_elements(
                     "css selector", f"#page[data-loaded='{p}']"))

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import requests
 
-from pms.api import admin
+from pms.api import admin_pages
 from tests.cli.test_serve import _cli, _free_port
 from tests.conftest import need_server
 
@@ -141,7 +141,7 @@ def test_every_page_of_the_registry_renders_its_list_without_console_errors(serv
     browser.get(f"{base}/admin/")
     _wait(browser, lambda d: d.find_element("css selector", "body[data-ready='1']"), "ready")
     pages = [a.get_attribute("data-page") for a in _css(browser, "#pages a")]
-    assert pages == list(admin.PAGES)  # the picker is the registry (all of it for the staff)
+    assert pages == list(admin_pages.PAGES)  # the picker is the registry (all of it for the staff)
     _errors(browser)
     headers = {"X-PMS-Console": "1"}
     for page in pages:

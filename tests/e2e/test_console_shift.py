@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import requests
 
-from pms.api import admin
+from pms.api import admin_pages
 from tests.e2e.test_admin_console import _css, _errors, _open, _text, _wait, browser, served
 
 __all__ = ["browser", "served"]  # the module's fixtures, shared with the console's tests
@@ -446,7 +446,7 @@ def test_every_page_passes_axe_and_works_from_the_keyboard(served, browser):
     base = served["base"]
     browser.set_script_timeout(120)
     found: dict[str, Any] = {}
-    for page in admin.PAGES:
+    for page in admin_pages.PAGES:
         _open(browser, base, page)
         if _css(browser, "#toolbar button"):
             _css(browser, "#toolbar button")[0].click()
