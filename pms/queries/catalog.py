@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from pms.context import Ctx
 from pms.db.pagination import Page, paginate
@@ -21,8 +21,13 @@ from pms.models.catalog import Package, RatePlan
 from pms.models.property import RoomType
 from pms.queries.lookups import load_child, load_property
 
-if TYPE_CHECKING:  # the catalog's registry of kinds, for annotations only
-    from pms.services.catalog.catalog import Kind
+
+class Kind(Protocol):
+    """What a catalog kind (`pms.services.catalog.catalog.Kind`, the registry above this
+    layer) offers a read: its model and its label."""
+
+    model: Any
+    label: str
 
 
 def get_property(ctx: Ctx, property_id: uuid.UUID) -> Property:
