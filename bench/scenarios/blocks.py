@@ -82,7 +82,7 @@ def _single_bookings(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: An
 def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
                   ) -> tuple[float, dict[str, Any]]:
     from pms.schemas import room_blocks as s
-    from pms.services.groups import room_blocks, rooming_lists
+    from pms.services.groups import block_changes, room_blocks, rooming_lists
     from pms.services.job_records import ROOMING_LIST
 
     departure = arrival + timedelta(days=2)
@@ -94,7 +94,7 @@ def _rooming_list(ctx: Any, prop: Any, room_type: Any, plan: Any, arrival: Any
         "allocation": [{"room_type_id": str(room_type.id), "date": arrival.isoformat(),
                         "to_date": departure.isoformat(),
                         "allotted": LIST_ROWS}]}, s.BlockIn))
-    room_blocks.transition(ctx, prop.id, block.id, "definite")
+    block_changes.transition(ctx, prop.id, block.id, "definite")
     rows = [{"room_type_id": str(room_type.id), "arrival_date": arrival.isoformat(),
              "departure_date": departure.isoformat(), "guest": {"last_name": f"Delegate{i}"}}
             for i in range(LIST_ROWS)]
@@ -135,7 +135,7 @@ def _active_blocks(ctx: Any, property_id: str, arrival: Any) -> None:
     from pms.db.uow import read_scope
     from pms.models import RatePlan, RoomType
     from pms.schemas import room_blocks as s
-    from pms.services.groups import room_blocks
+    from pms.services.groups import block_changes, room_blocks
 
     pid = uuid.UUID(property_id)
     with read_scope(ctx):
@@ -152,7 +152,7 @@ def _active_blocks(ctx: Any, property_id: str, arrival: Any) -> None:
                             "date": first.isoformat(),
                             "to_date": (first + timedelta(days=4)).isoformat(),
                             "allotted": 1}]}, s.BlockIn))
-        room_blocks.transition(ctx, pid, out.id, "definite")
+        block_changes.transition(ctx, pid, out.id, "definite")
 
 
 def run(bench: Any) -> list[Any]:

@@ -895,7 +895,7 @@ def _blk(w: World, *moves: str, picked: bool = False) -> str:
     import msgspec
 
     from pms.schemas import room_blocks as bs
-    from pms.services.groups import pickups, room_blocks
+    from pms.services.groups import block_changes, pickups, room_blocks
 
     s = _stay_hotel(w)
     n = s["blocks_made"] = s.get("blocks_made", 0) + 1
@@ -907,7 +907,7 @@ def _blk(w: World, *moves: str, picked: bool = False) -> str:
         "allocation": [{"room_type_id": str(s["hotel"].room_type.id),
                         "date": night.isoformat(), "allotted": 1}]}, bs.BlockIn))
     for move in moves:
-        room_blocks.transition(s["ctx"], s["hotel"].id, out.id, move)
+        block_changes.transition(s["ctx"], s["hotel"].id, out.id, move)
     if picked:
         pickups.pick_up(s["ctx"], s["hotel"].id, out.id, msgspec.convert(
             _blk_pick_body(w, out), bs.PickupIn))

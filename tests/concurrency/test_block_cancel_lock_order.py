@@ -24,7 +24,7 @@ from pms.db.uow import read_scope
 from pms.models.reservations import Reservation
 from pms.models.room_blocks import RoomBlock
 from pms.schemas import room_blocks as s
-from pms.services.groups import pickups, room_blocks
+from pms.services.groups import block_changes, pickups, room_blocks
 from tests.factories import make_hotel
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -46,7 +46,7 @@ def test_a_block_cancel_and_a_guest_cancel_take_locks_in_one_order(ctx, pg_db):
         "rate_plan_id": str(h.rate_plan.id),
         "allocation": [{"room_type_id": str(h.room_type.id), "date": str(ARR),
                         "to_date": str(ARR + timedelta(days=1)), "allotted": 3}]}, s.BlockIn))
-    room_blocks.transition(ctx, h.property.id, block.id, "definite")
+    block_changes.transition(ctx, h.property.id, block.id, "definite")
     body = msgspec.convert({"room_type_id": str(h.room_type.id), "arrival_date": str(ARR),
                             "departure_date": str(DEP), "guest": {"last_name": "G"}},
                            s.PickupIn)
@@ -56,7 +56,7 @@ def test_a_block_cancel_and_a_guest_cancel_take_locks_in_one_order(ctx, pg_db):
 
     def cancel_block() -> None:
         try:
-            outcome["result"] = room_blocks.transition(ctx, h.property.id, block.id, "cancel",
+            outcome["result"] = block_changes.transition(ctx, h.property.id, block.id, "cancel",
                                                        cancel_picked=True)
         except Exception as exc:  # noqa: BLE001 - reported below
             outcome["error"] = exc

@@ -36,7 +36,7 @@ from pms.models.inventory import InventoryDay
 from pms.models.reservations import Reservation
 from pms.schemas import room_blocks as s
 from pms.schemas.reservations import ReservationIn
-from pms.services.groups import pickups, room_block_inventory, room_blocks
+from pms.services.groups import block_changes, pickups, room_block_inventory, room_blocks
 from pms.services.reservations import reservations
 from tests.concurrency.conftest import fire
 from tests.factories import make_hotel
@@ -57,7 +57,7 @@ def _block(ctx: Any, h: Any, allotted: int, *, definite: bool = True, code: str 
                         "to_date": str(DEP - timedelta(days=1)), "allotted": allotted}]},
         s.BlockIn))
     if definite:
-        room_blocks.transition(ctx, h.property.id, out.id, "definite")
+        block_changes.transition(ctx, h.property.id, out.id, "definite")
     return out
 
 
@@ -151,7 +151,7 @@ def test_definite_racing_bookings_never_oversells(ctx, pg_db, control):
 
     def act(i: int) -> Any:
         if i == 0:
-            return room_blocks.transition(ctx, h.property.id, block.id, "definite")
+            return block_changes.transition(ctx, h.property.id, block.id, "definite")
         try:
             return reservations.create_reservation(ctx, h.property.id, body)
         except RoomTypeUnavailable:
@@ -182,7 +182,7 @@ def test_cut_off_while_picks_arrive_keeps_every_count(ctx, pg_db):
 
         def act(i: int, h=h, block=block) -> Any:
             if i == 0:
-                return room_blocks.cut_off(ctx, h.property.id, block.id)
+                return block_changes.cut_off(ctx, h.property.id, block.id)
             return pickups.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
 
         results = _threads(6, act)
@@ -220,7 +220,7 @@ def test_cut_off_racing_a_pick_in_its_window_keeps_other_blocks_held(ctx, pg_db,
     def act(i: int) -> Any:
         if i == 0:
             assert in_window.wait(timeout=30)
-            return room_blocks.cut_off(ctx, h.property.id, block.id)
+            return block_changes.cut_off(ctx, h.property.id, block.id)
         return pickups.pick_up(ctx, h.property.id, block.id, _pickup_body(h))
 
     changes: dict[str, Any] = {"pause_after_check": pause}

@@ -33,7 +33,7 @@ from pms.schemas.rates import RatesIn, RestrictionIn
 from pms.schemas.room_blocks import BlockIn, PickupIn
 from pms.services.catalog import catalog
 from pms.services.distribution.ari_events import ARI_UPDATED
-from pms.services.groups import pickups, room_blocks
+from pms.services.groups import block_changes, pickups, room_blocks
 from pms.services.housekeeping import maintenance
 from pms.services.inventory import allotments, availability, inventory
 from pms.services.rates import rates
@@ -148,7 +148,7 @@ def block_or_room_change(ctx, hotel, types, rng, kind, rt, start, blocks, period
                              "to_date": str(start + timedelta(days=1)),
                              "allotted": rng.randint(1, 2)}]}, BlockIn))
         blocks.append((block.id, rt, start))
-        room_blocks.transition(ctx, hotel.id, block.id, "definite")
+        block_changes.transition(ctx, hotel.id, block.id, "definite")
     elif kind == "pick" and blocks:
         block_id, block_rt, arrival = rng.choice(blocks)
         pickups.pick_up(ctx, hotel.id, block_id, msgspec.convert(reservation_body(
@@ -156,7 +156,7 @@ def block_or_room_change(ctx, hotel, types, rng, kind, rt, start, blocks, period
             departure_date=str(arrival + timedelta(days=rng.randint(1, 2)))), PickupIn))
     elif kind == "end_block" and blocks:
         block_id, _, _ = blocks.pop(rng.randrange(len(blocks)))
-        room_blocks.transition(ctx, hotel.id, block_id, "cancel", cancel_picked=True)
+        block_changes.transition(ctx, hotel.id, block_id, "cancel", cancel_picked=True)
     elif kind == "add_room":
         types[rt].append(make_room(ctx, hotel.id, rt))
     elif kind == "drop_room" and len(types[rt]) > 1:

@@ -20,6 +20,7 @@ from pms.schemas.reservations import ReservationOut, reservation_out
 from pms.services.groups import (
     block_attrition,
     block_bulk,
+    block_changes,
     block_dates,
     block_master_folio,
     pickups,
@@ -78,7 +79,7 @@ class Blocks:
 
 def _move_block(ctx: Any, property_id: Any, block_id: Any, trigger: str, *,
                 query: s.TransitionQuery) -> s.BlockChangeOut:
-    return room_blocks.transition(ctx, property_id, block_id, trigger, dry_run=query.dry_run,
+    return block_changes.transition(ctx, property_id, block_id, trigger, dry_run=query.dry_run,
                                   cancel_picked=query.cancel_picked)
 
 
@@ -106,7 +107,7 @@ class BlockAllocation:
                           "room_type_unavailable).")
     def on_put(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                id: Any, body: s.AllocationIn, query: s.DryRunQuery) -> None:  # noqa: A002
-        resp.media = room_blocks.set_allocation(req.context.ctx, property_id, id, body,
+        resp.media = block_changes.set_allocation(req.context.ctx, property_id, id, body,
                                                 dry_run=query.dry_run)
 
 
@@ -118,7 +119,7 @@ class BlockWash:
               errors=(409,), summary="Wash the block: reduce unpicked rooms by rooms or percent")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, body: s.WashIn, query: s.DryRunQuery) -> None:  # noqa: A002
-        resp.media = room_blocks.wash(req.context.ctx, property_id, id, body,
+        resp.media = block_changes.wash(req.context.ctx, property_id, id, body,
                                       dry_run=query.dry_run)
 
 
@@ -132,7 +133,7 @@ class BlockCutOff:
                           "off blocks whose cut-off date has come.")
     def on_post(self, req: falcon.Request, resp: falcon.Response, property_id: Any,
                 id: Any, query: s.DryRunQuery) -> None:  # noqa: A002
-        resp.media = room_blocks.cut_off(req.context.ctx, property_id, id,
+        resp.media = block_changes.cut_off(req.context.ctx, property_id, id,
                                          dry_run=query.dry_run)
 
 

@@ -7,7 +7,7 @@ the new nights start at 0 rooms per room type of the grid (or as the body's `all
 A night's `picked` counts the reservations actually on it, so it stays with its date.
 
 The held rooms follow by the difference under the night locks, in (room type, date) order (the
-one path of every block change, `room_blocks._change_in`): a night that would hold more is
+one path of every block change, `block_changes._change_in`): a night that would hold more is
 checked against the rooms for sale (409 room_type_unavailable naming the nights short).
 
 A reservation of the block with a night outside the new dates is refused, named (409
@@ -169,7 +169,8 @@ def change_dates(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID, body: s.
     """Move or resize the block (see the module). Raises: NotFound. ValidationFailed (422):
     dates, cells outside the new dates, far dates. Conflict (409): block_pickups_outside_dates,
     allocation_below_pickup, room_type_unavailable, invalid_transition (CANCELLED, LOST)."""
-    from pms.services.groups.room_blocks import _change, _check_dates
+    from pms.services.groups.block_changes import _change
+    from pms.services.groups.room_blocks import _check_dates
 
     check_dates(body)
     with read_scope(ctx):

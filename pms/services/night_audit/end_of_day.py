@@ -214,7 +214,7 @@ def _step_block_cut_offs(uow: UnitOfWork, prop: Property, day: date, hooks: Hook
                          ) -> tuple[int, dict[str, Any]]:
     """blocks whose cut-off date is the business date the audit rolls to (or
     earlier) give their unpicked rooms back to the house."""
-    from pms.services.groups.room_blocks import cut_off_due_in
+    from pms.services.groups.block_changes import cut_off_due_in
 
     codes = cut_off_due_in(uow, prop.id, day + timedelta(days=1))
     return len(codes), {"blocks": codes}
@@ -514,7 +514,7 @@ def preview(prop: Property, day: date) -> NightAuditRunOut:
         return out
     pending = night_charges.preview_night(prop, day)
     occupied = in_house(prop.id, day).where(Reservation.room.is_null(False)).count()
-    from pms.services.groups.room_blocks import due_for_cut_off
+    from pms.services.groups.block_changes import due_for_cut_off
 
     due_blocks = due_for_cut_off(prop.id, day + timedelta(days=1))
     steps = [
