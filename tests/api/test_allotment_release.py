@@ -200,3 +200,37 @@ def test_a_release_the_clock_makes_is_announced_once_by_the_schedule(api, ctx, h
     assert counts["nights_released"] == 0 and events == []
     counts, events = tick(1)
     assert counts["nights_released"] == 0 and events == []
+
+
+def test_a_tick_after_the_days_announcement_takes_no_streams_lock(api, ctx, hotel):
+    """Once a day's releases are announced, the schedule's later ticks that day (every five
+    minutes) answer from an unlocked read: a stream row locked elsewhere does not hold them.
+    The control: the next day's tick has something to announce, so it needs the lock and
+    waits for it."""
+    import psycopg2
+
+    from pms.db.database import db, is_postgres
+    from pms.services.distribution.hold_releases import announce_releases
+
+    if not is_postgres():
+        pytest.skip("row locks are PostgreSQL's (SQLite runs one writer at a time)")
+    day = hotel.today + timedelta(days=6)
+    _allot(api, hotel, day, 2, 2)
+    _allot(api, hotel, day + timedelta(days=1), 2, 2)
+    release_day = day - timedelta(days=2)
+    assert announce_releases(ctx, hotel.id, release_day) == 1
+    database = db.obj
+    holder = psycopg2.connect(database=database.database, **database.connect_params)
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT set_config('app.env_id', %s, true)", (str(ctx.env_id),))
+            cur.execute("SELECT id FROM ari_stream WHERE id = %s FOR UPDATE",
+                        (str(hotel.room_type.id),))
+            assert cur.fetchone() is not None
+        assert announce_releases(ctx, hotel.id, release_day) == 0  # answered, no wait
+        with pytest.raises(Exception) as caught:  # the control: the next day needs the lock
+            announce_releases(ctx, hotel.id, release_day + timedelta(days=1))
+        assert "lock" in f"{type(caught.value).__name__} {caught.value}".lower()
+    finally:
+        holder.rollback()
+        holder.close()

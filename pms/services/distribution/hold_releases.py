@@ -50,10 +50,26 @@ def clock_properties(ctx: Ctx) -> list[tuple[uuid.UUID, str]]:
         return [(_as_uuid(pid), tz) for pid, tz in rows]
 
 
+def _announced(ctx: Ctx, property_id: uuid.UUID, today: date) -> bool:
+    """Whether every room type holding rooms for a channel on `property_id` has announced its
+    releases through `today` already: one unlocked read, so the ticks after the first of a day
+    take no stream's lock (a stale answer only sends the tick on to the locked check)."""
+    with read_scope(ctx):
+        done = AriStream.select(AriStream.id).where(AriStream.released_through >= today)
+        return not (RatePlanAllotment.select(RatePlanAllotment.id)
+                    .where((RatePlanAllotment.property == property_id)
+                           & RatePlanAllotment.release_days.is_null(False)
+                           & (RatePlanAllotment.date >= today)
+                           & RatePlanAllotment.room_type.not_in(done))
+                    .exists())
+
+
 def announce_releases(ctx: Ctx, property_id: uuid.UUID, today: date) -> int:
     """Announce the holds of `property_id` released since each room type's last announcement,
     through `today` (the property's local date): one unit of work, the room types' streams
     locked in id order first. Returns the nights announced."""
+    if _announced(ctx, property_id, today):
+        return 0
     with unit_of_work(ctx):
         rows = list(RatePlanAllotment.select(RatePlanAllotment.room_type, RatePlanAllotment.date,
                                              RatePlanAllotment.release_days)
