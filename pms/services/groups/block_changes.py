@@ -29,6 +29,7 @@ from pms.services.groups.room_block_inventory import (
     _nights_of,
     apply_held,
     block_out,
+    held_changes,
     held_map,
     load_block,
     night_cutoff,
@@ -64,12 +65,7 @@ def _change_in(uow: UnitOfWork, ctx: Ctx, property_id: uuid.UUID, block_id: uuid
     row.updated_at = ctx.now
     row.save()
     out = block_out(row, nights)
-    changes = [s.HeldChangeOut(room_type_id=k[0], date=k[1],
-                               held_before=held_before.get(k, 0),
-                               held_after=held_after.get(k, 0))
-               for k in sorted(set(held_before) | set(held_after),
-                               key=lambda k: (str(k[0]), k[1]))
-               if held_before.get(k, 0) != held_after.get(k, 0)]
+    changes = held_changes(held_before, held_after)
     if not dry_run:
         uow.record("block", action, row, to_data(out), before=before_out, reason=reason,
                    property_id=property_id)

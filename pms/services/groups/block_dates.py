@@ -45,6 +45,7 @@ from pms.services.groups.room_block_inventory import (
     _nights_of,
     apply_held,
     block_out,
+    held_changes,
     held_map,
     load_block,
 )
@@ -269,12 +270,7 @@ def _move_with_pickups(ctx: Ctx, property_id: uuid.UUID, block_id: uuid.UUID,
                 row.updated_at = ctx.now
                 row.save()
                 out = block_out(row, nights)
-                changes = [s.HeldChangeOut(room_type_id=k[0], date=k[1],
-                                           held_before=held_before.get(k, 0),
-                                           held_after=held_after.get(k, 0))
-                           for k in sorted(set(held_before) | set(held_after),
-                                           key=lambda k: (str(k[0]), k[1]))
-                           if held_before.get(k, 0) != held_after.get(k, 0)]
+                changes = held_changes(held_before, held_after)
                 if not dry_run:
                     uow.record("block", "dates_changed", row, to_data(out), before=before_out,
                                property_id=property_id)

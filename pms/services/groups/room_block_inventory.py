@@ -52,6 +52,14 @@ def held_map(block: RoomBlock, nights: Sequence[RoomBlockNight]) -> dict[Key, in
     return {(n.room_type_id, n.date): night_held(block, n) for n in nights}
 
 
+def held_changes(before: dict[Key, int], after: dict[Key, int]) -> list[s.HeldChangeOut]:
+    """The (room type, night) cells whose held rooms a change moved, in type and date order."""
+    return [s.HeldChangeOut(room_type_id=k[0], date=k[1], held_before=before.get(k, 0),
+                            held_after=after.get(k, 0))
+            for k in sorted(set(before) | set(after), key=lambda k: (str(k[0]), k[1]))
+            if before.get(k, 0) != after.get(k, 0)]
+
+
 def _nights_of(block: RoomBlock, *, lock: bool = False) -> list[RoomBlockNight]:
     query = (RoomBlockNight.select().where(RoomBlockNight.block == block.id)
              .order_by(RoomBlockNight.room_type_id, RoomBlockNight.date))
