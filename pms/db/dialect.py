@@ -12,7 +12,16 @@ calls the one function the decorator returns; the database decides here.
 
 Both stay reachable (`lock_room.postgres`, `lock_room.reference`) for the randomized
 equivalence tests that run them on the same data (tests/services/test_rule_equivalence.py),
-so a fast path cannot drift from its reference.
+so a fast path cannot drift from its reference; tests/unit/test_fast_paths.py names the test
+that proves each pair.
+
+`dialect_variant` dispatches the same way for the few pairs that answer differently by design,
+each documenting what its caller does with either answer: an admin list's planner estimate
+where the reference counts (capped), ARI events written with the commit where the reference
+leaves them to the caller, a check-in's room picked with the stay's read where the reference
+leaves the pick to the caller, the allotment guard that PostgreSQL's concurrent writers need
+and SQLite's one writer does not. No equivalence test applies to them; their callers' tests
+run on both databases.
 """
 
 from __future__ import annotations
@@ -45,3 +54,10 @@ def fast_path(postgres: Callable[..., Any]) -> Callable[[F], F]:
         return chosen  # type: ignore[return-value]
 
     return decorate
+
+
+def dialect_variant(postgres: Callable[..., Any]) -> Callable[[F], F]:
+    """As `fast_path`, for a PostgreSQL variant that answers differently from the portable
+    function by design (the caller handles both answers): not a fast path of the same rule,
+    so no equivalence test holds it to the portable answer."""
+    return fast_path(postgres)

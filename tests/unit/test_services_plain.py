@@ -45,6 +45,9 @@ def forbidden_calls(source: str) -> list[tuple[int, str]]:
     return found
 
 
+DISPATCHERS = ("fast_path", "dialect_variant")  # pms.db.dialect
+
+
 def queues_outside_fast_paths(source: str) -> list[tuple[int, str]]:
     """(line, function) of each `uow.queue(...)` call in a function no `fast_path(...)`
     decorator of the module names."""
@@ -53,7 +56,7 @@ def queues_outside_fast_paths(source: str) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "fast_path"
+                if (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) in DISPATCHERS
                         and deco.args and isinstance(deco.args[0], ast.Name)):
                     fast.add(deco.args[0].id)
     found = []

@@ -21,7 +21,7 @@ import peewee
 
 from pms.context import Ctx
 from pms.db.database import db
-from pms.db.dialect import fast_path
+from pms.db.dialect import dialect_variant
 from pms.db.pagination import paginate
 from pms.db.uow import read_scope
 from pms.errors import ValidationFailed
@@ -114,7 +114,7 @@ def _planned_rows(query: peewee.ModelSelect) -> int:
     return int(plan[0]["Plan"]["Plan Rows"])
 
 
-@fast_path(_planned_rows)
+@dialect_variant(_planned_rows)
 def _estimate(query: peewee.ModelSelect) -> int:
     """An estimate of the query's rows: the count, capped at ESTIMATE_CAP (PostgreSQL: the
     planner's estimate)."""

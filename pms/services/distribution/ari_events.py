@@ -43,7 +43,7 @@ from decimal import Decimal
 from typing import Any
 
 from pms.db.current import current_unit_of_work
-from pms.db.dialect import fast_path
+from pms.db.dialect import dialect_variant
 from pms.db.fields import utcnow
 from pms.db.scope import require_env
 from pms.domain.availability import allotment_left, by_month, sellable_from_margin, sold_nights
@@ -459,7 +459,7 @@ def _sellable_months_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
     return True
 
 
-@fast_path(_sellable_months_in_commit)
+@dialect_variant(_sellable_months_in_commit)
 def _sellable_in_commit(uow: Any, room_type_id: uuid.UUID, touched: Any,
                         months: list[list[date]]) -> bool:
     """The events of a change of sellable nights only, written without a round trip of

@@ -32,7 +32,7 @@ from typing import Any
 
 from pms import wiring
 from pms.context import Ctx
-from pms.db.dialect import fast_path
+from pms.db.dialect import dialect_variant, fast_path
 from pms.db.locking import locking_enabled
 from pms.db.statements import Statement
 from pms.domain.business_date import business_date
@@ -170,7 +170,7 @@ def _check_in_read_pg(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUI
     return row, today, room, tried
 
 
-@fast_path(_check_in_read_pg)
+@dialect_variant(_check_in_read_pg)
 def check_in_read(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID
                   ) -> tuple[Reservation, date, Room | None, bool]:
     """The stay locked with the business date and, where the rule picks its room, the

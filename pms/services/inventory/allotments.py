@@ -36,7 +36,7 @@ from typing import Any
 from pms.context import Ctx
 from pms.db import locking
 from pms.db.current import current_unit_of_work
-from pms.db.dialect import fast_path
+from pms.db.dialect import dialect_variant
 from pms.db.uow import read_scope, unit_of_work
 from pms.domain.availability import allotment_left, channel_hold
 from pms.domain.business_date import business_date
@@ -169,7 +169,7 @@ def _guard_queued(uow: Any, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,
                                 "nights": sorted(set(nights))})
 
 
-@fast_path(_guard_queued)
+@dialect_variant(_guard_queued)
 def _queue_guard(uow: Any, rate_plan_id: uuid.UUID, room_type_id: uuid.UUID,
                  nights: Sequence[date]) -> None:
     """Elsewhere nothing: SQLite's write transaction holds the database for its whole life."""
