@@ -1,6 +1,7 @@
 """The manual stays readable: README.md is short, no paragraph of README.md or docs/ says the
-same thing twice, every relative link lands on a file, and no text refers to the issue tracker
-by number (history lives in git and CHANGELOG.md)."""
+same thing twice, every relative link lands on a file, every file of the project it names in
+code type (`pms/...py`, `tests/...py::test_name`) exists, and no text refers to the issue
+tracker by number (history lives in git and CHANGELOG.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ README_MAX_LINES = 250
 # a paragraph shorter than this (after normalizing) is a phrase, not a statement worth a home
 MIN_PARAGRAPH_CHARS = 80
 ISSUE_REFERENCE = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
+# a project file named in code type, with the test it names after `::`, if any
+NAMED_FILE = re.compile(r"`((?:pms|tests|bench|workers|cli|docs|deploy|\.ci)/[\w/.\-]+?"
+                        r"\.(?:py|sql|md|sh|json|toml|cfg))(?:::(\w+))?")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -96,6 +100,39 @@ def test_the_repeat_check_catches_a_repeat():
              "b.md": f"- {reflowed}\n\n```\n{said}\n```\n\nshort line\n"}
     assert repeated_paragraphs(texts) == {said: ["a.md", "b.md"]}
     assert repeated_paragraphs({"a.md": f"```\n{said}\n```\n", "b.md": f"# {said}\n"}) == {}
+
+
+def missing_files(text: str, root: Path = ROOT) -> list[str]:
+    """The project files (and `file::test` names) `text` names in code type that do not exist."""
+    out = []
+    for match in NAMED_FILE.finditer(text):
+        path = root / match.group(1)
+        if not path.is_file():
+            out.append(match.group(1))
+        elif match.group(2) and not re.search(rf"^\s*def {match.group(2)}\(", path.read_text(),
+                                              re.M):
+            out.append(f"{match.group(1)}::{match.group(2)}")
+    return out
+
+
+def test_every_file_the_manual_names_exists():
+    named = 0
+    missing = {}
+    for page in [*manual(), ROOT / "CHANGELOG.md"]:
+        text = page.read_text()
+        named += len(NAMED_FILE.findall(text))
+        if gone := missing_files(text):
+            missing[str(page.relative_to(ROOT))] = gone
+    assert named > 100  # (the pages name the code they describe)
+    assert not missing, missing
+
+
+def test_the_file_check_sees_a_renamed_module_and_a_missing_test(tmp_path):
+    (tmp_path / "pms").mkdir()
+    (tmp_path / "pms" / "store.py").write_text("def test_here():\n    pass\n")
+    text = ("`pms/store.py` `pms/store.py::test_here` `pms/gone.py` "
+            "`pms/store.py::test_not_here` `profiles.py`")
+    assert missing_files(text, tmp_path) == ["pms/gone.py", "pms/store.py::test_not_here"]
 
 
 def test_every_relative_link_lands_on_a_file():
