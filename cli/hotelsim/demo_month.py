@@ -79,11 +79,11 @@ def live_month(settings: Settings, env_id: uuid.UUID, property_id: str, *, days:
     # the whole period's bookings, made over the days before each arrival
     for offset in range(days + ahead):
         for _ in range(rng.randint(per_day - 1, per_day + 1)):
-            _book(hotel, rng, offset, codes)
+            book_one(hotel, rng, offset, codes)
     block_day = max(days - 3, 0)
     with embedded_worker(settings) as join:
         for day in range(days + 1):  # the days lived, then today's morning
-            _a_day(hotel, rng, codes, group=group if day == block_day else None,
+            a_day(hotel, rng, codes, group=group if day == block_day else None,
                    last=(day == days))
             if day == days:
                 break
@@ -105,14 +105,18 @@ def live_month(settings: Settings, env_id: uuid.UUID, property_id: str, *, days:
             "refusals": ", ".join(f"{k} x{v}" for k, v in client.refusals.most_common(6))}
 
 
-def _book(hotel: Hotel, rng: random.Random, offset: int, codes: list[str]) -> None:
+def book_one(hotel: Hotel, rng: random.Random, offset: int, codes: list[str]) -> None:
+    """One booking `offset` days ahead, from a caller drawn as the demo's mix."""
     caller = rng.choice(CALLERS)
     nights = rng.choice((1, 1, 2, 2, 3, 4))
     hotel.book(rng.choice(codes), offset, nights, caller, adults=rng.choice((1, 2, 2)))
 
 
-def _a_day(hotel: Hotel, rng: random.Random, codes: list[str], *, group: Any,
-           last: bool) -> None:
+def a_day(hotel: Hotel, rng: random.Random, codes: list[str], *, group: Any,
+          last: bool) -> None:
+    """What the hotel does in a day before its night audit (the bench's simulated day runs
+    the same): arrivals, charges, a walk-in, cancels, a group's day, company billing, the
+    departures."""
     _arrivals(hotel, rng, share=0.5 if last else 0.88)
     for stay in hotel.in_house():
         if rng.random() < 0.5:
