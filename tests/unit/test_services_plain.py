@@ -140,7 +140,8 @@ def test_the_exceptions_name_real_modules():
 
 # SQL in a service lives in its capability's store (`STORE_MODULES` in the package's
 # `__init__.py`): a use case module loads through the models and the store, never writes a
-# statement of its own. (module path relative to pms/services): why it holds SQL anyway.
+# statement of its own. `Statement.build` (a peewee query compiled once: the models' own
+# portable SQL, no text) is the models' and allowed anywhere. (module path relative to pms/services): why it holds SQL anyway.
 SQL_ELSEWHERE: dict[str, str] = {
     "admin/admin_lists.py": "a list's count estimate: EXPLAIN of the list's own query, and its "
                             "capped count, both built from the peewee query it pages",
