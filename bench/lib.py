@@ -90,6 +90,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def timed_threads(threads: list[Any]) -> float:
+    """Start every thread, wait for all of them, and return the seconds they took together."""
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
 def median_measurement(runs: list[Measurement]) -> Measurement:
     """The median rate and latencies of several runs (each run kept in `runs`)."""
     def med(values: list[float | None]) -> float | None:

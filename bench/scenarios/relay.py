@@ -65,7 +65,7 @@ def seed(ctx: Any, rows: int) -> list[uuid.UUID]:
 def run(bench: Any) -> list[Any]:
     import pika
 
-    from bench.lib import Measurement, Result
+    from bench.lib import Measurement, Result, timed_threads
     from pms.db.uow import read_scope
     from pms.events import envelope, routing_key
     from pms.models import OutboxEvent
@@ -109,12 +109,7 @@ def run(bench: Any) -> list[Any]:
 
         threads = [threading.Thread(target=drain, args=(r,)) for r in workers]
         sample = bench.here_sample()
-        started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        seconds = time.perf_counter() - started
+        seconds = timed_threads(threads)
         published = sum(t.published for t in totals)
         return Measurement(rate=published / seconds, unit="events/s", errors=ROWS - published,
                            extra={"seconds": round(seconds, 3),

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import random
 import threading
-import time
 import uuid
 from typing import Any
 
@@ -75,7 +74,7 @@ class _Hotel:
 
 
 def run(bench: Any) -> list[Any]:
-    from bench.lib import Measurement, Result
+    from bench.lib import Measurement, Result, timed_threads
 
     tpcb = bench.baseline("pgbench_tpcb_like")
     bench.log(f"simulated day: opening {HOTELS} hotels of {ROOMS} rooms")
@@ -87,12 +86,7 @@ def run(bench: Any) -> list[Any]:
                    h.hotel.steps) for h in hotels]
         threads = [threading.Thread(target=h.live_a_day) for h in hotels]
         sample = bench._cpu_sample(bench.app().base_url)
-        started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        seconds = time.perf_counter() - started
+        seconds = timed_threads(threads)
         used = bench._cpu_delta(sample)
         for h in hotels:
             if h.error is not None:
