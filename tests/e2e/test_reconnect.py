@@ -7,6 +7,7 @@ again, on new connections, within a generous deadline."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -47,28 +48,45 @@ def platform_event(env_id: uuid.UUID) -> bytes:
 
 
 class Platform:
-    """Publishes platform events to the test's exchange once the consumer's queue exists."""
+    """Publishes platform events to the test's exchange once the consumer's queue is bound."""
 
     def __init__(self, url: str, exchange: str) -> None:
         self.conn = pika.BlockingConnection(pika.URLParameters(url))
-        self.ch = self.conn.channel()
+        self.ch = self._channel()
         self.exchange = exchange
+
+    def _channel(self) -> Any:
+        channel = self.conn.channel()
+        channel.confirm_delivery()  # (an unroutable mandatory message raises UnroutableError)
+        return channel
 
     def queue_ready(self) -> bool:
         try:
             self.ch.queue_declare(PLATFORM_QUEUE, passive=True)
             return True
         except pika.exceptions.ChannelClosedByBroker:
-            self.ch = self.conn.channel()
+            self.ch = self._channel()
             return False
 
     def dead_lettered(self) -> int:
         return self.ch.queue_declare(f"{PLATFORM_QUEUE}.dead", passive=True).method.message_count
 
     def publish(self, env_id: uuid.UUID) -> None:
-        self.ch.basic_publish(self.exchange, "platform.service.updated.hotel-pms",
-                              platform_event(env_id),
-                              properties=pika.BasicProperties(delivery_mode=2))
+        """Publish, mandatory, until the broker routes it: the consumer declares its queue
+        before it binds it, so a message sent in between reached no queue (and was lost:
+        once, on a loaded machine, the test then waited for an event that never came)."""
+        deadline = time.monotonic() + ARRIVAL
+        while True:
+            try:
+                self.ch.basic_publish(self.exchange, "platform.service.updated.hotel-pms",
+                                      platform_event(env_id),
+                                      properties=pika.BasicProperties(delivery_mode=2),
+                                      mandatory=True)
+                return
+            except pika.exceptions.UnroutableError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def close(self) -> None:
         self.conn.close()
