@@ -53,6 +53,7 @@ class _Hotel:
 
     def live_a_day(self) -> None:
         from cli.hotelsim.demo_month import a_day, book_one
+        from pms.db.database import db
         from pms.platform.ledger import EmbeddedLedger
         from pms.services.night_audit.end_of_day import Hooks, run_night_audit
 
@@ -62,9 +63,12 @@ class _Hotel:
                 book_one(self.hotel, self.rng, WINDOW - 1, self.codes)
 
             def audit() -> None:
-                out = run_night_audit(self.ctx, uuid.UUID(self.hotel.property_id),
-                                      hooks=Hooks(ledger=EmbeddedLedger()),
-                                      override_reason="bench: simulated days run ahead")
+                try:
+                    out = run_night_audit(self.ctx, uuid.UUID(self.hotel.property_id),
+                                          hooks=Hooks(ledger=EmbeddedLedger()),
+                                          override_reason="bench: simulated days run ahead")
+                finally:  # (the thread's pooled connection back: the bench's pool is small)
+                    db.close()
                 if out.status != "DONE":
                     raise RuntimeError(f"night audit failed: {out.error}")
 
