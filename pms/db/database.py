@@ -33,6 +33,11 @@ What the PostgreSQL class adds to peewee's pooled database, and why (nothing els
 - **Strict tenancy for tests** (`strict_tenancy`): records, or raises on, any statement that
   would run with no tenant outside `tenant_free()` / `unscoped()`.
 - **jsonb decoded by msgspec** (PERF), registered once per new connection.
+- **A connection outlives no thread.** The pool remembers which thread checked each connection
+  out. A thread that ends holding one (a request thread that kept its idle connection, a
+  thread that died inside a scope) would keep it from the pool for good; when the pool is full,
+  the connections of ended threads are closed (their open transaction, if any, rolls back on
+  the server) and their places reused, with a warning in the log.
 
 SQLite runs in WAL mode with foreign keys on; write transactions take the lock up front.
 """
@@ -51,7 +56,7 @@ from urllib.parse import parse_qsl, unquote, urlparse
 
 import msgspec
 import peewee
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.pool import MaxConnectionsExceeded, PooledPostgresqlDatabase
 from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 from psycopg2.extras import register_default_jsonb
 
@@ -257,7 +262,44 @@ class PmsPostgresDatabase(_ScopedConnections, PooledPostgresqlDatabase):
         # TEST-ONLY: None (off), or a callable taking the SQL of a statement that would run
         # with no tenant outside tenant_free()/unscoped() (record it, or raise).
         self.strict_tenancy: Callable[[str], None] | None = None
+        # the thread that checked each in-use connection out, by the pool's key
+        self._owners: dict[Any, weakref.ref[threading.Thread]] = {}
         super().__init__(*args, **kwargs)
+
+    # -- the pool: connections of ended threads go back ------------------------------------
+
+    def _connect(self) -> Any:
+        with self._pool_lock:
+            try:
+                conn = super()._connect()
+            except MaxConnectionsExceeded:
+                if not self._reclaim_orphans():
+                    raise
+                conn = super()._connect()
+            self._owners[self.conn_key(conn)] = weakref.ref(threading.current_thread())
+            return conn
+
+    def _close(self, conn: Any, close_conn: bool = False) -> None:
+        with self._pool_lock:
+            self._owners.pop(self.conn_key(conn), None)
+            super()._close(conn, close_conn)
+
+    def _reclaim_orphans(self) -> int:
+        """Close the in-use connections whose thread has ended (the pool lock is held); how
+        many. Nothing else can reach such a connection: its thread's state went with it."""
+        reclaimed = 0
+        for key, pooled in list(self._in_use.items()):
+            owner = self._owners.get(key)
+            thread = owner() if owner is not None else None
+            if owner is None or (thread is not None and thread.is_alive()):
+                continue
+            del self._in_use[key]
+            self._owners.pop(key, None)
+            self._close_raw(pooled.connection)
+            reclaimed += 1
+        if reclaimed:
+            log.warning("connections of ended threads reclaimed", extra={"reclaimed": reclaimed})
+        return reclaimed
 
     def _initialize_connection(self, conn: Any) -> None:
         # peewee's hook after every connect (each pool check-out): register once per connection.

@@ -5,7 +5,7 @@ The allow-list (everything else is a bug: 500 `internal_error`, traceback in the
 
 | kind      | condition                                                   | answer                     |
 |-----------|-------------------------------------------------------------|----------------------------|
-| `UNAVAILABLE` | connection lost (psycopg2 OperationalError/InterfaceError without SQLSTATE, class 08), admin shutdown, crash shutdown, cannot connect now (57P01, 57P02, 57P03) | 503 `database_unavailable` |
+| `UNAVAILABLE` | connection lost (psycopg2 OperationalError/InterfaceError without SQLSTATE, class 08), admin shutdown, crash shutdown, cannot connect now (57P01, 57P02, 57P03); the process's connection pool full past its wait | 503 `database_unavailable` |
 | `BUSY`    | statement timeout (57014), lock timeout (55P03), serialization failure (40001), deadlock (40P01); SQLite busy or locked | 503 `lock_timeout`         |
 
 Both answers carry Retry-After. A psycopg2 message carries the query's values (`DETAIL: Key
@@ -21,6 +21,7 @@ from typing import Any
 
 import peewee
 import psycopg2
+from playhouse.pool import MaxConnectionsExceeded
 
 UNAVAILABLE = "unavailable"
 BUSY = "busy"
@@ -57,6 +58,8 @@ def sqlstate(exc: BaseException) -> str | None:
 
 def classify(exc: BaseException) -> str | None:
     """UNAVAILABLE, BUSY, or None (not a condition to retry: a bug, answered 500)."""
+    if isinstance(exc, MaxConnectionsExceeded):
+        return UNAVAILABLE
     driver = driver_error(exc)
     if isinstance(driver, psycopg2.Error):
         code = driver.pgcode

@@ -150,11 +150,13 @@ def test_concurrent_ensures_make_one_profile(pg_db, ctx):
     results, barrier = [], threading.Barrier(8, timeout=120)
 
     def ensure() -> None:
-        barrier.wait()
-        results.append(profiles.ensure_profile(ctx, prop.id, body))
         from pms.db.database import db
 
-        db.close()
+        barrier.wait()
+        try:
+            results.append(profiles.ensure_profile(ctx, prop.id, body))
+        finally:
+            db.close()
 
     threads = [threading.Thread(target=ensure) for _ in range(8)]
     for t in threads:

@@ -290,3 +290,63 @@ def test_a_database_error_log_line_holds_no_sql_values(pgdb, pg_database, log_li
     (line,) = [json.loads(x) for x in text.splitlines()]
     assert line["sqlstate"] == "23505" and line["constraint"] == f"{table}_email_key"
     assert "UniqueViolation" in line["error"] and "duplicate" in line["exc"]
+
+
+# -- the pool: full is a 503, and an ended thread's connection goes back -------------------------
+
+
+def _hold_a_connection(database: Any, *, release: threading.Event | None = None) -> None:
+    """A thread that checks a connection out, runs a statement and ends (or waits for
+    `release`) without giving it back: a request thread that kept its idle connection."""
+    def run() -> None:
+        with tenant_free():
+            database.execute_sql("SELECT 1")
+        if release is not None:
+            release.wait(30)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    if release is None:
+        thread.join()
+
+
+@pytest.mark.postgres
+def test_a_full_pool_answers_503_database_unavailable(pg_database):
+    database = make_database(pg_database.app_url, pool_size=1)
+    database._wait_timeout = 0.2  # the pool's wait for a free connection, shortened
+    release = threading.Event()
+    try:
+        _hold_a_connection(database, release=release)
+        deadline = time.monotonic() + 20
+        while not database._in_use and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert_503(answer(lambda: database.execute_sql("SELECT 1")), "database_unavailable")
+    finally:
+        release.set()
+        database.close_all()
+
+
+@pytest.mark.postgres
+def test_the_connections_of_ended_threads_go_back_to_the_pool(pg_database, caplog):
+    database = make_database(pg_database.app_url, pool_size=2)
+    database._wait_timeout = 0.2
+    try:
+        for _ in range(5):  # five ended threads, each leaving its connection checked out
+            _hold_a_connection(database)
+        with caplog.at_level(logging.WARNING, logger="pms.db"):
+            resp = answer(lambda: database.execute_sql("SELECT 1"))
+        assert resp.status_code == 200, resp.text
+        assert len(database._in_use) <= 2
+        assert "connections of ended threads reclaimed" in caplog.text
+        database.close()  # this thread's connection back to the pool
+        # the control: a thread that is still alive keeps its connection; the pool is full
+        release = threading.Event()
+        try:
+            _hold_a_connection(database, release=release)
+            _hold_a_connection(database, release=release)
+            time.sleep(0.2)
+            assert_503(answer(lambda: database.execute_sql("SELECT 1")), "database_unavailable")
+        finally:
+            release.set()
+    finally:
+        database.close_all()
