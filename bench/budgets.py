@@ -59,27 +59,25 @@ CARD_PAYMENT = Budget(
         "folio's new version + outbox with the COMMIT (1). With a ledger, one more after the "
         "COMMIT, the floor's too: the posting marked POSTED")
 CHECK_IN = Budget(
-    "check-in with the room picked by the rule", 3, floor=2,
+    "check-in with the room picked by the rule", 2, floor=2,
     why="the reservation with the business date, and the room picked and locked by "
         "pms_pick_room in the same statement (1: pms.services.frontdesk.stay_reads; the pick "
         "gated by the stay's own checks, so a stay refused locks no room); the holds released, "
-        "the room occupied and held (1); the folio + the reservation's UPDATE with its new "
-        "version + audit + outbox with the COMMIT (1). The floor sends the hold without "
-        "waiting for it (an overlap fails the whole COMMIT on the exclusion constraint); the "
-        "service reads the hold's answer to refuse it as 409 before anything else is written")
+        "the room occupied and held, the folio + the reservation's UPDATE with its new "
+        "version + audit + outbox with the COMMIT (1). As the floor, the hold is not waited "
+        "for: the room was checked under its lock, and an overlap all the same breaks the "
+        "exclusion constraint, which the unit of work answers as 409 with nothing written")
 CHECK_OUT = Budget(
-    "check-out", 4, floor=2,
+    "check-out", 2, floor=2,
     why="the reservation with the business date, its room and its folios, locked in that "
-        "order and the guest folio read, in one statement (1: "
-        "pms.services.frontdesk.stay_reads); the room-night lines + posting + closing, "
-        "with the stay's live digital keys locked by id (1); the departure rule's setting, "
-        "the env's and the property's invoicing module in one read (1: "
-        "pms.services.cashiering.departure_documents); room + holds + the reservation's "
-        "UPDATE + audit + outbox with the COMMIT (1). A stay not billed to a company reads no "
-        "routing (`reservation.company_billed`). The floor counts the live keys in its one "
-        "read and sends the writes without reading anything back (a stay with keys is not on "
-        "its path) and keeps no departure rule; the service's keys' check-out hook reads the "
-        "keys' rows to revoke them, and the queued writes ride with that read")
+        "order and the guest folio read, then the stay's live digital keys locked and "
+        "counted (pms_lock_live_keys), with the departure rule's setting (the env's and the "
+        "property's invoicing module): one statement (1: pms.services.frontdesk.stay_reads; "
+        "the count and the setting read ahead for the check-out hooks); the room-night lines "
+        "+ posting + closing + room + holds + the reservation's UPDATE + audit + outbox with "
+        "the COMMIT (1). A stay not billed to a company reads no routing "
+        "(`reservation.company_billed`). A stay with live keys sends one more: the keys' "
+        "hook reads the rows it revokes (the floor's path has no keys)")
 
 ALL = (BOOKING, BOOKING_COLD_NIGHT, BOOKING_WITH_KEY, PROFILE_CREATE_WITH_KEY, GET_PROPERTY,
        CHARGE, CARD_PAYMENT, CHECK_IN, CHECK_OUT)

@@ -18,9 +18,11 @@ from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
 
+import peewee
+
 from pms import wiring
 from pms.context import Ctx
-from pms.db import versioned
+from pms.db import failures, versioned
 from pms.db.base import AggregateModel, BaseModel, TenantModel
 from pms.db.current import CURRENT_UOW, REQUEST_TXN
 from pms.db.database import announce_xact, db, is_postgres, read_statements, write_begin_args
@@ -54,6 +56,12 @@ class UnitOfWork:
         self._saving: dict[Any, tuple[TenantModel, bool]] = {}
         # writes of rows whose owner's version must move with them (pms.db.versioned)
         self.versioned_writes: list[tuple[type, set[str] | None]] = []
+        # what a store read ahead, in a statement of this unit of work, for a later step of it
+        # (key: the step's own, e.g. departure_documents.read_ahead_key); the step takes it
+        # here first and reads for itself when it is absent. Nothing outlives the unit of work.
+        self.read_ahead: dict[Any, Any] = {}
+        # the errors queued writes answer for the constraints they may break (`queue`)
+        self._refusals: dict[str, Callable[[], Exception]] = {}
 
     def born(self, row: AggregateModel) -> AggregateModel:
         """Declare `row` created in this unit of work at version 1: its first event takes
@@ -217,15 +225,31 @@ class UnitOfWork:
         AggregateModel row at version 1 is born (see `born`)."""
         self._write(row)
 
-    def queue(self, statement: Any, values: dict[str, Any]) -> None:
+    def queue(self, statement: Any, values: dict[str, Any], *,
+              refusals: dict[str, Callable[[], Exception]] | None = None) -> None:
         """A compiled write of a PostgreSQL fast path (`pms.db.dialect.fast_path`): the
         `statement` (`pms.db.statements`, the env filled in) with `values`, queued (as
-        `save`): it goes with the transaction's next statement or its COMMIT."""
+        `save`): it goes with the transaction's next statement or its COMMIT.
+
+        `refusals`: constraint name -> the error the unit of work raises, instead of the
+        database's IntegrityError, when the write breaks that constraint where it is sent
+        (the whole transaction rolls back, as for any error). For a write whose check the use
+        case made under its locks, with the constraint as the backstop: it need not wait for
+        the write's answer."""
         from pms.db.scope import require_env
         from pms.db.statements import ENV
 
         compiled = statement.compiled()
         self.write_sql(compiled.sql, list(compiled.params({**values, ENV: require_env()})))
+        if refusals:
+            self._refusals.update(refusals)
+
+    def refusal(self, exc: BaseException) -> Exception | None:
+        """The error a queued write declared for the constraint `exc` breaks, or None."""
+        if not self._refusals or not isinstance(exc, peewee.IntegrityError):
+            return None
+        make = self._refusals.get(failures.describe(exc).get("constraint", ""))
+        return make() if make is not None else None
 
     def write_sql(self, sql: str, params: list[Any]) -> None:
         """A write as SQL text (PostgreSQL), queued (as `save`)."""
@@ -424,7 +448,8 @@ class RequestTransaction:
         _REQUEST_TXN.reset(self._token)
         if commit:
             try:
-                send([*(s for u in self.units for s in u.take_batch()), *last], commit=True)
+                with _refused_by(*self.units):
+                    send([*(s for u in self.units for s in u.take_batch()), *last], commit=True)
             except BaseException as exc:
                 self._stack.__exit__(type(exc), exc, exc.__traceback__)
                 raise
@@ -479,10 +504,11 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
         token = _CURRENT_UOW.set(uow)
         with tenant_scope(ctx.env_id):
             try:
-                yield uow
-                uow.run_before_commit()
-                if uow.versioned_writes:
-                    versioned.check(uow)
+                with _refused_by(uow):
+                    yield uow
+                    uow.run_before_commit()
+                    if uow.versioned_writes:
+                        versioned.check(uow)
             except BaseException:
                 joined.failed = True
                 raise
@@ -495,7 +521,7 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     uow = UnitOfWork(ctx)
     token = _CURRENT_UOW.set(uow)
     try:
-        with tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
+        with _refused_by(uow), tenant_scope(ctx.env_id), db.atomic(**write_begin_args()):
             announce_xact()  # a COMMIT lost with its connection can be settled
             yield uow
             uow.run_before_commit()
@@ -507,6 +533,19 @@ def unit_of_work(ctx: Ctx) -> Iterator[UnitOfWork]:
     finally:
         _CURRENT_UOW.reset(token)
     uow.run_after_commit()
+
+
+@contextmanager
+def _refused_by(*units: UnitOfWork) -> Iterator[None]:
+    """An IntegrityError of a constraint a queued write of `units` declared (`queue`'s
+    `refusals`) raised as the error it declared (outside the rolled-back transaction)."""
+    try:
+        yield
+    except peewee.IntegrityError as exc:
+        refused = next((r for u in units if (r := u.refusal(exc)) is not None), None)
+        if refused is None:
+            raise
+        raise refused from exc
 
 
 def mark_claim(uow: UnitOfWork) -> None:

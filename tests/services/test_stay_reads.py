@@ -21,7 +21,7 @@ from pms.db.database import db, is_postgres
 from pms.db.uow import unit_of_work
 from pms.models import Folio, Reservation
 from pms.schemas.cashiering import ExtraFolioIn
-from pms.services.cashiering import cashiering
+from pms.services.cashiering import cashiering, departure_documents
 from pms.services.frontdesk import stay_reads
 from tests.factories import make_booking_hotel, make_fb_stay, make_reservation
 
@@ -53,7 +53,17 @@ def test_the_check_out_read_locks_the_stay_its_room_and_its_folios_in_one_statem
     hotel, res, folio = make_fb_stay(ctx)
     extra = cashiering.open_extra_folio(ctx, hotel.id, res.id, ExtraFolioIn())
     with unit_of_work(ctx) as uow:
-        row, today, room, state = stay_reads.check_out_read(ctx, hotel.id, res.id)
+        row, today, room, state = stay_reads.check_out_read(uow, ctx, hotel.id, res.id)
+        # the departure rule's settings, read ahead in the same statement, answer as its read
+        assert departure_documents.read_ahead_key(hotel.id) in uow.read_ahead
+        assert departure_documents.required(hotel.id) is False
+        assert departure_documents.required(hotel.id, uow) is False
+        assert departure_documents.read_ahead_key(hotel.id) not in uow.read_ahead  # taken once
+        # the stay's live keys counted (and locked) ahead: none, so the hook reads nothing
+        from pms.services.keys import key_store
+
+        assert uow.read_ahead[key_store.read_ahead_key(res.id)] == 0
+        assert key_store.locked_live(res.id, uow=uow) == []
         assert row.id == res.id and row.status == "CHECKED_IN" and today == hotel.today
         assert room is not None and room.id == res.room_id
         assert state.folio.id == folio.id and [o.id for o in state.others] == [extra.id]
@@ -61,7 +71,7 @@ def test_the_check_out_read_locks_the_stay_its_room_and_its_folios_in_one_statem
                               ("folio", folio.id), ("folio", extra.id)):
             assert _row_locked(ctx.env_id, table, row_id), table
         assert (Reservation, res.id) in uow._locked and (Folio, folio.id) in uow._locked
-        step_by_step = stay_reads.check_out_read.reference(ctx, hotel.id, res.id)
+        step_by_step = stay_reads.check_out_read.reference(uow, ctx, hotel.id, res.id)
     assert step_by_step[0].__data__ == row.__data__ and step_by_step[1] == today
     assert step_by_step[2].__data__ == room.__data__
     assert step_by_step[3].folio.__data__ == state.folio.__data__
@@ -93,3 +103,93 @@ def test_the_check_in_read_picks_and_locks_a_room_only_for_a_stay_that_may_check
     with pytest.raises(Exception, match="no such reservation"):
         with unit_of_work(ctx):
             stay_reads.check_in_read(ctx, hotel.id, uuid.uuid4())
+
+
+def _key_committed_while_check_out_waits(ctx: Any) -> tuple[Any, Any]:
+    """A stay whose only key is revoked; another transaction holds the stay's lock and makes
+    the key live again, and commits once check-out waits for that lock. Returns (the key's
+    row after check-out, check-out's answer)."""
+    import threading
+    import time
+
+    from pms.errors import FolioNotClosable
+    from pms.models import DigitalKey
+    from pms.schemas.keys import KeyIn
+    from pms.services.frontdesk import checkout
+    from pms.services.keys import keys
+    from tests import pg
+    from tests.factories import make_checked_in, pay_folio
+
+    hotel = make_booking_hotel(ctx, rooms=2)
+    res = make_checked_in(ctx, hotel)
+    key = keys.issue_key(ctx, hotel.id, KeyIn(reservation_id=res.id, key_type="MOBILE"))
+    try:  # what the stay owes at check-out (refused, nothing written), paid
+        checkout.check_out(ctx, hotel.id, res.id)
+    except FolioNotClosable as exc:
+        pay_folio(ctx, res, exc.extra["balance"])
+    database = db.obj
+    holder = psycopg2.connect(database=database.database, **database.connect_params)
+    admin = psycopg2.connect(pg.admin_url())
+    admin.autocommit = True
+    answer: list[Any] = []
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT set_config('app.env_id', %s, false)", (str(ctx.env_id),))
+            cur.execute("UPDATE digital_key SET status = 'REVOKED' WHERE id = %s", (str(key.id),))
+            holder.commit()
+            cur.execute("SELECT 1 FROM reservation WHERE id = %s FOR UPDATE", (str(res.id),))
+            cur.execute("UPDATE digital_key SET status = 'ACTIVE' WHERE id = %s", (str(key.id),))
+
+        def check_out() -> None:
+            try:
+                answer.append(checkout.check_out(ctx, hotel.id, res.id).status)
+            except Exception as exc:  # noqa: BLE001 - the test reads it
+                answer.append(exc)
+            finally:
+                db.close()
+
+        thread = threading.Thread(target=check_out)
+        thread.start()
+        deadline = time.monotonic() + 60
+        waiting = 0
+        while not waiting and time.monotonic() < deadline:
+            with admin.cursor() as cur:
+                cur.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+                            " AND wait_event_type = 'Lock'", (database.database,))
+                waiting = cur.fetchone()[0]
+            time.sleep(0.02)
+        assert waiting, "check-out never waited for the stay's lock"
+        holder.commit()
+        thread.join(60)
+    finally:
+        holder.close()
+        admin.close()
+    from pms.db.uow import read_scope
+
+    with read_scope(ctx):
+        return DigitalKey.get_by_id(key.id), answer[0]
+
+
+def test_a_key_made_live_while_check_out_waits_for_the_stay_is_revoked(ctx, pg_db, monkeypatch):
+    monkeypatch.setattr(db.obj, "lock_timeout_ms", 60_000)  # the wait is the test's own
+    row, answer = _key_committed_while_check_out_waits(ctx)
+    assert answer == "CHECKED_OUT"
+    assert (row.status, row.revoke_reason) == ("REVOKED", "check_out")
+
+
+def test_the_control_a_count_on_the_statements_snapshot_misses_that_key(ctx, pg_db, monkeypatch):
+    """The count as a plain subquery reads the snapshot the statement took before its wait:
+    the key made live meanwhile is not seen, and the guest leaves with a live key."""
+    from pms.services.keys import key_store
+
+    monkeypatch.setattr(db.obj, "lock_timeout_ms", 60_000)
+    monkeypatch.setattr(key_store, "live_keys_locked", lambda stay: (
+        "(SELECT count(*) FROM digital_key WHERE env_id = %(env)s AND reservation_id = "
+        f"{stay} AND status IN ('INACTIVE', 'ACTIVE'))"))
+    stay_reads._check_out_statement.cache_clear()
+    try:
+        row, answer = _key_committed_while_check_out_waits(ctx)
+    finally:
+        stay_reads._check_out_statement.cache_clear()
+    assert answer == "CHECKED_OUT"
+    assert row.status == "ACTIVE"

@@ -46,19 +46,35 @@ def _settings_read() -> Any:
 _SETTINGS = Statement.build("departure_documents.settings", _settings_read)
 
 
-def required(property_id: Any) -> bool:
+def required(property_id: Any, uow: UnitOfWork | None = None) -> bool:
     """Whether the property's departures need a document covering every charge: the
     property's `invoicing` setting over the env's over the default (off), read in one query
-    (the module documents are stored validated)."""
-    from pms.models.settings import ENV_SCOPE
-
+    (the module documents are stored validated), unless `uow` holds it read ahead
+    (`read_ahead_key`: check-out's locked read carries the two `invoicing` modules)."""
+    if uow is not None and (key := read_ahead_key(property_id)) in uow.read_ahead:
+        return required_by(property_id, uow.read_ahead.pop(key))
     scope = uuid.UUID(str(property_id)).hex
     rows = dict(_SETTINGS.typed_rows(scope=scope))
+    return required_by(property_id, {key: (doc or {}).get("invoicing")
+                                     for key, doc in rows.items()})
+
+
+def read_ahead_key(property_id: Any) -> tuple[str, str]:
+    """Where a store that read the `invoicing` modules ahead leaves them in the unit of work:
+    `{scope_key: the module's document or None}` of the env's and the property's settings."""
+    return ("departure_documents.invoicing", uuid.UUID(str(property_id)).hex)
+
+
+def required_by(property_id: Any, invoicing: dict[str, Any] | None) -> bool:
+    """The rule on the `invoicing` modules by scope key: the property's value over the env's
+    over off."""
+    from pms.models.settings import ENV_SCOPE
+
     on = False
-    for key in (ENV_SCOPE, scope):
-        invoicing = (rows.get(key) or {}).get("invoicing") or {}
-        if invoicing.get(SETTING) is not None:
-            on = bool(invoicing[SETTING])
+    for key in (ENV_SCOPE, uuid.UUID(str(property_id)).hex):
+        module = (invoicing or {}).get(key) or {}
+        if module.get(SETTING) is not None:
+            on = bool(module[SETTING])
     return on
 
 
@@ -69,7 +85,7 @@ def check_out_hook(uow: UnitOfWork, reservation: Any) -> None:
     Raises:
         DepartureDocumentMissing (409): an invoice in force leaves a charge of its folio out.
     """
-    if not required(reservation.property_id):
+    if not required(reservation.property_id, uow):
         return
     from pms.services.cashiering import invoices
 

@@ -105,7 +105,8 @@ def check_out(ctx: Ctx, property_id: uuid.UUID, reservation_id: uuid.UUID, *,
     with lock_errors(), unit_of_work(ctx) as uow:
         kiosk_sessions.admit(ctx, property_id, reservation_id, kiosk_sessions.CHECK_OUT)
         # the stay, its room (read for the "before" image anyway) and its folios, locked
-        row, today, room, state = stay_reads.check_out_read(ctx, property_id, reservation_id)
+        row, today, room, state = stay_reads.check_out_read(uow, ctx, property_id,
+                                                            reservation_id)
         status = RESERVATION_MACHINE.transition(row.status, "check_out")
         if room is not None:
             row.room = room

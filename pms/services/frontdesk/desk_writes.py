@@ -29,7 +29,7 @@ from pms.services.reservations.room_holds import (
 )
 from pms.services.reservations.stays import auto_assign
 
-# -- PostgreSQL: the room picked, held and occupied and the folio opened in two round trips ------
+# -- PostgreSQL: the room picked in one round trip; held, occupied, its folio opened at COMMIT --
 
 # The pick is the PL/pgSQL function `pms_pick_room` (migration 018: the vacant rooms of the
 # type in the pick's order, walked until one passes its checks and is locked; its plans kept per
@@ -41,15 +41,20 @@ def _pick_statement() -> Statement:
         f"SELECT {columns} FROM pms_pick_room(%(env)s, %(prop)s, %(type)s, %(stay)s, "
         "%(start)s, %(end)s, %(out_of_order)s, %(lock)s)"))
 
-# the stay's holds released, the room occupied, its hold taken (an overlap with another stay's
-# hold, which the exclusion constraint refuses, inserts nothing: 409 below)
+# the stay's holds released, the room occupied, its hold taken; queued: the use case checked
+# the room under its lock (no other stay's hold on the nights), and an overlap all the same
+# breaks the exclusion constraint where the batch is sent: 409, nothing written
 OCCUPY = Statement.text("checkin.occupy", postgres="""
 DELETE FROM room_stay WHERE env_id = %(env)s AND reservation_id = %(stay)s;
 UPDATE room SET status = %(status)s, updated_at = %(at)s WHERE env_id = %(env)s AND id = %(room)s;
 INSERT INTO room_stay (id, created_at, updated_at, env_id, reservation_id, property_id, room_id,
                        start_date, end_date)
-VALUES (%(hold)s, %(at)s, %(at)s, %(env)s, %(stay)s, %(prop)s, %(room)s, %(start)s, %(end)s)
-ON CONFLICT DO NOTHING RETURNING id""")
+VALUES (%(hold)s, %(at)s, %(at)s, %(env)s, %(stay)s, %(prop)s, %(room)s, %(start)s, %(end)s)""")
+NO_OVERLAP = "room_stay_no_overlap"  # room_stay's exclusion constraint (migration 003)
+
+
+def _held_by_another() -> RoomUnavailable:
+    return RoomUnavailable("the room is held by another stay on these nights")
 
 # open_folio: the OPEN guest folio gets the room number, or one is opened (at most one OPEN
 # guest folio per stay: a unique index), with a block member's routing to the master folio;
@@ -88,18 +93,18 @@ def pick_room(row: Reservation, start: date) -> Room:
 
 
 def occupy(uow: Any, row: Reservation, room: Room, start: date) -> None:
-    """The check-in's writes on PostgreSQL: the stay's holds released, the room occupied and
-    held [start, departure) in one round trip, the folio opened with the COMMIT.
+    """The check-in's writes on PostgreSQL, with the COMMIT: the stay's holds released, the
+    room occupied and held [start, departure), the folio opened. The caller checked the room
+    under its lock; the exclusion constraint is the backstop.
 
-    Raises:
+    Raises (from the unit of work, where the batch is sent):
         RoomUnavailable (409): the room is held by another stay on these nights.
     """
     at = utcnow()
-    held = OCCUPY.one(stay=row.id, room=room.id, status=room.status, at=at,
-                      hold=uuid.uuid4(), prop=row.property_id, start=start,
-                      end=row.departure_date)
-    if held is None:
-        raise RoomUnavailable("the room is held by another stay on these nights")
+    uow.queue(OCCUPY, {"stay": row.id, "room": room.id, "status": room.status, "at": at,
+                       "hold": uuid.uuid4(), "prop": row.property_id, "start": start,
+                       "end": row.departure_date},  # (a check-in's start is before it)
+              refusals={NO_OVERLAP: _held_by_another})
     routing, target = block_routing(row)  # a block member's stay only: one read
     uow.queue(OPEN_FOLIO, {"stay": row.id, "number": room.room_number, "at": at,
                            "folio": uuid.uuid4(), "prop": row.property_id,

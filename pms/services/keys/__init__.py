@@ -3,7 +3,7 @@
 # the modules other packages may import (tests/unit/test_package_surfaces.py); the rest
 # are this package's own
 PUBLIC_MODULES = (
-    "keys", "lock_sync", "stay_hooks",
+    "key_store", "keys", "lock_sync", "stay_hooks",
 )
 
 # the store: the modules that hold this capability's SQL, each reference beside its fast path

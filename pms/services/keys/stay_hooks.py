@@ -43,7 +43,7 @@ def revoke_stay_keys(uow: UnitOfWork, reservation: Reservation, reason: str = "c
                      ) -> list[DigitalKey]:
     """Revoke every live key of the stay (ACTIVE and INACTIVE: none can be re-activated), in
     the caller's transaction. The check-out hook (pms.services.frontdesk.checkout.CHECK_OUT_HOOKS)."""
-    keys = key_store.locked_live(reservation.id)
+    keys = key_store.locked_live(reservation.id, uow=uow)
     for row in keys:
         _revoke(uow, row, reason)
     return keys
