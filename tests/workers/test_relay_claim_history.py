@@ -12,21 +12,41 @@ timeout, and under `make bench` the ARI events of the load waited 11 s at p95.
 Measured in buffers, not time: the claim of 500 rows of four long-lived aggregates, under
 EXPLAIN (ANALYZE, BUFFERS) in a transaction that is rolled back (nothing of it stays: the rows,
 the partitions' lease, the statistics). The control runs the old statement on the same data
-and reads the history over and over.
+and reads the history over and over. The tests run on a database of their own: the suite's
+shared database holds what every earlier test left in the outbox, and what a plan costs must
+not depend on which tests ran before.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg2
 import pytest
 
+from bench import throwaway
+from pms.db.migrator import migrate
 from pms.relay.claim import _CLAIM_SQL
+from tests import pg
+from tests.conftest import need_server
 
 pytestmark = [pytest.mark.postgres]
+
+
+@pytest.fixture(scope="module")
+def own_database() -> Iterator[throwaway.ThrowawayDatabase]:
+    ok, why = pg.available()
+    need_server(ok, "PostgreSQL", why)
+    database = throwaway.create(pg.admin_url(), "pmsclaim")
+    try:
+        migrate(database.owner_url, service_url=database.app_url)
+        yield database
+    finally:
+        database.drop()
 
 SHORT, LONG = 2_000, 20_000  # published versions, over SUBJECTS aggregates
 SUBJECTS = 4
@@ -78,13 +98,13 @@ def _probe_buffers(node: dict) -> int:
     return sum(_probe_buffers(child) for child in node.get("Plans", ()))
 
 
-def _claim_buffers(pg_database, statement: str, history: int,
+def _claim_buffers(database: Any, statement: str, history: int,
                    backlog: int = 0) -> tuple[int, int]:
     """(rows leased, shared buffers the held-back check read) with a long published history and a
     claim's worth of pending versions of the same aggregates, statistics taken before any was
     pending, and `backlog` rows of other streams pending behind them (created later, each its
     stream's first version); all rolled back."""
-    conn = psycopg2.connect(pg_database.owner_url)
+    conn = psycopg2.connect(database.owner_url)
     try:
         cur = conn.cursor()
         env, owner = uuid.uuid4(), f"history-{uuid.uuid4().hex[:8]}"
@@ -120,22 +140,22 @@ def _follows(small: int, large: int) -> bool:
     return large >= 1.5 * small + 100
 
 
-def test_the_claim_reads_the_backlog_of_an_aggregate_not_its_history(pg_database, pg_db):
-    leased, short = _claim_buffers(pg_database, _CLAIM_SQL, SHORT)
+def test_the_claim_reads_the_backlog_of_an_aggregate_not_its_history(own_database):
+    leased, short = _claim_buffers(own_database, _CLAIM_SQL, SHORT)
     assert leased == PENDING  # every pending version: nothing earlier is unpublished
-    leased, long = _claim_buffers(pg_database, _CLAIM_SQL, LONG)
+    leased, long = _claim_buffers(own_database, _CLAIM_SQL, LONG)
     assert leased == PENDING
     assert not _follows(short, long), (short, long)
 
 
-def test_control_the_old_join_reads_the_history_once_per_picked_row(pg_database, pg_db):
-    leased, short = _claim_buffers(pg_database, _old_statement(), SHORT)
+def test_control_the_old_join_reads_the_history_once_per_picked_row(own_database):
+    leased, short = _claim_buffers(own_database, _old_statement(), SHORT)
     assert leased == PENDING
-    leased, long = _claim_buffers(pg_database, _old_statement(), LONG)
+    leased, long = _claim_buffers(own_database, _old_statement(), LONG)
     assert leased == PENDING
     assert _follows(short, long), (short, long)
     # and on the long history it reads many times what the claim reads on the same data
-    _, claim_long = _claim_buffers(pg_database, _CLAIM_SQL, LONG)
+    _, claim_long = _claim_buffers(own_database, _CLAIM_SQL, LONG)
     assert long > 10 * claim_long, (long, claim_long)
 
 
@@ -149,21 +169,19 @@ def _env_walk_statement() -> str:
 SMALL_BACKLOG, LARGE_BACKLOG = 1_000, 10_000
 
 
-def test_the_claim_reads_the_same_buffers_whatever_the_backlog_of_other_streams(pg_database,
-                                                                                 pg_db):
-    leased, small = _claim_buffers(pg_database, _CLAIM_SQL, SHORT, SMALL_BACKLOG)
+def test_the_claim_reads_the_same_buffers_whatever_the_backlog_of_other_streams(own_database):
+    leased, small = _claim_buffers(own_database, _CLAIM_SQL, SHORT, SMALL_BACKLOG)
     assert leased == PENDING
-    leased, large = _claim_buffers(pg_database, _CLAIM_SQL, SHORT, LARGE_BACKLOG)
+    leased, large = _claim_buffers(own_database, _CLAIM_SQL, SHORT, LARGE_BACKLOG)
     assert leased == PENDING
     assert not _follows(small, large), (small, large)  # ten times the backlog: the same reads
 
 
-def test_control_a_probe_keyed_by_the_env_alone_reads_the_backlog_per_picked_row(pg_database,
-                                                                                  pg_db):
+def test_control_a_probe_keyed_by_the_env_alone_reads_the_backlog_per_picked_row(own_database):
     statement = _env_walk_statement()
     assert statement != _CLAIM_SQL
-    leased, small = _claim_buffers(pg_database, statement, SHORT, SMALL_BACKLOG)
+    leased, small = _claim_buffers(own_database, statement, SHORT, SMALL_BACKLOG)
     assert leased == PENDING
-    leased, large = _claim_buffers(pg_database, statement, SHORT, LARGE_BACKLOG)
+    leased, large = _claim_buffers(own_database, statement, SHORT, LARGE_BACKLOG)
     assert leased == PENDING
     assert _follows(small, large), (small, large)  # (history + backlog) per picked row
