@@ -17,6 +17,8 @@ import atexit
 import dataclasses
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bench import throwaway
@@ -25,7 +27,7 @@ from bench.throwaway import ThrowawayDatabase as PgDatabase
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 __all__ = ["PgDatabase", "admin_url", "available", "backend_pid", "create_database",
-           "terminate_backend"]
+           "migrated_database", "terminate_backend"]
 
 
 def admin_url() -> str:
@@ -64,6 +66,24 @@ def create_database(prefix: str = "pmst") -> PgDatabase:
     if via_pgbouncer():
         database = dataclasses.replace(database, app_url=pgbouncer().route(database.app_url))
     return database
+
+
+@contextmanager
+def migrated_database(prefix: str) -> Iterator[PgDatabase]:
+    """A database of a test module's own, migrated, dropped at the end (direct, never through
+    PgBouncer): for measures that must not depend on what other tests left in the shared one.
+    Without a server the test skips, or fails in CI (tests.conftest.need_server)."""
+    from pms.db.migrator import migrate
+    from tests.conftest import need_server
+
+    ok, why = available()
+    need_server(ok, "PostgreSQL", why)
+    database = throwaway.create(admin_url(), prefix)
+    try:
+        migrate(database.owner_url, service_url=database.app_url)
+        yield database
+    finally:
+        database.drop()
 
 
 def backend_pid(database: Any) -> int:

@@ -26,9 +26,7 @@ import psycopg2
 import pytest
 
 from bench import throwaway
-from pms.db.migrator import migrate
 from tests import pg
-from tests.conftest import need_server
 
 pytestmark = pytest.mark.postgres
 
@@ -43,14 +41,8 @@ NO_TABLE_READS = {"pms_announce_xact"}
 
 @pytest.fixture(scope="module")
 def fresh() -> Iterator[throwaway.ThrowawayDatabase]:
-    ok, why = pg.available()
-    need_server(ok, "PostgreSQL", why)
-    database = throwaway.create(pg.admin_url(), "pmskey")
-    try:
-        migrate(database.owner_url, service_url=database.app_url)
+    with pg.migrated_database("pmskey") as database:
         yield database
-    finally:
-        database.drop()
 
 
 @pytest.fixture

@@ -29,24 +29,17 @@ import psycopg2
 import pytest
 
 from bench import throwaway
-from pms.db.migrator import migrate
 from pms.relay.claim import _CLAIM_SQL
 from tests import pg
-from tests.conftest import need_server
 
 pytestmark = [pytest.mark.postgres]
 
 
 @pytest.fixture(scope="module")
 def own_database() -> Iterator[throwaway.ThrowawayDatabase]:
-    ok, why = pg.available()
-    need_server(ok, "PostgreSQL", why)
-    database = throwaway.create(pg.admin_url(), "pmsclaim")
-    try:
-        migrate(database.owner_url, service_url=database.app_url)
+    with pg.migrated_database("pmsclaim") as database:
         yield database
-    finally:
-        database.drop()
+
 
 SHORT, LONG = 2_000, 20_000  # published versions, over SUBJECTS aggregates
 SUBJECTS = 4
